@@ -1,0 +1,234 @@
+//! Command-line arguments (SPEC §6). Parsing only: what each command does lives in `commands`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::input::reliability::Layout;
+use crate::stats::alpha::Level;
+use crate::stats::bootstrap::Method;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "calibench",
+    version,
+    about = "Tell whether a change to how LLM reviewers or agents score confidence is better, \
+             before it ships",
+    long_about = "calibench replays recorded corpora (reviewer returns, agent query traces, judge \
+                  verdicts) through a baseline and a treatment configuration, computes dispersion, \
+                  promotion, routing, recovery-gate frequency, calibration and Krippendorff's α, \
+                  gates the result through a trust verdict, and writes reports.\n\n\
+                  Exit status: 0 done (or: passed, trustworthy), 1 a gate check failed or the judges \
+                  are not trustworthy, 2 bad input or usage.",
+    after_help = "Set NO_COLOR to turn colour off. Progress bars go to stderr, only on a terminal."
+)]
+pub struct Cli {
+    /// Print the machine-readable result as JSON on stdout (and nothing else there)
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Print no human summary and no progress; errors still go to stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    /// Print how long each phase took to stderr (used by the benchmark script)
+    #[arg(long, global = true, hide = true)]
+    pub timings: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Replay experiments: metrics, trust verdict, tables and reports
+    /// (every corpora/*/experiment.toml when none is named)
+    Run(RunArgs),
+    /// CI regression gate: check a run's metrics against a policy of bounds
+    Gate(GateArgs),
+    /// Krippendorff's α of reliability data (long or wide CSV, or long JSON Lines)
+    Alpha(AlphaArgs),
+    /// Trust verdict of a judge panel: do the judges agree enough to be believed?
+    Trust(TrustArgs),
+    /// Calibration (ECE, MCE, Brier, AUROC, reliability bins) of a confidence,correct CSV
+    Calibrate(CalibrateArgs),
+    /// List every problem in a corpus or experiment, with file and line
+    Validate(ValidateArgs),
+    /// Run reviewer or agent commands live and record a replayable corpus
+    Collect(CollectArgs),
+    /// Re-render a run's report from its metrics, without recomputing
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Experiment files; none means every corpora/*/experiment.toml
+    pub experiments: Vec<PathBuf>,
+    /// Where run directories are written
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// Where reports are written
+    #[arg(long, default_value = "reports")]
+    pub reports_dir: PathBuf,
+    /// Name of the run directory (default: derived from the experiment and time)
+    #[arg(long)]
+    pub run_id: Option<String>,
+    /// Refuse the run on any malformed finding instead of dropping and counting it
+    #[arg(long)]
+    pub strict: bool,
+    /// Bootstrap replicates for every interval (overrides the experiment)
+    #[arg(long)]
+    pub bootstrap: Option<usize>,
+    /// Seed for every bootstrap (overrides the experiment)
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write no plots
+    #[arg(long)]
+    pub no_plots: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// A run directory, or an experiment to run first
+    pub run_dir_or_experiment: PathBuf,
+    /// Policy file (default: the experiment's [gate] table)
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Write a JUnit XML report, one test case per check
+    #[arg(long)]
+    pub junit: Option<PathBuf>,
+    /// Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct AlphaArgs {
+    /// Reliability data: long CSV (unit,rater,value), wide CSV (rater,<unit>,…) or long JSON Lines
+    pub file: PathBuf,
+    /// Level of measurement
+    #[arg(long, value_enum, default_value_t = LevelArg::Interval)]
+    pub level: LevelArg,
+    /// Table layout; auto reads long when the header has unit, rater and value
+    #[arg(long, value_enum, default_value_t = LayoutArg::Auto)]
+    pub layout: LayoutArg,
+    /// Bootstrap replicates for the 95% interval; 0 for none
+    #[arg(long, default_value_t = 2000)]
+    pub bootstrap: usize,
+    /// Bootstrap method: resample units, or KALPHA's coincidence resampling
+    #[arg(long, value_enum, default_value_t = MethodArg::Units)]
+    pub bootstrap_method: MethodArg,
+    /// Seed of the bootstrap: same seed, same interval
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// Judge verdicts (verdicts.jsonl)
+    pub verdicts: PathBuf,
+    /// Fail when the judges' α is below this
+    #[arg(long, default_value_t = 0.2)]
+    pub irr_floor: f64,
+    /// Fail when an item's spread between judges is above this
+    #[arg(long, default_value_t = 0.5)]
+    pub spread_ceiling: f64,
+    /// Fail when an item has fewer surviving judges than this
+    #[arg(long, default_value_t = 3)]
+    pub min_survivors: usize,
+    /// Level of measurement of the judges' α
+    #[arg(long, value_enum, default_value_t = LevelArg::Interval)]
+    pub level: LevelArg,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// CSV with confidence (0..1) and correct (0/1 or true/false) columns
+    pub file: PathBuf,
+    /// Number of equal-width, right-closed bins
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub bins: u32,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// A corpus directory or an experiment.toml
+    pub corpus_or_experiment: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// Experiment with a [collect] table
+    pub experiment: PathBuf,
+    /// Continue an interrupted collection, skipping what is recorded
+    #[arg(long)]
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A run directory (runs/<run-id>)
+    pub run_dir: PathBuf,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    Nominal,
+    Ordinal,
+    Interval,
+    Ratio,
+}
+
+impl From<LevelArg> for Level {
+    fn from(l: LevelArg) -> Self {
+        match l {
+            LevelArg::Nominal => Level::Nominal,
+            LevelArg::Ordinal => Level::Ordinal,
+            LevelArg::Interval => Level::Interval,
+            LevelArg::Ratio => Level::Ratio,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    Auto,
+    Long,
+    Wide,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(l: LayoutArg) -> Self {
+        match l {
+            LayoutArg::Auto => Layout::Auto,
+            LayoutArg::Long => Layout::Long,
+            LayoutArg::Wide => Layout::Wide,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    Units,
+    Kalpha,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Units => Method::Units,
+            MethodArg::Kalpha => Method::Kalpha,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,174 @@
+//! `calibench alpha FILE`: Krippendorff's α of reliability data with a bootstrap interval.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{read_file, Timer};
+use crate::cli::AlphaArgs;
+use crate::error::{Error, InputError};
+use crate::input::reliability::{self, Layout};
+use crate::output::{fmt_opt, Render};
+use crate::stats::alpha::{AlphaError, Level, Prepared};
+use crate::stats::bootstrap::{self, Exceedance, Method, Plan};
+
+/// The result printed by `calibench alpha` (`--json` keys are the public interface).
+#[derive(Clone, Debug, Serialize)]
+pub struct AlphaReport {
+    pub file: String,
+    pub alpha: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined_reason: Option<String>,
+    pub level: Level,
+    pub layout: &'static str,
+    /// Units in the file, pairable or not.
+    pub units: usize,
+    /// Units with two or more values: the ones α is computed over.
+    pub pairable_units: usize,
+    pub raters: usize,
+    pub pairable_values: usize,
+    pub observed_disagreement: f64,
+    pub expected_disagreement: f64,
+    /// `None` with `--bootstrap 0`.
+    pub ci: Option<CiReport>,
+    pub q: Vec<Exceedance>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct CiReport {
+    pub lower: Option<f64>,
+    pub upper: Option<f64>,
+    pub method: Method,
+    pub replicates: usize,
+    pub seed: u64,
+    pub undefined_replicates: usize,
+}
+
+pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
+    let name = args.file.display().to_string();
+    let level = Level::from(args.level);
+    let mut lap = Instant::now();
+    let bytes = read_file(&args.file)?;
+    let table = reliability::read(&name, &bytes, args.layout.into(), level)?;
+    drop(bytes);
+    timer.lap("read", &mut lap);
+
+    let as_input = |e: AlphaError| Error::from(InputError::new(&name, e.to_string()));
+    let prepared = Prepared::new(&table.units, level).map_err(as_input)?;
+    let estimate = prepared.estimate();
+    timer.lap("estimate", &mut lap);
+
+    let method = Method::from(args.bootstrap_method);
+    let plan = Plan {
+        method,
+        replicates: args.bootstrap,
+        seed: args.seed,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let interval = if args.bootstrap == 0 {
+        None
+    } else {
+        let draws = match method {
+            Method::Units => bootstrap::unit_replicates(&prepared, plan),
+            Method::Kalpha => {
+                let coded = Prepared::coded(&table.units, level).map_err(as_input)?;
+                bootstrap::kalpha_replicates(&coded, table.raters, plan)
+            }
+        };
+        Some(bootstrap::summarize(plan, &draws))
+    };
+    timer.lap("bootstrap", &mut lap);
+
+    Ok(AlphaReport {
+        file: name,
+        alpha: estimate.alpha,
+        undefined_reason: estimate.undefined_reason,
+        level,
+        layout: match table.layout {
+            Layout::Wide => "wide",
+            _ => "long",
+        },
+        units: table.units.len(),
+        pairable_units: estimate.pairable_units,
+        raters: table.raters,
+        pairable_values: estimate.pairable_values,
+        observed_disagreement: estimate.observed_disagreement,
+        expected_disagreement: estimate.expected_disagreement,
+        q: interval.as_ref().map(|i| i.q.clone()).unwrap_or_default(),
+        ci: interval.map(|i| CiReport {
+            lower: i.lower,
+            upper: i.upper,
+            method: i.method,
+            replicates: i.replicates,
+            seed: i.seed,
+            undefined_replicates: i.undefined_replicates,
+        }),
+    })
+}
+
+/// Krippendorff's (2004) reading of α for drawing conclusions from data.
+fn reading(alpha: f64) -> &'static str {
+    if alpha >= 0.8 {
+        "reliable (α ≥ 0.800)"
+    } else if alpha >= 0.667 {
+        "tentative conclusions only (0.667 ≤ α < 0.800)"
+    } else {
+        "not reliable enough to draw conclusions (α < 0.667)"
+    }
+}
+
+impl Render for AlphaReport {
+    fn human(&self) -> String {
+        let mut s = String::new();
+        match self.alpha {
+            Some(a) => {
+                s += &format!("Krippendorff's α ({}) = {a:.6}", self.level);
+                if let Some(ci) = &self.ci {
+                    s += &format!(
+                        "   95% CI [{}, {}]",
+                        fmt_opt(ci.lower, 3),
+                        fmt_opt(ci.upper, 3)
+                    );
+                }
+                s += &format!("\n  {}\n", reading(a));
+            }
+            None => {
+                s += &format!("Krippendorff's α ({}) is undefined\n", self.level);
+                if let Some(reason) = &self.undefined_reason {
+                    s += &format!("  {reason}\n");
+                }
+            }
+        }
+        s += &format!(
+            "  {} units ({} pairable), {} raters, {} pairable values, {} layout\n",
+            self.units, self.pairable_units, self.raters, self.pairable_values, self.layout
+        );
+        s += &format!(
+            "  observed disagreement {:.6}, expected {:.6}\n",
+            self.observed_disagreement, self.expected_disagreement
+        );
+        if let Some(ci) = &self.ci {
+            s += &format!(
+                "  bootstrap: {}, {} replicates, seed {}",
+                ci.method.name(),
+                ci.replicates,
+                ci.seed
+            );
+            if ci.undefined_replicates > 0 {
+                s += &format!(
+                    " ({} replicates without variation left out)",
+                    ci.undefined_replicates
+                );
+            }
+            s += "\n";
+            for e in &self.q {
+                s += &format!(
+                    "  q: share of replicates with α < {} = {}\n",
+                    e.alpha_min,
+                    fmt_opt(e.q, 3)
+                );
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,53 @@
+//! `calibench calibrate FILE`: calibration of recorded confidences against outcomes.
+
+use super::read_file;
+use crate::cli::CalibrateArgs;
+use crate::error::{Error, InputError};
+use crate::input::calibration as reader;
+use crate::output::{fmt_opt, Render};
+use crate::stats::calibration::{calibrate, Calibration};
+
+pub fn run(args: &CalibrateArgs) -> Result<Calibration, Error> {
+    let name = args.file.display().to_string();
+    let predictions = reader::read(&name, &read_file(&args.file)?)?;
+    calibrate(
+        &predictions.confidence,
+        &predictions.correct,
+        args.bins as usize,
+    )
+    .map_err(|e| InputError::new(name, e.to_string()).into())
+}
+
+impl Render for Calibration {
+    fn human(&self) -> String {
+        let mut s = format!(
+            "Calibration of {} predictions in {} bins\n  ECE {:.4}   MCE {:.4}   Brier {:.4}   AUROC {}\n\n",
+            self.n,
+            self.bins.len(),
+            self.ece,
+            self.mce,
+            self.brier,
+            fmt_opt(self.auroc, 4)
+        );
+        s += "  bin            count  confidence  accuracy   gap\n";
+        for b in &self.bins {
+            let gap = match (b.accuracy, b.mean_confidence) {
+                (Some(a), Some(c)) => format!("{:+.3}", a - c),
+                _ => "—".into(),
+            };
+            s += &format!(
+                "  ({:.3}, {:.3}]  {:>5}  {:>10}  {:>8}  {:>6}\n",
+                b.lower,
+                b.upper,
+                b.count,
+                fmt_opt(b.mean_confidence, 3),
+                fmt_opt(b.accuracy, 3),
+                gap
+            );
+        }
+        if self.auroc.is_none() {
+            s += "  AUROC is undefined: every prediction has the same outcome\n";
+        }
+        s
+    }
+}

@@ -1,0 +1,70 @@
+//! One module per command: each reads its inputs, calls the pure core, and returns a result
+//! that `output` renders. Commands not built yet say so and exit 2.
+
+pub mod alpha;
+pub mod calibrate;
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::cli::{Cli, Command};
+use crate::error::Error;
+use crate::exit::Verdict;
+use crate::output::{self, Style};
+
+/// Runs the command the user asked for; returns its verdict or the error to report.
+pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
+    let style = Style {
+        json: cli.json,
+        quiet: cli.quiet,
+    };
+    let timer = Timer::new(cli.timings);
+    let not_built = |command| Err(Error::NotBuilt { command });
+    match cli.command {
+        Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
+        Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
+        Command::Run(_) => not_built("run"),
+        Command::Gate(_) => not_built("gate"),
+        Command::Trust(_) => not_built("trust"),
+        Command::Validate(_) => not_built("validate"),
+        Command::Collect(_) => not_built("collect"),
+        Command::Report(_) => not_built("report"),
+    }
+}
+
+fn emit<R: output::Render>(result: &R, style: Style) -> Result<Verdict, Error> {
+    output::print(&output::render(result, style)).map_err(Error::Write)?;
+    Ok(Verdict::Pass)
+}
+
+/// Reads a whole input file, naming it in the error.
+pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| Error::read(path, e))
+}
+
+/// Phase timings on stderr for the hidden `--timings` flag; silent otherwise.
+pub struct Timer {
+    on: bool,
+    start: Instant,
+}
+
+impl Timer {
+    pub fn new(on: bool) -> Self {
+        Timer {
+            on,
+            start: Instant::now(),
+        }
+    }
+
+    /// Reports the time since the previous lap (or the start) under `phase`.
+    pub fn lap(&self, phase: &str, since: &mut Instant) {
+        if self.on {
+            eprintln!(
+                "timing {phase}: {:.3} s (total {:.3} s)",
+                since.elapsed().as_secs_f64(),
+                self.start.elapsed().as_secs_f64()
+            );
+        }
+        *since = Instant::now();
+    }
+}

@@ -1,0 +1,118 @@
+//! The error type of every command. Each variant knows its exit status and how to tell the user
+//! what went wrong: which file, which line, which field, and what to do instead.
+
+use std::fmt;
+use std::path::Path;
+
+use crate::exit::BAD_INPUT;
+
+/// A problem with something the user gave calibench: a file, a value, a flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    pub file: String,
+    /// 1-based line number, when the problem sits on one line.
+    pub line: Option<u64>,
+    /// The column, key or field at fault.
+    pub field: Option<String>,
+    pub problem: String,
+    pub hint: Option<String>,
+}
+
+impl InputError {
+    pub fn new(file: impl Into<String>, problem: impl Into<String>) -> Self {
+        InputError {
+            file: file.into(),
+            line: None,
+            field: None,
+            problem: problem.into(),
+            hint: None,
+        }
+    }
+
+    pub fn at_line(mut self, line: u64) -> Self {
+        self.line = Some(line);
+        self
+    }
+
+    pub fn field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        if let Some(field) = &self.field {
+            write!(f, ": {field}")?;
+        }
+        write!(f, ": {}", self.problem)?;
+        if let Some(hint) = &self.hint {
+            write!(f, "\n  hint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InputError {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(
+        "`calibench {command}` is not built yet in this version of calibench; \
+         the README's \"Status\" section lists what is"
+    )]
+    NotBuilt { command: &'static str },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot write the result: {0}")]
+    Write(std::io::Error),
+}
+
+impl Error {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Input(_) | Error::NotBuilt { .. } | Error::Read { .. } | Error::Write(_) => {
+                BAD_INPUT
+            }
+        }
+    }
+
+    pub fn read(path: &Path, source: std::io::Error) -> Self {
+        Error::Read {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_errors_name_file_line_field_and_hint() {
+        let e = InputError::new("data.csv", "`x` is not a number")
+            .at_line(4)
+            .field("column \"value\"")
+            .hint("use --level nominal for labels");
+        assert_eq!(
+            e.to_string(),
+            "data.csv:4: column \"value\": `x` is not a number\n  hint: use --level nominal for labels"
+        );
+        assert_eq!(Error::from(e).exit_code(), BAD_INPUT);
+    }
+}

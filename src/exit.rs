@@ -1,0 +1,31 @@
+//! Exit statuses, decided here and nowhere else.
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 0 | done: the command ran, and where it judges (gate, trust) the answer is yes |
+//! | 1 | done, and the answer is no: a gate check failed, the judges are not trustworthy |
+//! | 2 | bad input or usage: nothing was computed from it (and nothing half-written) |
+
+use std::process::ExitCode;
+
+use crate::error::Error;
+
+pub const SUCCESS: u8 = 0;
+pub const FAILURE: u8 = 1;
+pub const BAD_INPUT: u8 = 2;
+
+/// How a command that ran to the end judged its input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Pass,
+    Fail,
+}
+
+/// The one mapping from a command's result to the process's exit status.
+pub fn status(result: &Result<Verdict, Error>) -> ExitCode {
+    ExitCode::from(match result {
+        Ok(Verdict::Pass) => SUCCESS,
+        Ok(Verdict::Fail) => FAILURE,
+        Err(e) => e.exit_code(),
+    })
+}

@@ -1,0 +1,606 @@
+//! Reliability data for `calibench alpha` (SPEC §2.4).
+//!
+//! * **long** CSV: a header with `unit`, `rater` and `value` columns (others ignored), one row
+//!   per rating; JSON Lines with the same three keys is accepted too (`value: null` = missing).
+//! * **wide** CSV: header `rater,<unit1>,<unit2>,…`, one row per rater.
+//! * `auto`: long if the header names `unit`, `rater` and `value`, else wide. A file whose first
+//!   non-blank character is `{` is JSON Lines (long only).
+//!
+//! An empty cell, `.` or `NA` is missing. At the nominal level any label is a category, and
+//! numeric strings compare as numbers (`1` and `1.0` are one category); the other levels need
+//! finite numbers, and ratio needs them non-negative. A rater who rates one unit twice is an
+//! error, not a silent overwrite. Every problem names the file, line and column.
+//!
+//! Readers take bytes, not paths, so that they can be fuzzed and tested without files.
+
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
+
+use csv::StringRecord;
+
+use super::csv_error;
+use crate::error::InputError;
+use crate::stats::alpha::{Level, Units};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    Auto,
+    Long,
+    Wide,
+}
+
+/// The data as read, with what the summary reports about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    /// One entry per unit in the file, including units with fewer than two values.
+    pub units: Units,
+    pub raters: usize,
+    /// The layout actually read (`Long` or `Wide`).
+    pub layout: Layout,
+}
+
+/// Reads reliability data from `bytes`; `name` is how errors refer to the file.
+pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Table, InputError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if first == Some(&b'{') {
+        if layout == Layout::Wide {
+            return Err(InputError::new(name, "JSON Lines input is always long")
+                .hint("drop --layout wide, or give the wide layout as CSV"));
+        }
+        return read_jsonl(name, bytes, level);
+    }
+
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(bytes);
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| csv_error(name, e))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    if header.iter().all(|h| h.is_empty()) {
+        return Err(InputError::new(name, "the file is empty: no header row")
+            .at_line(1)
+            .hint("long layout needs a `unit,rater,value` header; wide a `rater,<unit>,…` one"));
+    }
+    let has = |col: &str| header.iter().any(|h| h == col);
+    let long = has("unit") && has("rater") && has("value");
+    match (layout, long) {
+        (Layout::Long, false) => {
+            let missing: Vec<&str> = ["unit", "rater", "value"]
+                .into_iter()
+                .filter(|c| !has(c))
+                .collect();
+            Err(InputError::new(
+                name,
+                format!("the header has no {} column", missing.join(", no ")),
+            )
+            .at_line(1)
+            .hint("long layout needs columns named unit, rater and value"))
+        }
+        (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, reader, &header, level),
+        (Layout::Wide, _) | (Layout::Auto, false) => read_wide_csv(name, reader, &header, level),
+    }
+}
+
+/// Turns cell text into a value: `Ok(None)` for missing, a number, or (nominal) a label code.
+struct CellParser {
+    level: Level,
+    labels: HashMap<Key, u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Number(u64),
+    Label(String),
+}
+
+impl CellParser {
+    fn new(level: Level) -> Self {
+        CellParser {
+            level,
+            labels: HashMap::new(),
+        }
+    }
+
+    fn parse(&mut self, raw: &str) -> Result<Option<f64>, (String, Option<String>)> {
+        let text = raw.trim();
+        if text.is_empty() || text == "." || text == "NA" {
+            return Ok(None);
+        }
+        let number = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        if self.level == Level::Nominal {
+            let key = match number {
+                Some(v) => Key::Number((v + 0.0).to_bits()),
+                None => Key::Label(text.to_string()),
+            };
+            let next = self.labels.len() as u32;
+            return Ok(Some(f64::from(*self.labels.entry(key).or_insert(next))));
+        }
+        match number {
+            None => Err((
+                format!("`{text}` is not a finite number, and the {} level needs numbers", self.level),
+                Some("use --level nominal for category labels; `.`, `NA` or an empty cell mark a missing value".into()),
+            )),
+            Some(v) if self.level == Level::Ratio && v < 0.0 => Err((
+                format!("{text} is negative; the ratio level needs values with a true zero (≥ 0)"),
+                Some("use --level interval for values that can be negative".into()),
+            )),
+            Some(v) => Ok(Some(v)),
+        }
+    }
+}
+
+fn cell_error(
+    name: &str,
+    line: u64,
+    field: String,
+    (problem, hint): (String, Option<String>),
+) -> InputError {
+    let e = InputError::new(name, problem).at_line(line).field(field);
+    match hint {
+        Some(h) => e.hint(h),
+        None => e,
+    }
+}
+
+fn read_wide_csv(
+    name: &str,
+    mut reader: csv::Reader<&[u8]>,
+    header: &[String],
+    level: Level,
+) -> Result<Table, InputError> {
+    let unit_names = &header[1..];
+    if unit_names.is_empty() {
+        return Err(InputError::new(name, "the header names no unit")
+            .at_line(1)
+            .hint("wide layout is `rater,<unit1>,<unit2>,…`; long layout needs unit, rater and value columns"));
+    }
+    let mut seen_units: HashMap<&str, usize> = HashMap::with_capacity(unit_names.len());
+    for (i, unit) in unit_names.iter().enumerate() {
+        if let Some(first) = seen_units.insert(unit.as_str(), i) {
+            return Err(InputError::new(
+                name,
+                format!(
+                    "unit `{unit}` is named twice in the header (columns {} and {})",
+                    first + 2,
+                    i + 2
+                ),
+            )
+            .at_line(1));
+        }
+    }
+
+    let mut cells = CellParser::new(level);
+    let mut raters: HashMap<String, u64> = HashMap::new();
+    // One column of values per rater; NaN marks a missing value (values are finite otherwise).
+    let mut columns: Vec<Vec<f64>> = Vec::new();
+    let mut record = StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(csv_error(name, e)),
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        let rater = record.get(0).unwrap_or("").trim();
+        if rater.is_empty() && record.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        if rater.is_empty() {
+            return Err(InputError::new(name, "the rater name is empty")
+                .at_line(line)
+                .field(format!("column \"{}\"", header[0])));
+        }
+        match raters.entry(rater.to_string()) {
+            Entry::Occupied(first) => {
+                return Err(InputError::new(
+                    name,
+                    format!(
+                        "rater `{rater}` has a second row (the first is on line {})",
+                        first.get()
+                    ),
+                )
+                .at_line(line))
+            }
+            Entry::Vacant(v) => {
+                v.insert(line);
+            }
+        }
+        let mut column = Vec::with_capacity(unit_names.len());
+        for (i, raw) in record.iter().skip(1).enumerate() {
+            let value = cells
+                .parse(raw)
+                .map_err(|p| cell_error(name, line, format!("column \"{}\"", unit_names[i]), p))?;
+            column.push(value.unwrap_or(f64::NAN));
+        }
+        columns.push(column);
+    }
+    if columns.is_empty() {
+        return Err(InputError::new(name, "no rater rows after the header")
+            .hint("wide layout has one row per rater"));
+    }
+
+    let values = columns.iter().flatten().filter(|v| !v.is_nan()).count();
+    let mut units = Units::with_capacity(unit_names.len(), values);
+    let mut buf = Vec::with_capacity(columns.len());
+    for u in 0..unit_names.len() {
+        buf.clear();
+        buf.extend(columns.iter().map(|c| c[u]).filter(|v| !v.is_nan()));
+        // Values were checked finite by the cell parser.
+        units
+            .push_unit(&buf)
+            .map_err(|e| InputError::new(name, e.to_string()))?;
+    }
+    Ok(Table {
+        units,
+        raters: columns.len(),
+        layout: Layout::Wide,
+    })
+}
+
+/// One rating of the long layout before grouping.
+struct Rating {
+    unit: u32,
+    rater: u32,
+    /// NaN for a missing value.
+    value: f64,
+    line: u64,
+}
+
+/// Groups long-layout ratings into units, refusing a rater who rates a unit twice.
+struct LongBuilder {
+    units: HashMap<String, u32>,
+    raters: HashMap<String, u32>,
+    ratings: Vec<Rating>,
+}
+
+impl LongBuilder {
+    fn new() -> Self {
+        LongBuilder {
+            units: HashMap::new(),
+            raters: HashMap::new(),
+            ratings: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) {
+        let next = self.units.len() as u32;
+        let unit = *self.units.entry(unit.to_string()).or_insert(next);
+        let next = self.raters.len() as u32;
+        let rater = *self.raters.entry(rater.to_string()).or_insert(next);
+        self.ratings.push(Rating {
+            unit,
+            rater,
+            value: value.unwrap_or(f64::NAN),
+            line,
+        });
+    }
+
+    fn finish(mut self, name: &str) -> Result<Table, InputError> {
+        if self.ratings.is_empty() {
+            return Err(InputError::new(name, "no ratings after the header")
+                .hint("long layout has one row per (unit, rater, value)"));
+        }
+        self.ratings.sort_by_key(|r| (r.unit, r.rater, r.line));
+        for pair in self.ratings.windows(2) {
+            if pair[0].unit == pair[1].unit && pair[0].rater == pair[1].rater {
+                let unit = key_name(&self.units, pair[0].unit);
+                let rater = key_name(&self.raters, pair[0].rater);
+                return Err(InputError::new(
+                    name,
+                    format!(
+                        "rater `{rater}` rates unit `{unit}` a second time (first on line {})",
+                        pair[0].line
+                    ),
+                )
+                .at_line(pair[1].line)
+                .hint("each rater gives at most one value per unit"));
+            }
+        }
+        let values = self.ratings.iter().filter(|r| !r.value.is_nan()).count();
+        let mut units = Units::with_capacity(self.units.len(), values);
+        let mut buf = Vec::new();
+        let mut i = 0;
+        for unit in 0..self.units.len() as u32 {
+            buf.clear();
+            while i < self.ratings.len() && self.ratings[i].unit == unit {
+                if !self.ratings[i].value.is_nan() {
+                    buf.push(self.ratings[i].value);
+                }
+                i += 1;
+            }
+            units
+                .push_unit(&buf)
+                .map_err(|e| InputError::new(name, e.to_string()))?;
+        }
+        Ok(Table {
+            units,
+            raters: self.raters.len(),
+            layout: Layout::Long,
+        })
+    }
+}
+
+fn key_name(map: &HashMap<String, u32>, id: u32) -> &str {
+    map.iter()
+        .find(|(_, &v)| v == id)
+        .map_or("?", |(k, _)| k.as_str())
+}
+
+fn read_long_csv(
+    name: &str,
+    mut reader: csv::Reader<&[u8]>,
+    header: &[String],
+    level: Level,
+) -> Result<Table, InputError> {
+    let col = |c: &str| header.iter().position(|h| h == c).unwrap_or(0);
+    let (unit_col, rater_col, value_col) = (col("unit"), col("rater"), col("value"));
+    let mut cells = CellParser::new(level);
+    let mut builder = LongBuilder::new();
+    let mut record = StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(csv_error(name, e)),
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        if record.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        let get = |i: usize| record.get(i).unwrap_or("").trim();
+        let (unit, rater) = (get(unit_col), get(rater_col));
+        for (field, text) in [("unit", unit), ("rater", rater)] {
+            if text.is_empty() {
+                return Err(InputError::new(name, format!("the {field} is empty"))
+                    .at_line(line)
+                    .field(format!("column \"{field}\"")));
+            }
+        }
+        let value = cells
+            .parse(get(value_col))
+            .map_err(|p| cell_error(name, line, "column \"value\"".into(), p))?;
+        builder.push(unit, rater, value, line);
+    }
+    builder.finish(name)
+}
+
+fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
+    let mut cells = CellParser::new(level);
+    let mut builder = LongBuilder::new();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = i as u64 + 1;
+        let text = std::str::from_utf8(raw)
+            .map_err(|_| InputError::new(name, "the line is not valid UTF-8").at_line(line))?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text)
+            .map_err(|e| {
+                InputError::new(name, format!("not a JSON object: {e}"))
+                    .at_line(line)
+                    .hint("each line holds one object with unit, rater and value")
+            })?;
+        let key = |field: &str| -> Result<String, InputError> {
+            match object.get(field) {
+                Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {
+                    Ok(s.trim().to_string())
+                }
+                Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
+                Some(other) => Err(InputError::new(
+                    name,
+                    format!("must be a non-empty string or a number, not {other}"),
+                )
+                .at_line(line)
+                .field(format!("field `{field}`"))),
+                None => Err(InputError::new(name, "is missing")
+                    .at_line(line)
+                    .field(format!("field `{field}`"))),
+            }
+        };
+        let (unit, rater) = (key("unit")?, key("rater")?);
+        let value = match object.get("value") {
+            None => {
+                return Err(
+                    InputError::new(name, "is missing (write null for a missing value)")
+                        .at_line(line)
+                        .field("field `value`"),
+                )
+            }
+            Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::Number(n)) => cells
+                .parse(&n.to_string())
+                .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
+            Some(serde_json::Value::String(s)) => cells
+                .parse(s)
+                .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
+            Some(other) => {
+                return Err(InputError::new(
+                    name,
+                    format!("must be a number, a string or null, not {other}"),
+                )
+                .at_line(line)
+                .field("field `value`"))
+            }
+        };
+        builder.push(&unit, &rater, value, line);
+    }
+    builder.finish(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::alpha::alpha;
+
+    const WIDE: &str = "rater,1,2,3,4,5,6,7,8,9,10,11,12
+A,1,2,3,3,2,1,4,1,2,.,.,.
+B,1,2,3,3,2,2,4,1,2,5,.,3
+C,.,3,3,3,2,3,4,2,2,5,1,.
+D,1,2,3,3,2,4,4,1,2,5,1,.
+";
+
+    fn read_str(text: &str, layout: Layout, level: Level) -> Result<Table, InputError> {
+        read("t.csv", text.as_bytes(), layout, level)
+    }
+
+    fn long_from_wide() -> String {
+        let mut out = String::from("unit,rater,value,comment\n");
+        for row in WIDE.lines().skip(1) {
+            let cells: Vec<&str> = row.split(',').collect();
+            for (u, v) in cells[1..].iter().enumerate() {
+                out.push_str(&format!("u{},{},{},x\n", u + 1, cells[0], v));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn wide_reference_example_reads_and_matches() {
+        let t = read_str(WIDE, Layout::Auto, Level::Interval).unwrap();
+        assert_eq!((t.units.len(), t.raters, t.layout), (12, 4, Layout::Wide));
+        let a = alpha(&t.units, Level::Interval).unwrap().alpha.unwrap();
+        assert!((a - 951.0 / 1120.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn long_layout_gives_the_same_units_as_wide() {
+        let long = read_str(&long_from_wide(), Layout::Auto, Level::Ordinal).unwrap();
+        let wide = read_str(WIDE, Layout::Wide, Level::Ordinal).unwrap();
+        assert_eq!(long.layout, Layout::Long);
+        assert_eq!(long.units, wide.units);
+        assert_eq!(long.raters, 4);
+    }
+
+    #[test]
+    fn jsonl_long_layout_reads_numbers_strings_and_nulls() {
+        let text = r#"{"unit": "a", "rater": "x", "value": 1}
+{"unit": "a", "rater": "y", "value": "1.0"}
+
+{"unit": 7, "rater": "x", "value": null}
+{"unit": 7, "rater": "y", "value": "NA"}
+"#;
+        let t = read("t.jsonl", text.as_bytes(), Layout::Auto, Level::Nominal).unwrap();
+        assert_eq!(t.units.len(), 2);
+        assert_eq!(t.units.unit(0).len(), 2);
+        assert_eq!(
+            t.units.unit(0)[0],
+            t.units.unit(0)[1],
+            "1 and \"1.0\" are one category"
+        );
+        assert!(t.units.unit(1).is_empty());
+    }
+
+    #[test]
+    fn nominal_accepts_labels_and_numeric_strings_compare_as_numbers() {
+        let t = read_str(
+            "rater,u1,u2,u3\nA,yes,1,no\nB,yes,1.00,yes\n",
+            Layout::Auto,
+            Level::Nominal,
+        )
+        .unwrap();
+        assert_eq!(t.units.unit(0)[0], t.units.unit(0)[1]);
+        assert_eq!(t.units.unit(1)[0], t.units.unit(1)[1]);
+        assert_ne!(t.units.unit(2)[0], t.units.unit(2)[1]);
+    }
+
+    #[test]
+    fn numeric_levels_refuse_labels_with_line_and_column() {
+        let e = read_str(
+            "rater,u1,u2\nA,1,2\nB,3,high\n",
+            Layout::Auto,
+            Level::Ordinal,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(e.field.as_deref(), Some("column \"u2\""));
+        assert!(
+            e.problem.contains("`high` is not a finite number"),
+            "{}",
+            e.problem
+        );
+        assert!(e.hint.unwrap().contains("--level nominal"));
+    }
+
+    #[test]
+    fn ratio_refuses_negative_values() {
+        let e = read_str(
+            "unit,rater,value\n1,a,-2\n1,b,3\n",
+            Layout::Auto,
+            Level::Ratio,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.problem.contains("negative"));
+    }
+
+    #[test]
+    fn a_rater_rating_a_unit_twice_is_refused() {
+        let e = read_str(
+            "unit,rater,value\n1,a,2\n1,b,3\n1,a,4\n",
+            Layout::Auto,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4));
+        assert!(e.problem.contains("first on line 2"), "{}", e.problem);
+        let e = read_str("rater,u1\nA,1\nA,2\n", Layout::Auto, Level::Interval).unwrap_err();
+        assert_eq!(e.line, Some(3));
+    }
+
+    #[test]
+    fn ragged_rows_and_empty_files_are_refused() {
+        let e = read_str("rater,u1,u2\nA,1\n", Layout::Auto, Level::Interval).unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert!(e.problem.contains("fields"), "{}", e.problem);
+        assert!(read_str("", Layout::Auto, Level::Interval).is_err());
+        assert!(read_str("rater,u1\n", Layout::Auto, Level::Interval).is_err());
+        assert!(read_str("rater\nA\n", Layout::Auto, Level::Interval).is_err());
+    }
+
+    #[test]
+    fn forced_long_layout_names_the_missing_columns() {
+        let e = read_str("rater,u1\nA,1\n", Layout::Long, Level::Interval).unwrap_err();
+        assert!(
+            e.problem.contains("no unit, no value column"),
+            "{}",
+            e.problem
+        );
+    }
+
+    #[test]
+    fn jsonl_errors_name_line_and_field() {
+        let e = read(
+            "t.jsonl",
+            b"{\"unit\":1,\"rater\":\"a\",\"value\":1}\n{\"unit\":1}\n",
+            Layout::Auto,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(2), Some("field `rater`"))
+        );
+        let e = read(
+            "t.jsonl",
+            b"{\"unit\":1,\"rater\":\"a\",\"value\":[1]}\n",
+            Layout::Auto,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("field `value`"));
+        let e = read("t.jsonl", b"{\"unit\":1,\n", Layout::Auto, Level::Interval).unwrap_err();
+        assert!(e.problem.starts_with("not a JSON object"));
+    }
+
+    #[test]
+    fn byte_order_mark_and_blank_rows_are_tolerated() {
+        let text = format!("\u{feff}{}", "rater,u1,u2\nA,1,2\n,,\nB,1,3\n");
+        let t = read_str(&text, Layout::Auto, Level::Interval).unwrap();
+        assert_eq!(t.raters, 2);
+    }
+}

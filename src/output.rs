@@ -1,0 +1,64 @@
+//! Terminal manners (STYLE.md §9): results on stdout, as JSON with `--json` or as a human
+//! summary otherwise; errors on stderr, in colour only on a terminal and never under NO_COLOR;
+//! a closed pipe (`calibench alpha … | head -1`) ends output quietly rather than as an error.
+
+use std::io::{self, IsTerminal, Write};
+
+use serde::Serialize;
+
+/// What every command result offers: a machine form (serde) and a human one.
+pub trait Render: Serialize {
+    fn human(&self) -> String;
+}
+
+/// How the user asked for output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Style {
+    pub json: bool,
+    pub quiet: bool,
+}
+
+/// Renders `result` as the user asked. Pure: returns the bytes to print.
+pub fn render<R: Render>(result: &R, style: Style) -> Vec<u8> {
+    if style.json {
+        // Serializing plain data structures cannot fail; a failure would be a bug worth seeing.
+        let mut out = serde_json::to_vec_pretty(result).unwrap_or_else(|e| {
+            format!("{{\"error\": \"could not serialize the result: {e}\"}}").into_bytes()
+        });
+        out.push(b'\n');
+        out
+    } else if style.quiet {
+        Vec::new()
+    } else {
+        result.human().into_bytes()
+    }
+}
+
+/// Writes to stdout; a reader that went away (broken pipe) is not an error.
+pub fn print(bytes: &[u8]) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
+/// Whether stderr may be coloured: a terminal, and NO_COLOR unset or empty (no-color.org).
+pub fn stderr_color() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Prints an error message to stderr with an `error:` prefix.
+pub fn print_error(message: &str) {
+    let prefix = if stderr_color() {
+        "\x1b[1;31merror:\x1b[0m"
+    } else {
+        "error:"
+    };
+    let _ = writeln!(io::stderr(), "{prefix} {message}");
+}
+
+/// Formats an optional number with `places` decimals, or `—` when absent.
+pub fn fmt_opt(x: Option<f64>, places: usize) -> String {
+    x.map_or_else(|| "—".to_string(), |v| format!("{v:.places$}"))
+}

@@ -1,0 +1,932 @@
+//! Krippendorff's α with missing data, at the nominal, ordinal, interval and ratio levels
+//! (SPEC §4.4; formulas and reference values in REFERENCE.md).
+//!
+//! α = 1 − D_o / D_e = 1 − (n − 1) · Σ o_ck δ²_ck / Σ n_c n_k δ²_ck, over the units that hold two
+//! or more values ("pairable"); n counts their values.
+//!
+//! No coincidence matrix is ever built, per unit or globally. Each level reduces to per-unit
+//! sufficient statistics that add up over units:
+//!
+//! * the observed part of a unit is `Σ_{i≠j} δ²(v_i, v_j) / (m_u − 1)`, which for nominal, interval
+//!   and ratio data does not depend on any other unit and is computed once;
+//! * the expected part needs only the pairable marginals `n_c` (nominal: `n² − Σ n_c²`;
+//!   interval: `2 n Σ n_c (c − c̄)²`, or one pass over the raw values; ratio: `Σ n_c n_k δ²`);
+//! * ordinal δ is a difference of mid-ranks: with the values sorted and `M_c = Σ_{g<c} n_g + n_c/2`,
+//!   `Σ_{g=c..k} n_g − (n_c + n_k)/2 = M_k − M_c`, so ordinal α is interval α on the `M` values,
+//!   which are recomputed from the marginals.
+//!
+//! A bootstrap replicate is the same sum with a multiplicity weight per unit, which is why
+//! [`Prepared::evaluate`] takes optional weights: the point estimate and every replicate go
+//! through one code path.
+//!
+//! Interval data is kept as raw numbers (shifted by the first pairable value, which keeps the
+//! sums of squares well conditioned and makes identical data exactly zero), so continuous values
+//! cost O(values). The other levels code the distinct values once: a direct table when the
+//! values are small non-negative integers, otherwise a hash.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// Level of measurement: decides the difference function δ².
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Nominal,
+    Ordinal,
+    Interval,
+    Ratio,
+}
+
+impl Level {
+    pub const ALL: [Level; 4] = [
+        Level::Nominal,
+        Level::Ordinal,
+        Level::Interval,
+        Level::Ratio,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Nominal => "nominal",
+            Level::Ordinal => "ordinal",
+            Level::Interval => "interval",
+            Level::Ratio => "ratio",
+        }
+    }
+
+    /// Whether values must be numbers (every level but nominal).
+    pub fn is_numeric(self) -> bool {
+        self != Level::Nominal
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Level {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Level::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| format!("unknown level `{s}`: use nominal, ordinal, interval or ratio"))
+    }
+}
+
+/// Problems the α computation itself can detect in its input.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AlphaError {
+    #[error(
+        "no pairable unit: every unit holds fewer than two values, so there is nothing to compare"
+    )]
+    NoPairableUnit,
+    #[error("value {0} is not a finite number")]
+    NonFinite(f64),
+    #[error(
+        "ratio α over {0} distinct values would compare every pair of values ({0}² pairs); \
+         the limit is {RATIO_DISTINCT_LIMIT}. Round the values, or use the interval level"
+    )]
+    TooManyRatioValues(usize),
+}
+
+/// Ratio's expected disagreement has no one-pass form: it compares every pair of distinct values.
+pub const RATIO_DISTINCT_LIMIT: usize = 20_000;
+
+/// Reliability data: the values recorded for each unit, missing ones left out.
+///
+/// Invariant: every value is finite. Rater identity is not needed by α (only which values share
+/// a unit), so it is not stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Units {
+    offsets: Vec<usize>,
+    values: Vec<f64>,
+}
+
+impl Default for Units {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Units {
+    pub fn new() -> Self {
+        Units {
+            offsets: vec![0],
+            values: Vec::new(),
+        }
+    }
+
+    pub fn with_capacity(units: usize, values: usize) -> Self {
+        let mut offsets = Vec::with_capacity(units + 1);
+        offsets.push(0);
+        Units {
+            offsets,
+            values: Vec::with_capacity(values),
+        }
+    }
+
+    /// Appends one unit. A unit may hold any number of values, including none.
+    pub fn push_unit(&mut self, values: &[f64]) -> Result<(), AlphaError> {
+        if let Some(&bad) = values.iter().find(|v| !v.is_finite()) {
+            return Err(AlphaError::NonFinite(bad));
+        }
+        self.values.extend_from_slice(values);
+        self.offsets.push(self.values.len());
+        Ok(())
+    }
+
+    /// Builds from rows of optional values, one row per unit (`None` = missing).
+    pub fn from_rows<R: AsRef<[Option<f64>]>>(rows: &[R]) -> Result<Self, AlphaError> {
+        let mut units = Units::new();
+        let mut buf = Vec::new();
+        for row in rows {
+            buf.clear();
+            buf.extend(row.as_ref().iter().flatten());
+            units.push_unit(&buf)?;
+        }
+        Ok(units)
+    }
+
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn unit(&self, i: usize) -> &[f64] {
+        &self.values[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &[f64]> + '_ {
+        self.offsets.windows(2).map(|w| &self.values[w[0]..w[1]])
+    }
+
+    /// Number of recorded (non-missing) values.
+    pub fn value_count(&self) -> usize {
+        self.values.len()
+    }
+}
+
+/// The point estimate and what it was computed from.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    pub level: Level,
+    /// `None` when α is undefined; the reason says why.
+    pub alpha: Option<f64>,
+    pub undefined_reason: Option<String>,
+    pub pairable_units: usize,
+    pub pairable_values: usize,
+    pub observed_disagreement: f64,
+    pub expected_disagreement: f64,
+}
+
+pub const UNDEFINED_NO_VARIATION: &str =
+    "every pairable value is the same, so the expected disagreement is 0 and α = 1 − 0/0 is undefined";
+
+/// Krippendorff's α of `units` at `level`.
+pub fn alpha(units: &Units, level: Level) -> Result<Estimate, AlphaError> {
+    Ok(Prepared::new(units, level)?.estimate())
+}
+
+/// Per-unit sufficient statistics of the pairable units, ready to be summed with or without
+/// bootstrap weights.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    level: Level,
+    stats: Stats,
+}
+
+#[derive(Clone, Debug)]
+enum Stats {
+    Interval(IntervalStats),
+    Coded(CodedStats),
+}
+
+/// Raw-value statistics for the interval level, per pairable unit.
+#[derive(Clone, Debug)]
+struct IntervalStats {
+    m: Vec<f64>,
+    /// Σ x and Σ x² of the shifted values.
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+    /// Σ_{i≠j} (x_i − x_j)² / (m − 1) = 2 m Σ (x − x̄)² / (m − 1).
+    within: Vec<f64>,
+    /// The unit's single value when all its values are equal, NaN otherwise.
+    constant: Vec<f64>,
+}
+
+/// Coded statistics: the distinct values, and per pairable unit its (code, count) pairs.
+#[derive(Clone, Debug)]
+struct CodedStats {
+    /// Distinct pairable values, ascending.
+    levels: Vec<f64>,
+    offsets: Vec<usize>,
+    codes: Vec<u32>,
+    counts: Vec<u32>,
+    m: Vec<u32>,
+    /// Σ_{i≠j} δ² / (m − 1) per unit, for the levels where it does not depend on the marginals.
+    within: Option<Vec<f64>>,
+}
+
+/// Reusable buffers for [`Prepared::evaluate`], so replicates allocate nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Scratch {
+    marginals: Vec<f64>,
+    positions: Vec<f64>,
+}
+
+/// Weighted sums behind one α: n, Σ o δ² (= n · D_o) and Σ n_c n_k δ² (= n (n − 1) · D_e).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sums {
+    pub n: f64,
+    pub observed: f64,
+    pub expected: f64,
+    /// Every pairable value identical: α undefined, decided exactly rather than by D_e ≈ 0.
+    pub constant: bool,
+}
+
+impl Sums {
+    pub fn alpha(&self) -> Option<f64> {
+        if self.constant || self.expected <= 0.0 {
+            None
+        } else {
+            Some(1.0 - (self.n - 1.0) * self.observed / self.expected)
+        }
+    }
+
+    pub fn observed_disagreement(&self) -> f64 {
+        self.observed / self.n
+    }
+
+    pub fn expected_disagreement(&self) -> f64 {
+        if self.constant {
+            0.0
+        } else {
+            self.expected / (self.n * (self.n - 1.0))
+        }
+    }
+}
+
+impl Prepared {
+    /// Reduces `units` to sufficient statistics at `level`. Interval data stays raw.
+    pub fn new(units: &Units, level: Level) -> Result<Self, AlphaError> {
+        if level == Level::Interval {
+            Self::interval(units)
+        } else {
+            Self::coded(units, level)
+        }
+    }
+
+    /// Coded statistics at any level, interval included: what the KALPHA bootstrap resamples.
+    pub fn coded(units: &Units, level: Level) -> Result<Self, AlphaError> {
+        let pairable: Vec<&[f64]> = units.iter().filter(|u| u.len() >= 2).collect();
+        if pairable.is_empty() {
+            return Err(AlphaError::NoPairableUnit);
+        }
+        let flat: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
+        let (levels, value_codes) = code_values(&flat);
+        if level == Level::Ratio && levels.len() > RATIO_DISTINCT_LIMIT {
+            return Err(AlphaError::TooManyRatioValues(levels.len()));
+        }
+
+        let mut offsets = Vec::with_capacity(pairable.len() + 1);
+        offsets.push(0);
+        let mut codes = Vec::new();
+        let mut counts = Vec::new();
+        let mut m = Vec::with_capacity(pairable.len());
+        let mut buf: Vec<u32> = Vec::new();
+        let mut start = 0;
+        for unit in &pairable {
+            buf.clear();
+            buf.extend_from_slice(&value_codes[start..start + unit.len()]);
+            start += unit.len();
+            buf.sort_unstable();
+            let unit_start = codes.len();
+            for &code in &buf {
+                match counts.last_mut() {
+                    Some(count) if codes.len() > unit_start && codes[codes.len() - 1] == code => {
+                        *count += 1;
+                    }
+                    _ => {
+                        codes.push(code);
+                        counts.push(1u32);
+                    }
+                }
+            }
+            offsets.push(codes.len());
+            m.push(unit.len() as u32);
+        }
+
+        let mut stats = CodedStats {
+            levels,
+            offsets,
+            codes,
+            counts,
+            m,
+            within: None,
+        };
+        if level != Level::Ordinal {
+            let within = (0..stats.m.len())
+                .map(|u| stats.fixed_within(u, level))
+                .collect();
+            stats.within = Some(within);
+        }
+        Ok(Prepared {
+            level,
+            stats: Stats::Coded(stats),
+        })
+    }
+
+    fn interval(units: &Units) -> Result<Self, AlphaError> {
+        let shift = units
+            .iter()
+            .find(|u| u.len() >= 2)
+            .map(|u| u[0])
+            .ok_or(AlphaError::NoPairableUnit)?;
+        let count = units.iter().filter(|u| u.len() >= 2).count();
+        let mut st = IntervalStats {
+            m: Vec::with_capacity(count),
+            s1: Vec::with_capacity(count),
+            s2: Vec::with_capacity(count),
+            within: Vec::with_capacity(count),
+            constant: Vec::with_capacity(count),
+        };
+        for unit in units.iter().filter(|u| u.len() >= 2) {
+            let m = unit.len() as f64;
+            let (mut s1, mut s2) = (0.0, 0.0);
+            for &v in unit {
+                let x = v - shift;
+                s1 += x;
+                s2 += x * x;
+            }
+            let mean = s1 / m;
+            let ss: f64 = unit.iter().map(|&v| (v - shift - mean).powi(2)).sum();
+            let first = unit[0];
+            let constant = if unit.iter().all(|&v| v == first) {
+                first
+            } else {
+                f64::NAN
+            };
+            st.m.push(m);
+            st.s1.push(s1);
+            st.s2.push(s2);
+            st.within.push(2.0 * m * ss / (m - 1.0));
+            st.constant.push(constant);
+        }
+        Ok(Prepared {
+            level: Level::Interval,
+            stats: Stats::Interval(st),
+        })
+    }
+
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    pub fn pairable_units(&self) -> usize {
+        match &self.stats {
+            Stats::Interval(s) => s.m.len(),
+            Stats::Coded(s) => s.m.len(),
+        }
+    }
+
+    /// Number of distinct pairable values, where the statistics are coded.
+    pub fn distinct_values(&self) -> Option<usize> {
+        match &self.stats {
+            Stats::Interval(_) => None,
+            Stats::Coded(s) => Some(s.levels.len()),
+        }
+    }
+
+    /// The point estimate.
+    pub fn estimate(&self) -> Estimate {
+        let sums = self.evaluate(None, &mut Scratch::default());
+        let alpha = sums.alpha();
+        Estimate {
+            level: self.level,
+            alpha,
+            undefined_reason: alpha.is_none().then(|| UNDEFINED_NO_VARIATION.to_string()),
+            pairable_units: self.pairable_units(),
+            pairable_values: sums.n as usize,
+            observed_disagreement: sums.observed_disagreement(),
+            expected_disagreement: sums.expected_disagreement(),
+        }
+    }
+
+    /// The α sums with each pairable unit counted `weights[u]` times (all once when `None`).
+    /// `weights`, when given, has one entry per pairable unit.
+    pub fn evaluate(&self, weights: Option<&[u32]>, scratch: &mut Scratch) -> Sums {
+        match &self.stats {
+            Stats::Interval(s) => s.evaluate(weights),
+            Stats::Coded(s) => s.evaluate(self.level, weights, scratch),
+        }
+    }
+
+    /// The coincidence cells `(c ≤ k)` with their probabilities `p_cc = o_cc / n`,
+    /// `p_ck = 2 o_ck / n`, and δ², for the KALPHA bootstrap. `None` for raw interval
+    /// statistics (build with [`Prepared::coded`]).
+    pub fn coincidence_cells(&self) -> Option<Vec<Cell>> {
+        let Stats::Coded(s) = &self.stats else {
+            return None;
+        };
+        let mut scratch = Scratch::default();
+        let sums = self.evaluate(None, &mut scratch);
+        let mut cells: HashMap<(u32, u32), f64, BuildHasherDefault<MixHasher>> = HashMap::default();
+        for u in 0..s.m.len() {
+            let (codes, counts) = s.unit(u);
+            let denom = f64::from(s.m[u]) - 1.0;
+            for i in 0..codes.len() {
+                let ci = f64::from(counts[i]);
+                *cells.entry((codes[i], codes[i])).or_default() += ci * (ci - 1.0) / denom;
+                for j in i + 1..codes.len() {
+                    let cj = f64::from(counts[j]);
+                    *cells.entry((codes[i], codes[j])).or_default() += 2.0 * ci * cj / denom;
+                }
+            }
+        }
+        // Ordinal δ² needs the full-sample mid-ranks; the other levels read the values.
+        s.marginals(None, &mut scratch.marginals);
+        if self.level == Level::Ordinal {
+            mid_ranks(&scratch.marginals, &mut scratch.positions);
+        }
+        let mut out: Vec<Cell> = cells
+            .into_iter()
+            .filter(|&(_, o)| o > 0.0)
+            .map(|((c, k), o)| Cell {
+                c,
+                k,
+                probability: o / sums.n,
+                delta2: s.delta2(self.level, c, k, &scratch.positions),
+            })
+            .collect();
+        out.sort_unstable_by_key(|cell| (cell.c, cell.k));
+        Some(out)
+    }
+}
+
+/// One cell of the coincidence matrix, folded over its symmetric twin.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cell {
+    pub c: u32,
+    pub k: u32,
+    pub probability: f64,
+    pub delta2: f64,
+}
+
+#[inline]
+fn weight(weights: Option<&[u32]>, u: usize) -> f64 {
+    weights.map_or(1.0, |w| f64::from(w[u]))
+}
+
+impl IntervalStats {
+    fn evaluate(&self, weights: Option<&[u32]>) -> Sums {
+        let (mut n, mut s1, mut s2, mut observed) = (0.0, 0.0, 0.0, 0.0);
+        let mut common: Option<f64> = None;
+        let mut constant = true;
+        for u in 0..self.m.len() {
+            let w = weight(weights, u);
+            if w == 0.0 {
+                continue;
+            }
+            n += w * self.m[u];
+            s1 += w * self.s1[u];
+            s2 += w * self.s2[u];
+            observed += w * self.within[u];
+            if constant {
+                let c = self.constant[u];
+                match common {
+                    _ if c.is_nan() => constant = false,
+                    None => common = Some(c),
+                    Some(prev) => constant = prev == c,
+                }
+            }
+        }
+        Sums {
+            n,
+            observed,
+            expected: 2.0 * (n * s2 - s1 * s1),
+            constant,
+        }
+    }
+}
+
+impl CodedStats {
+    fn unit(&self, u: usize) -> (&[u32], &[u32]) {
+        let r = self.offsets[u]..self.offsets[u + 1];
+        (&self.codes[r.clone()], &self.counts[r])
+    }
+
+    /// δ² between two coded values; `positions` are the mid-ranks (ordinal only).
+    fn delta2(&self, level: Level, c: u32, k: u32, positions: &[f64]) -> f64 {
+        if c == k {
+            return 0.0;
+        }
+        let (a, b) = (c as usize, k as usize);
+        match level {
+            Level::Nominal => 1.0,
+            Level::Ordinal => (positions[a] - positions[b]).powi(2),
+            Level::Interval => (self.levels[a] - self.levels[b]).powi(2),
+            Level::Ratio => ratio_delta2(self.levels[a], self.levels[b]),
+        }
+    }
+
+    /// Σ_{i≠j} δ² / (m − 1) of one unit, for the levels whose δ does not depend on marginals.
+    fn fixed_within(&self, u: usize, level: Level) -> f64 {
+        let (codes, counts) = self.unit(u);
+        let mut sum = 0.0;
+        for i in 0..codes.len() {
+            for j in i + 1..codes.len() {
+                let pairs = 2.0 * f64::from(counts[i]) * f64::from(counts[j]);
+                sum += pairs * self.delta2(level, codes[i], codes[j], &[]);
+            }
+        }
+        sum / (f64::from(self.m[u]) - 1.0)
+    }
+
+    /// Weighted pairable marginals n_c into `out`.
+    fn marginals(&self, weights: Option<&[u32]>, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.levels.len(), 0.0);
+        for u in 0..self.m.len() {
+            let w = weight(weights, u);
+            if w == 0.0 {
+                continue;
+            }
+            let (codes, counts) = self.unit(u);
+            for (&c, &k) in codes.iter().zip(counts) {
+                out[c as usize] += w * f64::from(k);
+            }
+        }
+    }
+
+    fn evaluate(&self, level: Level, weights: Option<&[u32]>, scratch: &mut Scratch) -> Sums {
+        self.marginals(weights, &mut scratch.marginals);
+        let nc = &scratch.marginals;
+        let n: f64 = nc.iter().sum();
+        let constant = nc.iter().filter(|&&x| x > 0.0).count() <= 1;
+
+        let observed = match &self.within {
+            Some(within) => (0..self.m.len())
+                .map(|u| weight(weights, u) * within[u])
+                .sum(),
+            None => {
+                mid_ranks(nc, &mut scratch.positions);
+                self.ordinal_observed(weights, &scratch.positions)
+            }
+        };
+        let expected = match level {
+            Level::Nominal => n * n - nc.iter().map(|x| x * x).sum::<f64>(),
+            Level::Interval => 2.0 * n * spread(nc, &self.levels, n),
+            Level::Ordinal => 2.0 * n * spread(nc, &scratch.positions, n),
+            Level::Ratio => {
+                let mut sum = 0.0;
+                for c in 0..nc.len() {
+                    if nc[c] == 0.0 {
+                        continue;
+                    }
+                    for k in c + 1..nc.len() {
+                        sum += nc[c] * nc[k] * ratio_delta2(self.levels[c], self.levels[k]);
+                    }
+                }
+                2.0 * sum
+            }
+        };
+        Sums {
+            n,
+            observed,
+            expected,
+            constant,
+        }
+    }
+
+    /// Σ_u w_u · 2 m Σ (M − M̄_u)² / (m − 1), with M the mid-ranks.
+    fn ordinal_observed(&self, weights: Option<&[u32]>, positions: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for u in 0..self.m.len() {
+            let w = weight(weights, u);
+            if w == 0.0 {
+                continue;
+            }
+            let (codes, counts) = self.unit(u);
+            if codes.len() < 2 {
+                continue;
+            }
+            let m = f64::from(self.m[u]);
+            let mean = codes
+                .iter()
+                .zip(counts)
+                .map(|(&c, &k)| f64::from(k) * positions[c as usize])
+                .sum::<f64>()
+                / m;
+            let ss: f64 = codes
+                .iter()
+                .zip(counts)
+                .map(|(&c, &k)| f64::from(k) * (positions[c as usize] - mean).powi(2))
+                .sum();
+            total += w * 2.0 * m * ss / (m - 1.0);
+        }
+        total
+    }
+}
+
+/// Σ_c n_c (x_c − x̄)², the weighted sum of squares of `x` about its weighted mean.
+fn spread(nc: &[f64], x: &[f64], n: f64) -> f64 {
+    let mean = nc.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() / n;
+    nc.iter().zip(x).map(|(w, v)| w * (v - mean).powi(2)).sum()
+}
+
+/// Ordinal mid-ranks from the marginals of the sorted values: M_c = Σ_{g<c} n_g + n_c / 2.
+fn mid_ranks(nc: &[f64], out: &mut Vec<f64>) {
+    out.clear();
+    let mut before = 0.0;
+    for &x in nc {
+        out.push(before + x / 2.0);
+        before += x;
+    }
+}
+
+/// Ratio difference ((c − k)/(c + k))², 0 when c + k = 0.
+fn ratio_delta2(c: f64, k: f64) -> f64 {
+    let s = c + k;
+    if s == 0.0 {
+        0.0
+    } else {
+        ((c - k) / s).powi(2)
+    }
+}
+
+/// SplitMix64's finalizer as a hasher: f64 bit patterns of round numbers differ only in their
+/// high bits, so the hash must mix every bit into every other.
+#[derive(Default)]
+pub(crate) struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    fn write_u64(&mut self, x: u64) {
+        let mut z = (self.0 ^ x).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        self.0 = z ^ (z >> 31);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Codes values by their rank among the distinct values: returns (distinct values ascending,
+/// code of each value). `-0.0` and `0.0` are one value.
+fn code_values(values: &[f64]) -> (Vec<f64>, Vec<u32>) {
+    const DENSE_LIMIT: f64 = (1u32 << 20) as f64;
+    let dense = values
+        .iter()
+        .all(|&v| (0.0..DENSE_LIMIT).contains(&v) && v.fract() == 0.0);
+    if dense {
+        let max = values.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
+        let mut table = vec![u32::MAX; max + 1];
+        for &v in values {
+            table[v as usize] = 0;
+        }
+        let mut levels = Vec::new();
+        for (i, slot) in table.iter_mut().enumerate() {
+            if *slot == 0 {
+                *slot = levels.len() as u32;
+                levels.push(i as f64);
+            }
+        }
+        let codes = values.iter().map(|&v| table[v as usize]).collect();
+        return (levels, codes);
+    }
+
+    let mut index: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
+    let mut distinct: Vec<f64> = Vec::new();
+    let mut first: Vec<u32> = Vec::with_capacity(values.len());
+    for &v in values {
+        let v = v + 0.0; // -0.0 + 0.0 == +0.0
+        let next = distinct.len() as u32;
+        let code = *index.entry(v.to_bits()).or_insert_with(|| {
+            distinct.push(v);
+            next
+        });
+        first.push(code);
+    }
+    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| distinct[a as usize].total_cmp(&distinct[b as usize]));
+    let mut rank = vec![0u32; distinct.len()];
+    for (r, &old) in order.iter().enumerate() {
+        rank[old as usize] = r as u32;
+    }
+    let levels = order.iter().map(|&o| distinct[o as usize]).collect();
+    let codes = first.iter().map(|&c| rank[c as usize]).collect();
+    (levels, codes)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// REFERENCE.md: Krippendorff (2011), 4 observers × 12 units, rows are observers.
+    pub(crate) fn reference_units() -> Units {
+        let m = f64::NAN;
+        let observers = [
+            [1., 2., 3., 3., 2., 1., 4., 1., 2., m, m, m],
+            [1., 2., 3., 3., 2., 2., 4., 1., 2., 5., m, 3.],
+            [m, 3., 3., 3., 2., 3., 4., 2., 2., 5., 1., m],
+            [1., 2., 3., 3., 2., 4., 4., 1., 2., 5., 1., m],
+        ];
+        let rows: Vec<Vec<Option<f64>>> = (0..12)
+            .map(|u| {
+                observers
+                    .iter()
+                    .map(|o| Some(o[u]).filter(|v| !v.is_nan()))
+                    .collect()
+            })
+            .collect();
+        Units::from_rows(&rows).unwrap()
+    }
+
+    fn assert_close(got: Option<f64>, want: f64) {
+        let got = got.expect("alpha defined");
+        assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+    }
+
+    #[test]
+    fn reference_example_nominal() {
+        let e = alpha(&reference_units(), Level::Nominal).unwrap();
+        assert_close(e.alpha, 113.0 / 152.0);
+        assert_eq!(e.pairable_units, 11);
+        assert_eq!(e.pairable_values, 40);
+    }
+
+    #[test]
+    fn reference_example_ordinal() {
+        // Published value 0.815388 (six places); recomputed exactly it is 0.8153877768…
+        let e = alpha(&reference_units(), Level::Ordinal).unwrap();
+        assert!((e.alpha.unwrap() - 0.815388).abs() < 5e-7);
+    }
+
+    #[test]
+    fn reference_example_interval() {
+        let e = alpha(&reference_units(), Level::Interval).unwrap();
+        assert_close(e.alpha, 951.0 / 1120.0);
+    }
+
+    #[test]
+    fn reference_example_ratio() {
+        let e = alpha(&reference_units(), Level::Ratio).unwrap();
+        assert!((e.alpha.unwrap() - 0.797403).abs() < 5e-7);
+    }
+
+    #[test]
+    fn coded_interval_agrees_with_raw_interval() {
+        let units = reference_units();
+        let raw = Prepared::new(&units, Level::Interval).unwrap().estimate();
+        let coded = Prepared::coded(&units, Level::Interval).unwrap().estimate();
+        assert!((raw.alpha.unwrap() - coded.alpha.unwrap()).abs() < 1e-12);
+        assert!((raw.expected_disagreement - coded.expected_disagreement).abs() < 1e-12);
+    }
+
+    #[test]
+    fn identical_values_leave_alpha_undefined_with_a_reason() {
+        let units = Units::from_rows(&[[Some(3.0), Some(3.0)], [Some(3.0), None]]).unwrap();
+        for level in Level::ALL {
+            let e = alpha(&units, level).unwrap();
+            assert_eq!(e.alpha, None, "{level}");
+            assert_eq!(e.undefined_reason.as_deref(), Some(UNDEFINED_NO_VARIATION));
+            assert_eq!(e.expected_disagreement, 0.0);
+        }
+    }
+
+    #[test]
+    fn no_pairable_unit_is_an_error() {
+        let units = Units::from_rows(&[[Some(1.0), None], [None, Some(2.0)]]).unwrap();
+        for level in Level::ALL {
+            assert_eq!(alpha(&units, level), Err(AlphaError::NoPairableUnit));
+        }
+    }
+
+    #[test]
+    fn non_finite_values_are_refused() {
+        let mut units = Units::new();
+        assert_eq!(
+            units.push_unit(&[1.0, f64::INFINITY]),
+            Err(AlphaError::NonFinite(f64::INFINITY))
+        );
+    }
+
+    #[test]
+    fn negative_zero_is_zero() {
+        let a = Units::from_rows(&[[Some(0.0), Some(-0.0)], [Some(1.5), Some(2.5)]]).unwrap();
+        let b = Units::from_rows(&[[Some(0.0), Some(0.0)], [Some(1.5), Some(2.5)]]).unwrap();
+        for level in [Level::Nominal, Level::Ordinal, Level::Ratio] {
+            assert_eq!(
+                alpha(&a, level).unwrap().alpha,
+                alpha(&b, level).unwrap().alpha
+            );
+        }
+    }
+
+    #[test]
+    fn hashed_coding_matches_dense_coding() {
+        // Shifting by 0.5 leaves the dense fast path but not the ordinal ranks or nominal labels.
+        let units = reference_units();
+        let shifted_rows: Vec<Vec<f64>> = units
+            .iter()
+            .map(|u| u.iter().map(|v| v + 0.5).collect())
+            .collect();
+        let mut shifted = Units::new();
+        for row in &shifted_rows {
+            shifted.push_unit(row).unwrap();
+        }
+        for level in [Level::Nominal, Level::Ordinal, Level::Interval] {
+            let a = alpha(&units, level).unwrap().alpha.unwrap();
+            let b = alpha(&shifted, level).unwrap().alpha.unwrap();
+            assert!((a - b).abs() < 1e-12, "{level}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn complete_data_with_three_raters_uses_the_m_minus_one_factor() {
+        // 3 raters × 3 units, worked by hand. Units (1,1,2), (2,2,2), (1,2,2); nominal.
+        // Per unit o-contributions (÷ (m−1) = 2): unit 1 has ordered disagreeing pairs 4 → 2;
+        // unit 2: 0; unit 3: 4 → 2. Σ o_ck δ² = 4, n = 9, n_1 = 3, n_2 = 6.
+        // α = 1 − (n−1) · 4 / (n² − Σ n_c²) = 1 − 8·4 / (81 − 45) = 1 − 32/36 = 1/9.
+        // Forgetting the 1/(m−1) factor would give 1 − 8·8/36 < 0.
+        let units = Units::from_rows(&[
+            [Some(1.0), Some(1.0), Some(2.0)],
+            [Some(2.0), Some(2.0), Some(2.0)],
+            [Some(1.0), Some(2.0), Some(2.0)],
+        ])
+        .unwrap();
+        assert_close(alpha(&units, Level::Nominal).unwrap().alpha, 1.0 / 9.0);
+        // Interval, same data: D_o = Σ (within) / n; within per unit = 2·m·SS/(m−1):
+        // unit 1: SS = 2/3 → 2·3·(2/3)/2 = 2; unit 3 the same; Σ = 4. D_o = 4/9.
+        // D_e = 2 (n S2 − S1²)/(n (n − 1)) = 2 (9·27 − 15²)/(72) = 2·18/72 = 1/2.
+        // α = 1 − (4/9)/(1/2) = 1/9.
+        assert_close(alpha(&units, Level::Interval).unwrap().alpha, 1.0 / 9.0);
+    }
+
+    #[test]
+    fn weights_of_one_reproduce_the_estimate_and_weights_duplicate_units() {
+        let units = reference_units();
+        for level in Level::ALL {
+            let p = Prepared::new(&units, level).unwrap();
+            let mut scratch = Scratch::default();
+            let ones = vec![1u32; p.pairable_units()];
+            let a = p.evaluate(None, &mut scratch).alpha().unwrap();
+            let b = p.evaluate(Some(&ones), &mut scratch).alpha().unwrap();
+            assert!((a - b).abs() < 1e-12);
+
+            // Weight 2 on unit 0 equals the data with unit 0 written twice.
+            let mut twice = ones.clone();
+            twice[0] = 2;
+            let weighted = p.evaluate(Some(&twice), &mut scratch).alpha().unwrap();
+            let mut dup = Units::new();
+            let pairable: Vec<&[f64]> = units.iter().filter(|u| u.len() >= 2).collect();
+            dup.push_unit(pairable[0]).unwrap();
+            for u in &pairable {
+                dup.push_unit(u).unwrap();
+            }
+            let direct = alpha(&dup, level).unwrap().alpha.unwrap();
+            assert!((weighted - direct).abs() < 1e-12, "{level}");
+        }
+    }
+
+    #[test]
+    fn kalpha_cells_sum_to_one_and_reproduce_observed_disagreement() {
+        for level in Level::ALL {
+            let p = Prepared::coded(&reference_units(), level).unwrap();
+            let cells = p.coincidence_cells().unwrap();
+            let total: f64 = cells.iter().map(|c| c.probability).sum();
+            assert!((total - 1.0).abs() < 1e-12);
+            let d_o: f64 = cells.iter().map(|c| c.probability * c.delta2).sum();
+            assert!(
+                (d_o - p.estimate().observed_disagreement).abs() < 1e-12,
+                "{level}"
+            );
+        }
+    }
+
+    #[test]
+    fn level_names_round_trip() {
+        for level in Level::ALL {
+            assert_eq!(level.name().parse::<Level>(), Ok(level));
+        }
+        assert!("cardinal".parse::<Level>().is_err());
+    }
+}

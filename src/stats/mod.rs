@@ -1,0 +1,9 @@
+//! The pure statistics core: Krippendorff's α and its bootstraps, calibration, percentiles and
+//! the seeded random numbers they use. Values in, values out: no files, no clock, no global
+//! random state.
+
+pub mod alpha;
+pub mod bootstrap;
+pub mod calibration;
+pub mod quantile;
+pub mod rng;
