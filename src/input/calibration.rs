@@ -3,7 +3,7 @@
 
 use csv::StringRecord;
 
-use super::csv_error;
+use super::{csv_error, missing_columns};
 use crate::error::InputError;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -30,12 +30,9 @@ pub fn read(name: &str, bytes: &[u8]) -> Result<Predictions, InputError> {
             .into_iter()
             .filter(|c| find(c).is_none())
             .collect();
-        return Err(InputError::new(
-            name,
-            format!("the header has no {} column", missing.join(", no ")),
-        )
-        .at_line(1)
-        .hint("calibrate reads a CSV with a `confidence,correct` header"));
+        return Err(InputError::new(name, missing_columns(&missing))
+            .at_line(1)
+            .hint("calibrate reads a CSV with a `confidence,correct` header"));
     };
 
     let mut out = Predictions {
@@ -113,7 +110,7 @@ mod tests {
             (Some(2), Some("column \"correct\""))
         );
         let e = read("p.csv", b"conf,correct\n0.5,1\n").unwrap_err();
-        assert!(e.problem.contains("no confidence column"));
+        assert_eq!(e.problem, "the header has no `confidence` column");
         assert!(read("p.csv", b"confidence,correct\n").is_err());
         assert!(read("p.csv", b"confidence,correct\nNaN,1\n").is_err());
     }

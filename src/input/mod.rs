@@ -24,3 +24,29 @@ pub(crate) fn csv_error(name: &str, e: csv::Error) -> InputError {
         None => err,
     }
 }
+
+/// "the header has no `a` column" / "no `a` or `b` column" / "no `a`, `b` or `c` column".
+pub(crate) fn missing_columns(missing: &[&str]) -> String {
+    let names: Vec<String> = missing.iter().map(|c| format!("`{c}`")).collect();
+    let list = match names.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    format!("the header has no {list} column")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn missing_columns_reads_as_a_sentence() {
+        assert_eq!(
+            super::missing_columns(&["a"]),
+            "the header has no `a` column"
+        );
+        assert_eq!(
+            super::missing_columns(&["a", "b", "c"]),
+            "the header has no `a`, `b` or `c` column"
+        );
+    }
+}

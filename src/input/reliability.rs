@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use csv::StringRecord;
 
-use super::csv_error;
+use super::{csv_error, missing_columns};
 use crate::error::InputError;
 use crate::stats::alpha::{Level, Units};
 
@@ -74,12 +74,9 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
                 .into_iter()
                 .filter(|c| !has(c))
                 .collect();
-            Err(InputError::new(
-                name,
-                format!("the header has no {} column", missing.join(", no ")),
-            )
-            .at_line(1)
-            .hint("long layout needs columns named unit, rater and value"))
+            Err(InputError::new(name, missing_columns(&missing))
+                .at_line(1)
+                .hint("long layout needs columns named unit, rater and value"))
         }
         (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, reader, &header, level),
         (Layout::Wide, _) | (Layout::Auto, false) => read_wide_csv(name, reader, &header, level),
@@ -565,11 +562,7 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
     #[test]
     fn forced_long_layout_names_the_missing_columns() {
         let e = read_str("rater,u1\nA,1\n", Layout::Long, Level::Interval).unwrap_err();
-        assert!(
-            e.problem.contains("no unit, no value column"),
-            "{}",
-            e.problem
-        );
+        assert_eq!(e.problem, "the header has no `unit` or `value` column");
     }
 
     #[test]

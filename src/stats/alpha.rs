@@ -90,10 +90,27 @@ pub enum AlphaError {
     #[error("value {0} is not a finite number")]
     NonFinite(f64),
     #[error(
+        "value {0:e} is too large for the {1} level: squared differences would overflow; \
+         rescale the values (α does not change under a common scale factor)"
+    )]
+    TooLarge(f64, Level),
+    #[error(
         "ratio α over {0} distinct values would compare every pair of values ({0}² pairs); \
          the limit is {RATIO_DISTINCT_LIMIT}. Round the values, or use the interval level"
     )]
     TooManyRatioValues(usize),
+}
+
+/// Largest magnitude the interval level accepts: squares of differences summed over millions of
+/// values must stay finite.
+pub const INTERVAL_MAGNITUDE_LIMIT: f64 = 1e100;
+
+/// Refuses interval values whose squared differences would overflow.
+fn check_interval_magnitude(values: &[f64]) -> Result<(), AlphaError> {
+    match values.iter().find(|v| v.abs() > INTERVAL_MAGNITUDE_LIMIT) {
+        Some(&v) => Err(AlphaError::TooLarge(v, Level::Interval)),
+        None => Ok(()),
+    }
 }
 
 /// Ratio's expected disagreement has no one-pass form: it compares every pair of distinct values.
@@ -293,6 +310,9 @@ impl Prepared {
             return Err(AlphaError::NoPairableUnit);
         }
         let flat: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
+        if level == Level::Interval {
+            check_interval_magnitude(&flat)?;
+        }
         let (levels, value_codes) = code_values(&flat);
         if level == Level::Ratio && levels.len() > RATIO_DISTINCT_LIMIT {
             return Err(AlphaError::TooManyRatioValues(levels.len()));
@@ -353,6 +373,9 @@ impl Prepared {
             .map(|u| u[0])
             .ok_or(AlphaError::NoPairableUnit)?;
         let count = units.iter().filter(|u| u.len() >= 2).count();
+        for unit in units.iter().filter(|u| u.len() >= 2) {
+            check_interval_magnitude(unit)?;
+        }
         let mut st = IntervalStats {
             m: Vec::with_capacity(count),
             s1: Vec::with_capacity(count),
@@ -827,6 +850,20 @@ pub(crate) mod tests {
             units.push_unit(&[1.0, f64::INFINITY]),
             Err(AlphaError::NonFinite(f64::INFINITY))
         );
+    }
+
+    #[test]
+    fn interval_values_too_large_to_square_are_refused() {
+        let units =
+            Units::from_rows(&[[Some(1e300), Some(-1e300)], [Some(1.0), Some(2.0)]]).unwrap();
+        for build in [Prepared::new, Prepared::coded] {
+            assert!(matches!(
+                build(&units, Level::Interval),
+                Err(AlphaError::TooLarge(_, Level::Interval))
+            ));
+        }
+        // Ratio and ordinal never square the raw values.
+        assert!(alpha(&units, Level::Ordinal).unwrap().alpha.is_some());
     }
 
     #[test]

@@ -1,0 +1,116 @@
+//! The readers never panic: arbitrary bytes, and near-valid files with one cell mangled, give
+//! data or an input error naming the file, never a crash. (The `fuzz/` targets run the same
+//! readers under libFuzzer; this keeps a fast version of that promise in every test run.)
+
+use calibench::input::{calibration, reliability};
+use calibench::stats::alpha::{alpha, Level};
+use proptest::prelude::*;
+
+fn layouts() -> [reliability::Layout; 3] {
+    [
+        reliability::Layout::Auto,
+        reliability::Layout::Long,
+        reliability::Layout::Wide,
+    ]
+}
+
+/// Reads `bytes` every way `alpha` can; on success computes α as `alpha` would.
+fn exercise(bytes: &[u8]) {
+    for layout in layouts() {
+        for level in Level::ALL {
+            match reliability::read("fuzz.csv", bytes, layout, level) {
+                Ok(table) => {
+                    if let Ok(estimate) = alpha(&table.units, level) {
+                        // A defined α is a finite number; garbage would serialize as null.
+                        assert!(estimate.alpha.is_none_or(f64::is_finite));
+                        assert!(estimate.expected_disagreement.is_finite());
+                    }
+                }
+                Err(e) => assert_eq!(e.file, "fuzz.csv"),
+            }
+        }
+    }
+    if let Err(e) = calibration::read("fuzz.csv", bytes) {
+        assert_eq!(e.file, "fuzz.csv");
+    }
+}
+
+/// Cells that sit near the edges of what the readers accept.
+fn cell() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(String::new()),
+        Just(".".to_string()),
+        Just("NA".to_string()),
+        Just("NaN".to_string()),
+        Just("inf".to_string()),
+        Just("-0".to_string()),
+        Just("1e308".to_string()),
+        Just("-1e-320".to_string()),
+        Just("\"a,b\"".to_string()),
+        Just("\"unterminated".to_string()),
+        Just("true".to_string()),
+        Just("{".to_string()),
+        (0u8..6).prop_map(|v| v.to_string()),
+        "[a-z]{1,3}",
+        "\\PC{0,4}",
+    ]
+}
+
+fn csv_text() -> impl Strategy<Value = String> {
+    let header = prop_oneof![
+        Just("unit,rater,value".to_string()),
+        Just("rater,u1,u2,u3".to_string()),
+        Just("confidence,correct".to_string()),
+        Just("value,unit,rater,extra".to_string()),
+        "[a-z,]{0,12}",
+    ];
+    let rows = prop::collection::vec(prop::collection::vec(cell(), 0..6), 0..8);
+    (header, rows).prop_map(|(h, rows)| {
+        let mut s = h;
+        for r in rows {
+            s.push('\n');
+            s.push_str(&r.join(","));
+        }
+        s
+    })
+}
+
+fn jsonl_text() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        Just("null".to_string()),
+        Just("1".to_string()),
+        Just("\"x\"".to_string()),
+        Just("[1]".to_string()),
+        Just("{}".to_string()),
+        Just("-1e400".to_string()),
+        Just("\"NA\"".to_string()),
+    ];
+    let line = (value.clone(), value.clone(), value, any::<bool>()).prop_map(|(u, r, v, cut)| {
+        let s = format!("{{\"unit\": {u}, \"rater\": {r}, \"value\": {v}}}");
+        if cut {
+            s[..s.len() / 2].to_string()
+        } else {
+            s
+        }
+    });
+    prop::collection::vec(line, 0..6).prop_map(|l| l.join("\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        exercise(&bytes);
+    }
+
+    #[test]
+    fn near_valid_csv_never_panics(text in csv_text()) {
+        exercise(text.as_bytes());
+    }
+
+    #[test]
+    fn near_valid_jsonl_never_panics(text in jsonl_text()) {
+        exercise(text.as_bytes());
+    }
+}
