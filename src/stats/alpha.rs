@@ -113,6 +113,9 @@ fn check_interval_magnitude(values: &[f64]) -> Result<(), AlphaError> {
     }
 }
 
+/// Inputs with at least this many values are coded on every core.
+const PARALLEL_VALUES: usize = 1 << 20;
+
 /// Ratio's expected disagreement has no one-pass form: it compares every pair of distinct values.
 pub const RATIO_DISTINCT_LIMIT: usize = 20_000;
 
@@ -239,6 +242,8 @@ struct IntervalStats {
     within: Vec<f64>,
     /// The unit's single value when all its values are equal, NaN otherwise.
     constant: Vec<f64>,
+    /// The sums with every weight 1 (the point estimate).
+    full: Sums,
 }
 
 /// Coded statistics: the distinct values, and per pairable unit its (code, count) pairs.
@@ -252,6 +257,8 @@ struct CodedStats {
     m: Vec<u32>,
     /// Σ_{i≠j} δ² / (m − 1) per unit, for the levels where it does not depend on the marginals.
     within: Option<Vec<f64>>,
+    /// n_c over all pairable units (every weight 1).
+    full_marginals: Vec<f64>,
 }
 
 /// Reusable buffers for [`Prepared::evaluate`], so replicates allocate nothing.
@@ -305,61 +312,56 @@ impl Prepared {
 
     /// Coded statistics at any level, interval included: what the KALPHA bootstrap resamples.
     pub fn coded(units: &Units, level: Level) -> Result<Self, AlphaError> {
-        let pairable: Vec<&[f64]> = units.iter().filter(|u| u.len() >= 2).collect();
-        if pairable.is_empty() {
+        let pairable = || units.iter().filter(|u| u.len() >= 2);
+        if pairable().next().is_none() {
             return Err(AlphaError::NoPairableUnit);
         }
-        let flat: Vec<f64> = pairable.iter().flat_map(|u| u.iter().copied()).collect();
         if level == Level::Interval {
-            check_interval_magnitude(&flat)?;
-        }
-        let (levels, value_codes) = code_values(&flat);
-        if level == Level::Ratio && levels.len() > RATIO_DISTINCT_LIMIT {
-            return Err(AlphaError::TooManyRatioValues(levels.len()));
-        }
-
-        let mut offsets = Vec::with_capacity(pairable.len() + 1);
-        offsets.push(0);
-        let mut codes = Vec::new();
-        let mut counts = Vec::new();
-        let mut m = Vec::with_capacity(pairable.len());
-        let mut buf: Vec<u32> = Vec::new();
-        let mut start = 0;
-        for unit in &pairable {
-            buf.clear();
-            buf.extend_from_slice(&value_codes[start..start + unit.len()]);
-            start += unit.len();
-            buf.sort_unstable();
-            let unit_start = codes.len();
-            for &code in &buf {
-                match counts.last_mut() {
-                    Some(count) if codes.len() > unit_start && codes[codes.len() - 1] == code => {
-                        *count += 1;
-                    }
-                    _ => {
-                        codes.push(code);
-                        counts.push(1u32);
-                    }
-                }
+            for unit in pairable() {
+                check_interval_magnitude(unit)?;
             }
-            offsets.push(codes.len());
-            m.push(unit.len() as u32);
         }
-
-        let mut stats = CodedStats {
-            levels,
-            offsets,
-            codes,
-            counts,
-            m,
-            within: None,
+        // Large inputs are coded in contiguous slices of units, one per core, and merged. The
+        // merge is exact (codes are remapped by value, counts are integers) and the codes are
+        // then sorted by value, so the statistics do not depend on the number of threads.
+        let threads = if units.values.len() >= PARALLEL_VALUES {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            1
         };
-        if level != Level::Ordinal {
-            let within = (0..stats.m.len())
-                .map(|u| stats.fixed_within(u, level))
-                .collect();
-            stats.within = Some(within);
+        let mut bounds: Vec<usize> = (0..threads)
+            .map(|t| {
+                let target = units.values.len() * t / threads;
+                units.offsets.partition_point(|&o| o < target)
+            })
+            .collect();
+        bounds.push(units.len());
+        let parts: Vec<CodedStats> = if threads == 1 {
+            vec![CodedStats::build(units, 0..units.len(), level)]
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = bounds
+                    .windows(2)
+                    .map(|w| {
+                        let range = w[0]..w[1];
+                        scope.spawn(move || CodedStats::build(units, range, level))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        let mut parts = parts.into_iter();
+        let mut stats = parts.next().ok_or(AlphaError::NoPairableUnit)?;
+        for part in parts {
+            stats.append(part);
         }
+        if level == Level::Ratio && stats.levels.len() > RATIO_DISTINCT_LIMIT {
+            return Err(AlphaError::TooManyRatioValues(stats.levels.len()));
+        }
+        stats.sort_levels();
         Ok(Prepared {
             level,
             stats: Stats::Coded(stats),
@@ -367,44 +369,60 @@ impl Prepared {
     }
 
     fn interval(units: &Units) -> Result<Self, AlphaError> {
-        let shift = units
-            .iter()
-            .find(|u| u.len() >= 2)
+        let pairable = || units.iter().filter(|u| u.len() >= 2);
+        let shift = pairable()
+            .next()
             .map(|u| u[0])
             .ok_or(AlphaError::NoPairableUnit)?;
-        let count = units.iter().filter(|u| u.len() >= 2).count();
-        for unit in units.iter().filter(|u| u.len() >= 2) {
-            check_interval_magnitude(unit)?;
-        }
         let mut st = IntervalStats {
-            m: Vec::with_capacity(count),
-            s1: Vec::with_capacity(count),
-            s2: Vec::with_capacity(count),
-            within: Vec::with_capacity(count),
-            constant: Vec::with_capacity(count),
+            m: Vec::with_capacity(units.len()),
+            s1: Vec::with_capacity(units.len()),
+            s2: Vec::with_capacity(units.len()),
+            within: Vec::with_capacity(units.len()),
+            constant: Vec::with_capacity(units.len()),
+            full: Sums {
+                n: 0.0,
+                observed: 0.0,
+                expected: 0.0,
+                constant: true,
+            },
         };
-        for unit in units.iter().filter(|u| u.len() >= 2) {
+        // One pass per unit for its sums and range, one more (in cache) for its sum of squares
+        // about its own mean; the full-sample sums accumulate alongside.
+        let (mut t1, mut t2) = (0.0, 0.0);
+        let mut common: Option<f64> = None;
+        for unit in pairable() {
             let m = unit.len() as f64;
             let (mut s1, mut s2) = (0.0, 0.0);
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
             for &v in unit {
                 let x = v - shift;
                 s1 += x;
                 s2 += x * x;
+                lo = lo.min(v);
+                hi = hi.max(v);
             }
+            check_interval_magnitude(&[lo, hi])?;
             let mean = s1 / m;
             let ss: f64 = unit.iter().map(|&v| (v - shift - mean).powi(2)).sum();
-            let first = unit[0];
-            let constant = if unit.iter().all(|&v| v == first) {
-                first
-            } else {
-                f64::NAN
-            };
+            let within = 2.0 * m * ss / (m - 1.0);
+            let constant = if lo == hi { lo } else { f64::NAN };
             st.m.push(m);
             st.s1.push(s1);
             st.s2.push(s2);
-            st.within.push(2.0 * m * ss / (m - 1.0));
+            st.within.push(within);
             st.constant.push(constant);
+
+            st.full.n += m;
+            t1 += s1;
+            t2 += s2;
+            st.full.observed += within;
+            if st.full.constant {
+                st.full.constant =
+                    !constant.is_nan() && *common.get_or_insert(constant) == constant;
+            }
         }
+        st.full.expected = 2.0 * (st.full.n * t2 - t1 * t1);
         Ok(Prepared {
             level: Level::Interval,
             stats: Stats::Interval(st),
@@ -472,7 +490,8 @@ impl Prepared {
                 *cells.entry((codes[i], codes[i])).or_default() += ci * (ci - 1.0) / denom;
                 for j in i + 1..codes.len() {
                     let cj = f64::from(counts[j]);
-                    *cells.entry((codes[i], codes[j])).or_default() += 2.0 * ci * cj / denom;
+                    let key = (codes[i].min(codes[j]), codes[i].max(codes[j]));
+                    *cells.entry(key).or_default() += 2.0 * ci * cj / denom;
                 }
             }
         }
@@ -512,6 +531,9 @@ fn weight(weights: Option<&[u32]>, u: usize) -> f64 {
 
 impl IntervalStats {
     fn evaluate(&self, weights: Option<&[u32]>) -> Sums {
+        if weights.is_none() {
+            return self.full;
+        }
         let (mut n, mut s1, mut s2, mut observed) = (0.0, 0.0, 0.0, 0.0);
         let mut common: Option<f64> = None;
         let mut constant = true;
@@ -543,41 +565,140 @@ impl IntervalStats {
 }
 
 impl CodedStats {
+    /// Codes the pairable units among `units[range]`, values numbered in order of first
+    /// appearance (see [`CodedStats::sort_levels`]).
+    fn build(units: &Units, range: std::ops::Range<usize>, level: Level) -> Self {
+        let values = units.offsets[range.end] - units.offsets[range.start];
+        // Entries are written branch-free into zeroed buffers sized for the worst case (every
+        // value distinct in its unit), then truncated: whether a value's code is new in its unit
+        // is data-dependent and would mispredict on most real ratings.
+        let mut codes = vec![0u32; values];
+        let mut counts = vec![0u32; values];
+        let mut offsets = vec![0];
+        let mut m = Vec::new();
+        let mut coder = Coder::default();
+        // slot[code]: where the code sits among the current unit's entries (u32::MAX: absent).
+        let mut slot: Vec<u32> = Vec::new();
+        // While a unit's entries are in cache: its fixed within-unit disagreement, and its part
+        // of the full-sample marginals (what the point estimate needs).
+        let fixed = level != Level::Ordinal;
+        let mut within = Vec::new();
+        let mut full_marginals: Vec<f64> = Vec::new();
+        let mut len = 0usize;
+        for unit in range.map(|u| units.unit(u)).filter(|u| u.len() >= 2) {
+            let start = len;
+            for &v in unit {
+                let code = coder.code(v);
+                if code as usize == slot.len() {
+                    slot.push(u32::MAX);
+                    full_marginals.push(0.0);
+                }
+                let at = slot[code as usize];
+                let new = at == u32::MAX;
+                let pos = if new { len } else { start + at as usize };
+                codes[len] = code; // scratch unless `new`
+                counts[pos] += 1;
+                slot[code as usize] = if new { (len - start) as u32 } else { at };
+                len += usize::from(new);
+            }
+            for (&code, &k) in codes[start..len].iter().zip(&counts[start..len]) {
+                slot[code as usize] = u32::MAX;
+                full_marginals[code as usize] += f64::from(k);
+            }
+            if fixed {
+                let (c, k) = (&codes[start..len], &counts[start..len]);
+                within.push(unit_within(level, &coder.levels, c, k, unit.len()));
+            }
+            offsets.push(len);
+            m.push(unit.len() as u32);
+        }
+        codes.truncate(len);
+        counts.truncate(len);
+        CodedStats {
+            levels: coder.levels,
+            offsets,
+            codes,
+            counts,
+            m,
+            within: fixed.then_some(within),
+            full_marginals,
+        }
+    }
+
+    /// Appends the units of `other`, renumbering its codes into this one's by value.
+    fn append(&mut self, other: CodedStats) {
+        let mut index: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = self
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(c, v)| (v.to_bits(), c as u32))
+            .collect();
+        let remap: Vec<u32> = other
+            .levels
+            .iter()
+            .map(|v| {
+                *index.entry(v.to_bits()).or_insert_with(|| {
+                    self.levels.push(*v);
+                    self.full_marginals.push(0.0);
+                    (self.levels.len() - 1) as u32
+                })
+            })
+            .collect();
+        for (c, &x) in other.full_marginals.iter().enumerate() {
+            self.full_marginals[remap[c] as usize] += x;
+        }
+        let base = self.codes.len();
+        self.codes
+            .extend(other.codes.iter().map(|&c| remap[c as usize]));
+        self.counts.extend_from_slice(&other.counts);
+        self.offsets
+            .extend(other.offsets[1..].iter().map(|&o| o + base));
+        self.m.extend_from_slice(&other.m);
+        if let (Some(a), Some(b)) = (&mut self.within, other.within) {
+            a.extend(b);
+        }
+    }
+
     fn unit(&self, u: usize) -> (&[u32], &[u32]) {
         let r = self.offsets[u]..self.offsets[u + 1];
         (&self.codes[r.clone()], &self.counts[r])
     }
 
-    /// δ² between two coded values; `positions` are the mid-ranks (ordinal only).
-    fn delta2(&self, level: Level, c: u32, k: u32, positions: &[f64]) -> f64 {
-        if c == k {
-            return 0.0;
+    /// Renumbers the codes so that they follow the values in ascending order, as the ordinal
+    /// mid-ranks need.
+    fn sort_levels(&mut self) {
+        if self.levels.is_sorted_by(|a, b| a < b) {
+            return;
         }
-        let (a, b) = (c as usize, k as usize);
-        match level {
-            Level::Nominal => 1.0,
-            Level::Ordinal => (positions[a] - positions[b]).powi(2),
-            Level::Interval => (self.levels[a] - self.levels[b]).powi(2),
-            Level::Ratio => ratio_delta2(self.levels[a], self.levels[b]),
+        let mut order: Vec<u32> = (0..self.levels.len() as u32).collect();
+        order
+            .sort_unstable_by(|&a, &b| self.levels[a as usize].total_cmp(&self.levels[b as usize]));
+        let mut rank = vec![0u32; order.len()];
+        for (r, &old) in order.iter().enumerate() {
+            rank[old as usize] = r as u32;
         }
+        for code in &mut self.codes {
+            *code = rank[*code as usize];
+        }
+        self.levels = order.iter().map(|&o| self.levels[o as usize]).collect();
+        self.full_marginals = order
+            .iter()
+            .map(|&o| self.full_marginals[o as usize])
+            .collect();
     }
 
-    /// Σ_{i≠j} δ² / (m − 1) of one unit, for the levels whose δ does not depend on marginals.
-    fn fixed_within(&self, u: usize, level: Level) -> f64 {
-        let (codes, counts) = self.unit(u);
-        let mut sum = 0.0;
-        for i in 0..codes.len() {
-            for j in i + 1..codes.len() {
-                let pairs = 2.0 * f64::from(counts[i]) * f64::from(counts[j]);
-                sum += pairs * self.delta2(level, codes[i], codes[j], &[]);
-            }
-        }
-        sum / (f64::from(self.m[u]) - 1.0)
+    /// δ² between two coded values; `positions` are the mid-ranks (ordinal only).
+    fn delta2(&self, level: Level, c: u32, k: u32, positions: &[f64]) -> f64 {
+        delta2(level, &self.levels, positions, c, k)
     }
 
     /// Weighted pairable marginals n_c into `out`.
     fn marginals(&self, weights: Option<&[u32]>, out: &mut Vec<f64>) {
         out.clear();
+        if weights.is_none() {
+            out.extend_from_slice(&self.full_marginals);
+            return;
+        }
         out.resize(self.levels.len(), 0.0);
         for u in 0..self.m.len() {
             let w = weight(weights, u);
@@ -661,6 +782,40 @@ impl CodedStats {
     }
 }
 
+/// δ² between coded values `c` and `k`: `levels` are the values, `positions` the ordinal
+/// mid-ranks (read only at the ordinal level).
+fn delta2(level: Level, levels: &[f64], positions: &[f64], c: u32, k: u32) -> f64 {
+    if c == k {
+        return 0.0;
+    }
+    let (a, b) = (c as usize, k as usize);
+    match level {
+        Level::Nominal => 1.0,
+        Level::Ordinal => (positions[a] - positions[b]).powi(2),
+        Level::Interval => (levels[a] - levels[b]).powi(2),
+        Level::Ratio => ratio_delta2(levels[a], levels[b]),
+    }
+}
+
+/// Σ_{i≠j} δ² / (m − 1) of one unit given as (code, count) entries, for the levels whose δ does
+/// not depend on the marginals (not ordinal).
+fn unit_within(level: Level, levels: &[f64], codes: &[u32], counts: &[u32], m: usize) -> f64 {
+    let m = m as f64;
+    if level == Level::Nominal {
+        // Ordered pairs that disagree: m² − Σ count².
+        let same: f64 = counts.iter().map(|&c| f64::from(c) * f64::from(c)).sum();
+        return (m * m - same) / (m - 1.0);
+    }
+    let mut sum = 0.0;
+    for i in 0..codes.len() {
+        for j in i + 1..codes.len() {
+            let pairs = 2.0 * f64::from(counts[i]) * f64::from(counts[j]);
+            sum += pairs * delta2(level, levels, &[], codes[i], codes[j]);
+        }
+    }
+    sum / (m - 1.0)
+}
+
 /// Σ_c n_c (x_c − x̄)², the weighted sum of squares of `x` about its weighted mean.
 fn spread(nc: &[f64], x: &[f64], n: f64) -> f64 {
     let mean = nc.iter().zip(x).map(|(w, v)| w * v).sum::<f64>() / n;
@@ -712,51 +867,53 @@ impl Hasher for MixHasher {
     }
 }
 
-/// Codes values by their rank among the distinct values: returns (distinct values ascending,
-/// code of each value). `-0.0` and `0.0` are one value.
-fn code_values(values: &[f64]) -> (Vec<f64>, Vec<u32>) {
-    const DENSE_LIMIT: f64 = (1u32 << 20) as f64;
-    let dense = values
-        .iter()
-        .all(|&v| (0.0..DENSE_LIMIT).contains(&v) && v.fract() == 0.0);
-    if dense {
-        let max = values.iter().fold(0.0f64, |a, &b| a.max(b)) as usize;
-        let mut table = vec![u32::MAX; max + 1];
-        for &v in values {
-            table[v as usize] = 0;
-        }
-        let mut levels = Vec::new();
-        for (i, slot) in table.iter_mut().enumerate() {
-            if *slot == 0 {
-                *slot = levels.len() as u32;
-                levels.push(i as f64);
-            }
-        }
-        let codes = values.iter().map(|&v| table[v as usize]).collect();
-        return (levels, codes);
-    }
+/// Codes values in order of first appearance. `-0.0` and `0.0` are one value. Small
+/// non-negative integers (anchors, Likert points, label codes) are looked up in a direct table;
+/// the first value that is not one moves every code into a hash map, which takes over.
+#[derive(Default)]
+struct Coder {
+    /// The value of each code.
+    levels: Vec<f64>,
+    table: Vec<u32>,
+    map: Option<HashMap<u64, u32, BuildHasherDefault<MixHasher>>>,
+}
 
-    let mut index: HashMap<u64, u32, BuildHasherDefault<MixHasher>> = HashMap::default();
-    let mut distinct: Vec<f64> = Vec::new();
-    let mut first: Vec<u32> = Vec::with_capacity(values.len());
-    for &v in values {
+impl Coder {
+    const DENSE_LIMIT: f64 = (1u32 << 20) as f64;
+
+    #[inline]
+    fn code(&mut self, v: f64) -> u32 {
         let v = v + 0.0; // -0.0 + 0.0 == +0.0
-        let next = distinct.len() as u32;
-        let code = *index.entry(v.to_bits()).or_insert_with(|| {
-            distinct.push(v);
-            next
-        });
-        first.push(code);
+        if self.map.is_none() {
+            let i = v as u32; // saturating; checked next
+            if (0.0..Self::DENSE_LIMIT).contains(&v) && f64::from(i) == v {
+                let i = i as usize;
+                if i >= self.table.len() {
+                    self.table.resize(i + 1, u32::MAX);
+                }
+                if self.table[i] == u32::MAX {
+                    self.table[i] = self.levels.len() as u32;
+                    self.levels.push(v);
+                }
+                return self.table[i];
+            }
+            let map = self
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(c, x)| (x.to_bits(), c as u32))
+                .collect();
+            self.map = Some(map);
+            self.table = Vec::new();
+        }
+        let next = self.levels.len() as u32;
+        let map = self.map.get_or_insert_with(HashMap::default);
+        let code = *map.entry(v.to_bits()).or_insert(next);
+        if code == next {
+            self.levels.push(v);
+        }
+        code
     }
-    let mut order: Vec<u32> = (0..distinct.len() as u32).collect();
-    order.sort_unstable_by(|&a, &b| distinct[a as usize].total_cmp(&distinct[b as usize]));
-    let mut rank = vec![0u32; distinct.len()];
-    for (r, &old) in order.iter().enumerate() {
-        rank[old as usize] = r as u32;
-    }
-    let levels = order.iter().map(|&o| distinct[o as usize]).collect();
-    let codes = first.iter().map(|&c| rank[c as usize]).collect();
-    (levels, codes)
 }
 
 #[cfg(test)]
@@ -894,6 +1051,46 @@ pub(crate) mod tests {
             let a = alpha(&units, level).unwrap().alpha.unwrap();
             let b = alpha(&shifted, level).unwrap().alpha.unwrap();
             assert!((a - b).abs() < 1e-12, "{level}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn switching_from_table_to_hash_midway_keeps_every_code() {
+        // Ordinal α depends only on order: a monotone map that turns the values above 2 into
+        // non-integers (first met mid-way, after integer codes were given) must not change it.
+        let units = reference_units();
+        let mut mixed = Units::new();
+        for u in units.iter() {
+            let row: Vec<f64> = u
+                .iter()
+                .map(|&v| if v > 2.0 { v * 10.0 + 0.25 } else { v })
+                .collect();
+            mixed.push_unit(&row).unwrap();
+        }
+        for level in [Level::Nominal, Level::Ordinal] {
+            let a = alpha(&units, level).unwrap().alpha.unwrap();
+            let b = alpha(&mixed, level).unwrap().alpha.unwrap();
+            assert!((a - b).abs() < 1e-12, "{level}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn merged_parts_equal_one_pass() {
+        // Coding in slices and merging must give exactly what one pass gives.
+        let units = reference_units();
+        for level in Level::ALL {
+            let mut one = CodedStats::build(&units, 0..units.len(), level);
+            one.sort_levels();
+            let mut merged = CodedStats::build(&units, 0..5, level);
+            merged.append(CodedStats::build(&units, 5..9, level));
+            merged.append(CodedStats::build(&units, 9..units.len(), level));
+            merged.sort_levels();
+            assert_eq!(one.levels, merged.levels);
+            assert_eq!(one.offsets, merged.offsets);
+            assert_eq!(one.codes, merged.codes);
+            assert_eq!(one.counts, merged.counts);
+            assert_eq!(one.full_marginals, merged.full_marginals);
+            assert_eq!(one.within, merged.within, "{level}");
         }
     }
 

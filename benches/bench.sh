@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
+# `krippendorff` package on the same matrices (SPEC §9). Usage: benches/bench.sh [--quick]
+#
+# It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
+# numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
+# seed (benches/gen_reliability.py), and prints times, ratios and peak memory.
+# --quick uses 100,000 units instead of 1,000,000 for a fast smoke run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UNITS=1000000
+[ "${1:-}" = "--quick" ] && UNITS=100000
+RATERS=10
+DATA=bench-data
+mkdir -p "$DATA"
+
+echo "== building calibench (release)"
+cargo build --release --quiet
+BIN=target/release/calibench
+
+if [ ! -x "$DATA/venv/bin/python" ]; then
+  echo "== creating $DATA/venv with numpy and krippendorff"
+  python3 -m venv "$DATA/venv"
+  "$DATA/venv/bin/pip" install --quiet numpy krippendorff==0.9.0
+fi
+PY="$DATA/venv/bin/python"
+[ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
+
+gen() { # kind units name
+  [ -f "$DATA/$3.csv" ] || { echo "== generating $3 ($RATERS raters x $2 units, 10% missing)"; "$PY" benches/gen_reliability.py "$1" "$RATERS" "$2" "$DATA/$3"; }
+}
+A=anchors-$UNITS; O=ordinal101-$UNITS; C=continuous-$UNITS; B=anchors-100000
+gen anchors "$UNITS" "$A"
+gen ordinal101 "$UNITS" "$O"
+gen continuous "$UNITS" "$C"
+gen anchors 100000 "$B"
+
+# Runs a command under GNU time; `measure3` three times (figures are the fastest run, memory the
+# largest), since one run on a shared 2-core machine is noisy.
+measure() { # outfile cmd...
+  local out=$1; shift
+  /usr/bin/time -v "$@" > "$out.stdout" 2> "$out.stderr" || true
+}
+measure3() { # outfile cmd...
+  local out=$1; shift
+  for i in 1 2 3; do measure "$out.$i" "$@"; done
+  cp "$out.1.stdout" "$out.stdout"; cat "$out".[123].stderr > "$out.stderr"
+}
+min_of() { sort -g | head -1; }
+rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf "%.0f", m/1024}' "$1.stderr"; }
+wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
+phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
+
+printf '\n%-34s %10s %10s %10s %10s %9s\n' "case ($RATERS x $UNITS)" "calibench" "  (alpha)" "python" "ratio" "peak MB"
+for level in interval nominal; do
+  c="$DATA/out-c-$level"; p="$DATA/out-p-$level"
+  measure3 "$c" "$BIN" alpha "$DATA/$A.csv" --level "$level" --bootstrap 0 --timings --json
+  measure "$p" "$PY" benches/python_alpha.py "$DATA/$A.npy" "$level"
+  ca=$(phase "$c" estimate); pa=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$p.stdout")
+  calpha=$(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"); palpha=$(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")
+  printf '%-34s %9ss %9ss %9ss %9sx %5s/%s\n' "anchors {0..100 step 25}, $level" "$(wall_s "$c")" "$ca" "$pa" \
+    "$(awk -v a="$pa" -v b="$ca" 'BEGIN{printf "%.0f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
+  echo "    alpha: calibench $calpha, python $palpha"
+done
+
+for kind in "$O:ordinal" "$C:interval"; do
+  data=${kind%%:*}; level=${kind##*:}
+  c="$DATA/out-c-$data"; p="$DATA/out-p-$data"
+  measure3 "$c" "$BIN" alpha "$DATA/$data.csv" --level "$level" --bootstrap 0 --timings --json
+  # The Python package builds a units x V x V array; cap it at 16 GB so it fails fast.
+  measure "$p" bash -c "ulimit -v 16000000; timeout 300 '$PY' benches/python_alpha.py '$DATA/$data.npy' $level"
+  printf '%-34s %9ss %9ss %10s %10s %5s/%s\n' "$data, $level" "$(wall_s "$c")" "$(phase "$c" estimate)" \
+    "$(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout" | sed 's/^[-0-9.]*$/ran/')" "" "$(rss_mb "$c")" "$(rss_mb "$p")"
+  echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(cat "$p.stdout" | tr -d '\n')"
+done
+
+b="$DATA/out-boot"
+measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level interval --bootstrap 2000 --timings --json
+printf '\n2,000 unit-bootstrap replicates, %s x 100,000 units, interval: %ss (whole command %ss, %s MB)\n' \
+  "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
+b="$DATA/out-boot-ordinal"
+measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level ordinal --bootstrap 2000 --timings --json
+printf '2,000 unit-bootstrap replicates, %s x 100,000 units, ordinal:  %ss (whole command %ss, %s MB)\n' \
+  "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
+echo
+echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha computation alone;"
+echo "python: the krippendorff.alpha call alone on the preloaded array; ratio = python / (alpha)."
+echo "Times are the fastest of three runs on each side."
+echo "peak MB: calibench / python process maximum resident set size. Machine: $(nproc) cores."
