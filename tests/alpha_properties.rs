@@ -194,7 +194,7 @@ proptest! {
                 let a = interval(&units, level, rows[0].len(), plan(1)).unwrap();
                 let b = interval(&units, level, rows[0].len(), plan(3)).unwrap();
                 prop_assert_eq!(&a, &b);
-                for bound in [a.lower, a.upper].into_iter().flatten() {
+                for bound in [a.ci.lower, a.ci.upper].into_iter().flatten() {
                     prop_assert!((-1.0..=1.0 + 1e-12).contains(&bound), "{:?} {}: {}", method, level, bound);
                 }
             }

@@ -10,7 +10,7 @@ use crate::error::{Error, InputError};
 use crate::input::reliability::{self, Layout};
 use crate::output::{fmt_opt, Render};
 use crate::stats::alpha::{AlphaError, Level, Prepared};
-use crate::stats::bootstrap::{self, Exceedance, Method, Plan};
+use crate::stats::bootstrap::{self, Exceedance, Interval, Method, Plan};
 
 /// The result printed by `calibench alpha` (`--json` keys are the public interface).
 #[derive(Clone, Debug, Serialize)]
@@ -30,18 +30,8 @@ pub struct AlphaReport {
     pub observed_disagreement: f64,
     pub expected_disagreement: f64,
     /// `None` with `--bootstrap 0`.
-    pub ci: Option<CiReport>,
+    pub ci: Option<Interval>,
     pub q: Vec<Exceedance>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct CiReport {
-    pub lower: Option<f64>,
-    pub upper: Option<f64>,
-    pub method: Method,
-    pub replicates: usize,
-    pub seed: u64,
-    pub undefined_replicates: usize,
 }
 
 pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
@@ -65,7 +55,7 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
         seed: args.seed,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let interval = if args.bootstrap == 0 {
+    let summary = if args.bootstrap == 0 {
         None
     } else {
         let draws = match method {
@@ -94,15 +84,8 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
         pairable_values: estimate.pairable_values,
         observed_disagreement: estimate.observed_disagreement,
         expected_disagreement: estimate.expected_disagreement,
-        q: interval.as_ref().map(|i| i.q.clone()).unwrap_or_default(),
-        ci: interval.map(|i| CiReport {
-            lower: i.lower,
-            upper: i.upper,
-            method: i.method,
-            replicates: i.replicates,
-            seed: i.seed,
-            undefined_replicates: i.undefined_replicates,
-        }),
+        q: summary.as_ref().map(|s| s.q.clone()).unwrap_or_default(),
+        ci: summary.map(|s| s.ci),
     })
 }
 

@@ -30,13 +30,15 @@ impl Render for Calibration {
             fmt_opt(self.auroc, 4)
         );
         s += "  bin            count  confidence  accuracy   gap\n";
-        for b in &self.bins {
+        for (i, b) in self.bins.iter().enumerate() {
+            // The first bin is closed on the left too: it holds confidence 0.
+            let open = if i == 0 { '[' } else { '(' };
             let gap = match (b.accuracy, b.mean_confidence) {
                 (Some(a), Some(c)) => format!("{:+.3}", a - c),
                 _ => "—".into(),
             };
             s += &format!(
-                "  ({:.3}, {:.3}]  {:>5}  {:>10}  {:>8}  {:>6}\n",
+                "  {open}{:.3}, {:.3}]  {:>5}  {:>10}  {:>8}  {:>6}\n",
                 b.lower,
                 b.upper,
                 b.count,

@@ -1,9 +1,7 @@
 //! Predictions for `calibench calibrate`: a CSV with `confidence` and `correct` columns (others
 //! ignored). `correct` is 0/1 or true/false (any case); `confidence` a number in [0, 1].
 
-use csv::StringRecord;
-
-use super::{csv_error, missing_columns};
+use super::{csv_with_header, for_each_row, missing_columns};
 use crate::error::InputError;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -13,17 +11,7 @@ pub struct Predictions {
 }
 
 pub fn read(name: &str, bytes: &[u8]) -> Result<Predictions, InputError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .from_reader(bytes);
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| csv_error(name, e))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let (mut reader, header) = csv_with_header(name, bytes)?;
     let find = |col: &str| header.iter().position(|h| h == col);
     let (Some(conf_col), Some(correct_col)) = (find("confidence"), find("correct")) else {
         let missing: Vec<&str> = ["confidence", "correct"]
@@ -39,17 +27,7 @@ pub fn read(name: &str, bytes: &[u8]) -> Result<Predictions, InputError> {
         confidence: Vec::new(),
         correct: Vec::new(),
     };
-    let mut record = StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(csv_error(name, e)),
-        }
-        let line = record.position().map_or(0, |p| p.line());
-        if record.iter().all(|c| c.trim().is_empty()) {
-            continue;
-        }
+    for_each_row(name, &mut reader, |record, line| {
         let raw = record.get(conf_col).unwrap_or("").trim();
         let confidence = raw
             .parse::<f64>()
@@ -74,7 +52,8 @@ pub fn read(name: &str, bytes: &[u8]) -> Result<Predictions, InputError> {
         };
         out.confidence.push(confidence);
         out.correct.push(correct);
-    }
+        Ok(())
+    })?;
     if out.confidence.is_empty() {
         return Err(InputError::new(name, "no predictions after the header")
             .hint("one row per prediction: confidence,correct"));

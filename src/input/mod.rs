@@ -4,7 +4,48 @@
 pub mod calibration;
 pub mod reliability;
 
+use csv::StringRecord;
+
 use crate::error::InputError;
+
+/// A CSV reader over `bytes` (a UTF-8 byte-order mark skipped) and its trimmed header names.
+pub(crate) fn csv_with_header<'a>(
+    name: &str,
+    bytes: &'a [u8],
+) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), InputError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(false)
+        .from_reader(bytes);
+    let header = reader
+        .headers()
+        .map_err(|e| csv_error(name, e))?
+        .iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    Ok((reader, header))
+}
+
+/// Calls `row(record, line)` for every data row that is not blank, stopping at the first error.
+pub(crate) fn for_each_row(
+    name: &str,
+    reader: &mut csv::Reader<&[u8]>,
+    mut row: impl FnMut(&StringRecord, u64) -> Result<(), InputError>,
+) -> Result<(), InputError> {
+    let mut record = StringRecord::new();
+    loop {
+        match reader.read_record(&mut record) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => return Err(csv_error(name, e)),
+        }
+        if record.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        row(&record, record.position().map_or(0, |p| p.line()))?;
+    }
+}
 
 /// Converts a CSV parser error into an input error at its line.
 pub(crate) fn csv_error(name: &str, e: csv::Error) -> InputError {

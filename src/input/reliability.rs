@@ -13,12 +13,9 @@
 //!
 //! Readers take bytes, not paths, so that they can be fuzzed and tested without files.
 
-use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
-use csv::StringRecord;
-
-use super::{csv_error, missing_columns};
+use super::{csv_with_header, for_each_row, missing_columns};
 use crate::error::InputError;
 use crate::stats::alpha::{Level, Units};
 
@@ -51,16 +48,7 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
         return read_jsonl(name, bytes, level);
     }
 
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(false)
-        .from_reader(bytes);
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| csv_error(name, e))?
-        .iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    let (reader, header) = csv_with_header(name, bytes)?;
     if header.iter().all(|h| h.is_empty()) {
         return Err(InputError::new(name, "the file is empty: no header row")
             .at_line(1)
@@ -175,37 +163,19 @@ fn read_wide_csv(
     let mut raters: HashMap<String, u64> = HashMap::new();
     // One column of values per rater; NaN marks a missing value (values are finite otherwise).
     let mut columns: Vec<Vec<f64>> = Vec::new();
-    let mut record = StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(csv_error(name, e)),
-        }
-        let line = record.position().map_or(0, |p| p.line());
+    for_each_row(name, &mut reader, |record, line| {
         let rater = record.get(0).unwrap_or("").trim();
-        if rater.is_empty() && record.iter().all(|c| c.trim().is_empty()) {
-            continue;
-        }
         if rater.is_empty() {
             return Err(InputError::new(name, "the rater name is empty")
                 .at_line(line)
                 .field(format!("column \"{}\"", header[0])));
         }
-        match raters.entry(rater.to_string()) {
-            Entry::Occupied(first) => {
-                return Err(InputError::new(
-                    name,
-                    format!(
-                        "rater `{rater}` has a second row (the first is on line {})",
-                        first.get()
-                    ),
-                )
-                .at_line(line))
-            }
-            Entry::Vacant(v) => {
-                v.insert(line);
-            }
+        if let Some(first) = raters.insert(rater.to_string(), line) {
+            return Err(InputError::new(
+                name,
+                format!("rater `{rater}` has a second row (the first is on line {first})"),
+            )
+            .at_line(line));
         }
         let mut column = Vec::with_capacity(unit_names.len());
         for (i, raw) in record.iter().skip(1).enumerate() {
@@ -215,7 +185,8 @@ fn read_wide_csv(
             column.push(value.unwrap_or(f64::NAN));
         }
         columns.push(column);
-    }
+        Ok(())
+    })?;
     if columns.is_empty() {
         return Err(InputError::new(name, "no rater rows after the header")
             .hint("wide layout has one row per rater"));
@@ -338,17 +309,7 @@ fn read_long_csv(
     let (unit_col, rater_col, value_col) = (col("unit"), col("rater"), col("value"));
     let mut cells = CellParser::new(level);
     let mut builder = LongBuilder::new();
-    let mut record = StringRecord::new();
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(csv_error(name, e)),
-        }
-        let line = record.position().map_or(0, |p| p.line());
-        if record.iter().all(|c| c.trim().is_empty()) {
-            continue;
-        }
+    for_each_row(name, &mut reader, |record, line| {
         let get = |i: usize| record.get(i).unwrap_or("").trim();
         let (unit, rater) = (get(unit_col), get(rater_col));
         for (field, text) in [("unit", unit), ("rater", rater)] {
@@ -362,7 +323,8 @@ fn read_long_csv(
             .parse(get(value_col))
             .map_err(|p| cell_error(name, line, "column \"value\"".into(), p))?;
         builder.push(unit, rater, value, line);
-    }
+        Ok(())
+    })?;
     builder.finish(name)
 }
 

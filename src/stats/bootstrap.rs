@@ -46,7 +46,7 @@ pub struct Exceedance {
     pub q: Option<f64>,
 }
 
-/// A percentile 95% bootstrap interval and the q shares.
+/// A percentile 95% bootstrap interval and how it was drawn.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Interval {
     pub lower: Option<f64>,
@@ -54,7 +54,14 @@ pub struct Interval {
     pub method: Method,
     pub replicates: usize,
     pub seed: u64,
+    /// Replicates whose α was undefined (no variation drawn), left out of the percentiles and q.
     pub undefined_replicates: usize,
+}
+
+/// What a bootstrap of α yields: the interval and the q shares.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub ci: Interval,
     pub q: Vec<Exceedance>,
 }
 
@@ -75,7 +82,7 @@ pub fn interval(
     level: Level,
     raters: usize,
     plan: Plan,
-) -> Result<Interval, AlphaError> {
+) -> Result<Summary, AlphaError> {
     let draws = match plan.method {
         Method::Units => unit_replicates(&Prepared::new(units, level)?, plan),
         Method::Kalpha => kalpha_replicates(&Prepared::coded(units, level)?, raters, plan),
@@ -133,20 +140,22 @@ pub fn kalpha_replicates(prepared: &Prepared, raters: usize, plan: Plan) -> Vec<
 }
 
 /// Percentile interval and q shares of replicate values.
-pub fn summarize(plan: Plan, draws: &[Option<f64>]) -> Interval {
+pub fn summarize(plan: Plan, draws: &[Option<f64>]) -> Summary {
     let mut defined: Vec<f64> = draws.iter().flatten().copied().collect();
     defined.sort_unstable_by(f64::total_cmp);
     let share_below = |t: f64| {
         (!defined.is_empty())
             .then(|| defined.partition_point(|&a| a < t) as f64 / defined.len() as f64)
     };
-    Interval {
-        lower: percentile(&defined, 0.025),
-        upper: percentile(&defined, 0.975),
-        method: plan.method,
-        replicates: plan.replicates,
-        seed: plan.seed,
-        undefined_replicates: draws.len() - defined.len(),
+    Summary {
+        ci: Interval {
+            lower: percentile(&defined, 0.025),
+            upper: percentile(&defined, 0.975),
+            method: plan.method,
+            replicates: plan.replicates,
+            seed: plan.seed,
+            undefined_replicates: draws.len() - defined.len(),
+        },
         q: ALPHA_MINS
             .iter()
             .map(|&alpha_min| Exceedance {
@@ -222,7 +231,7 @@ mod tests {
         let mut p = plan(Method::Units, 1);
         p.seed = 43;
         let b = interval(&reference(), Level::Interval, 4, p).unwrap();
-        assert_ne!(a.lower, b.lower);
+        assert_ne!(a.ci.lower, b.ci.lower);
     }
 
     #[test]
@@ -232,14 +241,14 @@ mod tests {
                 .unwrap()
                 .alpha
                 .unwrap();
-            let ci = interval(&reference(), Level::Interval, 4, plan(method, 2)).unwrap();
-            let (lo, hi) = (ci.lower.unwrap(), ci.upper.unwrap());
+            let s = interval(&reference(), Level::Interval, 4, plan(method, 2)).unwrap();
+            let (lo, hi) = (s.ci.lower.unwrap(), s.ci.upper.unwrap());
             assert!(
                 -1.0 <= lo && lo <= est && est <= hi && hi <= 1.0,
                 "{lo} {est} {hi}"
             );
-            assert_eq!(ci.q.len(), 2);
-            assert!(ci.q.iter().all(|e| (0.0..=1.0).contains(&e.q.unwrap())));
+            assert_eq!(s.q.len(), 2);
+            assert!(s.q.iter().all(|e| (0.0..=1.0).contains(&e.q.unwrap())));
         }
     }
 
@@ -251,7 +260,7 @@ mod tests {
         let units = interval(&reference(), Level::Nominal, 4, p).unwrap();
         p.method = Method::Kalpha;
         let kalpha = interval(&reference(), Level::Nominal, 4, p).unwrap();
-        let width = |i: &Interval| i.upper.unwrap() - i.lower.unwrap();
+        let width = |s: &Summary| s.ci.upper.unwrap() - s.ci.lower.unwrap();
         assert!(width(&kalpha) < width(&units));
     }
 
@@ -259,10 +268,10 @@ mod tests {
     fn undefined_alpha_gives_no_interval() {
         let units = Units::from_rows(&[[Some(2.0), Some(2.0)], [Some(2.0), Some(2.0)]]).unwrap();
         for method in [Method::Units, Method::Kalpha] {
-            let ci = interval(&units, Level::Nominal, 2, plan(method, 2)).unwrap();
-            assert_eq!((ci.lower, ci.upper), (None, None));
-            assert_eq!(ci.undefined_replicates, 400);
-            assert!(ci.q.iter().all(|e| e.q.is_none()));
+            let s = interval(&units, Level::Nominal, 2, plan(method, 2)).unwrap();
+            assert_eq!((s.ci.lower, s.ci.upper), (None, None));
+            assert_eq!(s.ci.undefined_replicates, 400);
+            assert!(s.q.iter().all(|e| e.q.is_none()));
         }
     }
 
@@ -276,7 +285,7 @@ mod tests {
         };
         let draws = [Some(0.5), Some(0.7), Some(0.9), None, Some(0.79)];
         let s = summarize(p, &draws);
-        assert_eq!(s.undefined_replicates, 1);
+        assert_eq!(s.ci.undefined_replicates, 1);
         assert_eq!(s.q[0].q, Some(0.25)); // below 0.667: 0.5
         assert_eq!(s.q[1].q, Some(0.75)); // below 0.8: 0.5, 0.7, 0.79
     }
