@@ -64,9 +64,9 @@ for level in interval nominal; do
   echo "    alpha: calibench $calpha, python $palpha"
 done
 
-for kind in "$O:ordinal" "$C:interval"; do
+for kind in "$O:ordinal" "$C:interval" "$C:ordinal"; do
   data=${kind%%:*}; level=${kind##*:}
-  c="$DATA/out-c-$data"; p="$DATA/out-p-$data"
+  c="$DATA/out-c-$data-$level"; p="$DATA/out-p-$data-$level"
   measure3 "$c" "$BIN" alpha "$DATA/$data.csv" --level "$level" --bootstrap 0 --timings --json
   # The Python package builds a units x V x V array; cap it at 16 GB so it fails fast.
   measure "$p" bash -c "ulimit -v 16000000; timeout 300 '$PY' benches/python_alpha.py '$DATA/$data.npy' $level"

@@ -114,7 +114,7 @@ fn check_interval_magnitude(values: &[f64]) -> Result<(), AlphaError> {
 }
 
 /// Inputs with at least this many values are coded on every core.
-const PARALLEL_VALUES: usize = 1 << 20;
+const PARALLEL_VALUES: usize = 1 << 18;
 
 /// Ratio's expected disagreement has no one-pass form: it compares every pair of distinct values.
 pub const RATIO_DISTINCT_LIMIT: usize = 20_000;
