@@ -21,8 +21,9 @@
 //!
 //! Interval data is kept as raw numbers (shifted by the first pairable value, which keeps the
 //! sums of squares well conditioned and makes identical data exactly zero), so continuous values
-//! cost O(values). The other levels code the distinct values once: a direct table when the
-//! values are small non-negative integers, otherwise a hash.
+//! cost O(values). The other levels code the values during the one pass that builds each unit's
+//! (code, count) entries: a direct table for small non-negative integers, a hash otherwise. Large
+//! inputs are coded on every core and merged exactly.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -56,11 +57,6 @@ impl Level {
             Level::Interval => "interval",
             Level::Ratio => "ratio",
         }
-    }
-
-    /// Whether values must be numbers (every level but nominal).
-    pub fn is_numeric(self) -> bool {
-        self != Level::Nominal
     }
 }
 
@@ -188,11 +184,6 @@ impl Units {
 
     pub fn iter(&self) -> impl Iterator<Item = &[f64]> + '_ {
         self.offsets.windows(2).map(|w| &self.values[w[0]..w[1]])
-    }
-
-    /// Number of recorded (non-missing) values.
-    pub fn value_count(&self) -> usize {
-        self.values.len()
     }
 }
 
@@ -429,22 +420,10 @@ impl Prepared {
         })
     }
 
-    pub fn level(&self) -> Level {
-        self.level
-    }
-
     pub fn pairable_units(&self) -> usize {
         match &self.stats {
             Stats::Interval(s) => s.m.len(),
             Stats::Coded(s) => s.m.len(),
-        }
-    }
-
-    /// Number of distinct pairable values, where the statistics are coded.
-    pub fn distinct_values(&self) -> Option<usize> {
-        match &self.stats {
-            Stats::Interval(_) => None,
-            Stats::Coded(s) => Some(s.levels.len()),
         }
     }
 
