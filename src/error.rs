@@ -80,14 +80,34 @@ pub enum Error {
     },
     #[error("cannot write the result: {0}")]
     Write(std::io::Error),
+    #[error("{}", list(.0))]
+    Inputs(Vec<InputError>),
+}
+
+/// Several input problems, one per line, at most 20 shown.
+fn list(problems: &[InputError]) -> String {
+    const SHOWN: usize = 20;
+    let mut s = format!("{} problems in the input:", problems.len());
+    for p in problems.iter().take(SHOWN) {
+        s += &format!("\n  {p}");
+    }
+    if problems.len() > SHOWN {
+        s += &format!(
+            "\n  … and {} more (calibench validate lists them all)",
+            problems.len() - SHOWN
+        );
+    }
+    s
 }
 
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_) | Error::NotBuilt { .. } | Error::Read { .. } | Error::Write(_) => {
-                BAD_INPUT
-            }
+            Error::Input(_)
+            | Error::Inputs(_)
+            | Error::NotBuilt { .. }
+            | Error::Read { .. }
+            | Error::Write(_) => BAD_INPUT,
         }
     }
 

@@ -19,6 +19,8 @@ pub const BAD_INPUT: u8 = 2;
 pub enum Verdict {
     Pass,
     Fail,
+    /// The command ran to the end and found the input unusable (`validate` listing problems).
+    BadInput,
 }
 
 /// The one mapping from a command's result to the process's exit status.
@@ -26,6 +28,7 @@ pub fn status(result: &Result<Verdict, Error>) -> ExitCode {
     ExitCode::from(match result {
         Ok(Verdict::Pass) => SUCCESS,
         Ok(Verdict::Fail) => FAILURE,
+        Ok(Verdict::BadInput) => BAD_INPUT,
         Err(e) => e.exit_code(),
     })
 }

@@ -6,10 +6,16 @@
 //! result per command) → `output` (JSON or human text on stdout). Errors are one enum in `error`;
 //! exit statuses are decided in `exit`.
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
+pub mod config;
+pub mod corpus;
 pub mod error;
 pub mod exit;
+pub mod generate;
 pub mod input;
 pub mod output;
+pub mod replay;
+pub mod report;
 pub mod stats;

@@ -371,10 +371,8 @@ fn calibrate_error_paths() {
 #[test]
 fn commands_not_built_yet_say_so_and_exit_2() {
     for args in [
-        vec!["run"],
         vec!["gate", "runs/x"],
         vec!["trust", "verdicts.jsonl"],
-        vec!["validate", "corpora/x"],
         vec!["collect", "experiment.toml"],
         vec!["report", "runs/x"],
     ] {

@@ -3,6 +3,8 @@
 
 pub mod alpha;
 pub mod calibrate;
+pub mod run;
+pub mod validate;
 
 use std::path::Path;
 use std::time::Instant;
@@ -23,10 +25,14 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
     match cli.command {
         Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
-        Command::Run(_) => not_built("run"),
+        Command::Run(args) => emit(&run::run(&args)?, style),
         Command::Gate(_) => not_built("gate"),
         Command::Trust(_) => not_built("trust"),
-        Command::Validate(_) => not_built("validate"),
+        Command::Validate(args) => {
+            let validation = validate::run(&args)?;
+            emit(&validation, style)?;
+            Ok(validation.verdict())
+        }
         Command::Collect(_) => not_built("collect"),
         Command::Report(_) => not_built("report"),
     }

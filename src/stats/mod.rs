@@ -5,5 +5,6 @@
 pub mod alpha;
 pub mod bootstrap;
 pub mod calibration;
+pub mod paired;
 pub mod quantile;
 pub mod rng;

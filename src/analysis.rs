@@ -1,0 +1,431 @@
+//! Assembles the one result model, [`Metrics`] (what `metrics.json` holds), from an experiment
+//! and its loaded corpus. Pure: the corpus comes in as values, the model goes out as values;
+//! `commands::run` does the reading and writing.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use crate::config::{Arm, Experiment, Mode, Scale};
+use crate::corpus::reviews::{self, Location, Record, Return};
+use crate::corpus::verdicts::Item;
+use crate::error::InputError;
+use crate::replay::review::{self, Merged, ReturnRef};
+use crate::replay::review_metrics::{
+    self, arm_metrics, by_target, reviewer_units, ArmMetrics, TargetInput, DELTA_METRICS,
+};
+use crate::stats::alpha::{Level, Units};
+use crate::stats::bootstrap::{self, Interval, Method, Plan};
+use crate::stats::paired::{paired_delta, wilson, PairedDelta};
+
+/// The files of a corpus, read and parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    /// `reviews.jsonl`: its name for messages and its records.
+    pub reviews: Option<(String, Vec<Record>)>,
+    pub verdicts: Option<Vec<Item>>,
+}
+
+/// A value per arm.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PerArm<T> {
+    pub baseline: T,
+    pub treatment: T,
+}
+
+/// Everything `metrics.json` holds (SPEC §5); sections are absent when the corpus has no file
+/// for them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Metrics {
+    pub experiment: String,
+    pub run_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<AgreementSection>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ReviewSection {
+    pub mode: Mode,
+    pub arms: PerArm<ArmMetrics>,
+    /// treatment − baseline per per-target metric, paired over the targets both arms reviewed.
+    pub delta: BTreeMap<String, Delta>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Delta {
+    #[serde(flatten)]
+    pub paired: PairedDelta,
+    /// Rates only: 95% Wilson intervals of each arm's pooled rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wilson: Option<PerArm<Option<[f64; 2]>>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AgreementSection {
+    /// Among reviewers who corroborate each other, per arm.
+    pub reviewers: PerArm<Agreement>,
+    /// Test-retest across runs, per arm; absent with fewer than two runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<PerArm<Agreement>>,
+}
+
+/// Krippendorff's α over some units, with its bootstrap interval.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Agreement {
+    pub alpha: Option<f64>,
+    pub level: Level,
+    pub ci: Option<Interval>,
+    pub units: usize,
+    pub raters: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined_reason: Option<String>,
+}
+
+/// One merged finding with where it came from: a row of the `findings` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindingRow {
+    pub arm: String,
+    pub target: String,
+    pub run: u32,
+    pub finding: Merged,
+}
+
+/// The model and the rows behind its tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis {
+    pub metrics: Metrics,
+    pub findings: Vec<FindingRow>,
+}
+
+/// Computation settings that do not change the numbers' meaning.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    pub strict: bool,
+    pub threads: usize,
+}
+
+/// Replays every section the corpus has data for.
+pub fn analyse(
+    exp: &Experiment,
+    corpus: &Corpus,
+    run_id: &str,
+    settings: Settings,
+) -> Result<Analysis, InputError> {
+    let mut findings = Vec::new();
+    let (review, agreement) = match &corpus.reviews {
+        Some((name, records)) => {
+            let composites = composites(exp, corpus.verdicts.as_deref().unwrap_or(&[]));
+            let baseline = replay_arm(
+                exp,
+                &exp.baseline,
+                name,
+                records,
+                &composites,
+                settings,
+                &mut findings,
+            )?;
+            let treatment = replay_arm(
+                exp,
+                &exp.treatment,
+                name,
+                records,
+                &composites,
+                settings,
+                &mut findings,
+            )?;
+            let delta = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
+            let runs = match (baseline.runs, treatment.runs) {
+                (Some(baseline), Some(treatment)) => Some(PerArm {
+                    baseline,
+                    treatment,
+                }),
+                _ => None,
+            };
+            (
+                Some(ReviewSection {
+                    mode: exp.mode,
+                    arms: PerArm {
+                        baseline: baseline.metrics,
+                        treatment: treatment.metrics,
+                    },
+                    delta,
+                }),
+                Some(AgreementSection {
+                    reviewers: PerArm {
+                        baseline: baseline.reviewers,
+                        treatment: treatment.reviewers,
+                    },
+                    runs,
+                }),
+            )
+        }
+        None => (None, None),
+    };
+    Ok(Analysis {
+        metrics: Metrics {
+            experiment: exp.name.clone(),
+            run_id: run_id.to_string(),
+            review,
+            agreement,
+        },
+        findings,
+    })
+}
+
+/// Judge composites by (recorded arm label, item id).
+type Composites = HashMap<(String, String), f64>;
+
+fn composites(exp: &Experiment, items: &[Item]) -> Composites {
+    items
+        .iter()
+        .filter_map(|i| {
+            let c = i.composite(&exp.trust.dimension_weights)?;
+            Some(((i.arm.clone(), i.item_id.clone()), c))
+        })
+        .collect()
+}
+
+struct ArmReplay {
+    metrics: ArmMetrics,
+    reviewers: Agreement,
+    runs: Option<Agreement>,
+}
+
+fn replay_arm(
+    exp: &Experiment,
+    arm: &Arm,
+    name: &str,
+    records: &[Record],
+    composites: &Composites,
+    settings: Settings,
+    rows: &mut Vec<FindingRow>,
+) -> Result<ArmReplay, InputError> {
+    let scale = arm.review.scale();
+    let returns = reviews::select(records, &arm.source, exp.mode, scale);
+    let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &returns {
+        for m in &r.malformed {
+            if settings.strict {
+                return Err(m.to_error(name));
+            }
+            *malformed_reasons
+                .entry(format!("{}: {}", m.field, reason_kind(&m.reason)))
+                .or_default() += 1;
+        }
+    }
+
+    // (target, run) groups, in order of first appearance.
+    let mut groups: Vec<((String, u32), Vec<&Return>)> = Vec::new();
+    let mut index: HashMap<(String, u32), usize> = HashMap::new();
+    for r in &returns {
+        let key = (r.target.clone(), r.run);
+        match index.get(&key) {
+            Some(&g) => groups[g].1.push(r),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![r]));
+            }
+        }
+    }
+
+    // A verdict on a finding may be filed under the recorded arm label or the arm's name.
+    let composite = |id: &str| {
+        composites
+            .get(&(arm.source.clone(), id.to_string()))
+            .or_else(|| composites.get(&(arm.name.clone(), id.to_string())))
+            .copied()
+    };
+    let mut per_target = Vec::with_capacity(groups.len());
+    let mut reviewer_rows: Vec<Vec<f64>> = Vec::new();
+    // (target, reviewer, fingerprint) → run → confidence, for test-retest agreement.
+    let mut across_runs: BTreeMap<(String, String, String), BTreeMap<u32, f64>> = BTreeMap::new();
+    for ((target, run), group) in &groups {
+        let ok: Vec<&&Return> = group.iter().filter(|r| !r.failed).collect();
+        let refs: Vec<ReturnRef> = ok
+            .iter()
+            .map(|r| ReturnRef {
+                reviewer: &r.reviewer,
+                findings: &r.findings,
+            })
+            .collect();
+        let merged = review::replay(&arm.review, exp.mode, &refs);
+        let raw: Vec<f64> = ok
+            .iter()
+            .flat_map(|r| r.findings.iter().map(|f| f.confidence))
+            .collect();
+        let input = TargetInput {
+            target,
+            run: *run,
+            raw_confidences: &raw,
+            malformed: group.iter().map(|r| r.malformed.len()).sum(),
+            failed_reviewers: group.iter().filter(|r| r.failed).count(),
+            merged: &merged,
+        };
+        per_target.push(review_metrics::target_metrics(&input, scale, &composite));
+        reviewer_rows.extend(reviewer_units(&merged));
+        for r in &ok {
+            for f in &r.findings {
+                let place = match &f.location {
+                    Location::Doc { section, .. } => section,
+                    Location::Code { file, .. } => file,
+                };
+                let fp = format!(
+                    "{}\u{1f}{}",
+                    review::normalize(place),
+                    review::normalize(&f.title)
+                );
+                let slot = across_runs
+                    .entry((target.clone(), r.reviewer.clone(), fp))
+                    .or_default()
+                    .entry(*run)
+                    .or_insert(f64::MIN);
+                *slot = slot.max(f.confidence);
+            }
+        }
+        rows.extend(merged.into_iter().map(|finding| FindingRow {
+            arm: arm.name.clone(),
+            target: target.clone(),
+            run: *run,
+            finding,
+        }));
+    }
+
+    let level = match scale {
+        Scale::Anchor => Level::Ordinal,
+        Scale::Float => Level::Interval,
+    };
+    let raters = {
+        let mut names: Vec<&str> = returns.iter().map(|r| r.reviewer.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    };
+    let reviewers = agreement(
+        &reviewer_rows,
+        level,
+        raters,
+        exp,
+        settings,
+        "no merged finding has two or more reviewers",
+    );
+    let max_runs = per_target
+        .iter()
+        .fold(HashMap::<&str, usize>::new(), |mut m, t| {
+            *m.entry(t.target.as_str()).or_default() += 1;
+            m
+        })
+        .into_values()
+        .max()
+        .unwrap_or(0);
+    let runs = (max_runs >= 2).then(|| {
+        let rows: Vec<Vec<f64>> = across_runs
+            .into_values()
+            .filter(|by_run| by_run.len() >= 2)
+            .map(|by_run| by_run.into_values().collect())
+            .collect();
+        agreement(
+            &rows,
+            level,
+            max_runs,
+            exp,
+            settings,
+            "no reviewer filed the same finding in two runs",
+        )
+    });
+    Ok(ArmReplay {
+        metrics: arm_metrics(arm.review.name(), scale, per_target, malformed_reasons),
+        reviewers,
+        runs,
+    })
+}
+
+/// The reason of a malformed finding without its particular value, for counting by kind.
+fn reason_kind(reason: &str) -> String {
+    if reason.contains("off the anchor scale") {
+        "off the anchor scale".into()
+    } else if reason.contains("off the float scale") {
+        "off the float scale".into()
+    } else if reason.starts_with("id is already used") {
+        "duplicate id".into()
+    } else {
+        reason.to_string()
+    }
+}
+
+fn agreement(
+    rows: &[Vec<f64>],
+    level: Level,
+    raters: usize,
+    exp: &Experiment,
+    settings: Settings,
+    empty: &str,
+) -> Agreement {
+    let mut units = Units::with_capacity(rows.len(), rows.iter().map(Vec::len).sum());
+    for row in rows {
+        // Confidences were validated finite when the corpus was read.
+        if units.push_unit(row).is_err() {
+            continue;
+        }
+    }
+    let plan = Plan {
+        method: Method::Units,
+        replicates: exp.bootstrap,
+        seed: exp.seed,
+        threads: settings.threads,
+    };
+    match crate::stats::alpha::alpha(&units, level) {
+        Ok(estimate) => {
+            let ci = (exp.bootstrap > 0 && estimate.alpha.is_some())
+                .then(|| bootstrap::interval(&units, level, raters, plan).ok())
+                .flatten()
+                .map(|s| s.ci);
+            Agreement {
+                alpha: estimate.alpha,
+                level,
+                ci,
+                units: estimate.pairable_units,
+                raters,
+                undefined_reason: estimate.undefined_reason,
+            }
+        }
+        Err(e) => Agreement {
+            alpha: None,
+            level,
+            ci: None,
+            units: 0,
+            raters,
+            undefined_reason: Some(format!("{empty} ({e})")),
+        },
+    }
+}
+
+/// treatment − baseline for every per-target metric, over the targets both arms reviewed.
+fn deltas(
+    exp: &Experiment,
+    b: &ArmMetrics,
+    t: &ArmMetrics,
+    threads: usize,
+) -> BTreeMap<String, Delta> {
+    let mut out = BTreeMap::new();
+    for (name, metric) in DELTA_METRICS {
+        let base: HashMap<String, f64> = by_target(&b.per_target, metric).into_iter().collect();
+        let (mut xs, mut ys) = (Vec::new(), Vec::new());
+        for (target, y) in by_target(&t.per_target, metric) {
+            if let Some(&x) = base.get(&target) {
+                xs.push(x);
+                ys.push(y);
+            }
+        }
+        let Some(paired) = paired_delta(&xs, &ys, exp.bootstrap, exp.seed, threads) else {
+            continue;
+        };
+        let wilson = (name == "promotion_rate").then(|| PerArm {
+            baseline: wilson(b.promoted, b.merged),
+            treatment: wilson(t.promoted, t.merged),
+        });
+        out.insert(name.to_string(), Delta { paired, wilson });
+    }
+    out
+}

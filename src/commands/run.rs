@@ -1,0 +1,470 @@
+//! `calibench run [EXPERIMENT…]`: replay each experiment, compute its metrics, and write its run
+//! directory (SPEC §5). A run directory is written under a temporary name and renamed when
+//! complete, so a crash never leaves a half run that looks whole.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::read_file;
+use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
+use crate::cli::RunArgs;
+use crate::config::{self, Experiment};
+use crate::corpus::{reviews, verdicts};
+use crate::error::{Error, InputError};
+use crate::output::{fmt_opt, Render};
+use crate::report::tables;
+
+/// What `run` reports: one entry per experiment.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    pub runs: Vec<Completed>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Completed {
+    pub run_dir: PathBuf,
+    pub metrics: Metrics,
+}
+
+impl Serialize for RunReport {
+    /// `--json` prints the metrics: one object for one experiment, a list for several.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.runs.as_slice() {
+            [one] => one.metrics.serialize(s),
+            many => many
+                .iter()
+                .map(|r| &r.metrics)
+                .collect::<Vec<_>>()
+                .serialize(s),
+        }
+    }
+}
+
+pub fn run(args: &RunArgs) -> Result<RunReport, Error> {
+    let experiments = if args.experiments.is_empty() {
+        discover(Path::new("corpora"))?
+    } else {
+        args.experiments.clone()
+    };
+    if let Some(id) = &args.run_id {
+        if experiments.len() > 1 {
+            return Err(InputError::new(
+                "--run-id",
+                "names one run, but several experiments were given",
+            )
+            .hint("run them one at a time, or drop --run-id")
+            .into());
+        }
+        check_run_id(id)?;
+    }
+    let mut runs = Vec::new();
+    for path in &experiments {
+        runs.push(run_one(path, args)?);
+    }
+    Ok(RunReport { runs })
+}
+
+/// Every `corpora/*/experiment.toml`, sorted.
+fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
+    let entries = std::fs::read_dir(root).map_err(|e| Error::read(root, e))?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path().join("experiment.toml"))
+        .filter(|p| p.is_file())
+        .collect();
+    found.sort();
+    if found.is_empty() {
+        return Err(
+            InputError::new(root.display().to_string(), "holds no */experiment.toml")
+                .hint("name an experiment: calibench run path/to/experiment.toml")
+                .into(),
+        );
+    }
+    Ok(found)
+}
+
+/// Run ids become directory names: keep them to one plain path component.
+fn check_run_id(id: &str) -> Result<(), Error> {
+    let ok = !id.is_empty()
+        && id != "."
+        && id != ".."
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(
+            InputError::new("--run-id", format!("`{id}` is not a usable run id"))
+                .hint("use letters, digits, `.`, `_` and `-` only")
+                .into(),
+        )
+    }
+}
+
+/// An input file that was read, for the manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct InputFile {
+    path: String,
+    sha256: String,
+    bytes: usize,
+}
+
+/// Reads the experiment and its corpus. Every record-level problem refuses the run.
+pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
+    let mut inputs = Vec::new();
+    let mut read = |p: &Path| -> Result<Vec<u8>, Error> {
+        let bytes = read_file(p)?;
+        inputs.push(InputFile {
+            path: p.display().to_string(),
+            sha256: hex(&Sha256::digest(&bytes)),
+            bytes: bytes.len(),
+        });
+        Ok(bytes)
+    };
+    let text = read(path)?;
+    let text = String::from_utf8(text)
+        .map_err(|_| InputError::new(path.display().to_string(), "is not valid UTF-8"))?;
+    let exp = config::parse(path, &text)?;
+    let mut corpus = Corpus::default();
+    let reviews_path = exp.corpus.join("reviews.jsonl");
+    if reviews_path.is_file() {
+        let name = reviews_path.display().to_string();
+        let (records, problems) = reviews::parse(&name, &read(&reviews_path)?);
+        refuse(problems)?;
+        corpus.reviews = Some((name, records));
+    }
+    let verdicts_path = exp.corpus.join("verdicts.jsonl");
+    if verdicts_path.is_file() {
+        let (items, problems) =
+            verdicts::parse(&verdicts_path.display().to_string(), &read(&verdicts_path)?);
+        refuse(problems)?;
+        corpus.verdicts = Some(items);
+    }
+    if corpus.reviews.is_none() && corpus.verdicts.is_none() {
+        return Err(InputError::new(
+            exp.corpus.display().to_string(),
+            "holds no reviews.jsonl or verdicts.jsonl to replay",
+        )
+        .hint("`corpus` in the experiment names the folder, relative to the experiment file")
+        .into());
+    }
+    Ok((exp, corpus, inputs))
+}
+
+fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
+    match problems.len() {
+        0 => Ok(()),
+        1 => Err(problems.remove(0).into()),
+        _ => Err(Error::Inputs(problems)),
+    }
+}
+
+fn run_one(path: &Path, args: &RunArgs) -> Result<Completed, Error> {
+    let started = SystemTime::now();
+    let (mut exp, corpus, inputs) = load(path)?;
+    if let Some(b) = args.bootstrap {
+        exp.bootstrap = b;
+    }
+    if let Some(s) = args.seed {
+        exp.seed = s;
+    }
+    let run_id = match &args.run_id {
+        Some(id) => id.clone(),
+        None => free_run_id(
+            &args.runs_dir,
+            &format!("{}-{}", exp.name, compact_time(started)),
+        ),
+    };
+    let settings = Settings {
+        strict: args.strict,
+        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let Analysis { metrics, findings } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    files.push(("metrics.json".into(), to_json(&metrics)));
+    let table_error =
+        |e: polars::error::PolarsError| Error::Write(std::io::Error::other(e.to_string()));
+    for (name, df) in [
+        ("targets", tables::targets(&metrics).map_err(table_error)?),
+        (
+            "findings",
+            tables::findings(&findings).map_err(table_error)?,
+        ),
+    ] {
+        if let Some(mut df) = df {
+            files.push((
+                format!("{name}.csv"),
+                tables::to_csv(&mut df).map_err(table_error)?,
+            ));
+            files.push((
+                format!("{name}.parquet"),
+                tables::to_parquet(&mut df).map_err(table_error)?,
+            ));
+        }
+    }
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        calibench_version: env!("CARGO_PKG_VERSION"),
+        command_line: std::env::args().collect(),
+        experiment_file: path.display().to_string(),
+        experiment: exp.clone(),
+        inputs,
+        seed: exp.seed,
+        bootstrap: exp.bootstrap,
+        started_at: rfc3339(started),
+        finished_at: rfc3339(SystemTime::now()),
+    };
+    files.push(("manifest.json".into(), to_json(&manifest)));
+    let run_dir = write_run_dir(&args.runs_dir, &run_id, &files)?;
+    Ok(Completed { run_dir, metrics })
+}
+
+/// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the
+/// file says so rather than the run dying half-written.
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": \"could not serialize: {e}\"}}").into_bytes());
+    out.push(b'\n');
+    out
+}
+
+#[derive(Serialize)]
+struct Manifest {
+    run_id: String,
+    calibench_version: &'static str,
+    command_line: Vec<String>,
+    experiment_file: String,
+    experiment: Experiment,
+    inputs: Vec<InputFile>,
+    seed: u64,
+    bootstrap: usize,
+    started_at: String,
+    finished_at: String,
+}
+
+/// `base`, or `base-2`, `base-3`… whichever does not exist yet under `runs_dir`.
+fn free_run_id(runs_dir: &Path, base: &str) -> String {
+    let clean: String = base
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let mut id = clean.clone();
+    let mut n = 2;
+    while runs_dir.join(&id).exists() {
+        id = format!("{clean}-{n}");
+        n += 1;
+    }
+    id
+}
+
+/// Writes every file into `runs_dir/.<id>.partial-<pid>`, then renames it to `runs_dir/<id>`.
+/// On any failure the partial directory is removed and nothing named `<id>` appears.
+pub fn write_run_dir(
+    runs_dir: &Path,
+    run_id: &str,
+    files: &[(String, Vec<u8>)],
+) -> Result<PathBuf, Error> {
+    let final_dir = runs_dir.join(run_id);
+    if final_dir.exists() {
+        return Err(
+            InputError::new(final_dir.display().to_string(), "already exists")
+                .hint("choose another --run-id; calibench never overwrites a run")
+                .into(),
+        );
+    }
+    let partial = runs_dir.join(format!(".{run_id}.partial-{}", std::process::id()));
+    let write_all = || -> std::io::Result<()> {
+        std::fs::create_dir_all(&partial)?;
+        for (name, bytes) in files {
+            std::fs::write(partial.join(name), bytes)?;
+        }
+        std::fs::rename(&partial, &final_dir)
+    };
+    write_all().map_err(|e| {
+        let _ = std::fs::remove_dir_all(&partial);
+        Error::Write(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", final_dir.display()),
+        ))
+    })?;
+    Ok(final_dir)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn utc_parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64) {
+    let secs = t
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, m, d) = civil((secs / 86_400) as i64);
+    let s = secs % 86_400;
+    (y, m, d, s / 3600, s / 60 % 60, s % 60)
+}
+
+/// `2026-11-21T22:30:00Z`.
+pub fn rfc3339(t: SystemTime) -> String {
+    let (y, m, d, hh, mm, ss) = utc_parts(t);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
+/// `20261121T223000Z`, for run ids.
+fn compact_time(t: SystemTime) -> String {
+    let (y, m, d, hh, mm, ss) = utc_parts(t);
+    format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z")
+}
+
+impl Render for RunReport {
+    fn human(&self) -> String {
+        let mut s = String::new();
+        for run in &self.runs {
+            s += &summary(&run.metrics, &run.run_dir);
+        }
+        s
+    }
+}
+
+/// The baseline-vs-treatment table printed after a run.
+fn summary(m: &Metrics, run_dir: &Path) -> String {
+    let mut s = format!("{} → {}\n", m.experiment, run_dir.display());
+    if let Some(review) = &m.review {
+        let (b, t) = (&review.arms.baseline, &review.arms.treatment);
+        s += &format!(
+            "  review ({:?} mode), per target, mean over runs: {} targets\n",
+            review.mode, b.targets
+        )
+        .to_lowercase();
+        s += &format!(
+            "  {:<22} {:>12} {:>12} {:>9}  {:<19} {:>6}\n",
+            "metric", "baseline", "treatment", "delta", "95% CI", "p"
+        );
+        s += &format!("  {:<22} {:>12} {:>12}\n", "", b.policy, t.policy);
+        for name in [
+            "distinct_values",
+            "entropy_bits",
+            "findings_raw",
+            "merged",
+            "corroborated",
+            "promoted",
+            "promotion_rate",
+            "dropped",
+            "fyi",
+            "actionable",
+            "decisions",
+            "auto_apply",
+            "demoted",
+            "pre_existing",
+            "malformed",
+            "failed_reviewers",
+            "precision",
+        ] {
+            let Some(d) = review.delta.get(name) else {
+                continue;
+            };
+            let p = &d.paired;
+            let ci =
+                p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.2}, {hi:+.2}]"));
+            s += &format!(
+                "  {:<22} {:>12.2} {:>12.2} {:>+9.2}  {:<19} {:>6.3}\n",
+                name, p.baseline, p.treatment, p.delta, ci, p.p_value
+            );
+        }
+        if let Some(a) = &m.agreement {
+            s += &format!(
+                "  {:<22} {:>12} {:>12}\n",
+                "reviewer agreement α",
+                fmt_opt(a.reviewers.baseline.alpha, 3),
+                fmt_opt(a.reviewers.treatment.alpha, 3)
+            );
+            if let Some(r) = &a.runs {
+                s += &format!(
+                    "  {:<22} {:>12} {:>12}\n",
+                    "run-to-run α",
+                    fmt_opt(r.baseline.alpha, 3),
+                    fmt_opt(r.treatment.alpha, 3)
+                );
+            }
+        }
+        if b.malformed + t.malformed > 0.0 || b.failed_reviewers + t.failed_reviewers > 0.0 {
+            s += &format!(
+                "  coverage: malformed findings dropped {:.2} / {:.2}, failed reviewer calls {:.2} / {:.2} (sums over targets, mean over runs)\n",
+                b.malformed, t.malformed, b.failed_reviewers, t.failed_reviewers
+            );
+        }
+    }
+    s += "\n";
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_format_as_utc() {
+        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_300_200);
+        assert_eq!(rfc3339(t), "2026-11-21T22:30:00Z"); // `date -u -d @1795300200`
+        assert_eq!(compact_time(t), "20261121T223000Z");
+        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        // 2024-02-29, a leap day.
+        let leap = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_709_164_800);
+        assert_eq!(rfc3339(leap), "2024-02-29T00:00:00Z");
+    }
+
+    #[test]
+    fn run_ids_are_one_plain_path_component() {
+        assert!(check_run_id("doc-ab_2.1").is_ok());
+        for bad in ["", ".", "..", "../x", "a/b", "a b"] {
+            assert!(check_run_id(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_existing_run_is_never_overwritten_and_failures_leave_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let files = vec![("a.txt".to_string(), b"x".to_vec())];
+        let done = write_run_dir(dir.path(), "r1", &files).unwrap();
+        assert!(done.join("a.txt").is_file());
+        assert!(write_run_dir(dir.path(), "r1", &files).is_err());
+        // A file name that cannot be written: the partial directory is cleaned up.
+        let bad = vec![("missing/sub/a.txt".to_string(), b"x".to_vec())];
+        assert!(write_run_dir(dir.path(), "r2", &bad).is_err());
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["r1"]);
+        assert_eq!(free_run_id(dir.path(), "r1"), "r1-2");
+    }
+}

@@ -1,0 +1,923 @@
+//! The experiment file, `experiment.toml` (SPEC §3): typed, validated, with every default of
+//! SPEC §4 filled in. An unknown key anywhere is an error that names it and its line: a typo must
+//! never fall back to a default silently.
+//!
+//! Thresholds are written in the units of the arm's confidence scale (0..100 for `anchor`,
+//! 0..1 for `float`). Each policy's defaults are stated on its native scale (anchored: anchor,
+//! float-gates: float) and converted (× or ÷ 100) when an arm declares the other scale.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::InputError;
+use crate::stats::alpha::Level;
+
+/// Review corpora come from document review or code review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Doc,
+    Code,
+}
+
+/// The confidence scale an arm's reviewers recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// A number in [0, 1].
+    Float,
+    /// An integer in {0, 25, 50, 75, 100}.
+    Anchor,
+}
+
+impl Scale {
+    /// Converts a threshold written on `from`'s units into this scale's units.
+    fn convert(self, value: f64, from: Scale) -> f64 {
+        match (from, self) {
+            (Scale::Anchor, Scale::Float) => value / 100.0,
+            (Scale::Float, Scale::Anchor) => value * 100.0,
+            _ => value,
+        }
+    }
+
+    /// The scale's "50": the cap for findings demoted by same-persona collapse.
+    pub fn half(self) -> f64 {
+        self.convert(50.0, Scale::Anchor)
+    }
+
+    /// The highest confidence on the scale.
+    pub fn top(self) -> f64 {
+        self.convert(100.0, Scale::Anchor)
+    }
+}
+
+/// Code-review mode, which decides where demoted findings go (SPEC §4.1 step 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewMode {
+    Interactive,
+    ReportOnly,
+    Headless,
+    Autofix,
+}
+
+/// What corroboration does to a confidence (SPEC §4.1 step 5).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Promotion {
+    /// Anchor scale: one step up 0 → 25 → 50 → 75 → 100. Float scale: + `boost`, capped at 1.
+    Corroboration { boost: f64 },
+    /// Corroboration is counted but raises nothing.
+    None,
+}
+
+/// The synthesis policy of one arm, with every parameter resolved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum ReviewPolicy {
+    Anchored(Anchored),
+    FloatGates(FloatGates),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Anchored {
+    pub scale: Scale,
+    pub surface_from: f64,
+    pub actionable_from: f64,
+    /// P0 findings at or above this surface as actionable even below `surface_from`.
+    pub p0_escape: Option<f64>,
+    /// Same-persona collapse (doc mode).
+    pub collapse: bool,
+    pub promotion: Promotion,
+    pub review_mode: ReviewMode,
+    pub demote_reviewers: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FloatGates {
+    pub scale: Scale,
+    /// Doc mode: per-severity gates P0..P3.
+    pub gates: [f64; 4],
+    /// Code mode: one gate, and the lower P0 gate.
+    pub gate: f64,
+    pub p0_gate: f64,
+    /// Doc mode: manual findings at or above this go to FYI.
+    pub fyi_floor: f64,
+    pub auto_apply_from: f64,
+    pub promotion: Promotion,
+    pub review_mode: ReviewMode,
+    pub demote_reviewers: Vec<String>,
+}
+
+impl ReviewPolicy {
+    pub fn scale(&self) -> Scale {
+        match self {
+            ReviewPolicy::Anchored(a) => a.scale,
+            ReviewPolicy::FloatGates(f) => f.scale,
+        }
+    }
+
+    pub fn promotion(&self) -> Promotion {
+        match self {
+            ReviewPolicy::Anchored(a) => a.promotion,
+            ReviewPolicy::FloatGates(f) => f.promotion,
+        }
+    }
+
+    pub fn review_mode(&self) -> ReviewMode {
+        match self {
+            ReviewPolicy::Anchored(a) => a.review_mode,
+            ReviewPolicy::FloatGates(f) => f.review_mode,
+        }
+    }
+
+    pub fn demote_reviewers(&self) -> &[String] {
+        match self {
+            ReviewPolicy::Anchored(a) => &a.demote_reviewers,
+            ReviewPolicy::FloatGates(f) => &f.demote_reviewers,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReviewPolicy::Anchored(_) => "anchored",
+            ReviewPolicy::FloatGates(_) => "float-gates",
+        }
+    }
+
+    /// Confidence at or above which an actionable `safe_auto` finding with a fix auto-applies.
+    pub fn auto_apply_from(&self) -> f64 {
+        match self {
+            ReviewPolicy::Anchored(a) => a.scale.top(),
+            ReviewPolicy::FloatGates(f) => f.auto_apply_from,
+        }
+    }
+}
+
+/// The confidence model of one arm for query replay (SPEC §4.3).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum ConfidencePolicy {
+    FlatMean(FlatMean),
+    CategoryMax(CategoryMax),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlatMean {
+    #[serde(default = "FlatMean::default_recovery")]
+    pub recovery_threshold: f64,
+    #[serde(default = "default_stop")]
+    pub stop_threshold: f64,
+    #[serde(default = "FlatMean::default_entry")]
+    pub recovery_entry_score: f64,
+}
+
+impl FlatMean {
+    fn default_recovery() -> f64 {
+        0.7
+    }
+    fn default_entry() -> f64 {
+        0.5
+    }
+}
+
+fn default_stop() -> f64 {
+    0.2
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryMax {
+    #[serde(default = "CategoryMax::default_recovery")]
+    pub recovery_threshold: f64,
+    #[serde(default = "default_stop")]
+    pub stop_threshold: f64,
+    #[serde(default = "CategoryMax::default_weights")]
+    pub weights: BTreeMap<String, f64>,
+    #[serde(default = "CategoryMax::default_normalize")]
+    pub normalize: String,
+    #[serde(default = "CategoryMax::default_bonus_mode")]
+    pub bonus_mode: String,
+    #[serde(default = "CategoryMax::default_bonus_two")]
+    pub bonus_two: f64,
+    #[serde(default = "CategoryMax::default_bonus_three")]
+    pub bonus_three: f64,
+    #[serde(default = "CategoryMax::default_bonus_search_read")]
+    pub bonus_search_read: f64,
+    #[serde(default = "default_bands")]
+    pub bands: BTreeMap<String, f64>,
+}
+
+impl CategoryMax {
+    fn default_recovery() -> f64 {
+        0.5
+    }
+    fn default_weights() -> BTreeMap<String, f64> {
+        [
+            ("read", 3.0),
+            ("search", 2.5),
+            ("verification", 1.5),
+            ("discovery", 1.0),
+            ("git", 1.0),
+            ("ci", 1.0),
+            ("other", 0.5),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+    fn default_normalize() -> String {
+        "present".into()
+    }
+    fn default_bonus_mode() -> String {
+        "multiplicative".into()
+    }
+    fn default_bonus_two() -> f64 {
+        0.10
+    }
+    fn default_bonus_three() -> f64 {
+        0.20
+    }
+    fn default_bonus_search_read() -> f64 {
+        0.05
+    }
+}
+
+fn default_bands() -> BTreeMap<String, f64> {
+    [("strong", 0.75), ("adequate", 0.55), ("weak", 0.25)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// The trust gate's thresholds (SPEC §4.6).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trust {
+    #[serde(default = "Trust::default_irr_floor")]
+    pub irr_floor: f64,
+    #[serde(default = "Trust::default_spread_ceiling")]
+    pub spread_ceiling: f64,
+    #[serde(default = "Trust::default_min_survivors")]
+    pub min_survivors: usize,
+    #[serde(default = "Trust::default_level")]
+    pub level: Level,
+    #[serde(default)]
+    pub dimension_weights: BTreeMap<String, f64>,
+}
+
+impl Trust {
+    fn default_irr_floor() -> f64 {
+        0.2
+    }
+    fn default_spread_ceiling() -> f64 {
+        0.5
+    }
+    fn default_min_survivors() -> usize {
+        3
+    }
+    fn default_level() -> Level {
+        Level::Interval
+    }
+}
+
+impl Default for Trust {
+    fn default() -> Self {
+        Trust {
+            irr_floor: Trust::default_irr_floor(),
+            spread_ceiling: Trust::default_spread_ceiling(),
+            min_survivors: Trust::default_min_survivors(),
+            level: Trust::default_level(),
+            dimension_weights: BTreeMap::new(),
+        }
+    }
+}
+
+/// One arm: which recorded outputs it reads and how it synthesizes them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Arm {
+    pub name: String,
+    /// The recorded `arm` label it reads.
+    pub source: String,
+    pub review: ReviewPolicy,
+    pub confidence: Option<ConfidencePolicy>,
+}
+
+/// A resolved experiment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Experiment {
+    pub name: String,
+    pub mode: Mode,
+    /// The corpus directory, resolved against the experiment file's folder.
+    pub corpus: PathBuf,
+    pub seed: u64,
+    pub bootstrap: usize,
+    pub baseline: Arm,
+    pub treatment: Arm,
+    pub trust: Trust,
+    /// `[gate]` and `[collect]` are kept as written for the commands that read them.
+    pub gate: Option<toml::Table>,
+    pub collect: Option<toml::Table>,
+}
+
+impl Experiment {
+    pub fn arms(&self) -> [&Arm; 2] {
+        [&self.baseline, &self.treatment]
+    }
+}
+
+/// Parses an experiment file; `path` is used for messages and to resolve `corpus`.
+pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
+    let name = path.display().to_string();
+    let doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].lines().count().max(1) as u64);
+        let err = InputError::new(&name, format!("not valid TOML: {}", e.message()));
+        match line {
+            Some(l) => err.at_line(l),
+            None => err,
+        }
+    })?;
+    let ctx = Ctx { name: &name, text };
+    ctx.known(
+        &doc,
+        "",
+        &[
+            "name",
+            "mode",
+            "corpus",
+            "seed",
+            "bootstrap",
+            "arms",
+            "trust",
+            "gate",
+            "collect",
+        ],
+    )?;
+
+    let exp_name = ctx.string(&doc, "", "name")?.unwrap_or_else(|| {
+        path.parent()
+            .and_then(|p| p.file_name())
+            .map_or("experiment".into(), |n| n.to_string_lossy().into_owned())
+    });
+    let mode = match ctx.string(&doc, "", "mode")?.as_deref() {
+        None | Some("doc") => Mode::Doc,
+        Some("code") => Mode::Code,
+        Some(other) => {
+            return Err(ctx.error("mode", format!("`{other}` is not a mode: use doc or code")))
+        }
+    };
+    let corpus_rel = ctx
+        .string(&doc, "", "corpus")?
+        .unwrap_or_else(|| ".".into());
+    let base = path.parent().unwrap_or(Path::new("."));
+    let corpus = base.join(corpus_rel);
+    let seed = ctx.integer(&doc, "", "seed")?.unwrap_or(20260421);
+    let bootstrap = ctx.integer(&doc, "", "bootstrap")?.unwrap_or(2000) as usize;
+
+    let arms = match doc.get("arms") {
+        Some(toml::Value::Table(t)) => t,
+        Some(_) => {
+            return Err(ctx.error(
+                "arms",
+                "must be a table of [arms.baseline] and [arms.treatment]",
+            ))
+        }
+        None => {
+            return Err(ctx
+                .error("arms", "is missing")
+                .hint("an experiment has [arms.baseline] and [arms.treatment]"))
+        }
+    };
+    ctx.known(arms, "arms", &["baseline", "treatment"])?;
+    let arm = |arm_name: &str| -> Result<Arm, InputError> {
+        match arms.get(arm_name) {
+            Some(toml::Value::Table(t)) => ctx.arm(arm_name, t, mode),
+            Some(_) => Err(ctx.error(&format!("arms.{arm_name}"), "must be a table")),
+            None => Err(ctx
+                .error(&format!("arms.{arm_name}"), "is missing")
+                .hint("an experiment has exactly two arms, baseline and treatment")),
+        }
+    };
+    let (baseline, treatment) = (arm("baseline")?, arm("treatment")?);
+
+    let trust = match doc.get("trust") {
+        None => Trust::default(),
+        Some(v) => ctx.typed::<Trust>(v, "trust")?,
+    };
+    let table = |key: &str| -> Result<Option<toml::Table>, InputError> {
+        match doc.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Table(t)) => Ok(Some(t.clone())),
+            Some(_) => Err(ctx.error(key, "must be a table")),
+        }
+    };
+    Ok(Experiment {
+        name: exp_name,
+        mode,
+        corpus,
+        seed,
+        bootstrap,
+        baseline,
+        treatment,
+        trust,
+        gate: table("gate")?,
+        collect: table("collect")?,
+    })
+}
+
+/// Parsing context: the file's name and text, to place errors on lines.
+struct Ctx<'a> {
+    name: &'a str,
+    text: &'a str,
+}
+
+impl Ctx<'_> {
+    /// The line where `key` (the last part of a dotted path) is set, or its table header.
+    fn line_of(&self, path: &str) -> Option<u64> {
+        let key = path.rsplit('.').next().unwrap_or(path);
+        self.text
+            .lines()
+            .position(|l| {
+                let t = l.trim_start();
+                (t.starts_with(key) && t[key.len()..].trim_start().starts_with('='))
+                    || (t.starts_with('[') && t.trim_end().trim_end_matches(']').ends_with(path))
+            })
+            .map(|i| i as u64 + 1)
+    }
+
+    fn error(&self, path: &str, problem: impl Into<String>) -> InputError {
+        let e = InputError::new(self.name, problem).field(format!("`{path}`"));
+        match self.line_of(path) {
+            Some(l) => e.at_line(l),
+            None => e,
+        }
+    }
+
+    fn join(prefix: &str, key: &str) -> String {
+        if prefix.is_empty() {
+            key.to_string()
+        } else {
+            format!("{prefix}.{key}")
+        }
+    }
+
+    fn known(&self, table: &toml::Table, prefix: &str, allowed: &[&str]) -> Result<(), InputError> {
+        match table.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(self
+                .error(&Self::join(prefix, k), "is not a known key")
+                .hint(format!("known keys here: {}", allowed.join(", ")))),
+            None => Ok(()),
+        }
+    }
+
+    fn string(
+        &self,
+        t: &toml::Table,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<String>, InputError> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(self.error(
+                &Self::join(prefix, key),
+                format!("must be a string, not {}", other.type_str()),
+            )),
+        }
+    }
+
+    fn integer(&self, t: &toml::Table, prefix: &str, key: &str) -> Result<Option<u64>, InputError> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
+            Some(other) => Err(self.error(
+                &Self::join(prefix, key),
+                format!("must be a non-negative integer, not {other}"),
+            )),
+        }
+    }
+
+    fn number(&self, t: &toml::Table, prefix: &str, key: &str) -> Result<Option<f64>, InputError> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+            Some(toml::Value::Float(f)) if f.is_finite() => Ok(Some(*f)),
+            Some(other) => Err(self.error(
+                &Self::join(prefix, key),
+                format!("must be a number, not {other}"),
+            )),
+        }
+    }
+
+    fn boolean(
+        &self,
+        t: &toml::Table,
+        prefix: &str,
+        key: &str,
+    ) -> Result<Option<bool>, InputError> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
+            Some(other) => Err(self.error(
+                &Self::join(prefix, key),
+                format!("must be true or false, not {other}"),
+            )),
+        }
+    }
+
+    fn typed<T: serde::de::DeserializeOwned>(
+        &self,
+        v: &toml::Value,
+        path: &str,
+    ) -> Result<T, InputError> {
+        v.clone().try_into::<T>().map_err(|e| {
+            let msg = e.message().to_string();
+            // serde names an unknown field as "unknown field `x`, expected …": place it on its line.
+            let field = msg
+                .split('`')
+                .nth(1)
+                .map_or(path.to_string(), |k| format!("{path}.{k}"));
+            self.error(&field, msg)
+        })
+    }
+
+    fn arm(&self, arm_name: &str, t: &toml::Table, mode: Mode) -> Result<Arm, InputError> {
+        let prefix = format!("arms.{arm_name}");
+        self.known(t, &prefix, &["source", "review", "confidence"])?;
+        let source = self
+            .string(t, &prefix, "source")?
+            .unwrap_or_else(|| arm_name.to_string());
+        let review = match t.get("review") {
+            Some(toml::Value::Table(r)) => self.review(&format!("{prefix}.review"), r, mode)?,
+            Some(_) => return Err(self.error(&format!("{prefix}.review"), "must be a table")),
+            None => {
+                let default = if arm_name == "baseline" {
+                    "float-gates"
+                } else {
+                    "anchored"
+                };
+                let mut r = toml::Table::new();
+                r.insert("policy".into(), toml::Value::String(default.into()));
+                self.review(&format!("{prefix}.review"), &r, mode)?
+            }
+        };
+        let confidence = match t.get("confidence") {
+            Some(v @ toml::Value::Table(c)) => {
+                let path = format!("{prefix}.confidence");
+                let policy = self.string(c, &path, "policy")?;
+                let mut rest = v.clone();
+                if let toml::Value::Table(r) = &mut rest {
+                    r.remove("policy");
+                }
+                Some(match policy.as_deref() {
+                    Some("flat-mean") => ConfidencePolicy::FlatMean(self.typed(&rest, &path)?),
+                    Some("category-max") => {
+                        ConfidencePolicy::CategoryMax(self.typed(&rest, &path)?)
+                    }
+                    Some(other) => {
+                        return Err(self.error(
+                            &format!("{path}.policy"),
+                            format!(
+                            "`{other}` is not a confidence policy: use flat-mean or category-max"
+                        ),
+                        ))
+                    }
+                    None => return Err(self.error(&format!("{path}.policy"), "is missing")),
+                })
+            }
+            Some(_) => return Err(self.error(&format!("{prefix}.confidence"), "must be a table")),
+            None => None,
+        };
+        Ok(Arm {
+            name: arm_name.to_string(),
+            source,
+            review,
+            confidence,
+        })
+    }
+
+    fn review(&self, path: &str, r: &toml::Table, mode: Mode) -> Result<ReviewPolicy, InputError> {
+        let policy = self.string(r, path, "policy")?;
+        let common = [
+            "policy",
+            "scale",
+            "promotion",
+            "review_mode",
+            "demote_reviewers",
+        ];
+        let scale_of = |native: Scale| -> Result<Scale, InputError> {
+            match self.string(r, path, "scale")?.as_deref() {
+                None => Ok(native),
+                Some("float") => Ok(Scale::Float),
+                Some("anchor") => Ok(Scale::Anchor),
+                Some(other) => Err(self.error(
+                    &format!("{path}.scale"),
+                    format!("`{other}` is not a scale: use float or anchor"),
+                )),
+            }
+        };
+        let review_mode = match self.string(r, path, "review_mode")?.as_deref() {
+            None | Some("interactive") => ReviewMode::Interactive,
+            Some("report-only") => ReviewMode::ReportOnly,
+            Some("headless") => ReviewMode::Headless,
+            Some("autofix") => ReviewMode::Autofix,
+            Some(other) => {
+                return Err(self.error(
+                    &format!("{path}.review_mode"),
+                    format!("`{other}` is not a review mode: use interactive, report-only, headless or autofix"),
+                ))
+            }
+        };
+        let demote_reviewers = match r.get("demote_reviewers") {
+            None => vec!["testing".to_string(), "maintainability".to_string()],
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    self.error(
+                        &format!("{path}.demote_reviewers"),
+                        "must be a list of reviewer names",
+                    )
+                })?,
+            Some(_) => {
+                return Err(self.error(
+                    &format!("{path}.demote_reviewers"),
+                    "must be a list of reviewer names",
+                ))
+            }
+        };
+        let num =
+            |key: &str, default: f64, native: Scale, scale: Scale| -> Result<f64, InputError> {
+                Ok(self
+                    .number(r, path, key)?
+                    .unwrap_or_else(|| scale.convert(default, native)))
+            };
+        let promotion = |scale: Scale, _native: Scale| -> Result<Promotion, InputError> {
+            match r.get("promotion") {
+                None | Some(toml::Value::Boolean(true)) => Ok(Promotion::Corroboration {
+                    boost: scale.convert(0.10, Scale::Float),
+                }),
+                Some(toml::Value::Boolean(false)) => Ok(Promotion::None),
+                Some(other) => Err(self.error(
+                    &format!("{path}.promotion"),
+                    format!("must be true or false, not {other}"),
+                )),
+            }
+        };
+        match policy.as_deref() {
+            Some("anchored") => {
+                let mut known = common.to_vec();
+                known.extend(["surface_from", "actionable_from", "p0_escape", "collapse"]);
+                self.known(r, path, &known)?;
+                let native = Scale::Anchor;
+                let scale = scale_of(native)?;
+                let (surface, actionable, escape) = match mode {
+                    Mode::Doc => (50.0, 75.0, None),
+                    Mode::Code => (75.0, 75.0, Some(50.0)),
+                };
+                let p0_escape = match self.number(r, path, "p0_escape")? {
+                    Some(v) => Some(v),
+                    None => escape.map(|e| scale.convert(e, native)),
+                };
+                Ok(ReviewPolicy::Anchored(Anchored {
+                    scale,
+                    surface_from: num("surface_from", surface, native, scale)?,
+                    actionable_from: num("actionable_from", actionable, native, scale)?,
+                    p0_escape,
+                    collapse: self.boolean(r, path, "collapse")?.unwrap_or(true),
+                    promotion: promotion(scale, native)?,
+                    review_mode,
+                    demote_reviewers,
+                }))
+            }
+            Some("float-gates") => {
+                let mut known = common.to_vec();
+                known.extend([
+                    "gates",
+                    "gate",
+                    "p0_gate",
+                    "fyi_floor",
+                    "boost",
+                    "auto_apply_from",
+                ]);
+                self.known(r, path, &known)?;
+                let native = Scale::Float;
+                let scale = scale_of(native)?;
+                let mut gates = [0.50, 0.60, 0.65, 0.75].map(|g| scale.convert(g, native));
+                if let Some(v) = r.get("gates") {
+                    let gpath = format!("{path}.gates");
+                    let toml::Value::Table(t) = v else {
+                        return Err(self.error(&gpath, "must be a table of P0..P3 gates"));
+                    };
+                    self.known(t, &gpath, &["P0", "P1", "P2", "P3"])?;
+                    for (i, sev) in ["P0", "P1", "P2", "P3"].iter().enumerate() {
+                        if let Some(g) = self.number(t, &gpath, sev)? {
+                            gates[i] = g;
+                        }
+                    }
+                }
+                let promotion = match self.number(r, path, "boost")? {
+                    Some(boost) => match promotion(scale, native)? {
+                        Promotion::None => Promotion::None,
+                        Promotion::Corroboration { .. } => Promotion::Corroboration { boost },
+                    },
+                    None => promotion(scale, native)?,
+                };
+                Ok(ReviewPolicy::FloatGates(FloatGates {
+                    scale,
+                    gates,
+                    gate: num("gate", 0.60, native, scale)?,
+                    p0_gate: num("p0_gate", 0.50, native, scale)?,
+                    fyi_floor: num("fyi_floor", 0.40, native, scale)?,
+                    auto_apply_from: num("auto_apply_from", 0.85, native, scale)?,
+                    promotion,
+                    review_mode,
+                    demote_reviewers,
+                }))
+            }
+            Some(other) => Err(self.error(
+                &format!("{path}.policy"),
+                format!("`{other}` is not a review policy: use anchored or float-gates"),
+            )),
+            None => Err(self
+                .error(&format!("{path}.policy"), "is missing")
+                .hint("policy = \"anchored\" or \"float-gates\"")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Experiment, InputError> {
+        parse(Path::new("corpora/x/experiment.toml"), text)
+    }
+
+    const SPEC_EXAMPLE: &str = r#"
+name = "doc-review-anchors"
+mode = "doc"
+corpus = "."
+seed = 20260421
+bootstrap = 2000
+
+[arms.baseline]
+source = "baseline"
+[arms.baseline.review]
+policy = "float-gates"
+[arms.baseline.confidence]
+policy = "flat-mean"
+
+[arms.treatment]
+source = "treatment"
+[arms.treatment.review]
+policy = "anchored"
+[arms.treatment.confidence]
+policy = "category-max"
+
+[trust]
+irr_floor = 0.2
+spread_ceiling = 0.5
+min_survivors = 3
+level = "interval"
+dimension_weights = {}
+"#;
+
+    #[test]
+    fn the_spec_example_parses_with_every_default() {
+        let e = parse_str(SPEC_EXAMPLE).unwrap();
+        assert_eq!(e.name, "doc-review-anchors");
+        assert_eq!(e.corpus, Path::new("corpora/x/."));
+        assert_eq!((e.seed, e.bootstrap), (20260421, 2000));
+        let ReviewPolicy::FloatGates(f) = &e.baseline.review else {
+            panic!()
+        };
+        assert_eq!(f.scale, Scale::Float);
+        assert_eq!(f.gates, [0.50, 0.60, 0.65, 0.75]);
+        assert_eq!(
+            (f.gate, f.p0_gate, f.fyi_floor, f.auto_apply_from),
+            (0.60, 0.50, 0.40, 0.85)
+        );
+        assert_eq!(f.promotion, Promotion::Corroboration { boost: 0.10 });
+        let ReviewPolicy::Anchored(a) = &e.treatment.review else {
+            panic!()
+        };
+        assert_eq!(a.scale, Scale::Anchor);
+        assert_eq!(
+            (a.surface_from, a.actionable_from, a.p0_escape),
+            (50.0, 75.0, None)
+        );
+        assert!(a.collapse);
+        assert_eq!(a.demote_reviewers, ["testing", "maintainability"]);
+        let Some(ConfidencePolicy::FlatMean(fm)) = &e.baseline.confidence else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                fm.recovery_threshold,
+                fm.stop_threshold,
+                fm.recovery_entry_score
+            ),
+            (0.7, 0.2, 0.5)
+        );
+        let Some(ConfidencePolicy::CategoryMax(cm)) = &e.treatment.confidence else {
+            panic!()
+        };
+        assert_eq!(cm.recovery_threshold, 0.5);
+        assert_eq!(cm.weights["read"], 3.0);
+        assert_eq!(e.trust, Trust::default());
+    }
+
+    #[test]
+    fn code_mode_anchored_defaults_and_overrides() {
+        let text = SPEC_EXAMPLE
+            .replace("mode = \"doc\"", "mode = \"code\"")
+            .replace(
+                "policy = \"anchored\"",
+                "policy = \"anchored\"\nsurface_from = 50\nreview_mode = \"headless\"",
+            );
+        let e = parse_str(&text).unwrap();
+        let ReviewPolicy::Anchored(a) = &e.treatment.review else {
+            panic!()
+        };
+        assert_eq!(
+            (a.surface_from, a.actionable_from, a.p0_escape),
+            (50.0, 75.0, Some(50.0))
+        );
+        assert_eq!(a.review_mode, ReviewMode::Headless);
+    }
+
+    #[test]
+    fn thresholds_follow_the_declared_scale() {
+        let text = SPEC_EXAMPLE.replace(
+            "policy = \"float-gates\"",
+            "policy = \"float-gates\"\nscale = \"anchor\"",
+        );
+        let e = parse_str(&text).unwrap();
+        let ReviewPolicy::FloatGates(f) = &e.baseline.review else {
+            panic!()
+        };
+        assert_eq!(f.gates, [50.0, 60.0, 65.0, 75.0]);
+        assert_eq!(f.promotion, Promotion::Corroboration { boost: 10.0 });
+    }
+
+    #[test]
+    fn unknown_keys_are_named_with_their_line() {
+        let text = SPEC_EXAMPLE.replace(
+            "policy = \"anchored\"",
+            "policy = \"anchored\"\nsurface_form = 75",
+        );
+        let e = parse_str(&text).unwrap_err();
+        assert_eq!(
+            e.field.as_deref(),
+            Some("`arms.treatment.review.surface_form`")
+        );
+        assert_eq!(e.line, Some(19)); // the example text opens with a blank line
+        assert!(e.hint.unwrap().contains("surface_from"));
+
+        let e = parse_str(&SPEC_EXAMPLE.replace("irr_floor", "irr_flor")).unwrap_err();
+        assert!(
+            e.problem.contains("unknown field `irr_flor`"),
+            "{}",
+            e.problem
+        );
+        assert_eq!(e.line, Some(23));
+
+        let e = parse_str(&format!("bootstrapp = 3\n{SPEC_EXAMPLE}")).unwrap_err();
+        assert_eq!(
+            (e.field.as_deref(), e.line),
+            (Some("`bootstrapp`"), Some(1))
+        );
+        // After [trust] the same key belongs to that table, and is named there.
+        let e = parse_str(&format!("{SPEC_EXAMPLE}\nbootstrapp = 3\n")).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("`trust.bootstrapp`"));
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let e = parse_str(&SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"prose\"")).unwrap_err();
+        assert!(e.problem.contains("`prose` is not a mode"));
+        let e = parse_str(&SPEC_EXAMPLE.replace("policy = \"anchored\"", "policy = \"anchor\""))
+            .unwrap_err();
+        assert!(e.problem.contains("not a review policy"));
+        let e = parse_str(&SPEC_EXAMPLE.replace("seed = 20260421", "seed = \"x\"")).unwrap_err();
+        assert!(e.problem.contains("non-negative integer"));
+        let e = parse_str("name = [").unwrap_err();
+        assert!(e.problem.starts_with("not valid TOML"));
+        let e = parse_str("name = \"x\"\n").unwrap_err();
+        assert!(e.problem.contains("is missing"));
+    }
+
+    #[test]
+    fn both_arms_may_read_one_source() {
+        let text = SPEC_EXAMPLE.replace("source = \"treatment\"", "source = \"baseline\"");
+        let e = parse_str(&text).unwrap();
+        assert_eq!(e.baseline.source, e.treatment.source);
+    }
+}

@@ -1,0 +1,650 @@
+//! Reviewer returns, `reviews.jsonl` (SPEC §2.1).
+//!
+//! Two levels of trouble, as in the pipeline being measured:
+//! * an unreadable **record** (not JSON, no `target`/`arm`/`reviewer`, `findings` not an array, a
+//!   bad `run` or `status`) refuses the whole run: [`parse`] collects every such problem so that
+//!   `calibench validate` can list them all;
+//! * a **malformed finding** (a field that breaks its rule, a confidence off the arm's scale) is
+//!   dropped and counted with its reason by [`select`], which validates findings against the
+//!   scale of the arm that reads them. `--strict` turns malformed findings into refusals.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::config::{Mode, Scale};
+use crate::error::InputError;
+use crate::stats::calibration::round9;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Severity {
+    P0,
+    P1,
+    P2,
+    P3,
+}
+
+impl Severity {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Ordered from least to most conservative, so the merge takes the maximum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Autofix {
+    SafeAuto,
+    GatedAuto,
+    Manual,
+    Advisory,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingType {
+    Error,
+    Omission,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Owner {
+    ReviewFixer,
+    DownstreamResolver,
+    Human,
+    Release,
+}
+
+/// Where a finding points: a document section or a line of code.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Location {
+    Doc {
+        section: String,
+        finding_type: FindingType,
+        premise: Option<String>,
+    },
+    Code {
+        file: String,
+        line: u32,
+        owner: Owner,
+        requires_verification: bool,
+        pre_existing: bool,
+    },
+}
+
+/// A finding that passed validation. `confidence` is on the arm's scale; on the float scale it
+/// is rounded to 9 decimal places, the resolution at which calibench compares confidences.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Finding {
+    pub id: Option<String>,
+    pub title: String,
+    pub severity: Severity,
+    pub autofix: Autofix,
+    pub confidence: f64,
+    /// A non-empty `suggested_fix` is present.
+    pub has_fix: bool,
+    pub evidence: Vec<String>,
+    pub location: Location,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+}
+
+/// One line of `reviews.jsonl` that is readable as a record; findings not yet validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub line: u64,
+    pub target: String,
+    pub arm: String,
+    pub run: u32,
+    pub reviewer: String,
+    pub status: Status,
+    pub findings: Vec<Value>,
+    /// Per finding: the line of an earlier finding with the same `id`, if any.
+    pub duplicate_id_of: Vec<Option<u64>>,
+    pub residual_risks: Vec<String>,
+    pub deferred_questions: Vec<String>,
+    pub testing_gaps: Vec<String>,
+}
+
+/// Parses every record, collecting every record-level problem instead of stopping at the first.
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    let mut ids: HashMap<String, u64> = HashMap::new();
+    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = i as u64 + 1;
+        let Ok(text) = std::str::from_utf8(raw) else {
+            problems.push(InputError::new(name, "the line is not valid UTF-8").at_line(line));
+            continue;
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match parse_record(name, line, text) {
+            Ok(mut record) => {
+                record.duplicate_id_of = record
+                    .findings
+                    .iter()
+                    .map(|f| {
+                        let id = f.get("id")?.as_str()?;
+                        match ids.get(id) {
+                            Some(&first) => Some(first),
+                            None => {
+                                ids.insert(id.to_string(), line);
+                                None
+                            }
+                        }
+                    })
+                    .collect();
+                records.push(record);
+            }
+            Err(e) => problems.push(e),
+        }
+    }
+    (records, problems)
+}
+
+fn parse_record(name: &str, line: u64, text: &str) -> Result<Record, InputError> {
+    let err = |field: &str, problem: String| {
+        InputError::new(name, problem)
+            .at_line(line)
+            .field(format!("field `{field}`"))
+    };
+    let object: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
+        InputError::new(name, format!("not a JSON object: {e}"))
+            .at_line(line)
+            .hint("each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}")
+    })?;
+    let required = |field: &str| -> Result<String, InputError> {
+        match object.get(field) {
+            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+            Some(Value::String(_)) => Err(err(field, "is empty".into())),
+            Some(other) => Err(err(field, format!("must be a string, not {}", kind(other)))),
+            None => Err(err(field, "is missing".into())),
+        }
+    };
+    let (target, arm, reviewer) = (required("target")?, required("arm")?, required("reviewer")?);
+    let run = match object.get("run") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|r| u32::try_from(r).ok())
+            .ok_or_else(|| err("run", format!("{n} is not a whole number ≥ 0")))?,
+        Some(other) => {
+            return Err(err(
+                "run",
+                format!("must be a whole number ≥ 0, not {}", kind(other)),
+            ))
+        }
+    };
+    let status = match object.get("status") {
+        None | Some(Value::Null) => Status::Ok,
+        Some(Value::String(s)) if s == "ok" => Status::Ok,
+        Some(Value::String(s)) if s == "failed" => Status::Failed,
+        Some(other) => {
+            return Err(err(
+                "status",
+                format!("must be \"ok\" or \"failed\", not {other}"),
+            ))
+        }
+    };
+    let findings = match (object.get("findings"), &status) {
+        (Some(Value::Array(a)), _) => a.clone(),
+        (None | Some(Value::Null), Status::Failed) => Vec::new(),
+        (None, Status::Ok) => {
+            return Err(err("findings", "is missing".into())
+                .hint("a return with status ok lists its findings, [] when there are none"))
+        }
+        (Some(other), _) => {
+            return Err(err(
+                "findings",
+                format!("must be an array, not {}", kind(other)),
+            ))
+        }
+    };
+    let strings = |field: &str| -> Result<Vec<String>, InputError> {
+        match object.get(field) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| err(field, "must be a list of strings".into())),
+            Some(other) => Err(err(
+                field,
+                format!("must be a list of strings, not {}", kind(other)),
+            )),
+        }
+    };
+    Ok(Record {
+        line,
+        target,
+        arm,
+        run,
+        reviewer,
+        status,
+        duplicate_id_of: Vec::new(),
+        findings,
+        residual_risks: strings("residual_risks")?,
+        deferred_questions: strings("deferred_questions")?,
+        testing_gaps: strings("testing_gaps")?,
+    })
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Why a finding was dropped.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Malformed {
+    pub line: u64,
+    /// Position of the finding in the return's `findings` array.
+    pub index: usize,
+    pub field: String,
+    pub reason: String,
+}
+
+impl Malformed {
+    /// The refusal `--strict` makes of it.
+    pub fn to_error(&self, name: &str) -> InputError {
+        InputError::new(name, format!("finding {}: {}", self.index, self.reason))
+            .at_line(self.line)
+            .field(format!("field `{}`", self.field))
+            .hint("without --strict, malformed findings are dropped and counted in the report's Coverage section")
+    }
+}
+
+/// One reviewer's return as one arm reads it: valid findings, and the malformed ones dropped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Return {
+    pub line: u64,
+    pub target: String,
+    pub run: u32,
+    pub reviewer: String,
+    pub failed: bool,
+    pub findings: Vec<Finding>,
+    pub malformed: Vec<Malformed>,
+}
+
+/// The returns recorded under `source`, with findings validated for `mode` on `scale`.
+pub fn select(records: &[Record], source: &str, mode: Mode, scale: Scale) -> Vec<Return> {
+    records
+        .iter()
+        .filter(|r| r.arm == source)
+        .map(|r| {
+            let mut findings = Vec::new();
+            let mut malformed = Vec::new();
+            for (index, raw) in r.findings.iter().enumerate() {
+                let checked = match r.duplicate_id_of.get(index).copied().flatten() {
+                    Some(first) => Err((
+                        "id".to_string(),
+                        format!("id is already used by a finding on line {first}"),
+                    )),
+                    None => validate(raw, mode, scale),
+                };
+                match checked {
+                    Ok(f) => findings.push(f),
+                    Err((field, reason)) => malformed.push(Malformed {
+                        line: r.line,
+                        index,
+                        field,
+                        reason,
+                    }),
+                }
+            }
+            Return {
+                line: r.line,
+                target: r.target.clone(),
+                run: r.run,
+                reviewer: r.reviewer.clone(),
+                failed: r.status == Status::Failed,
+                findings,
+                malformed,
+            }
+        })
+        .collect()
+}
+
+type FieldError = (String, String);
+
+/// Validates one finding's values, not only their presence (seed 003).
+pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
+    let fail = |field: &str, reason: String| Err((field.to_string(), reason));
+    let Value::Object(f) = raw else {
+        return fail("finding", format!("must be an object, not {}", kind(raw)));
+    };
+    let string = |field: &str| -> Result<Option<&str>, FieldError> {
+        match f.get(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(other) => Err((
+                field.into(),
+                format!("must be a string, not {}", kind(other)),
+            )),
+        }
+    };
+    let required = |field: &str| -> Result<&str, FieldError> {
+        string(field)?.ok_or_else(|| (field.to_string(), "is missing".to_string()))
+    };
+    let boolean = |field: &str| -> Result<bool, FieldError> {
+        match f.get(field) {
+            Some(Value::Bool(b)) => Ok(*b),
+            None => Err((field.into(), "is missing".into())),
+            Some(other) => Err((
+                field.into(),
+                format!("must be true or false, not {}", kind(other)),
+            )),
+        }
+    };
+
+    let id = string("id")?.map(str::to_string);
+    let title = required("title")?;
+    let chars = title.chars().count();
+    if chars == 0 || chars > 100 {
+        return fail("title", format!("must be 1 to 100 characters, not {chars}"));
+    }
+    let severity = match required("severity")? {
+        "P0" => Severity::P0,
+        "P1" => Severity::P1,
+        "P2" => Severity::P2,
+        "P3" => Severity::P3,
+        other => return fail("severity", format!("`{other}` is not P0, P1, P2 or P3")),
+    };
+    let autofix = match (required("autofix_class")?, mode) {
+        ("safe_auto", _) => Autofix::SafeAuto,
+        ("gated_auto", _) => Autofix::GatedAuto,
+        ("manual", _) => Autofix::Manual,
+        ("advisory", Mode::Code) => Autofix::Advisory,
+        (other, Mode::Doc) => {
+            return fail(
+                "autofix_class",
+                format!("`{other}` is not safe_auto, gated_auto or manual"),
+            )
+        }
+        (other, Mode::Code) => {
+            return fail(
+                "autofix_class",
+                format!("`{other}` is not safe_auto, gated_auto, manual or advisory"),
+            )
+        }
+    };
+    let confidence = confidence(f.get("confidence"), scale)?;
+    let has_fix = string("suggested_fix")?.is_some_and(|s| !s.trim().is_empty());
+    string("why_it_matters")?;
+    let evidence = match f.get("evidence") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) if a.is_empty() => {
+            return fail(
+                "evidence",
+                "must not be empty when present (omit it instead)".into(),
+            )
+        }
+        Some(Value::Array(a)) => match a.iter().map(|v| v.as_str().map(str::to_string)).collect() {
+            Some(v) => v,
+            None => return fail("evidence", "must be a list of strings".into()),
+        },
+        Some(other) => {
+            return fail(
+                "evidence",
+                format!("must be a list of strings, not {}", kind(other)),
+            )
+        }
+    };
+    let location = match mode {
+        Mode::Doc => Location::Doc {
+            section: required("section")?.to_string(),
+            finding_type: match required("finding_type")? {
+                "error" => FindingType::Error,
+                "omission" => FindingType::Omission,
+                other => {
+                    return fail(
+                        "finding_type",
+                        format!("`{other}` is not error or omission"),
+                    )
+                }
+            },
+            premise: string("premise")?.map(str::to_string),
+        },
+        Mode::Code => {
+            let file = required("file")?;
+            if file.trim().is_empty() {
+                return fail("file", "is empty".into());
+            }
+            let line = match f.get("line") {
+                Some(Value::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
+                    Some(l) if l >= 1 => l,
+                    _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
+                },
+                None => return fail("line", "is missing".into()),
+                Some(other) => {
+                    return fail(
+                        "line",
+                        format!("must be a whole number ≥ 1, not {}", kind(other)),
+                    )
+                }
+            };
+            let owner = match required("owner")? {
+                "review-fixer" => Owner::ReviewFixer,
+                "downstream-resolver" => Owner::DownstreamResolver,
+                "human" => Owner::Human,
+                "release" => Owner::Release,
+                other => {
+                    return fail(
+                        "owner",
+                        format!(
+                            "`{other}` is not review-fixer, downstream-resolver, human or release"
+                        ),
+                    )
+                }
+            };
+            Location::Code {
+                file: file.to_string(),
+                line,
+                owner,
+                requires_verification: boolean("requires_verification")?,
+                pre_existing: boolean("pre_existing")?,
+            }
+        }
+    };
+    Ok(Finding {
+        id,
+        title: title.to_string(),
+        severity,
+        autofix,
+        confidence,
+        has_fix,
+        evidence,
+        location,
+    })
+}
+
+/// A confidence on the declared scale, or why not.
+fn confidence(v: Option<&Value>, scale: Scale) -> Result<f64, FieldError> {
+    let field = || "confidence".to_string();
+    let x = match v {
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .ok_or_else(|| (field(), format!("{n} is not a number")))?,
+        None => return Err((field(), "is missing".into())),
+        Some(other) => return Err((field(), format!("must be a number, not {}", kind(other)))),
+    };
+    match scale {
+        Scale::Float if (0.0..=1.0).contains(&x) => Ok(round9(x)),
+        Scale::Float => Err((
+            field(),
+            format!("{x} is off the float scale: a number in [0, 1] is expected"),
+        )),
+        Scale::Anchor if [0.0, 25.0, 50.0, 75.0, 100.0].contains(&x) => Ok(x),
+        Scale::Anchor => Err((
+            field(),
+            format!("{x} is off the anchor scale: one of 0, 25, 50, 75, 100 is expected"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc_finding() -> Value {
+        json!({"id": "f1", "title": "Rollback is unspecified", "severity": "P1", "section": "Deploy",
+               "finding_type": "omission", "autofix_class": "manual", "confidence": 0.72})
+    }
+
+    fn code_finding() -> Value {
+        json!({"title": "Unchecked unwrap", "severity": "P2", "file": "src/a.rs", "line": 12,
+               "autofix_class": "advisory", "owner": "human", "requires_verification": false,
+               "pre_existing": false, "confidence": 75, "suggested_fix": null})
+    }
+
+    #[test]
+    fn valid_doc_and_code_findings() {
+        let f = validate(&doc_finding(), Mode::Doc, Scale::Float).unwrap();
+        assert_eq!(
+            (f.severity, f.autofix, f.confidence),
+            (Severity::P1, Autofix::Manual, 0.72)
+        );
+        assert!(!f.has_fix);
+        let f = validate(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
+        assert!(matches!(
+            f.location,
+            Location::Code {
+                line: 12,
+                owner: Owner::Human,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn confidence_off_the_declared_scale_is_malformed() {
+        let mut f = doc_finding();
+        f["confidence"] = json!(0.85);
+        let e = validate(&f, Mode::Doc, Scale::Anchor).unwrap_err();
+        assert_eq!(e.0, "confidence");
+        assert!(e.1.contains("off the anchor scale"));
+        f["confidence"] = json!(75);
+        assert!(validate(&f, Mode::Doc, Scale::Float)
+            .unwrap_err()
+            .1
+            .contains("off the float scale"));
+        f["confidence"] = json!(-0.1);
+        assert!(validate(&f, Mode::Doc, Scale::Float).is_err());
+        f["confidence"] = json!("high");
+        assert!(validate(&f, Mode::Doc, Scale::Float).is_err());
+    }
+
+    #[test]
+    fn float_confidence_is_rounded_to_nine_places() {
+        let mut f = doc_finding();
+        f["confidence"] = json!(0.55 + 0.10);
+        assert_eq!(
+            validate(&f, Mode::Doc, Scale::Float).unwrap().confidence,
+            0.65
+        );
+    }
+
+    #[test]
+    fn each_field_rule_is_enforced() {
+        let cases: Vec<(&str, Value, Mode)> = vec![
+            ("title", json!(""), Mode::Doc),
+            ("title", json!("x".repeat(101)), Mode::Doc),
+            ("severity", json!("P4"), Mode::Doc),
+            ("finding_type", json!("typo"), Mode::Doc),
+            ("autofix_class", json!("advisory"), Mode::Doc),
+            ("evidence", json!([]), Mode::Doc),
+            ("evidence", json!([1]), Mode::Doc),
+            ("section", Value::Null, Mode::Doc),
+            ("file", json!(""), Mode::Code),
+            ("line", json!(0), Mode::Code),
+            ("line", json!(2.5), Mode::Code),
+            ("owner", json!("bot"), Mode::Code),
+            ("pre_existing", json!("no"), Mode::Code),
+        ];
+        for (field, value, mode) in cases {
+            let mut f = if mode == Mode::Doc {
+                doc_finding()
+            } else {
+                code_finding()
+            };
+            f[field] = value;
+            let scale = if mode == Mode::Doc {
+                Scale::Float
+            } else {
+                Scale::Anchor
+            };
+            let e = validate(&f, mode, scale).unwrap_err();
+            assert_eq!(e.0, field, "{f}");
+        }
+    }
+
+    #[test]
+    fn compact_returns_without_the_detail_tier_are_valid() {
+        // seed 003: why_it_matters and evidence are the detail tier; a compact return omits them.
+        let f = validate(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
+        assert!(f.evidence.is_empty());
+    }
+
+    #[test]
+    fn unreadable_records_are_collected_with_line_and_field() {
+        let text = concat!(
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": []}\n",
+            "not json\n",
+            "\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"findings\": []}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": {}}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\"}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"run\": -1, \"findings\": []}\n",
+        );
+        let (records, problems) = parse("reviews.jsonl", text.as_bytes());
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].status, Status::Failed);
+        let at: Vec<(Option<u64>, Option<String>)> =
+            problems.iter().map(|p| (p.line, p.field.clone())).collect();
+        assert_eq!(
+            at,
+            [
+                (Some(2), None),
+                (Some(4), Some("field `reviewer`".into())),
+                (Some(5), Some("field `findings`".into())),
+                (Some(7), Some("field `run`".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn select_validates_per_arm_and_flags_duplicate_ids() {
+        let text = format!(
+            "{}\n{}\n",
+            json!({"target": "t", "arm": "b", "reviewer": "x", "findings": [doc_finding(), {"title": 3}]}),
+            json!({"target": "t", "arm": "b", "reviewer": "y", "findings": [doc_finding()]}),
+        );
+        let (records, problems) = parse("r.jsonl", text.as_bytes());
+        assert!(problems.is_empty());
+        let returns = select(&records, "b", Mode::Doc, Scale::Float);
+        assert_eq!(returns[0].findings.len(), 1);
+        assert_eq!(returns[0].malformed[0].field, "title");
+        assert_eq!(
+            returns[1].malformed[0].reason,
+            "id is already used by a finding on line 1"
+        );
+        assert!(select(&records, "other", Mode::Doc, Scale::Float).is_empty());
+    }
+}

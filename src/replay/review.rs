@@ -1,0 +1,1044 @@
+//! The review pipeline (SPEC §4.1): one arm's valid returns for one (target, run) in, merged,
+//! routed findings out. Pure: no IO, no clock, no randomness.
+//!
+//! Steps, in order: validation happened when the corpus was read (`corpus::reviews`); then
+//! normalize text (2), same-persona collapse (3), dedup and merge (4), corroboration and
+//! promotion (5), the pre-existing split (6), mode-aware demotion (7), the gate (8), actionable
+//! routing (9) and the listing sort (10). Each step is one function below, named after it.
+//!
+//! On the float scale every comparison and every promoted value uses the number rounded to 9
+//! decimal places, so that 0.55 + 0.10 is 0.65 and meets a 0.65 gate.
+
+use serde::Serialize;
+
+use crate::config::{Mode, Promotion, ReviewMode, ReviewPolicy, Scale};
+use crate::corpus::reviews::{Autofix, Finding, FindingType, Location, Owner, Severity};
+use crate::stats::calibration::round9;
+
+/// One reviewer's valid return, as the pipeline reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct ReturnRef<'a> {
+    pub reviewer: &'a str,
+    pub findings: &'a [Finding],
+}
+
+/// Where a merged finding ends up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Actionable,
+    Fyi,
+    Dropped,
+    /// Code mode, demoted in interactive or report-only review: kept visible in a soft bucket.
+    Soft,
+    /// Code mode, demoted in headless or autofix review.
+    Suppressed,
+    /// Code mode: the issue predates the change; it leaves the pipeline (step 6).
+    PreExisting,
+}
+
+/// How an actionable finding reaches the user (step 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    AutoApply,
+    Decision,
+}
+
+/// Code mode's partition of actionable findings (step 9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Queue {
+    Fixer,
+    Residual,
+    ReportOnly,
+}
+
+/// One reviewer's part in a merged finding.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Contribution {
+    pub reviewer: String,
+    pub id: Option<String>,
+    /// The confidence the reviewer recorded.
+    pub confidence: f64,
+}
+
+/// A finding after dedup, with its route.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Merged {
+    pub title: String,
+    pub severity: Severity,
+    pub autofix: Autofix,
+    /// Highest contributing confidence, after same-persona collapse, before promotion.
+    pub confidence_before: f64,
+    /// After promotion: what the gate saw.
+    pub confidence: f64,
+    /// Distinct reviewers, in order of first appearance.
+    pub reviewers: Vec<String>,
+    pub contributions: Vec<Contribution>,
+    pub evidence: Vec<String>,
+    pub has_fix: bool,
+    pub promotable: bool,
+    pub corroborated: bool,
+    pub promoted: bool,
+    /// Position of the first contribution among all findings of the (target, run).
+    pub order: usize,
+    pub location: MergedLocation,
+    pub tier: Tier,
+    pub route: Option<Route>,
+    pub queue: Option<Queue>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum MergedLocation {
+    Doc {
+        section: String,
+        /// `error` when any contributor calls it an error.
+        finding_type: FindingType,
+    },
+    Code {
+        file: String,
+        /// The smallest line of the merged cluster.
+        line: u32,
+        owner: Owner,
+        requires_verification: bool,
+        /// Only when every contributor says so.
+        pre_existing: bool,
+    },
+}
+
+/// Step 2: lowercase, keep only alphanumerics and whitespace, collapse whitespace, trim.
+pub fn normalize(text: &str) -> String {
+    let kept: String = text
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace())
+        .collect();
+    kept.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A finding in flight: where it came from, and its confidence after collapse.
+#[derive(Clone, Debug)]
+struct Working<'a> {
+    reviewer: &'a str,
+    finding: &'a Finding,
+    confidence: f64,
+    promotable: bool,
+    order: usize,
+}
+
+/// Runs steps 2–10 over one (arm, target, run).
+pub fn replay(policy: &ReviewPolicy, mode: Mode, returns: &[ReturnRef<'_>]) -> Vec<Merged> {
+    let mut working = Vec::new();
+    for ret in returns {
+        let mut mine: Vec<Working> = ret
+            .findings
+            .iter()
+            .map(|finding| Working {
+                reviewer: ret.reviewer,
+                finding,
+                confidence: finding.confidence,
+                promotable: true,
+                order: 0,
+            })
+            .collect();
+        if let ReviewPolicy::Anchored(a) = policy {
+            if a.collapse && mode == Mode::Doc {
+                collapse_same_persona(&mut mine, a.scale);
+            }
+        }
+        working.extend(mine);
+    }
+    for (i, w) in working.iter_mut().enumerate() {
+        w.order = i;
+    }
+
+    let mut merged = dedup(&working, mode);
+    for m in &mut merged {
+        corroborate(m, policy.promotion(), policy.scale());
+    }
+    for m in &mut merged {
+        route(m, policy, mode);
+    }
+    sort_for_listing(&mut merged, mode);
+    merged
+}
+
+/// Step 3: within one reviewer's return, when three or more findings share a non-empty
+/// normalized premise, the most confident stays (the first on ties) and every other one is
+/// capped at the scale's 50 and can no longer be promoted.
+fn collapse_same_persona(findings: &mut [Working<'_>], scale: Scale) {
+    let premise = |w: &Working| match &w.finding.location {
+        Location::Doc {
+            premise: Some(p), ..
+        } => Some(normalize(p)).filter(|p| !p.is_empty()),
+        _ => None,
+    };
+    let keys: Vec<Option<String>> = findings.iter().map(premise).collect();
+    for (i, key) in keys.iter().enumerate() {
+        let Some(key) = key else { continue };
+        let group: Vec<usize> = (0..findings.len())
+            .filter(|&j| keys[j].as_ref() == Some(key))
+            .collect();
+        if group.len() < 3 || group[0] != i {
+            continue; // handle each group once, from its first member
+        }
+        let keep = group.iter().copied().fold(group[0], |best, j| {
+            if findings[j].confidence > findings[best].confidence {
+                j
+            } else {
+                best
+            }
+        });
+        for &j in &group {
+            if j != keep {
+                findings[j].confidence = findings[j].confidence.min(scale.half());
+                findings[j].promotable = false;
+            }
+        }
+    }
+}
+
+/// Step 4: group findings that are the same issue and merge each group.
+fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    match mode {
+        Mode::Doc => {
+            // Fingerprint: normalized section and title (a separator keeps "a"+"bc" ≠ "ab"+"c").
+            let mut index: std::collections::HashMap<String, usize> = Default::default();
+            for (i, w) in working.iter().enumerate() {
+                let Location::Doc { section, .. } = &w.finding.location else {
+                    continue;
+                };
+                let key = format!(
+                    "{}\u{1f}{}",
+                    normalize(section),
+                    normalize(&w.finding.title)
+                );
+                match index.get(&key) {
+                    Some(&g) => groups[g].push(i),
+                    None => {
+                        index.insert(key, groups.len());
+                        groups.push(vec![i]);
+                    }
+                }
+            }
+        }
+        Mode::Code => {
+            // Same normalized file and title, lines within ±3: sorted by line, a new cluster
+            // starts where the gap to the previous line exceeds 3.
+            let mut by_key: Vec<(String, Vec<usize>)> = Vec::new();
+            let mut index: std::collections::HashMap<String, usize> = Default::default();
+            for (i, w) in working.iter().enumerate() {
+                let Location::Code { file, .. } = &w.finding.location else {
+                    continue;
+                };
+                let key = format!("{}\u{1f}{}", normalize(file), normalize(&w.finding.title));
+                match index.get(&key) {
+                    Some(&g) => by_key[g].1.push(i),
+                    None => {
+                        index.insert(key.clone(), by_key.len());
+                        by_key.push((key, vec![i]));
+                    }
+                }
+            }
+            let line = |i: usize| match working[i].finding.location {
+                Location::Code { line, .. } => line,
+                Location::Doc { .. } => 0,
+            };
+            for (_, mut members) in by_key {
+                members.sort_by_key(|&i| (line(i), i));
+                let mut cluster = vec![members[0]];
+                for pair in members.windows(2) {
+                    if line(pair[1]) - line(pair[0]) > 3 {
+                        groups.push(std::mem::take(&mut cluster));
+                    }
+                    cluster.push(pair[1]);
+                }
+                groups.push(cluster);
+            }
+            for g in &mut groups {
+                g.sort_unstable(); // contributions in document order
+            }
+        }
+    }
+    let mut merged: Vec<Merged> = groups.iter().map(|g| merge(working, g)).collect();
+    merged.sort_by_key(|m| m.order);
+    merged
+}
+
+/// The merge rules of step 4 over one group (indices in document order).
+fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
+    let members: Vec<&Working> = group.iter().map(|&i| &working[i]).collect();
+    let first = members[0];
+    let mut reviewers: Vec<String> = Vec::new();
+    let mut evidence: Vec<String> = Vec::new();
+    for w in &members {
+        if !reviewers.iter().any(|r| r == w.reviewer) {
+            reviewers.push(w.reviewer.to_string());
+        }
+        for e in &w.finding.evidence {
+            if !evidence.contains(e) {
+                evidence.push(e.clone());
+            }
+        }
+    }
+    // The leading contributor: highest severity (P0 first), then highest confidence, then first.
+    let lead = members
+        .iter()
+        .copied()
+        .reduce(|best, w| {
+            let better =
+                (w.finding.severity, -w.confidence) < (best.finding.severity, -best.confidence);
+            if better {
+                w
+            } else {
+                best
+            }
+        })
+        .unwrap_or(first);
+    let location = match &first.finding.location {
+        Location::Doc { section, .. } => MergedLocation::Doc {
+            section: section.clone(),
+            finding_type: if members.iter().any(|w| {
+                matches!(
+                    w.finding.location,
+                    Location::Doc {
+                        finding_type: FindingType::Error,
+                        ..
+                    }
+                )
+            }) {
+                FindingType::Error
+            } else {
+                FindingType::Omission
+            },
+        },
+        Location::Code { file, .. } => {
+            let code = |w: &Working| match w.finding.location {
+                Location::Code {
+                    line,
+                    owner,
+                    requires_verification,
+                    pre_existing,
+                    ..
+                } => (line, owner, requires_verification, pre_existing),
+                Location::Doc { .. } => (u32::MAX, Owner::Human, false, false),
+            };
+            MergedLocation::Code {
+                file: file.clone(),
+                line: members.iter().map(|w| code(w).0).min().unwrap_or(1),
+                owner: code(lead).1,
+                requires_verification: members.iter().any(|w| code(w).2),
+                pre_existing: members.iter().all(|w| code(w).3),
+            }
+        }
+    };
+    let confidence = members
+        .iter()
+        .map(|w| w.confidence)
+        .fold(f64::MIN, f64::max);
+    Merged {
+        title: first.finding.title.clone(),
+        severity: members
+            .iter()
+            .map(|w| w.finding.severity)
+            .min()
+            .unwrap_or(first.finding.severity),
+        autofix: members
+            .iter()
+            .map(|w| w.finding.autofix)
+            .max()
+            .unwrap_or(first.finding.autofix),
+        confidence_before: confidence,
+        confidence,
+        corroborated: reviewers.len() >= 2,
+        reviewers,
+        contributions: members
+            .iter()
+            .map(|w| Contribution {
+                reviewer: w.reviewer.to_string(),
+                id: w.finding.id.clone(),
+                confidence: w.finding.confidence,
+            })
+            .collect(),
+        evidence,
+        has_fix: members.iter().any(|w| w.finding.has_fix),
+        promotable: members.iter().all(|w| w.promotable),
+        promoted: false,
+        order: first.order,
+        location,
+        tier: Tier::Dropped,
+        route: None,
+        queue: None,
+    }
+}
+
+/// Step 5: a corroborated, promotable finding goes one anchor up (100 stays), or + boost on the
+/// float scale, capped at 1. Promoted means its confidence changed.
+fn corroborate(m: &mut Merged, promotion: Promotion, scale: Scale) {
+    let Promotion::Corroboration { boost } = promotion else {
+        return;
+    };
+    if !(m.corroborated && m.promotable) {
+        return;
+    }
+    let raised = match scale {
+        Scale::Anchor => [0.0, 25.0, 50.0, 75.0, 100.0]
+            .into_iter()
+            .find(|&a| a > m.confidence)
+            .unwrap_or(100.0),
+        Scale::Float => round9((m.confidence + boost).min(1.0)),
+    };
+    m.promoted = raised != m.confidence;
+    m.confidence = raised;
+}
+
+/// Steps 6–9 for one merged finding.
+fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode) {
+    if let MergedLocation::Code {
+        pre_existing: true, ..
+    } = m.location
+    {
+        m.tier = Tier::PreExisting;
+        return;
+    }
+    if mode == Mode::Code && is_demoted(m, policy.demote_reviewers()) {
+        m.tier = match policy.review_mode() {
+            ReviewMode::Interactive | ReviewMode::ReportOnly => Tier::Soft,
+            ReviewMode::Headless | ReviewMode::Autofix => Tier::Suppressed,
+        };
+        return;
+    }
+    m.tier = gate(m, policy, mode);
+    if m.tier != Tier::Actionable {
+        return;
+    }
+    let top = round9(m.confidence) >= round9(policy.auto_apply_from());
+    m.route = Some(if m.autofix == Autofix::SafeAuto && m.has_fix && top {
+        Route::AutoApply
+    } else {
+        Route::Decision
+    });
+    if let MergedLocation::Code { owner, .. } = m.location {
+        m.queue = Some(
+            if m.autofix == Autofix::Advisory || matches!(owner, Owner::Human | Owner::Release) {
+                Queue::ReportOnly
+            } else if m.autofix == Autofix::SafeAuto {
+                Queue::Fixer
+            } else {
+                Queue::Residual
+            },
+        );
+    }
+}
+
+/// Step 7: P2/P3, advisory, and every contributor among the demotable reviewers.
+fn is_demoted(m: &Merged, demote_reviewers: &[String]) -> bool {
+    m.severity >= Severity::P2
+        && m.autofix == Autofix::Advisory
+        && m.reviewers.iter().all(|r| demote_reviewers.contains(r))
+}
+
+/// Step 8, last, on the promoted confidence.
+fn gate(m: &Merged, policy: &ReviewPolicy, mode: Mode) -> Tier {
+    let c = round9(m.confidence);
+    let at_least = |threshold: f64| c >= round9(threshold);
+    match policy {
+        ReviewPolicy::Anchored(a) => {
+            if at_least(a.actionable_from) {
+                Tier::Actionable
+            } else if at_least(a.surface_from) {
+                Tier::Fyi
+            } else if m.severity == Severity::P0 && a.p0_escape.is_some_and(at_least) {
+                Tier::Actionable
+            } else {
+                Tier::Dropped
+            }
+        }
+        ReviewPolicy::FloatGates(f) => match mode {
+            Mode::Doc => {
+                if at_least(f.gates[m.severity.index()]) {
+                    Tier::Actionable
+                } else if m.autofix == Autofix::Manual && at_least(f.fyi_floor) {
+                    Tier::Fyi
+                } else {
+                    Tier::Dropped
+                }
+            }
+            Mode::Code => {
+                if at_least(f.gate) || (m.severity == Severity::P0 && at_least(f.p0_gate)) {
+                    Tier::Actionable
+                } else {
+                    Tier::Dropped
+                }
+            }
+        },
+    }
+}
+
+/// Step 10: severity P0..P3; (doc) error before omission; confidence descending; (doc) document
+/// order, (code) file then line.
+fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
+    merged.sort_by(|a, b| {
+        let by_type = |m: &Merged| match &m.location {
+            MergedLocation::Doc { finding_type, .. } => *finding_type,
+            MergedLocation::Code { .. } => FindingType::Error,
+        };
+        let place = |m: &Merged| match &m.location {
+            MergedLocation::Code { file, line, .. } => (file.clone(), *line, m.order),
+            MergedLocation::Doc { .. } => (String::new(), 0, m.order),
+        };
+        a.severity
+            .cmp(&b.severity)
+            .then_with(|| {
+                if mode == Mode::Doc {
+                    by_type(a).cmp(&by_type(b))
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .then_with(|| b.confidence.total_cmp(&a.confidence))
+            .then_with(|| place(a).cmp(&place(b)))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Anchored, FloatGates};
+
+    fn anchored(mode: Mode) -> ReviewPolicy {
+        let (surface_from, actionable_from, p0_escape) = match mode {
+            Mode::Doc => (50.0, 75.0, None),
+            Mode::Code => (75.0, 75.0, Some(50.0)),
+        };
+        ReviewPolicy::Anchored(Anchored {
+            scale: Scale::Anchor,
+            surface_from,
+            actionable_from,
+            p0_escape,
+            collapse: true,
+            promotion: Promotion::Corroboration { boost: 10.0 },
+            review_mode: ReviewMode::Interactive,
+            demote_reviewers: vec!["testing".into(), "maintainability".into()],
+        })
+    }
+
+    fn float_gates() -> ReviewPolicy {
+        ReviewPolicy::FloatGates(FloatGates {
+            scale: Scale::Float,
+            gates: [0.50, 0.60, 0.65, 0.75],
+            gate: 0.60,
+            p0_gate: 0.50,
+            fyi_floor: 0.40,
+            auto_apply_from: 0.85,
+            promotion: Promotion::Corroboration { boost: 0.10 },
+            review_mode: ReviewMode::Interactive,
+            demote_reviewers: vec!["testing".into(), "maintainability".into()],
+        })
+    }
+
+    fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
+        Finding {
+            id: None,
+            title: title.into(),
+            severity: sev,
+            autofix: Autofix::Manual,
+            confidence: conf,
+            has_fix: false,
+            evidence: vec![],
+            location: Location::Doc {
+                section: section.into(),
+                finding_type: FindingType::Omission,
+                premise: None,
+            },
+        }
+    }
+
+    fn with_premise(mut f: Finding, p: &str) -> Finding {
+        if let Location::Doc { premise, .. } = &mut f.location {
+            *premise = Some(p.into());
+        }
+        f
+    }
+
+    fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding {
+        Finding {
+            id: None,
+            title: title.into(),
+            severity: sev,
+            autofix: Autofix::GatedAuto,
+            confidence: conf,
+            has_fix: false,
+            evidence: vec![],
+            location: Location::Code {
+                file: file.into(),
+                line,
+                owner: Owner::ReviewFixer,
+                requires_verification: false,
+                pre_existing: false,
+            },
+        }
+    }
+
+    fn run(policy: &ReviewPolicy, mode: Mode, returns: &[(&str, Vec<Finding>)]) -> Vec<Merged> {
+        let refs: Vec<ReturnRef> = returns
+            .iter()
+            .map(|(r, f)| ReturnRef {
+                reviewer: r,
+                findings: f,
+            })
+            .collect();
+        replay(policy, mode, &refs)
+    }
+
+    #[test]
+    fn normalize_lowercases_strips_punctuation_and_collapses_space() {
+        assert_eq!(
+            normalize("  Rollback: plan   is\tMISSING! "),
+            "rollback plan is missing"
+        );
+        assert_eq!(normalize("a-b_c"), "abc");
+        assert_eq!(normalize("Ünïcode 2"), "ünïcode 2");
+    }
+
+    #[test]
+    fn same_persona_collapse_keeps_the_most_confident_and_caps_the_rest() {
+        // One persona files the same premise three times (the seed's 0.68–0.72 symptom, here
+        // on anchors): 75, 100, 75. The 100 stays; the two 75s drop to 50 and lose promotion.
+        // A second persona corroborates the first 75: without collapse it would go to 100.
+        let p = "The motivation is thin";
+        let f = |t: &str, c: f64| with_premise(doc(t, "Why", Severity::P2, c), p);
+        let out = run(
+            &anchored(Mode::Doc),
+            Mode::Doc,
+            &[
+                (
+                    "product-lens",
+                    vec![
+                        f("Premise A", 75.0),
+                        f("Premise B", 100.0),
+                        f("Premise C", 75.0),
+                    ],
+                ),
+                ("adversarial-document", vec![f("premise a", 75.0)]),
+            ],
+        );
+        let get = |t: &str| out.iter().find(|m| m.title == t).unwrap();
+        assert_eq!(get("Premise B").confidence, 100.0);
+        let a = get("Premise A");
+        assert_eq!((a.confidence_before, a.confidence), (75.0, 75.0));
+        assert!(a.corroborated && !a.promotable && !a.promoted);
+        assert_eq!(a.tier, Tier::Actionable); // 75 from the corroborating persona
+        let c = get("Premise C");
+        assert_eq!((c.confidence, c.tier), (50.0, Tier::Fyi));
+    }
+
+    #[test]
+    fn collapse_needs_three_and_is_anchored_doc_only() {
+        let p = "same root";
+        let f = |t: &str| with_premise(doc(t, "S", Severity::P2, 75.0), p);
+        let two = run(
+            &anchored(Mode::Doc),
+            Mode::Doc,
+            &[("x", vec![f("A"), f("B")])],
+        );
+        assert!(two.iter().all(|m| m.confidence == 75.0 && m.promotable));
+        let three_float = run(
+            &float_gates(),
+            Mode::Doc,
+            &[(
+                "x",
+                vec![
+                    with_premise(doc("A", "S", Severity::P2, 0.7), p),
+                    with_premise(doc("B", "S", Severity::P2, 0.7), p),
+                    with_premise(doc("C", "S", Severity::P2, 0.7), p),
+                ],
+            )],
+        );
+        assert!(three_float.iter().all(|m| m.confidence == 0.7));
+    }
+
+    #[test]
+    fn doc_dedup_merges_on_section_and_title_and_takes_the_merge_rules() {
+        let mut a = doc("Rollback is missing", "Deploy", Severity::P2, 0.6);
+        a.evidence = vec!["step 4".into()];
+        a.id = Some("a1".into());
+        let mut b = doc("rollback is MISSING!", " deploy ", Severity::P1, 0.55);
+        b.evidence = vec!["step 4".into(), "no runbook".into()];
+        b.autofix = Autofix::SafeAuto;
+        b.has_fix = true;
+        if let Location::Doc { finding_type, .. } = &mut b.location {
+            *finding_type = FindingType::Error;
+        }
+        let other = doc("Rollback is missing", "Testing", Severity::P3, 0.9);
+        let out = run(
+            &float_gates(),
+            Mode::Doc,
+            &[("coherence", vec![a, other]), ("feasibility", vec![b])],
+        );
+        assert_eq!(out.len(), 2);
+        let m = out.iter().find(|m| m.reviewers.len() == 2).unwrap();
+        assert_eq!(m.title, "Rollback is missing"); // first appearance
+        assert_eq!(m.severity, Severity::P1); // highest
+        assert_eq!(m.confidence_before, 0.6); // highest
+        assert_eq!(m.autofix, Autofix::Manual); // most conservative of safe_auto, manual
+        assert_eq!(m.evidence, ["step 4", "no runbook"]); // union, order kept
+        assert!(m.has_fix);
+        assert!(matches!(
+            m.location,
+            MergedLocation::Doc {
+                finding_type: FindingType::Error,
+                ..
+            }
+        ));
+        assert_eq!(m.contributions[0].id.as_deref(), Some("a1"));
+    }
+
+    #[test]
+    fn code_dedup_clusters_lines_within_three() {
+        // Lines 10, 12, 15 chain into one cluster (gaps 2 and 3); 19 is 4 past 15: its own.
+        let f = |r: u32| code("Unchecked unwrap", "src/a.rs", r, Severity::P2, 75.0);
+        let out = run(
+            &anchored(Mode::Code),
+            Mode::Code,
+            &[
+                ("correctness", vec![f(12), f(19)]),
+                ("reliability", vec![f(10)]),
+                ("security", vec![f(15)]),
+            ],
+        );
+        assert_eq!(out.len(), 2);
+        let big = out.iter().find(|m| m.reviewers.len() == 3).unwrap();
+        assert!(matches!(
+            big.location,
+            MergedLocation::Code { line: 10, .. }
+        ));
+        assert_eq!(big.reviewers, ["correctness", "reliability", "security"]);
+        let lone = out.iter().find(|m| m.reviewers.len() == 1).unwrap();
+        assert!(matches!(
+            lone.location,
+            MergedLocation::Code { line: 19, .. }
+        ));
+        // Different file or title never merge.
+        let out = run(
+            &anchored(Mode::Code),
+            Mode::Code,
+            &[
+                ("a", vec![f(10)]),
+                (
+                    "b",
+                    vec![code("Unchecked unwrap", "src/b.rs", 10, Severity::P2, 75.0)],
+                ),
+            ],
+        );
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn code_merge_owner_flags_and_pre_existing() {
+        let mut a = code("Race", "src/q.rs", 40, Severity::P2, 75.0);
+        let mut b = code("Race", "src/q.rs", 41, Severity::P1, 50.0);
+        if let Location::Code {
+            owner,
+            pre_existing,
+            requires_verification,
+            ..
+        } = &mut a.location
+        {
+            *owner = Owner::Human;
+            *pre_existing = true;
+            *requires_verification = true;
+        }
+        if let Location::Code { owner, .. } = &mut b.location {
+            *owner = Owner::DownstreamResolver;
+        }
+        let out = run(
+            &anchored(Mode::Code),
+            Mode::Code,
+            &[("x", vec![a.clone()]), ("y", vec![b])],
+        );
+        let MergedLocation::Code {
+            owner,
+            pre_existing,
+            requires_verification,
+            ..
+        } = &out[0].location
+        else {
+            panic!()
+        };
+        assert_eq!(*owner, Owner::DownstreamResolver); // from the P1 contributor
+        assert!(!pre_existing); // not every contributor says so
+        assert!(*requires_verification); // any does
+                                         // All contributors pre-existing: the finding leaves the pipeline.
+        let out = run(&anchored(Mode::Code), Mode::Code, &[("x", vec![a])]);
+        assert_eq!(out[0].tier, Tier::PreExisting);
+        assert_eq!(out[0].route, None);
+    }
+
+    #[test]
+    fn corroboration_promotes_one_anchor_step_and_100_stays() {
+        let f = |c: f64| doc("Same", "S", Severity::P2, c);
+        for (conf, want, promoted) in [
+            (0.0, 25.0, true),
+            (50.0, 75.0, true),
+            (75.0, 100.0, true),
+            (100.0, 100.0, false),
+        ] {
+            let out = run(
+                &anchored(Mode::Doc),
+                Mode::Doc,
+                &[("a", vec![f(conf)]), ("b", vec![f(conf)])],
+            );
+            assert_eq!(
+                (out[0].confidence, out[0].promoted),
+                (want, promoted),
+                "{conf}"
+            );
+            assert!(out[0].corroborated);
+        }
+        // A single reviewer filing it twice is not corroboration.
+        let out = run(
+            &anchored(Mode::Doc),
+            Mode::Doc,
+            &[("a", vec![f(50.0), f(50.0)])],
+        );
+        assert!(!out[0].corroborated && !out[0].promoted);
+    }
+
+    #[test]
+    fn float_boost_is_rounded_and_capped() {
+        // 0.55 + 0.10 meets a 0.65 gate (P2) despite binary floating point.
+        let f = |c: f64| doc("Same", "S", Severity::P2, c);
+        let out = run(
+            &float_gates(),
+            Mode::Doc,
+            &[("a", vec![f(0.55)]), ("b", vec![f(0.5)])],
+        );
+        assert_eq!(out[0].confidence, 0.65);
+        assert_eq!(out[0].tier, Tier::Actionable);
+        let out = run(
+            &float_gates(),
+            Mode::Doc,
+            &[("a", vec![f(0.95)]), ("b", vec![f(0.95)])],
+        );
+        assert_eq!(out[0].confidence, 1.0);
+        let out = run(
+            &float_gates(),
+            Mode::Doc,
+            &[("a", vec![f(1.0)]), ("b", vec![f(1.0)])],
+        );
+        assert!(!out[0].promoted);
+    }
+
+    #[test]
+    fn anchored_doc_gate() {
+        let cases = [
+            (25.0, Tier::Dropped),
+            (50.0, Tier::Fyi),
+            (75.0, Tier::Actionable),
+            (100.0, Tier::Actionable),
+        ];
+        for (conf, tier) in cases {
+            let out = run(
+                &anchored(Mode::Doc),
+                Mode::Doc,
+                &[("a", vec![doc("T", "S", Severity::P0, conf)])],
+            );
+            assert_eq!(out[0].tier, tier, "{conf}");
+        }
+    }
+
+    #[test]
+    fn anchored_code_gate_lets_p0_escape_at_50() {
+        let f = |sev, c| code("T", "f.rs", 1, sev, c);
+        let tier =
+            |sev, c| run(&anchored(Mode::Code), Mode::Code, &[("a", vec![f(sev, c)])])[0].tier;
+        assert_eq!(tier(Severity::P1, 50.0), Tier::Dropped);
+        assert_eq!(tier(Severity::P0, 50.0), Tier::Actionable);
+        assert_eq!(tier(Severity::P0, 25.0), Tier::Dropped);
+        assert_eq!(tier(Severity::P2, 75.0), Tier::Actionable);
+    }
+
+    #[test]
+    fn float_gates_doc_per_severity_and_fyi_floor_for_manual_only() {
+        let tier = |sev, c, autofix| {
+            let mut f = doc("T", "S", sev, c);
+            f.autofix = autofix;
+            run(&float_gates(), Mode::Doc, &[("a", vec![f])])[0].tier
+        };
+        assert_eq!(tier(Severity::P0, 0.50, Autofix::Manual), Tier::Actionable);
+        assert_eq!(tier(Severity::P1, 0.59, Autofix::Manual), Tier::Fyi);
+        assert_eq!(tier(Severity::P2, 0.65, Autofix::Manual), Tier::Actionable);
+        assert_eq!(tier(Severity::P3, 0.72, Autofix::Manual), Tier::Fyi);
+        assert_eq!(tier(Severity::P3, 0.72, Autofix::GatedAuto), Tier::Dropped);
+        assert_eq!(tier(Severity::P3, 0.39, Autofix::Manual), Tier::Dropped);
+    }
+
+    #[test]
+    fn float_gates_code_has_no_fyi_tier() {
+        let tier = |sev, c| {
+            run(
+                &float_gates(),
+                Mode::Code,
+                &[("a", vec![code("T", "f", 1, sev, c)])],
+            )[0]
+            .tier
+        };
+        assert_eq!(tier(Severity::P1, 0.60), Tier::Actionable);
+        assert_eq!(tier(Severity::P1, 0.59), Tier::Dropped);
+        assert_eq!(tier(Severity::P0, 0.50), Tier::Actionable);
+        assert_eq!(tier(Severity::P0, 0.49), Tier::Dropped);
+    }
+
+    #[test]
+    fn mode_aware_demotion() {
+        let mut f = code("Missing test", "t.rs", 3, Severity::P3, 100.0);
+        f.autofix = Autofix::Advisory;
+        let demoted = |policy: &ReviewPolicy, who: &[&str]| {
+            let returns: Vec<(&str, Vec<Finding>)> =
+                who.iter().map(|w| (*w, vec![f.clone()])).collect();
+            run(policy, Mode::Code, &returns)[0].tier
+        };
+        assert_eq!(demoted(&anchored(Mode::Code), &["testing"]), Tier::Soft);
+        assert_eq!(
+            demoted(&anchored(Mode::Code), &["testing", "maintainability"]),
+            Tier::Soft
+        );
+        // A non-demotable contributor keeps it in the pipeline.
+        assert_eq!(
+            demoted(&anchored(Mode::Code), &["testing", "correctness"]),
+            Tier::Actionable
+        );
+        let mut headless = anchored(Mode::Code);
+        if let ReviewPolicy::Anchored(a) = &mut headless {
+            a.review_mode = ReviewMode::Headless;
+        }
+        assert_eq!(demoted(&headless, &["testing"]), Tier::Suppressed);
+        // P1 advisory from testing is not demoted.
+        let mut p1 = f.clone();
+        p1.severity = Severity::P1;
+        assert_eq!(
+            run(&anchored(Mode::Code), Mode::Code, &[("testing", vec![p1])])[0].tier,
+            Tier::Actionable
+        );
+    }
+
+    #[test]
+    fn routing_auto_apply_and_code_queues() {
+        let mut f = doc("T", "S", Severity::P1, 100.0);
+        f.autofix = Autofix::SafeAuto;
+        f.has_fix = true;
+        let out = run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f.clone()])]);
+        assert_eq!(out[0].route, Some(Route::AutoApply));
+        f.confidence = 75.0; // not at the top
+        assert_eq!(
+            run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f.clone()])])[0].route,
+            Some(Route::Decision)
+        );
+        f.confidence = 100.0;
+        f.has_fix = false; // no fix to apply
+        assert_eq!(
+            run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f])])[0].route,
+            Some(Route::Decision)
+        );
+        // Float: at or above 0.85.
+        let mut g = doc("T", "S", Severity::P1, 0.85);
+        g.autofix = Autofix::SafeAuto;
+        g.has_fix = true;
+        assert_eq!(
+            run(&float_gates(), Mode::Doc, &[("a", vec![g])])[0].route,
+            Some(Route::AutoApply)
+        );
+
+        let queue = |autofix, owner| {
+            let mut c = code("T", "f", 1, Severity::P1, 100.0);
+            c.autofix = autofix;
+            if let Location::Code { owner: o, .. } = &mut c.location {
+                *o = owner;
+            }
+            run(
+                &anchored(Mode::Code),
+                Mode::Code,
+                &[("correctness", vec![c])],
+            )[0]
+            .queue
+        };
+        assert_eq!(
+            queue(Autofix::SafeAuto, Owner::ReviewFixer),
+            Some(Queue::Fixer)
+        );
+        assert_eq!(
+            queue(Autofix::GatedAuto, Owner::ReviewFixer),
+            Some(Queue::Residual)
+        );
+        assert_eq!(
+            queue(Autofix::Manual, Owner::DownstreamResolver),
+            Some(Queue::Residual)
+        );
+        assert_eq!(
+            queue(Autofix::Advisory, Owner::ReviewFixer),
+            Some(Queue::ReportOnly)
+        );
+        assert_eq!(
+            queue(Autofix::SafeAuto, Owner::Human),
+            Some(Queue::ReportOnly)
+        );
+        assert_eq!(
+            queue(Autofix::GatedAuto, Owner::Release),
+            Some(Queue::ReportOnly)
+        );
+    }
+
+    #[test]
+    fn listing_sort_order() {
+        let mut err = doc("E", "S1", Severity::P1, 75.0);
+        if let Location::Doc { finding_type, .. } = &mut err.location {
+            *finding_type = FindingType::Error;
+        }
+        let out = run(
+            &anchored(Mode::Doc),
+            Mode::Doc,
+            &[(
+                "a",
+                vec![
+                    doc("late P3", "S9", Severity::P3, 100.0),
+                    doc("P1 omission 100", "S2", Severity::P1, 100.0),
+                    err,
+                    doc("P1 omission 75 first", "S3", Severity::P1, 75.0),
+                    doc("P1 omission 75 second", "S4", Severity::P1, 75.0),
+                    doc("P0", "S5", Severity::P0, 50.0),
+                ],
+            )],
+        );
+        let titles: Vec<&str> = out.iter().map(|m| m.title.as_str()).collect();
+        assert_eq!(
+            titles,
+            [
+                "P0",
+                "E",
+                "P1 omission 100",
+                "P1 omission 75 first",
+                "P1 omission 75 second",
+                "late P3"
+            ]
+        );
+
+        let out = run(
+            &anchored(Mode::Code),
+            Mode::Code,
+            &[(
+                "a",
+                vec![
+                    code("x", "b.rs", 5, Severity::P1, 75.0),
+                    code("y", "a.rs", 9, Severity::P1, 75.0),
+                    code("z", "a.rs", 2, Severity::P1, 75.0),
+                ],
+            )],
+        );
+        let places: Vec<&str> = out.iter().map(|m| m.title.as_str()).collect();
+        assert_eq!(places, ["z", "y", "x"]);
+    }
+}

@@ -1,0 +1,199 @@
+//! The run's tables (SPEC §5) as polars DataFrames, serialized to CSV and Parquet bytes. Built
+//! from the one result model, so a table never says something `metrics.json` does not.
+
+use std::io::Cursor;
+
+use polars::prelude::*;
+
+use crate::analysis::{FindingRow, Metrics};
+use crate::replay::review::MergedLocation;
+use crate::replay::review_metrics::TargetMetrics;
+
+/// Columns of one table, all of one height.
+struct Columns {
+    height: usize,
+    columns: Vec<Column>,
+}
+
+impl Columns {
+    fn new(height: usize) -> Self {
+        Columns {
+            height,
+            columns: Vec::new(),
+        }
+    }
+
+    fn push<T, P>(&mut self, name: &str, values: T) -> &mut Self
+    where
+        Series: NamedFrom<T, P>,
+        P: ?Sized,
+    {
+        self.columns.push(Column::new(name.into(), values));
+        self
+    }
+
+    fn finish(self) -> PolarsResult<DataFrame> {
+        DataFrame::new(self.height, self.columns)
+    }
+}
+
+/// One row per (arm, target, run) with every per-target metric.
+pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
+    let Some(review) = &metrics.review else {
+        return Ok(None);
+    };
+    let rows: Vec<(&str, &TargetMetrics)> = [
+        ("baseline", &review.arms.baseline),
+        ("treatment", &review.arms.treatment),
+    ]
+    .into_iter()
+    .flat_map(|(arm, m)| m.per_target.iter().map(move |t| (arm, t)))
+    .collect();
+    let col = |f: fn(&TargetMetrics) -> u64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<u64>>();
+    let mut c = Columns::new(rows.len());
+    c.push("arm", rows.iter().map(|(a, _)| *a).collect::<Vec<&str>>())
+        .push(
+            "target",
+            rows.iter()
+                .map(|(_, t)| t.target.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .push("run", rows.iter().map(|(_, t)| t.run).collect::<Vec<u32>>())
+        .push("findings_raw", col(|t| t.findings_raw as u64))
+        .push("malformed", col(|t| t.malformed as u64))
+        .push("failed_reviewers", col(|t| t.failed_reviewers as u64))
+        .push("distinct_values", col(|t| t.distinct_values as u64))
+        .push(
+            "entropy_bits",
+            rows.iter()
+                .map(|(_, t)| t.entropy_bits)
+                .collect::<Vec<f64>>(),
+        )
+        .push("values_for_80pct", col(|t| t.values_for_80pct as u64))
+        .push("merged", col(|t| t.merged as u64))
+        .push("corroborated", col(|t| t.corroborated as u64))
+        .push("promoted", col(|t| t.promoted as u64))
+        .push(
+            "promotion_rate",
+            rows.iter()
+                .map(|(_, t)| t.promotion_rate)
+                .collect::<Vec<f64>>(),
+        )
+        .push("dropped", col(|t| t.dropped as u64))
+        .push("fyi", col(|t| t.fyi as u64))
+        .push("actionable", col(|t| t.actionable as u64))
+        .push("decisions", col(|t| t.decisions as u64))
+        .push("auto_apply", col(|t| t.auto_apply as u64))
+        .push("demoted", col(|t| t.demoted as u64))
+        .push("pre_existing", col(|t| t.pre_existing as u64))
+        .push("fixer", col(|t| t.fixer as u64))
+        .push("residual", col(|t| t.residual as u64))
+        .push("report_only", col(|t| t.report_only as u64))
+        .push(
+            "precision",
+            rows.iter()
+                .map(|(_, t)| t.precision)
+                .collect::<Vec<Option<f64>>>(),
+        )
+        .push("judged_actionable", col(|t| t.judged_actionable as u64));
+    c.finish().map(Some)
+}
+
+fn label<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|j| j.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// One row per merged finding: where it came from, its confidence before and after promotion,
+/// its tier and route.
+pub fn findings(rows: &[FindingRow]) -> PolarsResult<Option<DataFrame>> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let f = |g: fn(&FindingRow) -> String| rows.iter().map(g).collect::<Vec<String>>();
+    let b = |g: fn(&FindingRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
+    let mut c = Columns::new(rows.len());
+    c.push("arm", f(|r| r.arm.clone()))
+        .push("target", f(|r| r.target.clone()))
+        .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
+        .push("title", f(|r| r.finding.title.clone()))
+        .push("severity", f(|r| label(&r.finding.severity)))
+        .push(
+            "location",
+            f(|r| match &r.finding.location {
+                MergedLocation::Doc { section, .. } => section.clone(),
+                MergedLocation::Code { file, .. } => file.clone(),
+            }),
+        )
+        .push(
+            "line",
+            rows.iter()
+                .map(|r| match r.finding.location {
+                    MergedLocation::Code { line, .. } => Some(line),
+                    MergedLocation::Doc { .. } => None,
+                })
+                .collect::<Vec<Option<u32>>>(),
+        )
+        .push("reviewers", f(|r| r.finding.reviewers.join(";")))
+        .push(
+            "contributions",
+            rows.iter()
+                .map(|r| r.finding.contributions.len() as u32)
+                .collect::<Vec<u32>>(),
+        )
+        .push(
+            "ids",
+            f(|r| {
+                r.finding
+                    .contributions
+                    .iter()
+                    .filter_map(|c| c.id.as_deref())
+                    .collect::<Vec<_>>()
+                    .join(";")
+            }),
+        )
+        .push("autofix_class", f(|r| label(&r.finding.autofix)))
+        .push(
+            "confidence_before",
+            rows.iter()
+                .map(|r| r.finding.confidence_before)
+                .collect::<Vec<f64>>(),
+        )
+        .push(
+            "confidence",
+            rows.iter()
+                .map(|r| r.finding.confidence)
+                .collect::<Vec<f64>>(),
+        )
+        .push("corroborated", b(|r| r.finding.corroborated))
+        .push("promotable", b(|r| r.finding.promotable))
+        .push("promoted", b(|r| r.finding.promoted))
+        .push("tier", f(|r| label(&r.finding.tier)))
+        .push(
+            "route",
+            rows.iter()
+                .map(|r| r.finding.route.map(|x| label(&x)))
+                .collect::<Vec<Option<String>>>(),
+        )
+        .push(
+            "queue",
+            rows.iter()
+                .map(|r| r.finding.queue.map(|x| label(&x)))
+                .collect::<Vec<Option<String>>>(),
+        );
+    c.finish().map(Some)
+}
+
+pub fn to_csv(df: &mut DataFrame) -> PolarsResult<Vec<u8>> {
+    let mut out = Vec::new();
+    CsvWriter::new(&mut out).include_header(true).finish(df)?;
+    Ok(out)
+}
+
+pub fn to_parquet(df: &mut DataFrame) -> PolarsResult<Vec<u8>> {
+    let mut out = Cursor::new(Vec::new());
+    ParquetWriter::new(&mut out).finish(df)?;
+    Ok(out.into_inner())
+}
