@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::config::{Arm, Experiment, Mode, Scale};
-use crate::corpus::reviews::{self, Location, Record, Return};
+use crate::corpus::reviews::{Location, Return, Selection};
 use crate::corpus::verdicts::Item;
 use crate::error::InputError;
 use crate::replay::review::{self, Merged, ReturnRef};
@@ -21,8 +21,8 @@ use crate::stats::paired::{paired_delta, wilson, PairedDelta};
 /// The files of a corpus, read and parsed.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
-    /// `reviews.jsonl`: its name for messages and its records.
-    pub reviews: Option<(String, Vec<Record>)>,
+    /// `reviews.jsonl`: its name for messages, and the returns each arm reads.
+    pub reviews: Option<(String, Vec<Selection>)>,
     pub verdicts: Option<Vec<Item>>,
 }
 
@@ -115,13 +115,13 @@ pub fn analyse(
 ) -> Result<Analysis, InputError> {
     let mut findings = Vec::new();
     let (review, agreement) = match &corpus.reviews {
-        Some((name, records)) => {
+        Some((name, selections)) => {
             let composites = composites(exp, corpus.verdicts.as_deref().unwrap_or(&[]));
             let baseline = replay_arm(
                 exp,
                 &exp.baseline,
                 name,
-                records,
+                selections,
                 &composites,
                 settings,
                 &mut findings,
@@ -130,7 +130,7 @@ pub fn analyse(
                 exp,
                 &exp.treatment,
                 name,
-                records,
+                selections,
                 &composites,
                 settings,
                 &mut findings,
@@ -197,15 +197,18 @@ fn replay_arm(
     exp: &Experiment,
     arm: &Arm,
     name: &str,
-    records: &[Record],
+    selections: &[Selection],
     composites: &Composites,
     settings: Settings,
     rows: &mut Vec<FindingRow>,
 ) -> Result<ArmReplay, InputError> {
     let scale = arm.review.scale();
-    let returns = reviews::select(records, &arm.source, exp.mode, scale);
+    let returns: &[Return] = selections
+        .iter()
+        .find(|s| s.source == arm.source && s.scale == scale)
+        .map_or(&[], |s| s.returns.as_slice());
     let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for r in &returns {
+    for r in returns {
         for m in &r.malformed {
             if settings.strict {
                 return Err(m.to_error(name));
@@ -219,7 +222,7 @@ fn replay_arm(
     // (target, run) groups, in order of first appearance.
     let mut groups: Vec<((String, u32), Vec<&Return>)> = Vec::new();
     let mut index: HashMap<(String, u32), usize> = HashMap::new();
-    for r in &returns {
+    for r in returns {
         let key = (r.target.clone(), r.run);
         match index.get(&key) {
             Some(&g) => groups[g].1.push(r),

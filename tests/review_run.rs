@@ -43,13 +43,16 @@ fn finding(id: &str, section: &str, title: &str, sev: &str, autofix: &str, conf:
 /// * "Metric has no baseline" P2 manual 0.50 < 0.65, manual ≥ 0.40: FYI.
 /// * "Load ignores peak" P3 gated_auto 0.72 < 0.75, not manual: dropped, bin (0.70, 0.75].
 /// * one finding at confidence 85 is off the float scale: malformed; security-lens failed.
-///   → findings_raw 4, malformed 1, failed 1, distinct 4, merged 3, corroborated 1, promoted 1,
-///     actionable 1, fyi 1, dropped 1, decisions 1.
+///
+/// Baseline totals: findings_raw 4, malformed 1, failed 1, distinct 4, merged 3, corroborated 1,
+/// promoted 1, actionable 1, fyi 1, dropped 1, decisions 1.
 ///
 /// treatment (anchored, anchor scale): the same issues at 75, 50, 75 (+100 for the last).
 /// * merged rollback 75 → promoted 100: actionable decision; "Metric" 50: FYI;
 ///   "Load ignores peak" 100: actionable, a decision (gated_auto).
-///   → findings_raw 4, distinct 3, merged 3, promoted 1, actionable 2, fyi 1, dropped 0.
+///
+/// Treatment totals: findings_raw 4, distinct 3, merged 3, promoted 1, actionable 2, fyi 1,
+/// dropped 0.
 ///
 /// Verdicts: b1 composite 0.25 → baseline precision 0.25. t1 1.0 and t3 0.5 → the merged
 /// rollback finding 0.75; t4 0.5 → treatment precision (0.75 + 0.5)/2 = 0.625.

@@ -134,9 +134,15 @@ pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> 
     let reviews_path = exp.corpus.join("reviews.jsonl");
     if reviews_path.is_file() {
         let name = reviews_path.display().to_string();
-        let (records, problems) = reviews::parse(&name, &read(&reviews_path)?);
+        let wants: Vec<_> = exp
+            .arms()
+            .iter()
+            .map(|a| (a.source.clone(), a.review.scale()))
+            .collect();
+        let (selections, problems) =
+            reviews::parse_for(&name, &read(&reviews_path)?, exp.mode, &wants);
         refuse(problems)?;
-        corpus.reviews = Some((name, records));
+        corpus.reviews = Some((name, selections));
     }
     let verdicts_path = exp.corpus.join("verdicts.jsonl");
     if verdicts_path.is_file() {

@@ -117,6 +117,13 @@ pub struct Record {
 /// Parses every record, collecting every record-level problem instead of stopping at the first.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
     let mut records = Vec::new();
+    let problems = each_record(name, bytes, |r| records.push(r));
+    (records, problems)
+}
+
+/// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
+/// record-level problems.
+fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<InputError> {
     let mut problems = Vec::new();
     let mut ids: HashMap<String, u64> = HashMap::new();
     for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -144,12 +151,12 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
                         }
                     })
                     .collect();
-                records.push(record);
+                f(record);
             }
             Err(e) => problems.push(e),
         }
     }
-    (records, problems)
+    problems
 }
 
 fn parse_record(name: &str, line: u64, text: &str) -> Result<Record, InputError> {
@@ -287,38 +294,77 @@ pub fn select(records: &[Record], source: &str, mode: Mode, scale: Scale) -> Vec
     records
         .iter()
         .filter(|r| r.arm == source)
-        .map(|r| {
-            let mut findings = Vec::new();
-            let mut malformed = Vec::new();
-            for (index, raw) in r.findings.iter().enumerate() {
-                let checked = match r.duplicate_id_of.get(index).copied().flatten() {
-                    Some(first) => Err((
-                        "id".to_string(),
-                        format!("id is already used by a finding on line {first}"),
-                    )),
-                    None => validate(raw, mode, scale),
-                };
-                match checked {
-                    Ok(f) => findings.push(f),
-                    Err((field, reason)) => malformed.push(Malformed {
-                        line: r.line,
-                        index,
-                        field,
-                        reason,
-                    }),
-                }
-            }
-            Return {
-                line: r.line,
-                target: r.target.clone(),
-                run: r.run,
-                reviewer: r.reviewer.clone(),
-                failed: r.status == Status::Failed,
-                findings,
-                malformed,
-            }
-        })
+        .map(|r| to_return(r, mode, scale))
         .collect()
+}
+
+/// The returns one arm reads: its recorded `source` validated on its `scale`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Selection {
+    pub source: String,
+    pub scale: Scale,
+    pub returns: Vec<Return>,
+}
+
+/// Parses and validates in one pass for the (source, scale) pairs an experiment reads, keeping
+/// only typed findings: the untyped JSON of a line is dropped as soon as it is converted, so a
+/// large corpus is held once, in its compact form. Record-level problems are collected as in
+/// [`parse`].
+pub fn parse_for(
+    name: &str,
+    bytes: &[u8],
+    mode: Mode,
+    wants: &[(String, Scale)],
+) -> (Vec<Selection>, Vec<InputError>) {
+    let mut out: Vec<Selection> = Vec::new();
+    for (source, scale) in wants {
+        if !out.iter().any(|s| &s.source == source && s.scale == *scale) {
+            out.push(Selection {
+                source: source.clone(),
+                scale: *scale,
+                returns: Vec::new(),
+            });
+        }
+    }
+    let problems = each_record(name, bytes, |record| {
+        for sel in out.iter_mut().filter(|s| s.source == record.arm) {
+            sel.returns.push(to_return(&record, mode, sel.scale));
+        }
+    });
+    (out, problems)
+}
+
+/// One record as one arm reads it.
+fn to_return(r: &Record, mode: Mode, scale: Scale) -> Return {
+    let mut findings = Vec::new();
+    let mut malformed = Vec::new();
+    for (index, raw) in r.findings.iter().enumerate() {
+        let checked = match r.duplicate_id_of.get(index).copied().flatten() {
+            Some(first) => Err((
+                "id".to_string(),
+                format!("id is already used by a finding on line {first}"),
+            )),
+            None => validate(raw, mode, scale),
+        };
+        match checked {
+            Ok(f) => findings.push(f),
+            Err((field, reason)) => malformed.push(Malformed {
+                line: r.line,
+                index,
+                field,
+                reason,
+            }),
+        }
+    }
+    Return {
+        line: r.line,
+        target: r.target.clone(),
+        run: r.run,
+        reviewer: r.reviewer.clone(),
+        failed: r.status == Status::Failed,
+        findings,
+        malformed,
+    }
 }
 
 type FieldError = (String, String);

@@ -1,0 +1,78 @@
+//! A large document-review corpus for the replay benchmark (`benches/bench.sh`), from a fixed
+//! seed: `cargo run --release --example generate_large_reviews -- FINDINGS OUT_DIR`.
+//!
+//! Targets of 30 latent issues are reviewed by 7 personas in 3 runs per arm; each persona files
+//! each issue with some probability, so findings merge and corroborate as in the example corpus.
+//! Lines are streamed to disk, so generating a million findings needs little memory.
+
+use std::io::{BufWriter, Write};
+
+use calibench::stats::rng::Rng;
+
+const PERSONAS: [&str; 7] = [
+    "coherence",
+    "feasibility",
+    "product-lens",
+    "design-lens",
+    "security-lens",
+    "scope-guardian",
+    "adversarial-document",
+];
+const ANCHORS: [u32; 3] = [50, 75, 100];
+const FLOATS: [f64; 9] = [0.45, 0.5, 0.55, 0.6, 0.65, 0.72, 0.8, 0.85, 0.9];
+
+fn main() -> std::io::Result<()> {
+    let mut args = std::env::args().skip(1);
+    let usage = || std::io::Error::other("usage: generate_large_reviews FINDINGS OUT_DIR");
+    let total: u64 = args.next().and_then(|a| a.parse().ok()).ok_or_else(usage)?;
+    let out = std::path::PathBuf::from(args.next().ok_or_else(usage)?);
+    std::fs::create_dir_all(&out)?;
+    std::fs::write(
+        out.join("experiment.toml"),
+        "name = \"large-doc-review\"\nmode = \"doc\"\nseed = 20260421\nbootstrap = 0\n\n\
+         [arms.baseline]\nsource = \"baseline\"\n[arms.baseline.review]\npolicy = \"float-gates\"\n\n\
+         [arms.treatment]\nsource = \"treatment\"\n[arms.treatment.review]\npolicy = \"anchored\"\n",
+    )?;
+    let mut w = BufWriter::new(std::fs::File::create(out.join("reviews.jsonl"))?);
+    let mut rng = Rng::for_replicate(20260421, 7);
+    let mut written = 0u64;
+    let mut target = 0u64;
+    while written < total {
+        for (arm, anchored) in [("baseline", false), ("treatment", true)] {
+            for run in 0..3 {
+                for (p, persona) in PERSONAS.iter().enumerate() {
+                    let mut findings = Vec::new();
+                    for issue in 0..30u64 {
+                        let mine = issue % 7 == p as u64;
+                        if rng.unit_f64() >= if mine { 0.7 } else { 0.12 } || written >= total {
+                            continue;
+                        }
+                        let conf = if anchored {
+                            ANCHORS[rng.below(3) as usize].to_string()
+                        } else {
+                            FLOATS[rng.below(9) as usize].to_string()
+                        };
+                        let sev = ["P0", "P1", "P2", "P3"][(issue % 4) as usize];
+                        findings.push(format!(
+                            r#"{{"id":"{arm}-{target}-{run}-{persona}-{issue}","title":"Issue {issue} of plan {target}","severity":"{sev}","section":"Section {}","finding_type":"omission","autofix_class":"manual","confidence":{conf}}}"#,
+                            issue % 8
+                        ));
+                        written += 1;
+                    }
+                    writeln!(
+                        w,
+                        r#"{{"target":"plan-{target}","arm":"{arm}","run":{run},"reviewer":"{persona}","findings":[{}]}}"#,
+                        findings.join(",")
+                    )?;
+                }
+            }
+        }
+        target += 1;
+    }
+    w.flush()?;
+    eprintln!(
+        "wrote {written} findings over {target} targets to {}",
+        out.display()
+    );
+    Ok(())
+}
