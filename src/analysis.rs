@@ -117,24 +117,25 @@ pub fn analyse(
     let (review, agreement) = match &corpus.reviews {
         Some((name, selections)) => {
             let composites = composites(exp, corpus.verdicts.as_deref().unwrap_or(&[]));
-            let baseline = replay_arm(
-                exp,
-                &exp.baseline,
-                name,
-                selections,
-                &composites,
-                settings,
-                &mut findings,
-            )?;
-            let treatment = replay_arm(
-                exp,
-                &exp.treatment,
-                name,
-                selections,
-                &composites,
-                settings,
-                &mut findings,
-            )?;
+            // The arms are independent: replay them side by side, each into its own rows, and
+            // join the rows in arm order so the tables do not depend on the threads.
+            let replay = |arm: &Arm| {
+                let mut rows = Vec::new();
+                replay_arm(exp, arm, name, selections, &composites, settings, &mut rows)
+                    .map(|r| (r, rows))
+            };
+            let (baseline, treatment) = std::thread::scope(|scope| {
+                let treatment = scope.spawn(|| replay(&exp.treatment));
+                let baseline = replay(&exp.baseline);
+                let treatment = treatment
+                    .join()
+                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
+                (baseline, treatment)
+            });
+            let (baseline, mut rows) = baseline?;
+            let (treatment, treatment_rows) = treatment?;
+            rows.extend(treatment_rows);
+            findings = rows;
             let delta = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
             let runs = match (baseline.runs, treatment.runs) {
                 (Some(baseline), Some(treatment)) => Some(PerArm {
@@ -174,17 +175,19 @@ pub fn analyse(
     })
 }
 
-/// Judge composites by (recorded arm label, item id).
-type Composites = HashMap<(String, String), f64>;
+/// Judge composites by item id, then by the arm label the verdict was filed under.
+type Composites = HashMap<String, Vec<(String, f64)>>;
 
 fn composites(exp: &Experiment, items: &[Item]) -> Composites {
-    items
-        .iter()
-        .filter_map(|i| {
-            let c = i.composite(&exp.trust.dimension_weights)?;
-            Some(((i.arm.clone(), i.item_id.clone()), c))
-        })
-        .collect()
+    let mut out: Composites = HashMap::new();
+    for i in items {
+        if let Some(c) = i.composite(&exp.trust.dimension_weights) {
+            out.entry(i.item_id.clone())
+                .or_default()
+                .push((i.arm.clone(), c));
+        }
+    }
+    out
 }
 
 struct ArmReplay {
@@ -219,80 +222,100 @@ fn replay_arm(
         }
     }
 
-    // (target, run) groups, in order of first appearance.
-    let mut groups: Vec<((String, u32), Vec<&Return>)> = Vec::new();
-    let mut index: HashMap<(String, u32), usize> = HashMap::new();
+    // Targets in order of first appearance, each with its runs: a target's runs are replayed
+    // together, so the test-retest bookkeeping lives only as long as one target.
+    let mut targets: Vec<(&str, Vec<(u32, Vec<&Return>)>)> = Vec::new();
+    let mut index: HashMap<&str, usize> = HashMap::new();
     for r in returns {
-        let key = (r.target.clone(), r.run);
-        match index.get(&key) {
-            Some(&g) => groups[g].1.push(r),
-            None => {
-                index.insert(key.clone(), groups.len());
-                groups.push((key, vec![r]));
-            }
+        let t = *index.entry(&r.target).or_insert_with(|| {
+            targets.push((&r.target, Vec::new()));
+            targets.len() - 1
+        });
+        let runs = &mut targets[t].1;
+        match runs.iter_mut().find(|(run, _)| *run == r.run) {
+            Some((_, group)) => group.push(r),
+            None => runs.push((r.run, vec![r])),
         }
     }
 
     // A verdict on a finding may be filed under the recorded arm label or the arm's name.
     let composite = |id: &str| {
-        composites
-            .get(&(arm.source.clone(), id.to_string()))
-            .or_else(|| composites.get(&(arm.name.clone(), id.to_string())))
-            .copied()
+        composites.get(id).and_then(|by_arm| {
+            by_arm
+                .iter()
+                .find(|(a, _)| *a == arm.source || *a == arm.name)
+                .map(|(_, c)| *c)
+        })
     };
-    let mut per_target = Vec::with_capacity(groups.len());
+    let mut per_target = Vec::with_capacity(returns.len());
     let mut reviewer_rows: Vec<Vec<f64>> = Vec::new();
-    // (target, reviewer, fingerprint) → run → confidence, for test-retest agreement.
-    let mut across_runs: BTreeMap<(String, String, String), BTreeMap<u32, f64>> = BTreeMap::new();
-    for ((target, run), group) in &groups {
-        let ok: Vec<&&Return> = group.iter().filter(|r| !r.failed).collect();
-        let refs: Vec<ReturnRef> = ok
-            .iter()
-            .map(|r| ReturnRef {
-                reviewer: &r.reviewer,
-                findings: &r.findings,
-            })
-            .collect();
-        let merged = review::replay(&arm.review, exp.mode, &refs);
-        let raw: Vec<f64> = ok
-            .iter()
-            .flat_map(|r| r.findings.iter().map(|f| f.confidence))
-            .collect();
-        let input = TargetInput {
-            target,
-            run: *run,
-            raw_confidences: &raw,
-            malformed: group.iter().map(|r| r.malformed.len()).sum(),
-            failed_reviewers: group.iter().filter(|r| r.failed).count(),
-            merged: &merged,
-        };
-        per_target.push(review_metrics::target_metrics(&input, scale, &composite));
-        reviewer_rows.extend(reviewer_units(&merged));
-        for r in &ok {
-            for f in &r.findings {
-                let place = match &f.location {
-                    Location::Doc { section, .. } => section,
-                    Location::Code { file, .. } => file,
-                };
-                let fp = format!(
-                    "{}\u{1f}{}",
-                    review::normalize(place),
-                    review::normalize(&f.title)
-                );
-                let slot = across_runs
-                    .entry((target.clone(), r.reviewer.clone(), fp))
-                    .or_default()
-                    .entry(*run)
-                    .or_insert(f64::MIN);
-                *slot = slot.max(f.confidence);
+    let mut run_rows: Vec<Vec<f64>> = Vec::new();
+    for (target, runs) in &targets {
+        // (reviewer, fingerprint) → run → confidence, for test-retest agreement.
+        let mut across_runs: HashMap<(&str, String), BTreeMap<u32, f64>> = HashMap::new();
+        for (run, group) in runs {
+            let ok: Vec<&&Return> = group.iter().filter(|r| !r.failed).collect();
+            let refs: Vec<ReturnRef> = ok
+                .iter()
+                .map(|r| ReturnRef {
+                    reviewer: &r.reviewer,
+                    findings: &r.findings,
+                })
+                .collect();
+            let merged = review::replay(&arm.review, exp.mode, &refs);
+            let raw: Vec<f64> = ok
+                .iter()
+                .flat_map(|r| r.findings.iter().map(|f| f.confidence))
+                .collect();
+            let input = TargetInput {
+                target,
+                run: *run,
+                raw_confidences: &raw,
+                malformed: group.iter().map(|r| r.malformed.len()).sum(),
+                failed_reviewers: group.iter().filter(|r| r.failed).count(),
+                merged: &merged,
+            };
+            per_target.push(review_metrics::target_metrics(&input, scale, &composite));
+            reviewer_rows.extend(reviewer_units(&merged));
+            if runs.len() >= 2 {
+                for r in &ok {
+                    for f in &r.findings {
+                        let place = match &f.location {
+                            Location::Doc { section, .. } => section,
+                            Location::Code { file, .. } => file,
+                        };
+                        let fp = format!(
+                            "{}\u{1f}{}",
+                            review::normalize(place),
+                            review::normalize(&f.title)
+                        );
+                        let slot = across_runs
+                            .entry((r.reviewer.as_str(), fp))
+                            .or_default()
+                            .entry(*run)
+                            .or_insert(f64::MIN);
+                        *slot = slot.max(f.confidence);
+                    }
+                }
             }
+            rows.extend(merged.into_iter().map(|finding| FindingRow {
+                arm: arm.name.clone(),
+                target: target.to_string(),
+                run: *run,
+                finding,
+            }));
         }
-        rows.extend(merged.into_iter().map(|finding| FindingRow {
-            arm: arm.name.clone(),
-            target: target.clone(),
-            run: *run,
-            finding,
-        }));
+        // Sorted for a deterministic unit order (α does not depend on it; the bootstrap does).
+        let mut units: Vec<_> = across_runs
+            .into_iter()
+            .filter(|(_, by_run)| by_run.len() >= 2)
+            .collect();
+        units.sort_by(|a, b| a.0.cmp(&b.0));
+        run_rows.extend(
+            units
+                .into_iter()
+                .map(|(_, by_run)| by_run.into_values().collect()),
+        );
     }
 
     let level = match scale {
@@ -323,13 +346,8 @@ fn replay_arm(
         .max()
         .unwrap_or(0);
     let runs = (max_runs >= 2).then(|| {
-        let rows: Vec<Vec<f64>> = across_runs
-            .into_values()
-            .filter(|by_run| by_run.len() >= 2)
-            .map(|by_run| by_run.into_values().collect())
-            .collect();
         agreement(
-            &rows,
+            &run_rows,
             level,
             max_runs,
             exp,

@@ -25,7 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
     match cli.command {
         Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
-        Command::Run(args) => emit(&run::run(&args)?, style),
+        Command::Run(args) => emit(&run::run(&args, &timer)?, style),
         Command::Gate(_) => not_built("gate"),
         Command::Trust(_) => not_built("trust"),
         Command::Validate(args) => {

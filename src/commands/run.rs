@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::read_file;
+use super::{read_file, Timer};
 use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
 use crate::cli::RunArgs;
 use crate::config::{self, Experiment};
@@ -44,7 +44,7 @@ impl Serialize for RunReport {
     }
 }
 
-pub fn run(args: &RunArgs) -> Result<RunReport, Error> {
+pub fn run(args: &RunArgs, timer: &Timer) -> Result<RunReport, Error> {
     let experiments = if args.experiments.is_empty() {
         discover(Path::new("corpora"))?
     } else {
@@ -63,7 +63,7 @@ pub fn run(args: &RunArgs) -> Result<RunReport, Error> {
     }
     let mut runs = Vec::new();
     for path in &experiments {
-        runs.push(run_one(path, args)?);
+        runs.push(run_one(path, args, timer)?);
     }
     Ok(RunReport { runs })
 }
@@ -170,9 +170,11 @@ fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
     }
 }
 
-fn run_one(path: &Path, args: &RunArgs) -> Result<Completed, Error> {
+fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Error> {
     let started = SystemTime::now();
+    let mut lap = std::time::Instant::now();
     let (mut exp, corpus, inputs) = load(path)?;
+    timer.lap("read and parse", &mut lap);
     if let Some(b) = args.bootstrap {
         exp.bootstrap = b;
     }
@@ -191,6 +193,8 @@ fn run_one(path: &Path, args: &RunArgs) -> Result<Completed, Error> {
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let Analysis { metrics, findings } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    drop(corpus);
+    timer.lap("replay and metrics", &mut lap);
 
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     files.push(("metrics.json".into(), to_json(&metrics)));
@@ -214,6 +218,7 @@ fn run_one(path: &Path, args: &RunArgs) -> Result<Completed, Error> {
             ));
         }
     }
+    timer.lap("tables", &mut lap);
     let manifest = Manifest {
         run_id: run_id.clone(),
         calibench_version: env!("CARGO_PKG_VERSION"),
@@ -228,6 +233,7 @@ fn run_one(path: &Path, args: &RunArgs) -> Result<Completed, Error> {
     };
     files.push(("manifest.json".into(), to_json(&manifest)));
     let run_dir = write_run_dir(&args.runs_dir, &run_id, &files)?;
+    timer.lap("write", &mut lap);
     Ok(Completed { run_dir, metrics })
 }
 
