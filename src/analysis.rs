@@ -190,6 +190,9 @@ fn composites(exp: &Experiment, items: &[Item]) -> Composites {
     out
 }
 
+/// One run of one target: the returns recorded for it.
+type RunGroup<'a> = (u32, Vec<&'a Return>);
+
 struct ArmReplay {
     metrics: ArmMetrics,
     reviewers: Agreement,
@@ -224,7 +227,7 @@ fn replay_arm(
 
     // Targets in order of first appearance, each with its runs: a target's runs are replayed
     // together, so the test-retest bookkeeping lives only as long as one target.
-    let mut targets: Vec<(&str, Vec<(u32, Vec<&Return>)>)> = Vec::new();
+    let mut targets: Vec<(&str, Vec<RunGroup>)> = Vec::new();
     let mut index: HashMap<&str, usize> = HashMap::new();
     for r in returns {
         let t = *index.entry(&r.target).or_insert_with(|| {
