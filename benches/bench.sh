@@ -83,6 +83,16 @@ b="$DATA/out-boot-ordinal"
 measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level ordinal --bootstrap 2000 --timings --json
 printf '2,000 unit-bootstrap replicates, %s x 100,000 units, ordinal:  %ss (whole command %ss, %s MB)\n' \
   "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
+FINDINGS=1000000
+[ "${1:-}" = "--quick" ] && FINDINGS=100000
+L="$DATA/large-reviews-$FINDINGS"
+[ -f "$L/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$L"
+r="$DATA/out-replay"; rm -rf "$DATA/replay-runs"
+measure "$r" "$BIN" run "$L/experiment.toml" --runs-dir "$DATA/replay-runs" --quiet --timings
+printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
+printf '  read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
+  "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(wall_s "$r")" "$(rss_mb "$r")"
+
 echo
 echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha computation alone;"
 echo "python: the krippendorff.alpha call alone on the preloaded array; ratio = python / (alpha)."

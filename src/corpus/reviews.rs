@@ -126,16 +126,9 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
 fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<InputError> {
     let mut problems = Vec::new();
     let mut ids: HashMap<String, u64> = HashMap::new();
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i as u64 + 1;
-        let Ok(text) = std::str::from_utf8(raw) else {
-            problems.push(InputError::new(name, "the line is not valid UTF-8").at_line(line));
-            continue;
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        match parse_record(name, line, text) {
+    const HINT: &str = "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}";
+    for object in super::objects(name, bytes, HINT) {
+        match object.and_then(|(line, o)| parse_record(name, line, o)) {
             Ok(mut record) => {
                 record.duplicate_id_of = record
                     .findings
@@ -145,7 +138,7 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
                         match ids.get(id) {
                             Some(&first) => Some(first),
                             None => {
-                                ids.insert(id.to_string(), line);
+                                ids.insert(id.to_string(), record.line);
                                 None
                             }
                         }
@@ -159,17 +152,12 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
     problems
 }
 
-fn parse_record(name: &str, line: u64, text: &str) -> Result<Record, InputError> {
+fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Record, InputError> {
     let err = |field: &str, problem: String| {
         InputError::new(name, problem)
             .at_line(line)
             .field(format!("field `{field}`"))
     };
-    let object: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
-        InputError::new(name, format!("not a JSON object: {e}"))
-            .at_line(line)
-            .hint("each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}")
-    })?;
     let required = |field: &str| -> Result<String, InputError> {
         match object.get(field) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),

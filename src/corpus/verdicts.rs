@@ -54,19 +54,13 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
     let mut items = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i as u64 + 1;
-        let Ok(text) = std::str::from_utf8(raw) else {
-            problems.push(InputError::new(name, "the line is not valid UTF-8").at_line(line));
-            continue;
-        };
-        if text.trim().is_empty() {
-            continue;
-        }
-        match parse_item(name, line, text) {
+    const HINT: &str =
+        "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}";
+    for object in super::objects(name, bytes, HINT) {
+        match object.and_then(|(line, o)| parse_item(name, line, o)) {
             Ok(item) => {
                 let key = (item.arm.clone(), item.item_id.clone());
-                if let Some(first) = seen.insert(key, line) {
+                if let Some(first) = seen.insert(key, item.line) {
                     problems.push(
                         InputError::new(
                             name,
@@ -75,7 +69,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
                                 item.item_id, item.arm
                             ),
                         )
-                        .at_line(line)
+                        .at_line(item.line)
                         .field("field `item_id`"),
                     );
                 } else {
@@ -88,17 +82,12 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
     (items, problems)
 }
 
-fn parse_item(name: &str, line: u64, text: &str) -> Result<Item, InputError> {
+fn parse_item(name: &str, line: u64, object: Map<String, Value>) -> Result<Item, InputError> {
     let err = |field: &str, problem: String| {
         InputError::new(name, problem)
             .at_line(line)
             .field(format!("field `{field}`"))
     };
-    let object: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
-        InputError::new(name, format!("not a JSON object: {e}"))
-            .at_line(line)
-            .hint("each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}")
-    })?;
     let string = |field: &str| -> Result<String, InputError> {
         match object.get(field) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
