@@ -2,6 +2,8 @@
 //! data or an input error naming the file, never a crash. (The `fuzz/` targets run the same
 //! readers under libFuzzer; this keeps a fast version of that promise in every test run.)
 
+use calibench::config::{self, Mode, Scale};
+use calibench::corpus::{reviews, verdicts};
 use calibench::input::{calibration, reliability};
 use calibench::stats::alpha::{alpha, Level};
 use proptest::prelude::*;
@@ -96,6 +98,80 @@ fn jsonl_text() -> impl Strategy<Value = String> {
     prop::collection::vec(line, 0..6).prop_map(|l| l.join("\n"))
 }
 
+/// Runs the corpus and experiment readers on `bytes`, and the replay on whatever they accept.
+fn exercise_corpus(bytes: &[u8]) {
+    let (records, problems) = reviews::parse("r.jsonl", bytes);
+    assert!(problems
+        .iter()
+        .all(|p| p.file == "r.jsonl" && p.line.is_some()));
+    for mode in [Mode::Doc, Mode::Code] {
+        for scale in [Scale::Float, Scale::Anchor] {
+            let _ = reviews::select(&records, "b", mode, scale);
+            let wants = [("b".to_string(), scale)];
+            let _ = reviews::parse_for("r.jsonl", bytes, mode, &wants);
+        }
+    }
+    let _ = verdicts::parse("v.jsonl", bytes);
+    let _ = config::parse(
+        std::path::Path::new("e.toml"),
+        &String::from_utf8_lossy(bytes),
+    );
+}
+
+fn review_line() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        Just("null".to_string()),
+        Just("0.5".to_string()),
+        Just("75".to_string()),
+        Just("-3".to_string()),
+        Just("1e400".to_string()),
+        Just("\"P1\"".to_string()),
+        Just("\"\"".to_string()),
+        Just("[]".to_string()),
+        Just("[\"a\"]".to_string()),
+        Just("{}".to_string()),
+        Just("true".to_string()),
+    ];
+    let keys = [
+        "id",
+        "title",
+        "severity",
+        "section",
+        "finding_type",
+        "autofix_class",
+        "confidence",
+        "file",
+        "line",
+        "owner",
+        "requires_verification",
+        "pre_existing",
+        "evidence",
+        "premise",
+    ];
+    let finding =
+        prop::collection::vec((prop::sample::select(keys.to_vec()), value.clone()), 0..10)
+            .prop_map(|kv| {
+                format!(
+                    "{{{}}}",
+                    kv.iter()
+                        .map(|(k, v)| format!("\"{k}\": {v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            });
+    (prop::collection::vec(finding, 0..4), value, any::<bool>()).prop_map(|(f, run, cut)| {
+        let s = format!(
+            r#"{{"target": "t", "arm": "b", "reviewer": "r", "run": {run}, "findings": [{}]}}"#,
+            f.join(", ")
+        );
+        if cut {
+            s[..s.len() / 2].to_string()
+        } else {
+            s
+        }
+    })
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
 
@@ -112,5 +188,15 @@ proptest! {
     #[test]
     fn near_valid_jsonl_never_panics(text in jsonl_text()) {
         exercise(text.as_bytes());
+    }
+
+    #[test]
+    fn corpus_and_experiment_readers_never_panic_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        exercise_corpus(&bytes);
+    }
+
+    #[test]
+    fn near_valid_reviews_never_panic(lines in prop::collection::vec(review_line(), 0..5)) {
+        exercise_corpus(lines.join("\n").as_bytes());
     }
 }

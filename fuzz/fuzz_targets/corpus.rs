@@ -1,0 +1,31 @@
+//! Arbitrary bytes into the reviews, verdicts and experiment readers, then the review replay of
+//! whatever they accept: never a panic.
+#![no_main]
+
+use calibench::config::{Mode, Scale};
+use calibench::corpus::{reviews, verdicts};
+use calibench::replay::review::{replay, ReturnRef};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = verdicts::parse("v.jsonl", data);
+    let _ = calibench::config::parse(std::path::Path::new("e.toml"), &String::from_utf8_lossy(data));
+    const EXPERIMENT: &str = "name = \"f\"\n[arms.baseline.review]\npolicy = \"float-gates\"\n\
+                              [arms.treatment.review]\npolicy = \"anchored\"\n";
+    let Ok(exp) = calibench::config::parse(std::path::Path::new("e.toml"), EXPERIMENT) else { return };
+    for mode in [Mode::Doc, Mode::Code] {
+        for arm in exp.arms() {
+            let scale: Scale = arm.review.scale();
+            let wants = [("b".to_string(), scale)];
+            let (selections, _) = reviews::parse_for("r.jsonl", data, mode, &wants);
+            for sel in &selections {
+                let refs: Vec<ReturnRef> = sel
+                    .returns
+                    .iter()
+                    .map(|r| ReturnRef { reviewer: &r.reviewer, findings: &r.findings })
+                    .collect();
+                let _ = replay(&arm.review, mode, &refs);
+            }
+        }
+    }
+});
