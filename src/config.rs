@@ -658,7 +658,7 @@ impl Ctx<'_> {
                     .number(r, path, key)?
                     .unwrap_or_else(|| scale.convert(default, native)))
             };
-        let promotion = |scale: Scale, _native: Scale| -> Result<Promotion, InputError> {
+        let promotion = |scale: Scale| -> Result<Promotion, InputError> {
             match r.get("promotion") {
                 None | Some(toml::Value::Boolean(true)) => Ok(Promotion::Corroboration {
                     boost: scale.convert(0.10, Scale::Float),
@@ -691,7 +691,7 @@ impl Ctx<'_> {
                     actionable_from: num("actionable_from", actionable, native, scale)?,
                     p0_escape,
                     collapse: self.boolean(r, path, "collapse")?.unwrap_or(true),
-                    promotion: promotion(scale, native)?,
+                    promotion: promotion(scale)?,
                     review_mode,
                     demote_reviewers,
                 }))
@@ -723,11 +723,11 @@ impl Ctx<'_> {
                     }
                 }
                 let promotion = match self.number(r, path, "boost")? {
-                    Some(boost) => match promotion(scale, native)? {
+                    Some(boost) => match promotion(scale)? {
                         Promotion::None => Promotion::None,
                         Promotion::Corroboration { .. } => Promotion::Corroboration { boost },
                     },
-                    None => promotion(scale, native)?,
+                    None => promotion(scale)?,
                 };
                 Ok(ReviewPolicy::FloatGates(FloatGates {
                     scale,

@@ -124,7 +124,8 @@ struct Latent {
 // ---------------------------------------------------------------------------------------------
 // Document review
 
-const DOC_PERSONAS: [&str; 7] = [
+/// The seven document-review personas.
+pub const DOC_PERSONAS: [&str; 7] = [
     "coherence",
     "feasibility",
     "product-lens",

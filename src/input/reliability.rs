@@ -331,19 +331,9 @@ fn read_long_csv(
 fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
     let mut cells = CellParser::new(level);
     let mut builder = LongBuilder::new();
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = i as u64 + 1;
-        let text = std::str::from_utf8(raw)
-            .map_err(|_| InputError::new(name, "the line is not valid UTF-8").at_line(line))?;
-        if text.trim().is_empty() {
-            continue;
-        }
-        let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text)
-            .map_err(|e| {
-                InputError::new(name, format!("not a JSON object: {e}"))
-                    .at_line(line)
-                    .hint("each line holds one object with unit, rater and value")
-            })?;
+    const HINT: &str = "each line holds one object with unit, rater and value";
+    for object in crate::corpus::objects(name, bytes, HINT) {
+        let (line, object) = object?;
         let key = |field: &str| -> Result<String, InputError> {
             match object.get(field) {
                 Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {
