@@ -7,9 +7,11 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use crate::config::{Arm, Experiment, Mode, Scale};
+use crate::corpus::queries::{self, Query};
 use crate::corpus::reviews::{Location, Return, Selection};
 use crate::corpus::verdicts::Item;
 use crate::error::InputError;
+use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
 use crate::replay::review::{self, Merged, ReturnRef};
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target, reviewer_units, ArmMetrics, TargetInput, DELTA_METRICS,
@@ -24,6 +26,8 @@ pub struct Corpus {
     /// `reviews.jsonl`: its name for messages, and the returns each arm reads.
     pub reviews: Option<(String, Vec<Selection>)>,
     pub verdicts: Option<Vec<Item>>,
+    /// `queries.jsonl`: its name for messages, and every query in file order.
+    pub queries: Option<(String, Vec<Query>)>,
 }
 
 /// A value per arm.
@@ -42,7 +46,17 @@ pub struct Metrics {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<QuerySection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementSection>,
+}
+
+/// Query replay (SPEC §4.3): both confidence models over the recorded traces.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuerySection {
+    pub arms: PerArm<QueryArmMetrics>,
+    /// treatment − baseline, paired over the (query, run) pairs both arms replayed.
+    pub delta: BTreeMap<String, Delta>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -97,6 +111,8 @@ pub struct FindingRow {
 pub struct Analysis {
     pub metrics: Metrics,
     pub findings: Vec<FindingRow>,
+    /// Baseline rows, then treatment rows.
+    pub queries: Vec<QueryRow>,
 }
 
 /// Computation settings that do not change the numbers' meaning.
@@ -164,15 +180,79 @@ pub fn analyse(
         }
         None => (None, None),
     };
+    let (queries, query_rows) = match &corpus.queries {
+        Some((name, all)) => {
+            let (section, rows) = replay_queries(exp, name, all, settings)?;
+            (Some(section), rows)
+        }
+        None => (None, Vec::new()),
+    };
     Ok(Analysis {
         metrics: Metrics {
             experiment: exp.name.clone(),
             run_id: run_id.to_string(),
             review,
+            queries,
             agreement,
         },
         findings,
+        queries: query_rows,
     })
+}
+
+/// Replays the queries each arm reads under its confidence model. An arm whose `source` labels
+/// no query in the file is an error: a typo must not come out as an empty arm.
+fn replay_queries(
+    exp: &Experiment,
+    name: &str,
+    all: &[Query],
+    settings: Settings,
+) -> Result<(QuerySection, Vec<QueryRow>), InputError> {
+    let select = |arm: &Arm| queries::select(name, all, &arm.name, &arm.source);
+    let (b_queries, t_queries) = (select(&exp.baseline)?, select(&exp.treatment)?);
+    let plan = Plan {
+        method: Method::Units,
+        replicates: exp.bootstrap,
+        seed: exp.seed,
+        threads: settings.threads,
+    };
+    let replay = |arm: &Arm, queries: &[&Query]| {
+        let rows = query_metrics::replay_all(&arm.name, &arm.confidence, queries);
+        let metrics = query_metrics::arm_metrics(&arm.confidence, &rows, plan);
+        (rows, metrics)
+    };
+    let ((b_rows, b_metrics), (t_rows, t_metrics)) = std::thread::scope(|scope| {
+        let treatment = scope.spawn(|| replay(&exp.treatment, &t_queries));
+        let baseline = replay(&exp.baseline, &b_queries);
+        let treatment = treatment
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (baseline, treatment)
+    });
+    let delta = query_metrics::deltas(&b_rows, &t_rows, plan)
+        .into_iter()
+        .map(|(name, paired)| {
+            (
+                name.to_string(),
+                Delta {
+                    paired,
+                    wilson: None,
+                },
+            )
+        })
+        .collect();
+    let mut rows = b_rows;
+    rows.extend(t_rows);
+    Ok((
+        QuerySection {
+            arms: PerArm {
+                baseline: b_metrics,
+                treatment: t_metrics,
+            },
+            delta,
+        },
+        rows,
+    ))
 }
 
 /// Judge composites by item id, then by the arm label the verdict was filed under.

@@ -164,6 +164,38 @@ pub enum ConfidencePolicy {
     CategoryMax(CategoryMax),
 }
 
+impl ConfidencePolicy {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConfidencePolicy::FlatMean(_) => "flat-mean",
+            ConfidencePolicy::CategoryMax(_) => "category-max",
+        }
+    }
+
+    /// Below this the primary-phase confidence stops the query (no recovery).
+    pub fn stop_threshold(&self) -> f64 {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.stop_threshold,
+            ConfidencePolicy::CategoryMax(c) => c.stop_threshold,
+        }
+    }
+
+    /// Below this (and not stopped) the recovery gate fires.
+    pub fn recovery_threshold(&self) -> f64 {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.recovery_threshold,
+            ConfidencePolicy::CategoryMax(c) => c.recovery_threshold,
+        }
+    }
+
+    pub fn bands(&self) -> Bands {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.bands,
+            ConfidencePolicy::CategoryMax(c) => c.bands,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlatMean {
@@ -173,6 +205,8 @@ pub struct FlatMean {
     pub stop_threshold: f64,
     #[serde(default = "FlatMean::default_entry")]
     pub recovery_entry_score: f64,
+    #[serde(default)]
+    pub bands: Bands,
 }
 
 impl FlatMean {
@@ -184,8 +218,96 @@ impl FlatMean {
     }
 }
 
+impl Default for FlatMean {
+    fn default() -> Self {
+        FlatMean {
+            recovery_threshold: FlatMean::default_recovery(),
+            stop_threshold: default_stop(),
+            recovery_entry_score: FlatMean::default_entry(),
+            bands: Bands::default(),
+        }
+    }
+}
+
 fn default_stop() -> f64 {
     0.2
+}
+
+/// How `base` is normalized: over the categories present, or over every weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Normalize {
+    Present,
+    All,
+}
+
+/// How the convergence bonus applies to `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BonusMode {
+    Multiplicative,
+    Additive,
+}
+
+/// Raw category weights; a table that names some categories keeps the defaults of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    pub search: f64,
+    pub read: f64,
+    pub discovery: f64,
+    pub verification: f64,
+    pub git: f64,
+    pub ci: f64,
+    pub other: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            search: 2.5,
+            read: 3.0,
+            discovery: 1.0,
+            verification: 1.5,
+            git: 1.0,
+            ci: 1.0,
+            other: 0.5,
+        }
+    }
+}
+
+impl Weights {
+    /// In [`crate::corpus::queries::Category::ALL`] order.
+    pub fn as_array(&self) -> [f64; 7] {
+        [
+            self.search,
+            self.read,
+            self.discovery,
+            self.verification,
+            self.git,
+            self.ci,
+            self.other,
+        ]
+    }
+}
+
+/// Lower bounds of the confidence bands; below `weak` is `failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bands {
+    pub strong: f64,
+    pub adequate: f64,
+    pub weak: f64,
+}
+
+impl Default for Bands {
+    fn default() -> Self {
+        Bands {
+            strong: 0.75,
+            adequate: 0.55,
+            weak: 0.25,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -195,45 +317,31 @@ pub struct CategoryMax {
     pub recovery_threshold: f64,
     #[serde(default = "default_stop")]
     pub stop_threshold: f64,
-    #[serde(default = "CategoryMax::default_weights")]
-    pub weights: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub weights: Weights,
     #[serde(default = "CategoryMax::default_normalize")]
-    pub normalize: String,
+    pub normalize: Normalize,
     #[serde(default = "CategoryMax::default_bonus_mode")]
-    pub bonus_mode: String,
+    pub bonus_mode: BonusMode,
     #[serde(default = "CategoryMax::default_bonus_two")]
     pub bonus_two: f64,
     #[serde(default = "CategoryMax::default_bonus_three")]
     pub bonus_three: f64,
     #[serde(default = "CategoryMax::default_bonus_search_read")]
     pub bonus_search_read: f64,
-    #[serde(default = "default_bands")]
-    pub bands: BTreeMap<String, f64>,
+    #[serde(default)]
+    pub bands: Bands,
 }
 
 impl CategoryMax {
     fn default_recovery() -> f64 {
         0.5
     }
-    fn default_weights() -> BTreeMap<String, f64> {
-        [
-            ("read", 3.0),
-            ("search", 2.5),
-            ("verification", 1.5),
-            ("discovery", 1.0),
-            ("git", 1.0),
-            ("ci", 1.0),
-            ("other", 0.5),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+    fn default_normalize() -> Normalize {
+        Normalize::Present
     }
-    fn default_normalize() -> String {
-        "present".into()
-    }
-    fn default_bonus_mode() -> String {
-        "multiplicative".into()
+    fn default_bonus_mode() -> BonusMode {
+        BonusMode::Multiplicative
     }
     fn default_bonus_two() -> f64 {
         0.10
@@ -246,11 +354,20 @@ impl CategoryMax {
     }
 }
 
-fn default_bands() -> BTreeMap<String, f64> {
-    [("strong", 0.75), ("adequate", 0.55), ("weak", 0.25)]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+impl Default for CategoryMax {
+    fn default() -> Self {
+        CategoryMax {
+            recovery_threshold: CategoryMax::default_recovery(),
+            stop_threshold: default_stop(),
+            weights: Weights::default(),
+            normalize: CategoryMax::default_normalize(),
+            bonus_mode: CategoryMax::default_bonus_mode(),
+            bonus_two: CategoryMax::default_bonus_two(),
+            bonus_three: CategoryMax::default_bonus_three(),
+            bonus_search_read: CategoryMax::default_bonus_search_read(),
+            bands: Bands::default(),
+        }
+    }
 }
 
 /// The trust gate's thresholds (SPEC §4.6).
@@ -303,7 +420,9 @@ pub struct Arm {
     /// The recorded `arm` label it reads.
     pub source: String,
     pub review: ReviewPolicy,
-    pub confidence: Option<ConfidencePolicy>,
+    /// The query-replay model; when the arm names none, flat-mean for the baseline and
+    /// category-max for the treatment.
+    pub confidence: ConfidencePolicy,
 }
 
 /// A resolved experiment.
@@ -452,7 +571,14 @@ impl Ctx<'_> {
 
     fn error(&self, path: &str, problem: impl Into<String>) -> InputError {
         let e = InputError::new(self.name, problem).field(format!("`{path}`"));
-        match self.line_of(path) {
+        // A key inside an inline table (`weights = { reads = 2 }`) sits on its parent's line.
+        let mut at = Some(path);
+        let mut line = None;
+        while let (Some(p), None) = (at, line) {
+            line = self.line_of(p);
+            at = p.rsplit_once('.').map(|(parent, _)| parent);
+        }
+        match line {
             Some(l) => e.at_line(l),
             None => e,
         }
@@ -539,8 +665,8 @@ impl Ctx<'_> {
             let msg = e.message().to_string();
             // serde names an unknown field as "unknown field `x`, expected …": place it on its line.
             let field = msg
-                .split('`')
-                .nth(1)
+                .strip_prefix("unknown field `")
+                .and_then(|rest| rest.split('`').next())
                 .map_or(path.to_string(), |k| format!("{path}.{k}"));
             self.error(&field, msg)
         })
@@ -574,7 +700,55 @@ impl Ctx<'_> {
                 if let toml::Value::Table(r) = &mut rest {
                     r.remove("policy");
                 }
-                Some(match policy.as_deref() {
+                // Nested tables: name an unknown key with its full path.
+                let nested: [(&str, &[&str]); 2] = [
+                    (
+                        "weights",
+                        &[
+                            "search",
+                            "read",
+                            "discovery",
+                            "verification",
+                            "git",
+                            "ci",
+                            "other",
+                        ],
+                    ),
+                    ("bands", &["strong", "adequate", "weak"]),
+                ];
+                for (key, known) in nested {
+                    if let Some(toml::Value::Table(t)) = c.get(key) {
+                        let prefix = format!("{path}.{key}");
+                        self.known(t, &prefix, known)?;
+                        for k in known {
+                            self.number(t, &prefix, k)?;
+                        }
+                    }
+                }
+                for key in [
+                    "recovery_threshold",
+                    "stop_threshold",
+                    "recovery_entry_score",
+                    "bonus_two",
+                    "bonus_three",
+                    "bonus_search_read",
+                ] {
+                    self.number(c, &path, key)?;
+                }
+                for (key, choices) in [
+                    ("normalize", ["present", "all"]),
+                    ("bonus_mode", ["multiplicative", "additive"]),
+                ] {
+                    if let Some(v) = self.string(c, &path, key)? {
+                        if !choices.contains(&v.as_str()) {
+                            return Err(self.error(
+                                &format!("{path}.{key}"),
+                                format!("`{v}` is not one of {}", choices.join(", ")),
+                            ));
+                        }
+                    }
+                }
+                let policy = match policy.as_deref() {
                     Some("flat-mean") => ConfidencePolicy::FlatMean(self.typed(&rest, &path)?),
                     Some("category-max") => {
                         ConfidencePolicy::CategoryMax(self.typed(&rest, &path)?)
@@ -588,10 +762,13 @@ impl Ctx<'_> {
                         ))
                     }
                     None => return Err(self.error(&format!("{path}.policy"), "is missing")),
-                })
+                };
+                self.check_confidence(&path, &policy)?;
+                policy
             }
             Some(_) => return Err(self.error(&format!("{prefix}.confidence"), "must be a table")),
-            None => None,
+            None if arm_name == "baseline" => ConfidencePolicy::FlatMean(FlatMean::default()),
+            None => ConfidencePolicy::CategoryMax(CategoryMax::default()),
         };
         Ok(Arm {
             name: arm_name.to_string(),
@@ -599,6 +776,80 @@ impl Ctx<'_> {
             review,
             confidence,
         })
+    }
+
+    /// Values serde cannot check: thresholds and bands in [0, 1] and in order, weights and
+    /// bonuses finite and not negative.
+    fn check_confidence(&self, path: &str, p: &ConfidencePolicy) -> Result<(), InputError> {
+        let unit = |key: &str, x: f64| -> Result<(), InputError> {
+            if (0.0..=1.0).contains(&x) {
+                Ok(())
+            } else {
+                Err(self.error(&format!("{path}.{key}"), format!("{x} is not in [0, 1]")))
+            }
+        };
+        let (stop, recovery) = (p.stop_threshold(), p.recovery_threshold());
+        unit("stop_threshold", stop)?;
+        unit("recovery_threshold", recovery)?;
+        if stop > recovery {
+            return Err(self
+                .error(
+                    &format!("{path}.stop_threshold"),
+                    format!("{stop} is above recovery_threshold ({recovery}): the gate could never fire"),
+                )
+                .hint("the stop threshold is the emergency stop below the recovery gate"));
+        }
+        let b = p.bands();
+        unit("bands.strong", b.strong)?;
+        unit("bands.adequate", b.adequate)?;
+        unit("bands.weak", b.weak)?;
+        if !(b.weak <= b.adequate && b.adequate <= b.strong) {
+            return Err(self.error(
+                &format!("{path}.bands"),
+                format!(
+                    "must rise from weak to strong, not weak {} / adequate {} / strong {}",
+                    b.weak, b.adequate, b.strong
+                ),
+            ));
+        }
+        match p {
+            ConfidencePolicy::FlatMean(f) => unit("recovery_entry_score", f.recovery_entry_score),
+            ConfidencePolicy::CategoryMax(c) => {
+                let w = c.weights;
+                let named = [
+                    ("search", w.search),
+                    ("read", w.read),
+                    ("discovery", w.discovery),
+                    ("verification", w.verification),
+                    ("git", w.git),
+                    ("ci", w.ci),
+                    ("other", w.other),
+                    ("bonus_two", c.bonus_two),
+                    ("bonus_three", c.bonus_three),
+                    ("bonus_search_read", c.bonus_search_read),
+                ];
+                for (i, (key, x)) in named.into_iter().enumerate() {
+                    if !(x.is_finite() && x >= 0.0) {
+                        let key = if i < 7 {
+                            format!("weights.{key}")
+                        } else {
+                            key.to_string()
+                        };
+                        return Err(self.error(
+                            &format!("{path}.{key}"),
+                            format!("{x} must be a finite number ≥ 0"),
+                        ));
+                    }
+                }
+                if w.as_array().iter().sum::<f64>() <= 0.0 {
+                    return Err(self.error(
+                        &format!("{path}.weights"),
+                        "are all 0: no category could count",
+                    ));
+                }
+                Ok(())
+            }
+        }
     }
 
     fn review(&self, path: &str, r: &toml::Table, mode: Mode) -> Result<ReviewPolicy, InputError> {
@@ -815,7 +1066,7 @@ dimension_weights = {}
         );
         assert!(a.collapse);
         assert_eq!(a.demote_reviewers, ["testing", "maintainability"]);
-        let Some(ConfidencePolicy::FlatMean(fm)) = &e.baseline.confidence else {
+        let ConfidencePolicy::FlatMean(fm) = &e.baseline.confidence else {
             panic!()
         };
         assert_eq!(
@@ -826,11 +1077,17 @@ dimension_weights = {}
             ),
             (0.7, 0.2, 0.5)
         );
-        let Some(ConfidencePolicy::CategoryMax(cm)) = &e.treatment.confidence else {
+        let ConfidencePolicy::CategoryMax(cm) = &e.treatment.confidence else {
             panic!()
         };
         assert_eq!(cm.recovery_threshold, 0.5);
-        assert_eq!(cm.weights["read"], 3.0);
+        assert_eq!(cm.weights.read, 3.0);
+        assert_eq!(cm.weights.as_array().iter().sum::<f64>(), 10.5);
+        assert_eq!(
+            (cm.normalize, cm.bonus_mode),
+            (Normalize::Present, BonusMode::Multiplicative)
+        );
+        assert_eq!(cm.bands, Bands::default());
         assert_eq!(e.trust, Trust::default());
     }
 
@@ -919,5 +1176,125 @@ dimension_weights = {}
         let text = SPEC_EXAMPLE.replace("source = \"treatment\"", "source = \"baseline\"");
         let e = parse_str(&text).unwrap();
         assert_eq!(e.baseline.source, e.treatment.source);
+    }
+
+    #[test]
+    fn confidence_parameters_override_and_partial_tables_keep_defaults() {
+        let text = SPEC_EXAMPLE
+            .replace(
+                "policy = \"flat-mean\"",
+                "policy = \"flat-mean\"\nrecovery_threshold = 0.6\nrecovery_entry_score = 0.4\nbands = { strong = 0.8 }",
+            )
+            .replace(
+                "policy = \"category-max\"",
+                "policy = \"category-max\"\nweights = { read = 4.0 }\nnormalize = \"all\"\nbonus_mode = \"additive\"\nbonus_two = 0.05\nstop_threshold = 0.1",
+            );
+        let e = parse_str(&text).unwrap();
+        let ConfidencePolicy::FlatMean(f) = &e.baseline.confidence else {
+            panic!()
+        };
+        assert_eq!((f.recovery_threshold, f.recovery_entry_score), (0.6, 0.4));
+        assert_eq!(
+            f.bands,
+            Bands {
+                strong: 0.8,
+                ..Bands::default()
+            }
+        );
+        let ConfidencePolicy::CategoryMax(c) = &e.treatment.confidence else {
+            panic!()
+        };
+        assert_eq!(
+            c.weights,
+            Weights {
+                read: 4.0,
+                ..Weights::default()
+            }
+        );
+        assert_eq!(
+            (c.normalize, c.bonus_mode),
+            (Normalize::All, BonusMode::Additive)
+        );
+        assert_eq!(
+            (c.bonus_two, c.bonus_three, c.stop_threshold),
+            (0.05, 0.20, 0.1)
+        );
+        // No [confidence] table: flat-mean for the baseline, category-max for the treatment.
+        let bare = SPEC_EXAMPLE
+            .replace("[arms.baseline.confidence]\npolicy = \"flat-mean\"\n", "")
+            .replace(
+                "[arms.treatment.confidence]\npolicy = \"category-max\"\n",
+                "",
+            );
+        let e = parse_str(&bare).unwrap();
+        assert_eq!(
+            e.baseline.confidence,
+            ConfidencePolicy::FlatMean(FlatMean::default())
+        );
+        assert_eq!(
+            e.treatment.confidence,
+            ConfidencePolicy::CategoryMax(CategoryMax::default())
+        );
+    }
+
+    #[test]
+    fn bad_confidence_parameters_are_refused_on_their_line() {
+        let cases = [
+            (
+                "recovery_threshold = 1.5",
+                "`arms.treatment.confidence.recovery_threshold`",
+                "not in [0, 1]",
+            ),
+            (
+                "stop_threshold = 0.6",
+                "`arms.treatment.confidence.stop_threshold`",
+                "could never fire",
+            ),
+            (
+                "weights = { reads = 2.0 }",
+                "`arms.treatment.confidence.weights.reads`",
+                "not a known key",
+            ),
+            (
+                "weights = { read = -1.0 }",
+                "`arms.treatment.confidence.weights.read`",
+                "≥ 0",
+            ),
+            (
+                "normalize = \"some\"",
+                "`arms.treatment.confidence.normalize`",
+                "not one of present, all",
+            ),
+            (
+                "bonus_two = \"high\"",
+                "`arms.treatment.confidence.bonus_two`",
+                "must be a number",
+            ),
+            (
+                "bands = { strong = true }",
+                "`arms.treatment.confidence.bands.strong`",
+                "must be a number",
+            ),
+            (
+                "bands = { weak = 0.9 }",
+                "`arms.treatment.confidence.bands`",
+                "must rise",
+            ),
+            (
+                "recovery_entry_score = 0.5",
+                "`arms.treatment.confidence.recovery_entry_score`",
+                "unknown field",
+            ),
+        ];
+        for (line, field, problem) in cases {
+            let text = SPEC_EXAMPLE.replace(
+                "policy = \"category-max\"",
+                &format!("policy = \"category-max\"\n{line}"),
+            );
+            let e = parse_str(&text).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{line}: {e}");
+            assert!(e.problem.contains(problem), "{line}: {}", e.problem);
+            assert!(e.line.is_some(), "{line}");
+        }
     }
 }

@@ -10,12 +10,13 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use super::{read_file, Timer};
-use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
+use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
 use crate::cli::RunArgs;
 use crate::config::{self, Experiment};
-use crate::corpus::{reviews, verdicts};
+use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
 use crate::output::{fmt_opt, Render};
+use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
 use crate::report::tables;
 
 /// What `run` reports: one entry per experiment.
@@ -151,10 +152,17 @@ pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> 
         refuse(problems)?;
         corpus.verdicts = Some(items);
     }
-    if corpus.reviews.is_none() && corpus.verdicts.is_none() {
+    let queries_path = exp.corpus.join("queries.jsonl");
+    if queries_path.is_file() {
+        let name = queries_path.display().to_string();
+        let (all, problems) = queries::parse(&name, &read(&queries_path)?);
+        refuse(problems)?;
+        corpus.queries = Some((name, all));
+    }
+    if corpus.reviews.is_none() && corpus.verdicts.is_none() && corpus.queries.is_none() {
         return Err(InputError::new(
             exp.corpus.display().to_string(),
-            "holds no reviews.jsonl or verdicts.jsonl to replay",
+            "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl to replay",
         )
         .hint("`corpus` in the experiment names the folder, relative to the experiment file")
         .into());
@@ -192,7 +200,11 @@ fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Erro
         strict: args.strict,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let Analysis { metrics, findings } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    let Analysis {
+        metrics,
+        findings,
+        queries,
+    } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     drop(corpus);
     timer.lap("replay and metrics", &mut lap);
 
@@ -206,6 +218,7 @@ fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Erro
             "findings",
             tables::findings(&findings).map_err(table_error)?,
         ),
+        ("queries", tables::queries(&queries).map_err(table_error)?),
     ] {
         if let Some(mut df) = df {
             files.push((
@@ -435,7 +448,149 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
             );
         }
     }
+    if let Some(q) = &m.queries {
+        s += &query_summary(q);
+    }
     s += "\n";
+    s
+}
+
+/// The two confidence models side by side: distribution, bands, the gate, accuracy and
+/// calibration, with intervals.
+fn query_summary(q: &QuerySection) -> String {
+    let (b, t) = (&q.arms.baseline, &q.arms.treatment);
+    let ci = |m: &QueryArmMetrics, name: &str| {
+        m.ci.get(name)
+            .map_or(String::new(), |[lo, hi]| format!(" [{lo:.2}, {hi:.2}]"))
+    };
+    let mut s = format!(
+        "  queries: {} baseline, {} treatment\n",
+        b.queries, t.queries
+    );
+    s += &format!("  {:<26} {:>22} {:>22}\n", "per arm", b.policy, t.policy);
+    let row = |s: &mut String, name: &str, bv: String, tv: String| {
+        *s += &format!("  {name:<26} {bv:>22} {tv:>22}\n");
+    };
+    let num = |m: &QueryArmMetrics, x: f64, name: &str| format!("{x:.3}{}", ci(m, name));
+    let opt = |m: &QueryArmMetrics, x: Option<f64>, name: &str| match x {
+        Some(x) => num(m, x, name),
+        None => "—".into(),
+    };
+    let count = |n: usize, of: usize, m: &QueryArmMetrics, name: &str| {
+        format!(
+            "{n} ({:.0}%){}",
+            100.0 * n as f64 / of.max(1) as f64,
+            ci(m, name)
+        )
+    };
+    row(
+        &mut s,
+        "confidence mean",
+        num(b, b.confidence_mean, "confidence_mean"),
+        num(t, t.confidence_mean, "confidence_mean"),
+    );
+    row(
+        &mut s,
+        "confidence median",
+        format!("{:.3}", b.confidence_median),
+        format!("{:.3}", t.confidence_median),
+    );
+    row(
+        &mut s,
+        "distinct values",
+        b.distinct_values.to_string(),
+        t.distinct_values.to_string(),
+    );
+    let bands = |m: &QueryArmMetrics| {
+        format!(
+            "{}/{}/{}/{}",
+            m.bands.strong, m.bands.adequate, m.bands.weak, m.bands.failed
+        )
+    };
+    row(&mut s, "bands strong/adeq/weak/fail", bands(b), bands(t));
+    row(
+        &mut s,
+        "stopped (below stop)",
+        b.stopped.to_string(),
+        t.stopped.to_string(),
+    );
+    row(
+        &mut s,
+        "recovery gate fired",
+        count(b.recovery_fired, b.queries, b, "recovery_gate_rate"),
+        count(t.recovery_fired, t.queries, t, "recovery_gate_rate"),
+    );
+    row(
+        &mut s,
+        "unnecessary recovery",
+        num(b, b.unnecessary_recovery_rate, "unnecessary_recovery_rate"),
+        num(t, t.unnecessary_recovery_rate, "unnecessary_recovery_rate"),
+    );
+    row(
+        &mut s,
+        "first-pass success",
+        opt(b, b.first_pass_success, "first_pass_success"),
+        opt(t, t.first_pass_success, "first_pass_success"),
+    );
+    row(
+        &mut s,
+        "final accuracy",
+        opt(b, b.final_accuracy, "final_accuracy"),
+        opt(t, t.final_accuracy, "final_accuracy"),
+    );
+    row(
+        &mut s,
+        "recovery success",
+        opt(b, b.recovery_success, "recovery_success"),
+        opt(t, t.recovery_success, "recovery_success"),
+    );
+    let cal = |m: &QueryArmMetrics, f: &dyn Fn(&QueryCalibration) -> String| {
+        m.calibration.as_ref().map_or("—".into(), f)
+    };
+    let with = |x: f64, c: Option<[f64; 2]>| match c {
+        Some([lo, hi]) => format!("{x:.3} [{lo:.2}, {hi:.2}]"),
+        None => format!("{x:.3}"),
+    };
+    let ece = |c: &QueryCalibration| with(c.calibration.ece, c.ece_ci);
+    let brier = |c: &QueryCalibration| with(c.calibration.brier, c.brier_ci);
+    let auroc = |c: &QueryCalibration| fmt_opt(c.calibration.auroc, 3);
+    row(&mut s, "calibration ECE", cal(b, &ece), cal(t, &ece));
+    row(&mut s, "Brier score", cal(b, &brier), cal(t, &brier));
+    row(&mut s, "AUROC", cal(b, &auroc), cal(t, &auroc));
+    let values = |m: &QueryArmMetrics| {
+        let mut top: Vec<_> = m.values.iter().collect();
+        top.sort_by(|x, y| y.count.cmp(&x.count).then(x.value.total_cmp(&y.value)));
+        let shown: Vec<String> = top
+            .iter()
+            .take(4)
+            .map(|v| format!("{:.3}×{}", v.value, v.count))
+            .collect();
+        let more = top.len().saturating_sub(4);
+        shown.join(" ")
+            + &if more > 0 {
+                format!(" +{more} more")
+            } else {
+                String::new()
+            }
+    };
+    s += &format!("  most common values, baseline:  {}\n", values(b));
+    s += &format!("  most common values, treatment: {}\n", values(t));
+    s += &format!(
+        "  {:<26} {:>9} {:>9} {:>9}  {:<19} {:>6}\n",
+        "paired over queries", "baseline", "treatment", "delta", "95% CI", "p"
+    );
+    for name in crate::replay::query_metrics::DELTA_METRICS {
+        let Some(d) = q.delta.get(name) else {
+            continue;
+        };
+        let p = &d.paired;
+        let ci =
+            p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.3}, {hi:+.3}]"));
+        s += &format!(
+            "  {:<26} {:>9.3} {:>9.3} {:>+9.3}  {:<19} {:>6.3}\n",
+            name, p.baseline, p.treatment, p.delta, ci, p.p_value
+        );
+    }
     s
 }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::read_file;
 use crate::cli::ValidateArgs;
 use crate::config;
-use crate::corpus::{reviews, verdicts};
+use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::output::Render;
@@ -126,6 +126,21 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             }
         }
     }
+    let queries_path = corpus_dir.join("queries.jsonl");
+    if queries_path.is_file() {
+        let name = queries_path.display().to_string();
+        v.checked.push(name.clone());
+        let (all, problems) = queries::parse(&name, &read_file(&queries_path)?);
+        v.problems
+            .extend(problems.iter().map(|e| Problem::from(e, "refused")));
+        if let Some(exp) = &experiment {
+            for arm in exp.arms() {
+                if let Err(e) = queries::select(&name, &all, &arm.name, &arm.source) {
+                    v.problems.push(Problem::from(&e, "refused"));
+                }
+            }
+        }
+    }
     let verdicts_path = corpus_dir.join("verdicts.jsonl");
     if verdicts_path.is_file() {
         let name = verdicts_path.display().to_string();
@@ -139,7 +154,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             file: corpus_dir.display().to_string(),
             line: None,
             field: None,
-            problem: "holds no reviews.jsonl or verdicts.jsonl".into(),
+            problem: "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl".into(),
             kind: "refused",
         });
     }

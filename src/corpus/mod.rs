@@ -1,5 +1,6 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
+pub mod queries;
 pub mod reviews;
 pub mod verdicts;
 

@@ -6,6 +6,9 @@ use std::io::Cursor;
 use polars::prelude::*;
 
 use crate::analysis::{FindingRow, Metrics};
+use crate::corpus::queries::Category;
+use crate::replay::query::Part;
+use crate::replay::query_metrics::QueryRow;
 use crate::replay::review::MergedLocation;
 use crate::replay::review_metrics::TargetMetrics;
 
@@ -183,6 +186,83 @@ pub fn findings(rows: &[FindingRow]) -> PolarsResult<Option<DataFrame>> {
                 .map(|r| r.finding.queue.map(|x| label(&x)))
                 .collect::<Vec<Option<String>>>(),
         );
+    c.finish().map(Some)
+}
+
+/// One row per (arm, query, run): primary and final confidence, the gate's decision, the band,
+/// the outcomes, and the final score's breakdown by category (score, weight, contribution;
+/// empty where the category did not count) so a reader can see why a score is what it is.
+pub fn queries(rows: &[QueryRow]) -> PolarsResult<Option<DataFrame>> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let f64s = |g: &dyn Fn(&QueryRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
+    let b = |g: fn(&QueryRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
+    let ob = |g: fn(&QueryRow) -> Option<bool>| rows.iter().map(g).collect::<Vec<Option<bool>>>();
+    let mut c = Columns::new(rows.len());
+    c.push(
+        "arm",
+        rows.iter().map(|r| r.arm.as_str()).collect::<Vec<&str>>(),
+    )
+    .push(
+        "query_id",
+        rows.iter()
+            .map(|r| r.query_id.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
+    .push("primary_confidence", f64s(&|r| r.outcome.primary))
+    .push("confidence", f64s(&|r| r.outcome.confidence))
+    .push("stopped", b(|r| r.outcome.stopped))
+    .push("fired", b(|r| r.outcome.fired))
+    .push(
+        "attempts",
+        rows.iter()
+            .map(|r| r.outcome.attempts)
+            .collect::<Vec<u32>>(),
+    )
+    .push(
+        "band",
+        rows.iter().map(|r| r.band.name()).collect::<Vec<&str>>(),
+    )
+    .push("error", b(|r| r.error))
+    .push("recovery_recorded", b(|r| r.recovery_recorded))
+    .push("first_pass_correct", ob(|r| r.first_pass_correct))
+    .push("final_correct", ob(|r| r.final_correct))
+    .push("base", f64s(&|r| r.outcome.breakdown.base))
+    .push("bonus", f64s(&|r| r.outcome.breakdown.bonus))
+    .push(
+        "converging_categories",
+        rows.iter()
+            .map(|r| r.outcome.breakdown.converging as u32)
+            .collect::<Vec<u32>>(),
+    )
+    .push(
+        "search_read_converge",
+        b(|r| r.outcome.breakdown.search_read),
+    );
+    let part = |name: &str, get: &dyn Fn(&QueryRow) -> Option<Part>, c: &mut Columns| {
+        let field = |f: fn(Part) -> f64| {
+            rows.iter()
+                .map(|r| get(r).map(f))
+                .collect::<Vec<Option<f64>>>()
+        };
+        c.push(&format!("{name}_score"), field(|p| p.score))
+            .push(&format!("{name}_weight"), field(|p| p.weight))
+            .push(&format!("{name}_contribution"), field(|p| p.contribution));
+    };
+    for cat in Category::ALL {
+        part(
+            cat.name(),
+            &|r: &QueryRow| r.outcome.breakdown.categories[cat.index()],
+            &mut c,
+        );
+    }
+    part(
+        "recovery",
+        &|r: &QueryRow| r.outcome.breakdown.recovery,
+        &mut c,
+    );
     c.finish().map(Some)
 }
 

@@ -1,0 +1,687 @@
+//! Query metrics (SPEC §4.3): per arm over its replayed queries, and treatment − baseline paired
+//! over the queries both arms replayed. Intervals: Wilson for rates, a percentile bootstrap over
+//! queries for means and calibration; the paired deltas resample queries, keeping each query's
+//! two arms together.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::query::{replay, Outcome};
+use crate::config::{Bands, ConfidencePolicy};
+use crate::corpus::queries::Query;
+use crate::stats::bootstrap::{parallel, Plan};
+use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
+use crate::stats::paired::{sign_test, wilson, PairedDelta};
+use crate::stats::quantile::percentile;
+
+/// Equal-width calibration bins (SPEC §4.5's default).
+pub const BINS: usize = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Band {
+    Strong,
+    Adequate,
+    Weak,
+    Failed,
+}
+
+impl Band {
+    /// Decided on the confidence rounded to 9 decimal places.
+    pub fn of(confidence: f64, bands: &Bands) -> Band {
+        let c = round9(confidence);
+        if c >= round9(bands.strong) {
+            Band::Strong
+        } else if c >= round9(bands.adequate) {
+            Band::Adequate
+        } else if c >= round9(bands.weak) {
+            Band::Weak
+        } else {
+            Band::Failed
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Band::Strong => "strong",
+            Band::Adequate => "adequate",
+            Band::Weak => "weak",
+            Band::Failed => "failed",
+        }
+    }
+}
+
+/// One query replayed by one arm: a row of the `queries` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryRow {
+    pub arm: String,
+    pub query_id: String,
+    pub run: u32,
+    pub outcome: Outcome,
+    pub band: Band,
+    /// The query recorded an `error`, or no tool that counted ran successfully.
+    pub error: bool,
+    pub recovery_recorded: bool,
+    pub first_pass_correct: Option<bool>,
+    /// Counterfactual: `correct` when the gate fired and recovery was recorded, else the
+    /// first-pass answer.
+    pub final_correct: Option<bool>,
+}
+
+impl QueryRow {
+    /// Fired although the first pass was already right.
+    pub fn unnecessary(&self) -> bool {
+        self.outcome.fired && self.first_pass_correct == Some(true)
+    }
+}
+
+/// The first-pass answer: `first_pass_correct`, or `correct` when the trace holds no recovery
+/// (then the recorded answer is the first-pass answer).
+fn first_pass(q: &Query) -> Option<bool> {
+    q.first_pass_correct
+        .or_else(|| (!q.recovery_recorded()).then_some(q.correct).flatten())
+}
+
+/// Replays every query under `policy`, in the given order.
+pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> Vec<QueryRow> {
+    let bands = policy.bands();
+    queries
+        .iter()
+        .map(|q| {
+            let outcome = replay(policy, q);
+            let recovery_recorded = q.recovery_recorded();
+            let first_pass_correct = first_pass(q);
+            let final_correct = if outcome.fired && recovery_recorded {
+                q.correct
+            } else {
+                first_pass_correct
+            };
+            QueryRow {
+                arm: arm.to_string(),
+                query_id: q.query_id.clone(),
+                run: q.run,
+                band: Band::of(outcome.confidence, &bands),
+                error: q.error.is_some() || !outcome.usable,
+                recovery_recorded,
+                first_pass_correct,
+                final_correct,
+                outcome,
+            }
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct BandCounts {
+    pub strong: usize,
+    pub adequate: usize,
+    pub weak: usize,
+    pub failed: usize,
+}
+
+/// How many queries ended on one confidence value.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ValueCount {
+    pub value: f64,
+    pub count: usize,
+}
+
+/// Calibration of final confidence against final correctness, with bootstrap intervals.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryCalibration {
+    #[serde(flatten)]
+    pub calibration: Calibration,
+    pub ece_ci: Option<[f64; 2]>,
+    pub brier_ci: Option<[f64; 2]>,
+}
+
+/// SPEC §4.3's query metrics of one arm.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueryArmMetrics {
+    pub policy: String,
+    pub stop_threshold: f64,
+    pub recovery_threshold: f64,
+    pub band_thresholds: Bands,
+    pub queries: usize,
+    pub errors: usize,
+    pub stopped: usize,
+    pub recovery_fired: usize,
+    pub recovery_gate_rate: f64,
+    /// Recovery attempts that counted, summed over queries.
+    pub recovery_attempts: u64,
+    pub primary_confidence_mean: f64,
+    pub confidence_mean: f64,
+    pub confidence_median: f64,
+    pub distinct_values: usize,
+    /// Every final confidence value (9 decimal places) with its count, ascending.
+    pub values: Vec<ValueCount>,
+    pub bands: BandCounts,
+    /// Share of queries answered right before any recovery, over queries with that label.
+    pub first_pass_success: Option<f64>,
+    pub final_accuracy: Option<f64>,
+    /// Fired with recovery recorded: share right after recovery.
+    pub recovery_success: Option<f64>,
+    pub recovered: usize,
+    pub unnecessary_recovery_rate: f64,
+    /// Queries with a final outcome, the denominator of `final_accuracy` and `calibration`.
+    pub labelled: usize,
+    pub calibration: Option<QueryCalibration>,
+    /// 95% intervals: Wilson for the rates, a percentile bootstrap over queries for
+    /// `confidence_mean`.
+    pub ci: BTreeMap<String, [f64; 2]>,
+}
+
+/// The arm metrics of `rows`.
+pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> QueryArmMetrics {
+    let n = rows.len();
+    let nf = n.max(1) as f64;
+    let count = |f: &dyn Fn(&QueryRow) -> bool| rows.iter().filter(|r| f(r)).count();
+    let conf: Vec<f64> = rows.iter().map(|r| r.outcome.confidence).collect();
+    let mut sorted = conf.clone();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let mut values: Vec<ValueCount> = Vec::new();
+    for &c in &sorted {
+        match values.last_mut() {
+            Some(v) if v.value == c => v.count += 1,
+            _ => values.push(ValueCount { value: c, count: 1 }),
+        }
+    }
+    let mut bands = BandCounts::default();
+    for r in rows {
+        *match r.band {
+            Band::Strong => &mut bands.strong,
+            Band::Adequate => &mut bands.adequate,
+            Band::Weak => &mut bands.weak,
+            Band::Failed => &mut bands.failed,
+        } += 1;
+    }
+    let share = |hits: usize, of: usize| (of > 0).then(|| hits as f64 / of as f64);
+    let fp_labelled = count(&|r| r.first_pass_correct.is_some());
+    let fp_right = count(&|r| r.first_pass_correct == Some(true));
+    let labelled = count(&|r| r.final_correct.is_some());
+    let right = count(&|r| r.final_correct == Some(true));
+    let recovered_rows: Vec<&QueryRow> = rows
+        .iter()
+        .filter(|r| r.outcome.fired && r.recovery_recorded && r.final_correct.is_some())
+        .collect();
+    let recovered_right = recovered_rows
+        .iter()
+        .filter(|r| r.final_correct == Some(true))
+        .count();
+    let fired = count(&|r| r.outcome.fired);
+    let unnecessary = count(&|r| r.unnecessary());
+
+    let (with_label, outcomes): (Vec<f64>, Vec<bool>) = rows
+        .iter()
+        .filter_map(|r| Some((r.outcome.confidence, r.final_correct?)))
+        .unzip();
+    let boot = arm_bootstrap(rows, plan);
+    let calibration = calibrate(&with_label, &outcomes, BINS)
+        .ok()
+        .map(|calibration| QueryCalibration {
+            calibration,
+            ece_ci: boot.ece,
+            brier_ci: boot.brier,
+        });
+
+    let mut ci = BTreeMap::new();
+    let mut put = |name: &str, v: Option<[f64; 2]>| {
+        if let Some(v) = v {
+            ci.insert(name.to_string(), v);
+        }
+    };
+    put("confidence_mean", boot.mean);
+    put("recovery_gate_rate", wilson(fired as f64, n as f64));
+    put(
+        "first_pass_success",
+        wilson(fp_right as f64, fp_labelled as f64),
+    );
+    put("final_accuracy", wilson(right as f64, labelled as f64));
+    put(
+        "recovery_success",
+        wilson(recovered_right as f64, recovered_rows.len() as f64),
+    );
+    put(
+        "unnecessary_recovery_rate",
+        wilson(unnecessary as f64, n as f64),
+    );
+
+    QueryArmMetrics {
+        policy: policy.name().to_string(),
+        stop_threshold: policy.stop_threshold(),
+        recovery_threshold: policy.recovery_threshold(),
+        band_thresholds: policy.bands(),
+        queries: n,
+        errors: count(&|r| r.error),
+        stopped: count(&|r| r.outcome.stopped),
+        recovery_fired: fired,
+        recovery_gate_rate: fired as f64 / nf,
+        recovery_attempts: rows.iter().map(|r| u64::from(r.outcome.attempts)).sum(),
+        primary_confidence_mean: rows.iter().map(|r| r.outcome.primary).sum::<f64>() / nf,
+        confidence_mean: conf.iter().sum::<f64>() / nf,
+        confidence_median: percentile(&sorted, 0.5).unwrap_or(0.0),
+        distinct_values: values.len(),
+        values,
+        bands,
+        first_pass_success: share(fp_right, fp_labelled),
+        final_accuracy: share(right, labelled),
+        recovery_success: share(recovered_right, recovered_rows.len()),
+        recovered: recovered_rows.len(),
+        unnecessary_recovery_rate: unnecessary as f64 / nf,
+        labelled,
+        calibration,
+        ci,
+    }
+}
+
+/// Per-bin sums for ECE over a resample.
+#[derive(Clone)]
+struct Bins {
+    count: [f64; BINS],
+    conf: [f64; BINS],
+    hits: [f64; BINS],
+    n: f64,
+    brier: f64,
+}
+
+impl Bins {
+    fn new() -> Self {
+        Bins {
+            count: [0.0; BINS],
+            conf: [0.0; BINS],
+            hits: [0.0; BINS],
+            n: 0.0,
+            brier: 0.0,
+        }
+    }
+
+    fn add(&mut self, bin: usize, p: f64, y: bool) {
+        let y = f64::from(u8::from(y));
+        self.count[bin] += 1.0;
+        self.conf[bin] += p;
+        self.hits[bin] += y;
+        self.n += 1.0;
+        self.brier += (p - y) * (p - y);
+    }
+
+    /// (ECE, Brier); `None` without outcomes.
+    fn finish(&self) -> Option<(f64, f64)> {
+        (self.n > 0.0).then(|| {
+            let ece = (0..BINS)
+                .filter(|&b| self.count[b] > 0.0)
+                .map(|b| (self.hits[b] - self.conf[b]).abs() / self.n)
+                .sum();
+            (ece, self.brier / self.n)
+        })
+    }
+}
+
+struct ArmIntervals {
+    mean: Option<[f64; 2]>,
+    ece: Option<[f64; 2]>,
+    brier: Option<[f64; 2]>,
+}
+
+/// 95% percentile interval of the replicates that are defined (not NaN).
+fn interval(mut draws: Vec<f64>) -> Option<[f64; 2]> {
+    draws.retain(|x| !x.is_nan());
+    draws.sort_unstable_by(f64::total_cmp);
+    Some([percentile(&draws, 0.025)?, percentile(&draws, 0.975)?])
+}
+
+/// One bootstrap over the arm's queries for its mean confidence, ECE and Brier score.
+fn arm_bootstrap(rows: &[QueryRow], plan: Plan) -> ArmIntervals {
+    let n = rows.len();
+    if n == 0 || plan.replicates == 0 {
+        return ArmIntervals {
+            mean: None,
+            ece: None,
+            brier: None,
+        };
+    }
+    let cells: Vec<(f64, Option<(usize, bool)>)> = rows
+        .iter()
+        .map(|r| {
+            let p = r.outcome.confidence;
+            (p, r.final_correct.map(|y| (bin_index(p, BINS), y)))
+        })
+        .collect();
+    let draws: Vec<[f64; 3]> = parallel(
+        plan,
+        || (),
+        |_, rng| {
+            let mut sum = 0.0;
+            let mut bins = Bins::new();
+            for _ in 0..n {
+                let (p, label) = cells[rng.below(n as u64) as usize];
+                sum += p;
+                if let Some((bin, y)) = label {
+                    bins.add(bin, p, y);
+                }
+            }
+            let (ece, brier) = bins.finish().unwrap_or((f64::NAN, f64::NAN));
+            [sum / n as f64, ece, brier]
+        },
+    );
+    let column = |i: usize| interval(draws.iter().map(|d| d[i]).collect());
+    ArmIntervals {
+        mean: column(0),
+        ece: column(1),
+        brier: column(2),
+    }
+}
+
+/// The metrics compared query by query, in output order.
+pub const DELTA_METRICS: [&str; 7] = [
+    "confidence_mean",
+    "primary_confidence_mean",
+    "recovery_gate_rate",
+    "unnecessary_recovery_rate",
+    "final_accuracy",
+    "brier",
+    "ece",
+];
+
+/// treatment − baseline over the (query, run) pairs both arms replayed. Every metric but `ece`
+/// is a mean of per-query values, with the exact sign test over the per-query differences;
+/// `ece` is not, so its p-value is the bootstrap's (twice the smaller share of replicate
+/// deltas on either side of 0). `final_accuracy`, `brier` and `ece` use the pairs with a final
+/// outcome in both arms.
+pub fn deltas(
+    baseline: &[QueryRow],
+    treatment: &[QueryRow],
+    plan: Plan,
+) -> Vec<(&'static str, PairedDelta)> {
+    let index: HashMap<(&str, u32), usize> = baseline
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((r.query_id.as_str(), r.run), i))
+        .collect();
+    let pairs: Vec<(&QueryRow, &QueryRow)> = treatment
+        .iter()
+        .filter_map(|t| Some((&baseline[*index.get(&(t.query_id.as_str(), t.run))?], t)))
+        .collect();
+    let n = pairs.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    // Per pair and arm: the per-query values the metrics average.
+    struct Cell {
+        conf: f64,
+        primary: f64,
+        fired: f64,
+        unnecessary: f64,
+        label: Option<(usize, bool)>,
+    }
+    let cell = |r: &QueryRow, both_labelled: bool| Cell {
+        conf: r.outcome.confidence,
+        primary: r.outcome.primary,
+        fired: f64::from(u8::from(r.outcome.fired)),
+        unnecessary: f64::from(u8::from(r.unnecessary())),
+        label: if both_labelled {
+            r.final_correct
+                .map(|y| (bin_index(r.outcome.confidence, BINS), y))
+        } else {
+            None
+        },
+    };
+    let cells: Vec<[Cell; 2]> = pairs
+        .iter()
+        .map(|(b, t)| {
+            let both = b.final_correct.is_some() && t.final_correct.is_some();
+            [cell(b, both), cell(t, both)]
+        })
+        .collect();
+
+    // Statistics of one resample (given as a multiset of pair indices), per arm.
+    let stats = |draw: &mut dyn FnMut() -> usize| -> [[f64; 7]; 2] {
+        let mut out = [[0.0; 7]; 2];
+        let mut bins = [Bins::new(), Bins::new()];
+        let mut right = [0.0; 2];
+        for _ in 0..n {
+            let pair = &cells[draw()];
+            for (arm, c) in pair.iter().enumerate() {
+                out[arm][0] += c.conf;
+                out[arm][1] += c.primary;
+                out[arm][2] += c.fired;
+                out[arm][3] += c.unnecessary;
+                if let Some((bin, y)) = c.label {
+                    bins[arm].add(bin, c.conf, y);
+                    right[arm] += f64::from(u8::from(y));
+                }
+            }
+        }
+        for arm in 0..2 {
+            for v in &mut out[arm][..4] {
+                *v /= n as f64;
+            }
+            let (ece, brier) = bins[arm].finish().unwrap_or((f64::NAN, f64::NAN));
+            out[arm][4] = if bins[arm].n > 0.0 {
+                right[arm] / bins[arm].n
+            } else {
+                f64::NAN
+            };
+            out[arm][5] = brier;
+            out[arm][6] = ece;
+        }
+        out
+    };
+    let mut i = 0;
+    let point = stats(&mut || {
+        i += 1;
+        i - 1
+    });
+    let draws: Vec<[f64; 7]> = parallel(
+        plan,
+        || (),
+        |_, rng| {
+            let s = stats(&mut || rng.below(n as u64) as usize);
+            std::array::from_fn(|m| s[1][m] - s[0][m])
+        },
+    );
+
+    // Per-query differences for the sign test.
+    let labelled: Vec<&[Cell; 2]> = cells.iter().filter(|c| c[0].label.is_some()).collect();
+    let diffs = |f: &dyn Fn(&Cell) -> f64, of: &[&[Cell; 2]]| -> Vec<f64> {
+        of.iter().map(|c| f(&c[1]) - f(&c[0])).collect()
+    };
+    let all: Vec<&[Cell; 2]> = cells.iter().collect();
+    let y = |c: &Cell| c.label.map_or(0.0, |(_, y)| f64::from(u8::from(y)));
+    let sq = |c: &Cell| (c.conf - y(c)).powi(2);
+    let per_query: [Option<Vec<f64>>; 7] = [
+        Some(diffs(&|c| c.conf, &all)),
+        Some(diffs(&|c| c.primary, &all)),
+        Some(diffs(&|c| c.fired, &all)),
+        Some(diffs(&|c| c.unnecessary, &all)),
+        Some(diffs(&y, &labelled)),
+        Some(diffs(&sq, &labelled)),
+        None,
+    ];
+
+    let mut out = Vec::new();
+    for (m, name) in DELTA_METRICS.iter().enumerate() {
+        let (b, t) = (point[0][m], point[1][m]);
+        if b.is_nan() || t.is_nan() {
+            continue; // no pair with an outcome in both arms
+        }
+        let column: Vec<f64> = draws.iter().map(|d| d[m]).filter(|x| !x.is_nan()).collect();
+        let p_value = match &per_query[m] {
+            Some(d) => sign_test(d),
+            None if column.is_empty() => 1.0,
+            None => {
+                let below = column.iter().filter(|&&d| d <= 0.0).count() as f64;
+                let above = column.iter().filter(|&&d| d >= 0.0).count() as f64;
+                (2.0 * below.min(above) / column.len() as f64).min(1.0)
+            }
+        };
+        let pairs = if m >= 4 { labelled.len() } else { n };
+        out.push((
+            *name,
+            PairedDelta {
+                baseline: b,
+                treatment: t,
+                delta: t - b,
+                ci: interval(column),
+                p_value,
+                pairs,
+            },
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CategoryMax, FlatMean};
+    use crate::corpus::queries::parse;
+    use crate::stats::bootstrap::Method;
+
+    fn plan(replicates: usize, threads: usize) -> Plan {
+        Plan {
+            method: Method::Units,
+            replicates,
+            seed: 7,
+            threads,
+        }
+    }
+
+    /// Four queries with worked outcomes under both default models.
+    const TRACES: &str = r#"
+{"query_id": "a", "first_pass_correct": true, "correct": true, "tools": [{"tool": "find", "target": "Foo", "hits": 5}, {"tool": "read", "target": "src/foo.h", "files": 1, "relevant": true}, {"tool": "grep", "target": "foo", "hits": 6}, {"tool": "read", "target": "src/foo.cpp", "files": 1, "relevant": true}, {"tool": "grep", "phase": "recovery", "target": "foo", "hits": 2}]}
+{"query_id": "b", "first_pass_correct": false, "correct": true, "tools": [{"tool": "find", "target": "Bar", "hits": 0}, {"tool": "read", "target": "README.md", "files": 1, "relevant": true}, {"tool": "grep", "phase": "recovery", "target": "bar", "hits": 4}, {"tool": "read", "phase": "recovery", "target": "bar.rs", "files": 1, "relevant": true}]}
+{"query_id": "c", "error": "timeout", "first_pass_correct": false, "correct": false, "tools": []}
+{"query_id": "d", "correct": true, "tools": [{"tool": "discovery", "target": "baz", "factors": 4}]}
+"#;
+
+    fn rows(policy: &ConfidencePolicy) -> Vec<QueryRow> {
+        let (qs, problems) = parse("q.jsonl", TRACES.as_bytes());
+        assert!(problems.is_empty(), "{problems:?}");
+        let refs: Vec<&Query> = qs.iter().collect();
+        replay_all("arm", policy, &refs)
+    }
+
+    #[test]
+    fn rows_carry_counterfactual_outcomes() {
+        let flat = rows(&ConfidencePolicy::FlatMean(FlatMean::default()));
+        // a: (0.8+0.55+0.8+0.55)/4 = 0.675 fires; one attempt: 3.2/5 = 0.64; correct after
+        //    recovery (recorded).
+        // b: (0.1 + 0.55)/2 = 0.325 fires → (0.65 + 0.5)/3 = 0.383333.
+        // c: no tools → 0, stops; an error.
+        // d: discovery 4/4 = 1.0 → no recovery; no first_pass_correct, no recovery recorded
+        //    → `correct` is the first-pass answer.
+        let conf: Vec<f64> = flat.iter().map(|r| r.outcome.confidence).collect();
+        assert_eq!(conf, [0.64, round9(1.15 / 3.0), 0.0, 1.0]);
+        assert_eq!(
+            flat.iter().map(|r| r.final_correct).collect::<Vec<_>>(),
+            [Some(true), Some(true), Some(false), Some(true)]
+        );
+        assert_eq!(flat[3].first_pass_correct, Some(true));
+        assert_eq!(
+            flat.iter().map(|r| r.band).collect::<Vec<_>>(),
+            [Band::Adequate, Band::Weak, Band::Failed, Band::Strong]
+        );
+        assert!(flat[2].error && !flat[0].error);
+
+        let cmax = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
+        // a: 0.92 (see replay::query tests) → no recovery: the first-pass answer stands.
+        // b: search 0.10, read 0.55 → 0.345455 fires; after recovery search 0.65, read 0.80,
+        //    grep and read confirm "bar" (k = 2, search+read) → 0.731818 × 1.15 = 0.841591.
+        // d: discovery alone 0.85.
+        let conf: Vec<f64> = cmax.iter().map(|r| r.outcome.confidence).collect();
+        assert_eq!(conf, [0.92, round9(4.025 / 5.5 * 1.15), 0.0, 0.85]);
+        assert!(!cmax[0].outcome.fired && cmax[1].outcome.fired);
+        assert_eq!(cmax[1].final_correct, Some(true));
+    }
+
+    #[test]
+    fn arm_metrics_by_hand() {
+        let policy = ConfidencePolicy::FlatMean(FlatMean::default());
+        let m = arm_metrics(&policy, &rows(&policy), plan(200, 1));
+        assert_eq!(
+            (m.queries, m.errors, m.stopped, m.recovery_fired),
+            (4, 1, 1, 2)
+        );
+        assert_eq!(m.recovery_gate_rate, 0.5);
+        assert_eq!(m.recovery_attempts, 2);
+        let b = round9(1.15 / 3.0);
+        assert!((m.confidence_mean - (0.64 + b + 1.0) / 4.0).abs() < 1e-12);
+        // median of 0, 0.383, 0.64, 1.0
+        assert!((m.confidence_median - (b + 0.64) / 2.0).abs() < 1e-12);
+        assert_eq!(m.distinct_values, 4);
+        assert_eq!(
+            m.bands,
+            BandCounts {
+                strong: 1,
+                adequate: 1,
+                weak: 1,
+                failed: 1
+            }
+        );
+        // first pass: a right, b wrong, c wrong, d right (from `correct`) → 2/4.
+        assert_eq!(m.first_pass_success, Some(0.5));
+        // final: a, b right after recorded recovery; c wrong; d right → 3/4.
+        assert_eq!(m.final_accuracy, Some(0.75));
+        assert_eq!((m.recovery_success, m.recovered), (Some(1.0), 2));
+        // a fired although its first pass was right.
+        assert_eq!(m.unnecessary_recovery_rate, 0.25);
+        let cal = m.calibration.as_ref().unwrap();
+        // Brier: (0.64−1)² + (0.3833−1)² + 0 + 0 = 0.1296 + 0.380278 → /4
+        let brier = ((0.64f64 - 1.0).powi(2) + (b - 1.0).powi(2)) / 4.0;
+        assert!((cal.calibration.brier - brier).abs() < 1e-12);
+        // ECE: bins 1 (0 → 0), 4 (0.383 → 1), 7 (0.64 → 1), 10 (1.0 → 1):
+        let ece = ((1.0 - b) + (1.0 - 0.64)) / 4.0;
+        assert!((cal.calibration.ece - ece).abs() < 1e-12);
+        assert_eq!(cal.calibration.auroc, Some(1.0));
+        let [lo, hi] = cal.ece_ci.unwrap();
+        assert!(lo <= hi && hi <= 1.0);
+        let [lo, hi] = m.ci["confidence_mean"];
+        assert!(lo <= m.confidence_mean && m.confidence_mean <= hi);
+        assert!(m.ci.contains_key("recovery_success"));
+    }
+
+    #[test]
+    fn deltas_pair_queries_and_are_seeded() {
+        let b = rows(&ConfidencePolicy::FlatMean(FlatMean::default()));
+        let t = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
+        let one = deltas(&b, &t, plan(300, 1));
+        let two = deltas(&b, &t, plan(300, 2));
+        assert_eq!(one, two);
+        let get = |name: &str| &one.iter().find(|(n, _)| *n == name).unwrap().1;
+        let c = get("confidence_mean");
+        assert_eq!(c.pairs, 4);
+        let want_b = (0.64 + round9(1.15 / 3.0) + 1.0) / 4.0;
+        let want_t = (0.92 + round9(4.025 / 5.5 * 1.15) + 0.85) / 4.0;
+        assert!((c.baseline - want_b).abs() < 1e-12 && (c.treatment - want_t).abs() < 1e-12);
+        // diffs: +0.28, +0.458, 0, −0.15 → 2 up, 1 down: p = 2 · P(X ≤ 1 | n = 3) = 1.
+        assert_eq!(c.p_value, 1.0);
+        let fired = get("recovery_gate_rate");
+        assert_eq!((fired.baseline, fired.treatment), (0.5, 0.25));
+        let acc = get("final_accuracy");
+        // treatment: a's first pass was right, b recovered, c wrong, d right.
+        assert_eq!((acc.baseline, acc.treatment), (0.75, 0.75));
+        let [lo, hi] = get("ece").ci.unwrap();
+        assert!(lo <= hi);
+        assert_eq!(one.len(), DELTA_METRICS.len());
+        // Queries only one arm has are left out.
+        let fewer = deltas(&b[..2], &t, plan(50, 1));
+        assert_eq!(fewer[0].1.pairs, 2);
+        assert!(deltas(&b[..0], &t, plan(50, 1)).is_empty());
+    }
+
+    #[test]
+    fn bands_use_rounded_confidences_and_configured_bounds() {
+        let d = Bands::default();
+        assert_eq!(Band::of(0.75, &d), Band::Strong);
+        assert_eq!(Band::of(0.749_999_999_9, &d), Band::Strong); // 0.75 at 9 decimals
+        assert_eq!(Band::of(0.549, &d), Band::Weak);
+        assert_eq!(Band::of(0.2499, &d), Band::Failed);
+        let custom = Bands {
+            strong: 0.9,
+            adequate: 0.6,
+            weak: 0.3,
+        };
+        assert_eq!(Band::of(0.85, &custom), Band::Adequate);
+    }
+}
