@@ -2,7 +2,7 @@
 //!
 //!     cargo run --example generate_corpora
 //!
-//! The files are committed; `tests/corpora.rs` checks that they are exactly what the generators
+//! The files are committed; `tests/review_run.rs` checks that they are exactly what the generators
 //! produce, so nobody edits a corpus by hand.
 
 use std::path::Path;

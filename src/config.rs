@@ -494,7 +494,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         .string(&doc, "", "corpus")?
         .unwrap_or_else(|| ".".into());
     let base = path.parent().unwrap_or(Path::new("."));
-    let corpus = base.join(corpus_rel);
+    // `corpus = "."` names the experiment's own folder: keep paths in messages free of `/./`.
+    let corpus: PathBuf = base
+        .join(corpus_rel)
+        .components()
+        .filter(|c| !matches!(c, std::path::Component::CurDir))
+        .collect();
     let seed = ctx.integer(&doc, "", "seed")?.unwrap_or(20260421);
     let bootstrap = ctx.integer(&doc, "", "bootstrap")?.unwrap_or(2000) as usize;
 
@@ -1044,7 +1049,7 @@ dimension_weights = {}
     fn the_spec_example_parses_with_every_default() {
         let e = parse_str(SPEC_EXAMPLE).unwrap();
         assert_eq!(e.name, "doc-review-anchors");
-        assert_eq!(e.corpus, Path::new("corpora/x/."));
+        assert_eq!(e.corpus, Path::new("corpora/x"));
         assert_eq!((e.seed, e.bootstrap), (20260421, 2000));
         let ReviewPolicy::FloatGates(f) = &e.baseline.review else {
             panic!()

@@ -17,6 +17,8 @@
 
 use serde_json::{json, Value};
 
+mod capacity;
+
 use crate::stats::rng::Rng;
 
 /// The seed every example corpus is generated from.
@@ -557,5 +559,6 @@ pub fn all(seed: u64) -> Vec<(&'static str, Files)> {
     vec![
         ("doc-review-ab", doc_review(seed)),
         ("code-review-ab", code_review(seed)),
+        ("capacity-50", capacity::capacity(seed)),
     ]
 }

@@ -62,3 +62,12 @@ pub fn print_error(message: &str) {
 pub fn fmt_opt(x: Option<f64>, places: usize) -> String {
     x.map_or_else(|| "—".to_string(), |v| format!("{v:.places$}"))
 }
+
+/// A p-value to 3 places, or `<0.001`.
+pub fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}

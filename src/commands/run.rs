@@ -15,7 +15,7 @@ use crate::cli::RunArgs;
 use crate::config::{self, Experiment};
 use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
-use crate::output::{fmt_opt, Render};
+use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
 use crate::report::tables;
 
@@ -421,8 +421,13 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
             let ci =
                 p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.2}, {hi:+.2}]"));
             s += &format!(
-                "  {:<22} {:>12.2} {:>12.2} {:>+9.2}  {:<19} {:>6.3}\n",
-                name, p.baseline, p.treatment, p.delta, ci, p.p_value
+                "  {:<22} {:>12.2} {:>12.2} {:>+9.2}  {:<19} {:>6}\n",
+                name,
+                p.baseline,
+                p.treatment,
+                p.delta,
+                ci,
+                fmt_p(p.p_value)
             );
         }
         if let Some(a) = &m.agreement {
@@ -587,8 +592,13 @@ fn query_summary(q: &QuerySection) -> String {
         let ci =
             p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.3}, {hi:+.3}]"));
         s += &format!(
-            "  {:<26} {:>9.3} {:>9.3} {:>+9.3}  {:<19} {:>6.3}\n",
-            name, p.baseline, p.treatment, p.delta, ci, p.p_value
+            "  {:<26} {:>9.3} {:>9.3} {:>+9.3}  {:<19} {:>6}\n",
+            name,
+            p.baseline,
+            p.treatment,
+            p.delta,
+            ci,
+            fmt_p(p.p_value)
         );
     }
     s
