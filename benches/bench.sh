@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
-# `krippendorff` package on the same matrices (SPEC §9). Usage: benches/bench.sh [--quick]
+# `krippendorff` package on the same matrices, review replay of a million findings and query
+# replay of 100,000 queries (SPEC §9). Usage: benches/bench.sh [--quick] [alpha] [replay] [queries]
+# (no section named: all three).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
 # seed (benches/gen_reliability.py), and prints times, ratios and peak memory.
-# --quick uses 100,000 units instead of 1,000,000 for a fast smoke run.
+# --quick uses 100,000 units instead of 1,000,000 for a fast smoke run (and a tenth of the
+# findings and queries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+QUICK=; SECTIONS=
+for a in "$@"; do
+  case "$a" in
+    --quick) QUICK=1 ;;
+    alpha|replay|queries) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [alpha] [replay] [queries]" >&2; exit 2 ;;
+  esac
+done
+[ -n "$SECTIONS" ] || SECTIONS=" alpha replay queries"
+want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
+
 UNITS=1000000
-[ "${1:-}" = "--quick" ] && UNITS=100000
+[ -n "$QUICK" ] && UNITS=100000
 RATERS=10
 DATA=bench-data
 mkdir -p "$DATA"
@@ -19,22 +33,7 @@ echo "== building calibench (release)"
 cargo build --release --quiet
 BIN=target/release/calibench
 
-if [ ! -x "$DATA/venv/bin/python" ]; then
-  echo "== creating $DATA/venv with numpy and krippendorff"
-  python3 -m venv "$DATA/venv"
-  "$DATA/venv/bin/pip" install --quiet numpy krippendorff==0.9.0
-fi
-PY="$DATA/venv/bin/python"
 [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
-
-gen() { # kind units name
-  [ -f "$DATA/$3.csv" ] || { echo "== generating $3 ($RATERS raters x $2 units, 10% missing)"; "$PY" benches/gen_reliability.py "$1" "$RATERS" "$2" "$DATA/$3"; }
-}
-A=anchors-$UNITS; O=ordinal101-$UNITS; C=continuous-$UNITS; B=anchors-100000
-gen anchors "$UNITS" "$A"
-gen ordinal101 "$UNITS" "$O"
-gen continuous "$UNITS" "$C"
-gen anchors 100000 "$B"
 
 # Runs a command under GNU time; `measure3` three times (figures are the fastest run, memory the
 # largest), since one run on a shared 2-core machine is noisy.
@@ -51,6 +50,23 @@ min_of() { sort -g | head -1; }
 rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf "%.0f", m/1024}' "$1.stderr"; }
 wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
 phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
+
+if want alpha; then
+if [ ! -x "$DATA/venv/bin/python" ]; then
+  echo "== creating $DATA/venv with numpy and krippendorff"
+  python3 -m venv "$DATA/venv"
+  "$DATA/venv/bin/pip" install --quiet numpy krippendorff==0.9.0
+fi
+PY="$DATA/venv/bin/python"
+
+gen() { # kind units name
+  [ -f "$DATA/$3.csv" ] || { echo "== generating $3 ($RATERS raters x $2 units, 10% missing)"; "$PY" benches/gen_reliability.py "$1" "$RATERS" "$2" "$DATA/$3"; }
+}
+A=anchors-$UNITS; O=ordinal101-$UNITS; C=continuous-$UNITS; B=anchors-100000
+gen anchors "$UNITS" "$A"
+gen ordinal101 "$UNITS" "$O"
+gen continuous "$UNITS" "$C"
+gen anchors 100000 "$B"
 
 printf '\n%-34s %10s %10s %10s %10s %9s\n' "case ($RATERS x $UNITS)" "calibench" "  (alpha)" "python" "ratio" "peak MB"
 for level in interval nominal; do
@@ -83,8 +99,11 @@ b="$DATA/out-boot-ordinal"
 measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level ordinal --bootstrap 2000 --timings --json
 printf '2,000 unit-bootstrap replicates, %s x 100,000 units, ordinal:  %ss (whole command %ss, %s MB)\n' \
   "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
+fi
+
+if want replay; then
 FINDINGS=1000000
-[ "${1:-}" = "--quick" ] && FINDINGS=100000
+[ -n "$QUICK" ] && FINDINGS=100000
 L="$DATA/large-reviews-$FINDINGS"
 [ -f "$L/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$L"
 r="$DATA/out-replay"; rm -rf "$DATA/replay-runs"
@@ -92,6 +111,23 @@ measure "$r" "$BIN" run "$L/experiment.toml" --runs-dir "$DATA/replay-runs" --qu
 printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
 printf '  read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
   "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(wall_s "$r")" "$(rss_mb "$r")"
+
+fi
+
+if want queries; then
+QUERIES=100000
+[ -n "$QUICK" ] && QUERIES=10000
+Q="$DATA/large-queries-$QUERIES"
+[ -f "$Q/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$QUERIES" "$Q"
+q="$DATA/out-queries"; rm -rf "$DATA/query-runs"
+measure3 "$q" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --quiet --timings
+printf '\nquery replay of %s queries (%s MB of queries.jsonl, both models, 2,000 bootstrap replicates):\n' "$QUERIES" "$(( $(stat -c %s "$Q/queries.jsonl") / 1000000 ))"
+printf '  read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
+  "$(phase "$q" "read and parse")" "$(phase "$q" "replay and metrics")" "$(phase "$q" tables)" "$(wall_s "$q")" "$(rss_mb "$q")"
+q0="$DATA/out-queries-noboot"; rm -rf "$DATA/query-runs"
+measure3 "$q0" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --quiet --timings --bootstrap 0
+printf '  without the bootstrap: replay and metrics %ss; whole command %ss\n' "$(phase "$q0" "replay and metrics")" "$(wall_s "$q0")"
+fi
 
 echo
 echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha computation alone;"

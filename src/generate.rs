@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 
 mod capacity;
 
+pub use capacity::{many as many_queries, EXPERIMENT as CAPACITY_EXPERIMENT};
+
 use crate::stats::rng::Rng;
 
 /// The seed every example corpus is generated from.

@@ -357,6 +357,40 @@ weights = { read = 3.0, search = 2.5, verification = 1.5, discovery = 1.0, git =
 bands = { strong = 0.75, adequate = 0.55, weak = 0.25 }
 "#;
 
+/// One query of `profile` on a symbol drawn from `d`, as a JSON line.
+fn query_line(d: &mut Draw, id: &str, profile: Profile) -> String {
+    let (symbol, dir) = d.pick(&SYMBOLS);
+    let (query, tools) = trace(d, profile, symbol, dir);
+    let mut o = Map::new();
+    o.insert("query_id".into(), json!(id));
+    o.insert("query".into(), json!(query));
+    let right = profile != Profile::Error;
+    o.insert("first_pass_correct".into(), json!(right));
+    o.insert("correct".into(), json!(right));
+    if !right {
+        o.insert(
+            "error".into(),
+            json!("planner returned no tool plan (context overflow)"),
+        );
+    }
+    o.insert(
+        "tools".into(),
+        Value::Array(tools.iter().map(Call::to_json).collect()),
+    );
+    Value::Object(o).to_string()
+}
+
+/// `count` queries with the capacity review's profiles in its proportions, drawn at random
+/// from `seed`, one JSON line each: the query-replay benchmark's corpus.
+pub fn many(seed: u64, count: usize, mut emit: impl FnMut(String)) {
+    let mut d = Draw::new(seed, 4);
+    let weighted: Vec<(Profile, f64)> = PLAN.iter().map(|&(p, n)| (p, n as f64)).collect();
+    for i in 0..count {
+        let profile = d.weighted(&weighted);
+        emit(query_line(&mut d, &format!("q{:06}", i + 1), profile));
+    }
+}
+
 /// `experiment.toml` and `queries.jsonl` of the capacity review.
 pub fn capacity(seed: u64) -> Files {
     let mut d = Draw::new(seed, 3);
@@ -369,28 +403,11 @@ pub fn capacity(seed: u64) -> Files {
         let j = d.int(0, i as i64) as usize;
         profiles.swap(i, j);
     }
-    let mut out = Vec::with_capacity(profiles.len());
-    for (i, &profile) in profiles.iter().enumerate() {
-        let (symbol, dir) = d.pick(&SYMBOLS);
-        let (query, tools) = trace(&mut d, profile, symbol, dir);
-        let mut o = Map::new();
-        o.insert("query_id".into(), json!(format!("q{:02}", i + 1)));
-        o.insert("query".into(), json!(query));
-        let right = profile != Profile::Error;
-        o.insert("first_pass_correct".into(), json!(right));
-        o.insert("correct".into(), json!(right));
-        if !right {
-            o.insert(
-                "error".into(),
-                json!("planner returned no tool plan (context overflow)"),
-            );
-        }
-        o.insert(
-            "tools".into(),
-            Value::Array(tools.iter().map(Call::to_json).collect()),
-        );
-        out.push(Value::Object(o).to_string());
-    }
+    let out = profiles
+        .iter()
+        .enumerate()
+        .map(|(i, &profile)| query_line(&mut d, &format!("q{:02}", i + 1), profile))
+        .collect();
     vec![
         ("experiment.toml", EXPERIMENT.to_string()),
         ("queries.jsonl", lines(out)),

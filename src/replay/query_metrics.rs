@@ -17,6 +17,8 @@ use crate::stats::quantile::percentile;
 
 /// Equal-width calibration bins (SPEC §4.5's default).
 pub const BINS: usize = 10;
+// Bins and outcomes are packed into a byte in the bootstrap loops.
+const _: () = assert!(2 * BINS < u8::MAX as usize);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -340,11 +342,16 @@ fn arm_bootstrap(rows: &[QueryRow], plan: Plan) -> ArmIntervals {
             brier: None,
         };
     }
-    let cells: Vec<(f64, Option<(usize, bool)>)> = rows
+    // Per query: its confidence, and its bin and outcome packed as 2·bin + y (NONE without).
+    const NONE: u8 = u8::MAX;
+    let cells: Vec<(f64, u8)> = rows
         .iter()
         .map(|r| {
             let p = r.outcome.confidence;
-            (p, r.final_correct.map(|y| (bin_index(p, BINS), y)))
+            let code = r
+                .final_correct
+                .map_or(NONE, |y| (2 * bin_index(p, BINS) + usize::from(y)) as u8);
+            (p, code)
         })
         .collect();
     let draws: Vec<[f64; 3]> = parallel(
@@ -354,10 +361,10 @@ fn arm_bootstrap(rows: &[QueryRow], plan: Plan) -> ArmIntervals {
             let mut sum = 0.0;
             let mut bins = Bins::new();
             for _ in 0..n {
-                let (p, label) = cells[rng.below(n as u64) as usize];
+                let (p, code) = cells[rng.below(n as u64) as usize];
                 sum += p;
-                if let Some((bin, y)) = label {
-                    bins.add(bin, p, y);
+                if code != NONE {
+                    bins.add(usize::from(code / 2), p, code % 2 == 1);
                 }
             }
             let (ece, brier) = bins.finish().unwrap_or((f64::NAN, f64::NAN));
@@ -369,6 +376,87 @@ fn arm_bootstrap(rows: &[QueryRow], plan: Plan) -> ArmIntervals {
         mean: column(0),
         ece: column(1),
         brier: column(2),
+    }
+}
+
+/// One query's values in both arms: confidences, and flags (bit 0: both arms have a final
+/// outcome; per arm from bit 1 + 3·arm: fired, unnecessary, right).
+#[derive(Clone, Copy)]
+struct PairCell {
+    conf: [f64; 2],
+    primary: [f64; 2],
+    flags: u16,
+    bin: [u8; 2],
+}
+
+/// Per arm, the [`DELTA_METRICS`] of one resample of `cells.len()` pairs drawn by `draw`;
+/// NaN where no drawn pair has outcomes in both arms.
+fn pair_stats(cells: &[PairCell], mut draw: impl FnMut() -> usize) -> [[f64; 7]; 2] {
+    let n = cells.len();
+    let mut sums = [[0.0f64; 4]; 2];
+    let mut count = [[0u32; BINS]; 2];
+    let mut conf = [[0.0f64; BINS]; 2];
+    let mut hits = [[0u32; BINS]; 2];
+    let mut brier = [0.0f64; 2];
+    let mut labelled = 0u32;
+    for _ in 0..n {
+        let c = &cells[draw()];
+        let both = c.flags & 1 == 1;
+        labelled += u32::from(both);
+        for arm in 0..2 {
+            let bits = c.flags >> (1 + 3 * arm);
+            let p = c.conf[arm];
+            let s = &mut sums[arm];
+            s[0] += p;
+            s[1] += c.primary[arm];
+            s[2] += f64::from(bits & 1);
+            s[3] += f64::from((bits >> 1) & 1);
+            if both {
+                let y = (bits >> 2) & 1;
+                let b = usize::from(c.bin[arm]);
+                count[arm][b] += 1;
+                conf[arm][b] += p;
+                hits[arm][b] += u32::from(y);
+                brier[arm] += (p - f64::from(y)).powi(2);
+            }
+        }
+    }
+    let mut out = [[f64::NAN; 7]; 2];
+    for arm in 0..2 {
+        for m in 0..4 {
+            out[arm][m] = sums[arm][m] / n as f64;
+        }
+        if labelled > 0 {
+            let l = f64::from(labelled);
+            out[arm][4] = hits[arm].iter().map(|&h| f64::from(h)).sum::<f64>() / l;
+            out[arm][5] = brier[arm] / l;
+            out[arm][6] = (0..BINS)
+                .filter(|&b| count[arm][b] > 0)
+                .map(|b| (f64::from(hits[arm][b]) - conf[arm][b]).abs() / l)
+                .sum();
+        }
+    }
+    out
+}
+
+/// One query's values in one arm, for the per-query sign tests.
+struct Cell {
+    conf: f64,
+    primary: f64,
+    fired: f64,
+    unnecessary: f64,
+    label: Option<bool>,
+}
+
+impl Cell {
+    fn of(r: &QueryRow, both_labelled: bool) -> Self {
+        Cell {
+            conf: r.outcome.confidence,
+            primary: r.outcome.primary,
+            fired: f64::from(u8::from(r.outcome.fired)),
+            unnecessary: f64::from(u8::from(r.unnecessary())),
+            label: if both_labelled { r.final_correct } else { None },
+        }
     }
 }
 
@@ -406,69 +494,30 @@ pub fn deltas(
     if n == 0 {
         return Vec::new();
     }
-    // Per pair and arm: the per-query values the metrics average.
-    struct Cell {
-        conf: f64,
-        primary: f64,
-        fired: f64,
-        unnecessary: f64,
-        label: Option<(usize, bool)>,
-    }
-    let cell = |r: &QueryRow, both_labelled: bool| Cell {
-        conf: r.outcome.confidence,
-        primary: r.outcome.primary,
-        fired: f64::from(u8::from(r.outcome.fired)),
-        unnecessary: f64::from(u8::from(r.unnecessary())),
-        label: if both_labelled {
-            r.final_correct
-                .map(|y| (bin_index(r.outcome.confidence, BINS), y))
-        } else {
-            None
-        },
-    };
-    let cells: Vec<[Cell; 2]> = pairs
+    // Per pair: both arms' values, packed so the resampling loop stays in cache.
+    let cells: Vec<PairCell> = pairs
         .iter()
         .map(|(b, t)| {
-            let both = b.final_correct.is_some() && t.final_correct.is_some();
-            [cell(b, both), cell(t, both)]
+            let labelled = b.final_correct.is_some() && t.final_correct.is_some();
+            let mut flags = u16::from(labelled);
+            let mut bin = [0u8; 2];
+            for (arm, r) in [b, t].into_iter().enumerate() {
+                let shift = 1 + 3 * arm;
+                flags |= u16::from(r.outcome.fired) << shift;
+                flags |= u16::from(r.unnecessary()) << (shift + 1);
+                flags |= u16::from(r.final_correct == Some(true)) << (shift + 2);
+                bin[arm] = bin_index(r.outcome.confidence, BINS) as u8;
+            }
+            PairCell {
+                conf: [b.outcome.confidence, t.outcome.confidence],
+                primary: [b.outcome.primary, t.outcome.primary],
+                flags,
+                bin,
+            }
         })
         .collect();
-
-    // Statistics of one resample (given as a multiset of pair indices), per arm.
-    let stats = |draw: &mut dyn FnMut() -> usize| -> [[f64; 7]; 2] {
-        let mut out = [[0.0; 7]; 2];
-        let mut bins = [Bins::new(), Bins::new()];
-        let mut right = [0.0; 2];
-        for _ in 0..n {
-            let pair = &cells[draw()];
-            for (arm, c) in pair.iter().enumerate() {
-                out[arm][0] += c.conf;
-                out[arm][1] += c.primary;
-                out[arm][2] += c.fired;
-                out[arm][3] += c.unnecessary;
-                if let Some((bin, y)) = c.label {
-                    bins[arm].add(bin, c.conf, y);
-                    right[arm] += f64::from(u8::from(y));
-                }
-            }
-        }
-        for arm in 0..2 {
-            for v in &mut out[arm][..4] {
-                *v /= n as f64;
-            }
-            let (ece, brier) = bins[arm].finish().unwrap_or((f64::NAN, f64::NAN));
-            out[arm][4] = if bins[arm].n > 0.0 {
-                right[arm] / bins[arm].n
-            } else {
-                f64::NAN
-            };
-            out[arm][5] = brier;
-            out[arm][6] = ece;
-        }
-        out
-    };
     let mut i = 0;
-    let point = stats(&mut || {
+    let point = pair_stats(&cells, || {
         i += 1;
         i - 1
     });
@@ -476,10 +525,17 @@ pub fn deltas(
         plan,
         || (),
         |_, rng| {
-            let s = stats(&mut || rng.below(n as u64) as usize);
+            let s = pair_stats(&cells, || rng.below(n as u64) as usize);
             std::array::from_fn(|m| s[1][m] - s[0][m])
         },
     );
+    let cells: Vec<[Cell; 2]> = pairs
+        .iter()
+        .map(|(b, t)| {
+            let both = b.final_correct.is_some() && t.final_correct.is_some();
+            [Cell::of(b, both), Cell::of(t, both)]
+        })
+        .collect();
 
     // Per-query differences for the sign test.
     let labelled: Vec<&[Cell; 2]> = cells.iter().filter(|c| c[0].label.is_some()).collect();
@@ -487,7 +543,7 @@ pub fn deltas(
         of.iter().map(|c| f(&c[1]) - f(&c[0])).collect()
     };
     let all: Vec<&[Cell; 2]> = cells.iter().collect();
-    let y = |c: &Cell| c.label.map_or(0.0, |(_, y)| f64::from(u8::from(y)));
+    let y = |c: &Cell| c.label.map_or(0.0, |y| f64::from(u8::from(y)));
     let sq = |c: &Cell| (c.conf - y(c)).powi(2);
     let per_query: [Option<Vec<f64>>; 7] = [
         Some(diffs(&|c| c.conf, &all)),
