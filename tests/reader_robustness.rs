@@ -3,7 +3,7 @@
 //! readers under libFuzzer; this keeps a fast version of that promise in every test run.)
 
 use calibench::config::{self, Mode, Scale};
-use calibench::corpus::{reviews, verdicts};
+use calibench::corpus::{queries, reviews, verdicts};
 use calibench::input::{calibration, reliability};
 use calibench::stats::alpha::{alpha, Level};
 use proptest::prelude::*;
@@ -112,10 +112,115 @@ fn exercise_corpus(bytes: &[u8]) {
         }
     }
     let _ = verdicts::parse("v.jsonl", bytes);
+    exercise_queries(bytes);
     let _ = config::parse(
         std::path::Path::new("e.toml"),
         &String::from_utf8_lossy(bytes),
     );
+}
+
+/// Reads `bytes` as query traces and replays whatever is accepted under both default models,
+/// metrics and paired deltas included.
+fn exercise_queries(bytes: &[u8]) {
+    use calibench::config::{CategoryMax, ConfidencePolicy, FlatMean};
+    use calibench::replay::query_metrics::{arm_metrics, deltas, replay_all};
+    use calibench::stats::bootstrap::{Method, Plan};
+    let (all, problems) = queries::parse("q.jsonl", bytes);
+    assert!(problems
+        .iter()
+        .all(|p| p.file == "q.jsonl" && p.line.is_some()));
+    let refs: Vec<&queries::Query> = all.iter().collect();
+    let plan = Plan {
+        method: Method::Units,
+        replicates: 20,
+        seed: 1,
+        threads: 1,
+    };
+    let policies = [
+        ConfidencePolicy::FlatMean(FlatMean::default()),
+        ConfidencePolicy::CategoryMax(CategoryMax::default()),
+    ];
+    let rows: Vec<_> = policies
+        .iter()
+        .map(|p| {
+            let rows = replay_all("a", p, &refs);
+            for r in &rows {
+                assert!((0.0..=1.0).contains(&r.outcome.confidence));
+            }
+            let _ = arm_metrics(p, &rows, plan);
+            rows
+        })
+        .collect();
+    let _ = deltas(&rows[0], &rows[1], plan);
+}
+
+fn query_line() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        Just("null".to_string()),
+        Just("0".to_string()),
+        Just("3".to_string()),
+        Just("12".to_string()),
+        Just("-1".to_string()),
+        Just("0.5".to_string()),
+        Just("1e400".to_string()),
+        Just("true".to_string()),
+        Just("\"recovery\"".to_string()),
+        Just("\"src/a_b.h\"".to_string()),
+        Just("[]".to_string()),
+    ];
+    let tool = prop::sample::select(vec![
+        "find",
+        "grep",
+        "references",
+        "read",
+        "discovery",
+        "cmake",
+        "ctest",
+        "git",
+        "gh",
+        "bazel",
+    ]);
+    let keys = [
+        "phase",
+        "attempt",
+        "target",
+        "ok",
+        "hits",
+        "files",
+        "relevant",
+        "factors",
+        "passed",
+        "tests_run",
+        "tests_passed",
+        "tests_failed",
+        "score",
+    ];
+    let call = (
+        tool,
+        prop::collection::vec((prop::sample::select(keys.to_vec()), value.clone()), 0..8),
+    )
+        .prop_map(|(t, kv)| {
+            let mut fields = vec![format!("\"tool\": \"{t}\"")];
+            fields.extend(kv.iter().map(|(k, v)| format!("\"{k}\": {v}")));
+            format!("{{{}}}", fields.join(", "))
+        });
+    (
+        prop::collection::vec(call, 0..6),
+        value,
+        any::<bool>(),
+        0..3u8,
+    )
+        .prop_map(|(calls, correct, cut, id)| {
+            let s = format!(
+                r#"{{"query_id": "q{id}", "correct": {correct}, "first_pass_correct": true, "tools": [{}]}}"#,
+                calls.join(", ")
+            );
+            if cut {
+                s[..s.len() / 2].to_string()
+            } else {
+                s
+            }
+        })
 }
 
 fn review_line() -> impl Strategy<Value = String> {
@@ -193,6 +298,11 @@ proptest! {
     #[test]
     fn corpus_and_experiment_readers_never_panic_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
         exercise_corpus(&bytes);
+    }
+
+    #[test]
+    fn near_valid_queries_never_panic(lines in prop::collection::vec(query_line(), 0..5)) {
+        exercise_queries(lines.join("\n").as_bytes());
     }
 
     #[test]

@@ -1,18 +1,23 @@
-//! Arbitrary bytes into the reviews, verdicts and experiment readers, then the review replay of
-//! whatever they accept: never a panic.
+//! Arbitrary bytes into the reviews, queries, verdicts and experiment readers, then the review
+//! and query replays of whatever they accept: never a panic.
 #![no_main]
 
 use calibench::config::{Mode, Scale};
-use calibench::corpus::{reviews, verdicts};
+use calibench::corpus::{queries, reviews, verdicts};
 use calibench::replay::review::{replay, ReturnRef};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = verdicts::parse("v.jsonl", data);
+    let (traces, _) = queries::parse("q.jsonl", data);
+    let refs: Vec<&queries::Query> = traces.iter().collect();
     let _ = calibench::config::parse(std::path::Path::new("e.toml"), &String::from_utf8_lossy(data));
     const EXPERIMENT: &str = "name = \"f\"\n[arms.baseline.review]\npolicy = \"float-gates\"\n\
                               [arms.treatment.review]\npolicy = \"anchored\"\n";
     let Ok(exp) = calibench::config::parse(std::path::Path::new("e.toml"), EXPERIMENT) else { return };
+    for arm in exp.arms() {
+        let _ = calibench::replay::query_metrics::replay_all("a", &arm.confidence, &refs);
+    }
     for mode in [Mode::Doc, Mode::Code] {
         for arm in exp.arms() {
             let scale: Scale = arm.review.scale();
