@@ -812,6 +812,22 @@ mod tests {
     }
 
     #[test]
+    fn failed_tools_give_no_evidence_in_either_model() {
+        // A failed grep on the same target: no search category, no agreement, no convergence.
+        let mut failed = tool("grep", "Parser", Evidence::None);
+        failed.ok = false;
+        let tools = vec![read("src/parser.rs", 1, 1), failed];
+        let o = replay(&cmax(), &query(tools.clone()));
+        let b = &o.breakdown;
+        assert_eq!(b.categories[Category::Search.index()], None);
+        // read alone, no search hits: 0.55, and nothing to converge with.
+        assert_eq!((o.primary, b.converging, b.bonus), (0.55, 1, 0.0));
+        // flat-mean: one entry, the read's 0.55; fires at 0.7 → (0.55 + 0.5)/2.
+        let o = replay(&flat(), &query(tools));
+        assert_eq!((o.primary, o.confidence), (0.55, 0.525));
+    }
+
+    #[test]
     fn convergence_counts_categories_on_one_target() {
         let tools = [
             tool("find", "Parser", Evidence::Hits(2)),
