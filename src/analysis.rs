@@ -19,13 +19,15 @@ use crate::replay::review_metrics::{
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
 use crate::stats::paired::{paired_delta, wilson, PairedDelta};
+use crate::trust::{self, Lift, TrustVerdict};
 
 /// The files of a corpus, read and parsed.
 #[derive(Clone, Debug, Default)]
 pub struct Corpus {
     /// `reviews.jsonl`: its name for messages, and the returns each arm reads.
     pub reviews: Option<(String, Vec<Selection>)>,
-    pub verdicts: Option<Vec<Item>>,
+    /// `verdicts.jsonl`: its name for messages, and every verdict item.
+    pub verdicts: Option<(String, Vec<Item>)>,
     /// `queries.jsonl`: its name for messages, and every query in file order.
     pub queries: Option<(String, Vec<Query>)>,
 }
@@ -49,6 +51,10 @@ pub struct Metrics {
     pub queries: Option<QuerySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustVerdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lift: Option<Lift>,
 }
 
 /// Query replay (SPEC §4.3): both confidence models over the recorded traces.
@@ -65,6 +71,15 @@ pub struct ReviewSection {
     pub arms: PerArm<ArmMetrics>,
     /// treatment − baseline per per-target metric, paired over the targets both arms reviewed.
     pub delta: BTreeMap<String, Delta>,
+    /// Judge-derived figures withheld because the judges are not trustworthy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Withheld>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Withheld {
+    pub metrics: Vec<String>,
+    pub reasons: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -78,8 +93,12 @@ pub struct Delta {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AgreementSection {
+    /// Among the judges, over (arm, item, dimension) units at the trust level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judges: Option<Agreement>,
     /// Among reviewers who corroborate each other, per arm.
-    pub reviewers: PerArm<Agreement>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviewers: Option<PerArm<Agreement>>,
     /// Test-retest across runs, per arm; absent with fewer than two runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<PerArm<Agreement>>,
@@ -132,7 +151,13 @@ pub fn analyse(
     let mut findings = Vec::new();
     let (review, agreement) = match &corpus.reviews {
         Some((name, selections)) => {
-            let composites = composites(exp, corpus.verdicts.as_deref().unwrap_or(&[]));
+            let composites = composites(
+                exp,
+                corpus
+                    .verdicts
+                    .as_ref()
+                    .map_or(&[][..], |(_, v)| v.as_slice()),
+            );
             // The arms are independent: replay them side by side, each into its own rows, and
             // join the rows in arm order so the tables do not depend on the threads.
             let replay = |arm: &Arm| {
@@ -162,6 +187,7 @@ pub fn analyse(
             };
             (
                 Some(ReviewSection {
+                    withheld: None,
                     mode: exp.mode,
                     arms: PerArm {
                         baseline: baseline.metrics,
@@ -170,10 +196,11 @@ pub fn analyse(
                     delta,
                 }),
                 Some(AgreementSection {
-                    reviewers: PerArm {
+                    judges: None,
+                    reviewers: Some(PerArm {
                         baseline: baseline.reviewers,
                         treatment: treatment.reviewers,
-                    },
+                    }),
                     runs,
                 }),
             )
@@ -187,6 +214,66 @@ pub fn analyse(
         }
         None => (None, Vec::new()),
     };
+    let mut review = review;
+    let mut agreement = agreement;
+    let (trust, lift) = match &corpus.verdicts {
+        Some((name, items)) => {
+            let judged = judged_items(exp, name, items)?;
+            let verdict =
+                trust::verdict(&judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+            let judges = {
+                let raters = verdict.judges;
+                agreement_of(
+                    &trust::irr_rows(&judged),
+                    exp.trust.level,
+                    raters,
+                    exp,
+                    settings,
+                    "no item has two surviving judges",
+                )
+            };
+            agreement
+                .get_or_insert(AgreementSection {
+                    judges: None,
+                    reviewers: None,
+                    runs: None,
+                })
+                .judges = Some(judges);
+            let labels = |arm: &Arm, other: &Arm| -> Vec<String> {
+                // A label both arms read cannot tell them apart: only the arm's name then.
+                if arm.source == other.source {
+                    vec![arm.name.clone()]
+                } else {
+                    vec![arm.source.clone(), arm.name.clone()]
+                }
+            };
+            let (b, t) = (
+                labels(&exp.baseline, &exp.treatment),
+                labels(&exp.treatment, &exp.baseline),
+            );
+            let (b, t): (Vec<&str>, Vec<&str>) = (
+                b.iter().map(String::as_str).collect(),
+                t.iter().map(String::as_str).collect(),
+            );
+            let lift = trust::lift(
+                &judged,
+                &b,
+                &t,
+                &exp.trust.dimension_weights,
+                &verdict,
+                exp.bootstrap,
+                exp.seed,
+                settings.threads,
+            );
+            if !verdict.trustworthy {
+                if let Some(r) = &mut review {
+                    withhold(r, &verdict.trust_reasons);
+                }
+            }
+            (Some(verdict), Some(lift))
+        }
+        None => (None, None),
+    };
     Ok(Analysis {
         metrics: Metrics {
             experiment: exp.name.clone(),
@@ -194,10 +281,53 @@ pub fn analyse(
             review,
             queries,
             agreement,
+            trust,
+            lift,
         },
         findings,
         queries: query_rows,
     })
+}
+
+/// The verdicts filed under either arm's recorded label or name. A file whose labels name
+/// neither arm is refused with the labels it has.
+pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<Item>, InputError> {
+    let ours = |label: &str| {
+        exp.arms()
+            .iter()
+            .any(|a| a.source == label || a.name == label)
+    };
+    let judged: Vec<Item> = items.iter().filter(|i| ours(&i.arm)).cloned().collect();
+    if judged.is_empty() && !items.is_empty() {
+        let labels = crate::corpus::label_list(items.iter().map(|i| i.arm.as_str()));
+        return Err(InputError::new(
+            name,
+            "no verdict is filed under either arm's recorded label or name",
+        )
+        .field("field `arm`")
+        .hint(format!(
+            "the file's labels: {}; the arms read {} and {}",
+            labels, exp.baseline.source, exp.treatment.source
+        )));
+    }
+    Ok(judged)
+}
+
+/// The judges are not trustworthy: every judge-derived review figure is withheld.
+fn withhold(review: &mut ReviewSection, reasons: &[String]) {
+    for arm in [&mut review.arms.baseline, &mut review.arms.treatment] {
+        arm.precision = None;
+        arm.anchor_calibration.clear();
+        for t in &mut arm.per_target {
+            t.precision = None;
+            t.calibration_sums.clear();
+        }
+    }
+    review.delta.remove("precision");
+    review.withheld = Some(Withheld {
+        metrics: vec!["precision".into(), "anchor_calibration".into()],
+        reasons: reasons.to_vec(),
+    });
 }
 
 /// Replays the queries each arm reads under its confidence model. An arm whose `source` labels
@@ -411,7 +541,7 @@ fn replay_arm(
         names.dedup();
         names.len()
     };
-    let reviewers = agreement(
+    let reviewers = agreement_of(
         &reviewer_rows,
         level,
         raters,
@@ -429,7 +559,7 @@ fn replay_arm(
         .max()
         .unwrap_or(0);
     let runs = (max_runs >= 2).then(|| {
-        agreement(
+        agreement_of(
             &run_rows,
             level,
             max_runs,
@@ -458,7 +588,7 @@ fn reason_kind(reason: &str) -> String {
     }
 }
 
-fn agreement(
+fn agreement_of(
     rows: &[Vec<f64>],
     level: Level,
     raters: usize,

@@ -128,10 +128,10 @@ pub struct TrustArgs {
     /// Judge verdicts (verdicts.jsonl)
     pub verdicts: PathBuf,
     /// Fail when the judges' α is below this
-    #[arg(long, default_value_t = 0.2)]
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
     pub irr_floor: f64,
-    /// Fail when an item's spread between judges is above this
-    #[arg(long, default_value_t = 0.5)]
+    /// Fail when an item's spread between judges is above this (strictly)
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub spread_ceiling: f64,
     /// Fail when an item has fewer surviving judges than this
     #[arg(long, default_value_t = 3)]

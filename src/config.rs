@@ -533,6 +533,25 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         None => Trust::default(),
         Some(v) => ctx.typed::<Trust>(v, "trust")?,
     };
+    if !trust.irr_floor.is_finite() {
+        return Err(ctx.error("trust.irr_floor", "must be a finite number"));
+    }
+    if !(trust.spread_ceiling.is_finite() && trust.spread_ceiling >= 0.0) {
+        return Err(ctx.error(
+            "trust.spread_ceiling",
+            format!("{} must be a finite number ≥ 0", trust.spread_ceiling),
+        ));
+    }
+    if let Some((dim, w)) = trust
+        .dimension_weights
+        .iter()
+        .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
+    {
+        return Err(ctx.error(
+            &format!("trust.dimension_weights.{dim}"),
+            format!("{w} must be a finite number ≥ 0"),
+        ));
+    }
     let table = |key: &str| -> Result<Option<toml::Table>, InputError> {
         match doc.get(key) {
             None => Ok(None),
@@ -1174,6 +1193,24 @@ dimension_weights = {}
         assert!(e.problem.starts_with("not valid TOML"));
         let e = parse_str("name = \"x\"\n").unwrap_err();
         assert!(e.problem.contains("is missing"));
+    }
+
+    #[test]
+    fn trust_thresholds_are_checked() {
+        let e = parse_str(&SPEC_EXAMPLE.replace("spread_ceiling = 0.5", "spread_ceiling = -0.5"))
+            .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("`trust.spread_ceiling`"));
+        assert!(e.line.is_some());
+        let e = parse_str(&SPEC_EXAMPLE.replace(
+            "dimension_weights = {}",
+            "dimension_weights = { real = -2.0 }",
+        ))
+        .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("`trust.dimension_weights.real`"));
+        let e =
+            parse_str(&SPEC_EXAMPLE.replace("min_survivors = 3", "min_survivors = 3\nfloor = 1"))
+                .unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("`trust.floor`"));
     }
 
     #[test]

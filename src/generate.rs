@@ -112,6 +112,26 @@ fn verdict_line(d: &mut Draw, item_id: &str, arm: &str, real: f64, important: f6
     json!({"item_id": item_id, "arm": arm, "verdicts": verdicts}).to_string()
 }
 
+/// Judges' verdicts on one arm's review of a whole target: a free-standing item, judged in both
+/// arms, so the lift pairs on it. `useful` is how useful the review is to the author, the
+/// latent the judges perceive with noise. When `dissent` is set a fourth judge, reading the
+/// target from a stale checkout, scores it far off: a contested item for the trust gate.
+fn review_verdict(d: &mut Draw, target: &str, arm: &str, useful: f64, dissent: bool) -> String {
+    let q = |x: f64, d: &mut Draw| (clamp01(x + d.normal(0.06)) * 20.0).round() / 20.0;
+    let mut verdicts: Vec<Value> = ["judge-a", "judge-b", "judge-c"]
+        .iter()
+        .map(|model| {
+            json!({"model": model, "per_dimension": {"useful": q(useful, d), "accurate": q(useful + 0.05, d)}})
+        })
+        .collect();
+    if dissent {
+        let off = q(1.0 - useful, d);
+        verdicts
+            .push(json!({"model": "judge-d", "per_dimension": {"useful": off, "accurate": off}}));
+    }
+    json!({"item_id": target, "arm": arm, "verdicts": verdicts}).to_string()
+}
+
 struct Latent {
     title: String,
     place: String,
@@ -297,6 +317,19 @@ pub fn doc_review(seed: u64) -> Files {
                     }).to_string());
                 }
             }
+        }
+    }
+    // Whole-plan verdicts. Authors find the anchored reviews more useful: fewer values to
+    // second-guess, FYI kept apart from decisions. Its own stream, so the findings above do not
+    // move.
+    let mut d = Draw::new(seed, 11);
+    for &(plan, _, _) in &PLANS {
+        let base = 0.45 + 0.2 * d.0.unit_f64();
+        for (arm, useful) in [
+            ("baseline", base),
+            ("treatment", base + 0.12 + d.normal(0.05)),
+        ] {
+            verdicts.push(review_verdict(&mut d, plan, arm, useful, false));
         }
     }
     vec![
@@ -514,6 +547,19 @@ pub fn code_review(seed: u64) -> Files {
                     }).to_string());
                 }
             }
+        }
+    }
+    // Whole-change verdicts, where a fourth judge reviewed the payment-retry change against a
+    // stale checkout and disagrees with the other three: the trust gate should refuse the lift.
+    let mut d = Draw::new(seed, 12);
+    for &(change, _, _) in &CHANGES {
+        let base = 0.5 + 0.2 * d.0.unit_f64();
+        for (arm, useful) in [
+            ("baseline", base),
+            ("treatment", base + 0.08 + d.normal(0.05)),
+        ] {
+            let dissent = change == "pr-1860-payment-retry";
+            verdicts.push(review_verdict(&mut d, change, arm, useful, dissent));
         }
     }
     vec![

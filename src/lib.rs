@@ -19,3 +19,4 @@ pub mod output;
 pub mod replay;
 pub mod report;
 pub mod stats;
+pub mod trust;

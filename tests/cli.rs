@@ -372,7 +372,6 @@ fn calibrate_error_paths() {
 fn commands_not_built_yet_say_so_and_exit_2() {
     for args in [
         vec!["gate", "runs/x"],
-        vec!["trust", "verdicts.jsonl"],
         vec!["collect", "experiment.toml"],
         vec!["report", "runs/x"],
     ] {

@@ -4,6 +4,7 @@
 pub mod alpha;
 pub mod calibrate;
 pub mod run;
+pub mod trust;
 pub mod validate;
 
 use std::path::Path;
@@ -27,7 +28,11 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
         Command::Run(args) => emit(&run::run(&args, &timer)?, style),
         Command::Gate(_) => not_built("gate"),
-        Command::Trust(_) => not_built("trust"),
+        Command::Trust(args) => {
+            let (verdict, outcome) = trust::run(&args)?;
+            emit(&verdict, style)?;
+            Ok(outcome)
+        }
         Command::Validate(args) => {
             let validation = validate::run(&args)?;
             emit(&validation, style)?;

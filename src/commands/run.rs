@@ -150,7 +150,7 @@ pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> 
         let (items, problems) =
             verdicts::parse(&verdicts_path.display().to_string(), &read(&verdicts_path)?);
         refuse(problems)?;
-        corpus.verdicts = Some(items);
+        corpus.verdicts = Some((verdicts_path.display().to_string(), items));
     }
     let queries_path = exp.corpus.join("queries.jsonl");
     if queries_path.is_file() {
@@ -210,6 +210,21 @@ fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Erro
 
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     files.push(("metrics.json".into(), to_json(&metrics)));
+    if let Some(trust) = &metrics.trust {
+        #[derive(Serialize)]
+        struct TrustFile<'a> {
+            #[serde(flatten)]
+            verdict: &'a crate::trust::TrustVerdict,
+            lift: &'a Option<crate::trust::Lift>,
+        }
+        files.push((
+            "trust.json".into(),
+            to_json(&TrustFile {
+                verdict: trust,
+                lift: &metrics.lift,
+            }),
+        ));
+    }
     let table_error =
         |e: polars::error::PolarsError| Error::Write(std::io::Error::other(e.to_string()));
     for (name, df) in [
@@ -415,6 +430,13 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
             "precision",
         ] {
             let Some(d) = review.delta.get(name) else {
+                if review
+                    .withheld
+                    .as_ref()
+                    .is_some_and(|w| w.metrics.iter().any(|m| m == name))
+                {
+                    s += &format!("  {name:<22} {:>12} {:>12}\n", "withheld", "withheld");
+                }
                 continue;
             };
             let p = &d.paired;
@@ -430,13 +452,15 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
                 fmt_p(p.p_value)
             );
         }
-        if let Some(a) = &m.agreement {
+        if let Some(a) = m.agreement.as_ref().and_then(|a| a.reviewers.as_ref()) {
             s += &format!(
                 "  {:<22} {:>12} {:>12}\n",
                 "reviewer agreement α",
-                fmt_opt(a.reviewers.baseline.alpha, 3),
-                fmt_opt(a.reviewers.treatment.alpha, 3)
+                fmt_opt(a.baseline.alpha, 3),
+                fmt_opt(a.treatment.alpha, 3)
             );
+        }
+        if let Some(a) = &m.agreement {
             if let Some(r) = &a.runs {
                 s += &format!(
                     "  {:<22} {:>12} {:>12}\n",
@@ -456,7 +480,47 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
     if let Some(q) = &m.queries {
         s += &query_summary(q);
     }
+    if let Some(t) = &m.trust {
+        s += &trust_summary(m, t);
+    }
     s += "\n";
+    s
+}
+
+/// The trust verdict, and the lift it guards.
+fn trust_summary(m: &Metrics, t: &crate::trust::TrustVerdict) -> String {
+    let irr = t
+        .inter_rater_reliability
+        .map_or("not computable".into(), |a| format!("{a:.3}"));
+    let mut s = if t.trustworthy {
+        format!(
+            "  judges: trustworthy (IRR {irr} ≥ {}, {} items, {} judges)\n",
+            t.thresholds.irr_floor, t.items, t.judges
+        )
+    } else {
+        let mut s = format!(
+            "  judges: NOT trustworthy (IRR {irr}, {} items, {} judges); judge-derived figures are withheld:\n",
+            t.items, t.judges
+        );
+        for r in &t.trust_reasons {
+            s += &format!("    {r}\n");
+        }
+        s
+    };
+    if let Some(l) = &m.lift {
+        s += &match (l.withheld, l.value, l.ci) {
+            (true, _, _) => format!("  lift: withheld ({} items judged in both arms)\n", l.items),
+            (false, Some(v), Some([lo, hi])) => format!(
+                "  lift (treatment − baseline judge composite): {v:+.3} [{lo:+.3}, {hi:+.3}] over {} items\n",
+                l.items
+            ),
+            (false, Some(v), None) => format!("  lift: {v:+.3} over {} items\n", l.items),
+            (false, None, _) => format!(
+                "  lift: none ({})\n",
+                l.note.as_deref().unwrap_or("no paired items")
+            ),
+        };
+    }
     s
 }
 

@@ -145,9 +145,25 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
     if verdicts_path.is_file() {
         let name = verdicts_path.display().to_string();
         v.checked.push(name.clone());
-        let (_, problems) = verdicts::parse(&name, &read_file(&verdicts_path)?);
+        let (items, problems) = verdicts::parse(&name, &read_file(&verdicts_path)?);
         v.problems
             .extend(problems.iter().map(|e| Problem::from(e, "refused")));
+        if problems.is_empty() {
+            // What `run` would refuse: nothing to trust, or no verdict under either arm.
+            let judged = match &experiment {
+                Some(exp) => crate::analysis::judged_items(exp, &name, &items),
+                None => Ok(items),
+            };
+            let refusal = match judged {
+                Ok(judged) if judged.is_empty() => {
+                    Some(InputError::new(&name, crate::trust::NO_EVIDENCE))
+                }
+                Ok(_) => None,
+                Err(e) => Some(e),
+            };
+            v.problems
+                .extend(refusal.iter().map(|e| Problem::from(e, "refused")));
+        }
     }
     if v.checked.iter().all(|c| c.ends_with("experiment.toml")) {
         v.problems.push(Problem {

@@ -30,3 +30,11 @@ pub(crate) fn objects<'a>(
             })
         })
 }
+
+/// The distinct arm labels of a file's records, sorted and joined for a hint.
+pub(crate) fn label_list<'a>(labels: impl Iterator<Item = &'a str>) -> String {
+    let mut v: Vec<&str> = labels.collect();
+    v.sort_unstable();
+    v.dedup();
+    v.join(", ")
+}

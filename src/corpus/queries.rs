@@ -216,17 +216,14 @@ pub fn select<'a>(
 ) -> Result<Vec<&'a Query>, InputError> {
     let chosen: Vec<&Query> = all.iter().filter(|q| q.arm == source).collect();
     if chosen.is_empty() && !all.is_empty() {
-        let mut labels: Vec<&str> = all.iter().map(|q| q.arm.as_str()).collect();
-        labels.sort_unstable();
-        labels.dedup();
+        let labels = super::label_list(all.iter().map(|q| q.arm.as_str()));
         return Err(InputError::new(
             name,
             format!("arm `{arm}` reads recorded arm `{source}`, but no query carries that label"),
         )
         .field("field `arm`")
         .hint(format!(
-            "the file's labels: {}; set `source` in [arms.{arm}] (a query without `arm` is `{RECORDED}`)",
-            labels.join(", ")
+            "the file's labels: {labels}; set `source` in [arms.{arm}] (a query without `arm` is `{RECORDED}`)"
         )));
     }
     Ok(chosen)

@@ -1,0 +1,89 @@
+//! `calibench trust VERDICTS`: may a result measured by these judges be believed? Exit 0 when
+//! trustworthy, 1 when not, 2 on bad input (an empty verdict set included).
+
+use std::collections::BTreeMap;
+
+use super::read_file;
+use crate::cli::TrustArgs;
+use crate::config::Trust;
+use crate::corpus::verdicts;
+use crate::error::{Error, InputError};
+use crate::exit::Verdict;
+use crate::output::Render;
+use crate::trust::{verdict, TrustVerdict};
+
+pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {
+    let name = args.verdicts.display().to_string();
+    for (flag, x) in [
+        ("--irr-floor", args.irr_floor),
+        ("--spread-ceiling", args.spread_ceiling),
+    ] {
+        if !x.is_finite() || (flag == "--spread-ceiling" && x < 0.0) {
+            return Err(
+                InputError::new(flag, format!("{x} is not a usable threshold"))
+                    .hint("a finite number; the spread ceiling is 0 or more")
+                    .into(),
+            );
+        }
+    }
+    let (items, mut problems) = verdicts::parse(&name, &read_file(&args.verdicts)?);
+    match problems.len() {
+        0 => {}
+        1 => return Err(problems.remove(0).into()),
+        _ => return Err(Error::Inputs(problems)),
+    }
+    let thresholds = Trust {
+        irr_floor: args.irr_floor,
+        spread_ceiling: args.spread_ceiling,
+        min_survivors: args.min_survivors,
+        level: args.level.into(),
+        dimension_weights: BTreeMap::new(),
+    };
+    let v = verdict(&items, &thresholds).map_err(|e| {
+        InputError::new(&name, e)
+            .hint("each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}")
+    })?;
+    let outcome = if v.trustworthy {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    Ok((v, outcome))
+}
+
+impl Render for TrustVerdict {
+    fn human(&self) -> String {
+        let t = &self.thresholds;
+        let mut s = if self.trustworthy {
+            "trustworthy: the judges agree enough for their figures to be believed\n".to_string()
+        } else {
+            format!(
+                "not trustworthy: {} check(s) failed; judge-derived figures are withheld\n",
+                self.trust_reasons.len()
+            )
+        };
+        for r in &self.trust_reasons {
+            s += &format!("  {r}\n");
+        }
+        s += &format!(
+            "  {} items, {} judges; IRR ({} α) {} (floor {}); worst item spread {} (ceiling {}); at least {} surviving raters per item required\n",
+            self.items,
+            self.judges,
+            t.level.name(),
+            self.inter_rater_reliability
+                .map_or("not computable".into(), |a| format!("{a:.3}")),
+            t.irr_floor,
+            self.per_item_spread
+                .iter()
+                .map(|p| p.spread)
+                .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+                .map_or("—".into(), |x| format!("{x:.2}")),
+            t.spread_ceiling,
+            t.min_survivors
+        );
+        if let Some(note) = &self.irr_note {
+            s += &format!("  note: {note}\n");
+        }
+        s
+    }
+}
