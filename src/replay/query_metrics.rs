@@ -439,27 +439,6 @@ fn pair_stats(cells: &[PairCell], mut draw: impl FnMut() -> usize) -> [[f64; 7];
     out
 }
 
-/// One query's values in one arm, for the per-query sign tests.
-struct Cell {
-    conf: f64,
-    primary: f64,
-    fired: f64,
-    unnecessary: f64,
-    label: Option<bool>,
-}
-
-impl Cell {
-    fn of(r: &QueryRow, both_labelled: bool) -> Self {
-        Cell {
-            conf: r.outcome.confidence,
-            primary: r.outcome.primary,
-            fired: f64::from(u8::from(r.outcome.fired)),
-            unnecessary: f64::from(u8::from(r.unnecessary())),
-            label: if both_labelled { r.final_correct } else { None },
-        }
-    }
-}
-
 /// The metrics compared query by query, in output order.
 pub const DELTA_METRICS: [&str; 7] = [
     "confidence_mean",
@@ -529,29 +508,20 @@ pub fn deltas(
             std::array::from_fn(|m| s[1][m] - s[0][m])
         },
     );
-    let cells: Vec<[Cell; 2]> = pairs
-        .iter()
-        .map(|(b, t)| {
-            let both = b.final_correct.is_some() && t.final_correct.is_some();
-            [Cell::of(b, both), Cell::of(t, both)]
-        })
-        .collect();
-
-    // Per-query differences for the sign test.
-    let labelled: Vec<&[Cell; 2]> = cells.iter().filter(|c| c[0].label.is_some()).collect();
-    let diffs = |f: &dyn Fn(&Cell) -> f64, of: &[&[Cell; 2]]| -> Vec<f64> {
-        of.iter().map(|c| f(&c[1]) - f(&c[0])).collect()
+    // Per-query differences for the sign tests; outcomes only where both arms have one.
+    let labelled: Vec<&PairCell> = cells.iter().filter(|c| c.flags & 1 == 1).collect();
+    let all: Vec<&PairCell> = cells.iter().collect();
+    let diffs = |f: &dyn Fn(&PairCell, usize) -> f64, of: &[&PairCell]| -> Vec<f64> {
+        of.iter().map(|c| f(c, 1) - f(c, 0)).collect()
     };
-    let all: Vec<&[Cell; 2]> = cells.iter().collect();
-    let y = |c: &Cell| c.label.map_or(0.0, |y| f64::from(u8::from(y)));
-    let sq = |c: &Cell| (c.conf - y(c)).powi(2);
+    let bit = |c: &PairCell, arm: usize, k: usize| f64::from((c.flags >> (1 + 3 * arm + k)) & 1);
     let per_query: [Option<Vec<f64>>; 7] = [
-        Some(diffs(&|c| c.conf, &all)),
-        Some(diffs(&|c| c.primary, &all)),
-        Some(diffs(&|c| c.fired, &all)),
-        Some(diffs(&|c| c.unnecessary, &all)),
-        Some(diffs(&y, &labelled)),
-        Some(diffs(&sq, &labelled)),
+        Some(diffs(&|c, a| c.conf[a], &all)),
+        Some(diffs(&|c, a| c.primary[a], &all)),
+        Some(diffs(&|c, a| bit(c, a, 0), &all)),
+        Some(diffs(&|c, a| bit(c, a, 1), &all)),
+        Some(diffs(&|c, a| bit(c, a, 2), &labelled)),
+        Some(diffs(&|c, a| (c.conf[a] - bit(c, a, 2)).powi(2), &labelled)),
         None,
     ];
 
