@@ -18,6 +18,7 @@ use crate::error::{Error, InputError};
 use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
 use crate::report::tables;
+use crate::stats::paired::PairedDelta;
 
 /// What `run` reports: one entry per experiment.
 #[derive(Clone, Debug)]
@@ -439,18 +440,7 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
                 }
                 continue;
             };
-            let p = &d.paired;
-            let ci =
-                p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.2}, {hi:+.2}]"));
-            s += &format!(
-                "  {:<22} {:>12.2} {:>12.2} {:>+9.2}  {:<19} {:>6}\n",
-                name,
-                p.baseline,
-                p.treatment,
-                p.delta,
-                ci,
-                fmt_p(p.p_value)
-            );
+            s += &delta_row(name, &d.paired, 22, 12, 2);
         }
         if let Some(a) = m.agreement.as_ref().and_then(|a| a.reviewers.as_ref()) {
             s += &format!(
@@ -485,6 +475,26 @@ fn summary(m: &Metrics, run_dir: &Path) -> String {
     }
     s += "\n";
     s
+}
+
+/// One row of a baseline-vs-treatment table: both values, the delta, its interval and p.
+fn delta_row(
+    name: &str,
+    p: &PairedDelta,
+    name_width: usize,
+    width: usize,
+    places: usize,
+) -> String {
+    let ci = p.ci.map_or("—".into(), |[lo, hi]| {
+        format!("[{lo:+.places$}, {hi:+.places$}]")
+    });
+    format!(
+        "  {name:<name_width$} {:>width$.places$} {:>width$.places$} {:>+9.places$}  {ci:<19} {:>6}\n",
+        p.baseline,
+        p.treatment,
+        p.delta,
+        fmt_p(p.p_value)
+    )
 }
 
 /// The trust verdict, and the lift it guards.
@@ -652,18 +662,7 @@ fn query_summary(q: &QuerySection) -> String {
         let Some(d) = q.delta.get(name) else {
             continue;
         };
-        let p = &d.paired;
-        let ci =
-            p.ci.map_or("—".into(), |[lo, hi]| format!("[{lo:+.3}, {hi:+.3}]"));
-        s += &format!(
-            "  {:<26} {:>9.3} {:>9.3} {:>+9.3}  {:<19} {:>6}\n",
-            name,
-            p.baseline,
-            p.treatment,
-            p.delta,
-            ci,
-            fmt_p(p.p_value)
-        );
+        s += &delta_row(name, &d.paired, 26, 9, 3);
     }
     s
 }
