@@ -261,9 +261,12 @@ pub fn analyse(
                 &t,
                 &exp.trust.dimension_weights,
                 &verdict,
-                exp.bootstrap,
-                exp.seed,
-                settings.threads,
+                Plan {
+                    method: Method::Units,
+                    replicates: exp.bootstrap,
+                    seed: exp.seed,
+                    threads: settings.threads,
+                },
             );
             if !verdict.trustworthy {
                 if let Some(r) = &mut review {

@@ -17,6 +17,7 @@ use serde::Serialize;
 use crate::config::Trust;
 use crate::corpus::verdicts::Item;
 use crate::stats::alpha::{alpha, Level, Units};
+use crate::stats::bootstrap::Plan;
 use crate::stats::calibration::round9;
 use crate::stats::paired::{paired_delta, PairedDelta};
 
@@ -256,16 +257,13 @@ pub struct Lift {
 
 /// The lift between the items filed under `baseline` labels and `treatment` labels, paired by
 /// `item_id`, withheld unless `verdict` is trustworthy.
-#[allow(clippy::too_many_arguments)]
 pub fn lift(
     items: &[Item],
     baseline: &[&str],
     treatment: &[&str],
     weights: &BTreeMap<String, f64>,
     verdict: &TrustVerdict,
-    replicates: usize,
-    seed: u64,
-    threads: usize,
+    plan: Plan,
 ) -> Lift {
     let composites = |labels: &[&str]| -> HashMap<&str, f64> {
         items
@@ -299,7 +297,7 @@ pub fn lift(
             paired: None,
         };
     }
-    match paired_delta(&xs, &ys, replicates, seed, threads) {
+    match paired_delta(&xs, &ys, plan.replicates, plan.seed, plan.threads) {
         Some(p) => Lift {
             value: Some(p.delta),
             ci: p.ci,
@@ -352,6 +350,15 @@ mod tests {
 
     fn trust() -> Trust {
         Trust::default()
+    }
+
+    fn plan() -> Plan {
+        Plan {
+            method: crate::stats::bootstrap::Method::Units,
+            replicates: 200,
+            seed: 3,
+            threads: 1,
+        }
     }
 
     #[test]
@@ -549,7 +556,7 @@ mod tests {
         let v = verdict(&items, &trust()).unwrap();
         assert!(v.trustworthy);
         let w = BTreeMap::new();
-        let l = lift(&items, &["base"], &["cand"], &w, &v, 200, 3, 1);
+        let l = lift(&items, &["base"], &["cand"], &w, &v, plan());
         assert_eq!(l.items, 2);
         assert!((l.value.unwrap() - 0.25).abs() < 1e-12); // (0.3 + 0.2) / 2
         let [lo, hi] = l.ci.unwrap();
@@ -565,12 +572,12 @@ mod tests {
             .trust_reasons
             .iter()
             .any(|r| r.contains("item doc1 (base) spread")));
-        let l = lift(&split, &["base"], &["cand"], &w, &v, 200, 3, 1);
+        let l = lift(&split, &["base"], &["cand"], &w, &v, plan());
         assert!(l.withheld && l.value.is_none() && l.ci.is_none());
         assert_eq!(l.reasons, v.trust_reasons);
         // Nothing judged in both arms.
         let v = verdict(&items[..3], &trust()).unwrap();
-        let l = lift(&items[..3], &["base"], &["cand"], &w, &v, 200, 3, 1);
+        let l = lift(&items[..3], &["base"], &["cand"], &w, &v, plan());
         assert_eq!((l.value, l.items), (None, 0));
         assert!(l.note.is_some());
     }

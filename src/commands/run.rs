@@ -538,104 +538,68 @@ fn trust_summary(m: &Metrics, t: &crate::trust::TrustVerdict) -> String {
 /// calibration, with intervals.
 fn query_summary(q: &QuerySection) -> String {
     let (b, t) = (&q.arms.baseline, &q.arms.treatment);
-    let ci = |m: &QueryArmMetrics, name: &str| {
-        m.ci.get(name)
-            .map_or(String::new(), |[lo, hi]| format!(" [{lo:.2}, {hi:.2}]"))
-    };
     let mut s = format!(
         "  queries: {} baseline, {} treatment\n",
         b.queries, t.queries
     );
-    s += &format!("  {:<26} {:>22} {:>22}\n", "per arm", b.policy, t.policy);
-    let row = |s: &mut String, name: &str, bv: String, tv: String| {
-        *s += &format!("  {name:<26} {bv:>22} {tv:>22}\n");
+    // One row: the same figure of each arm.
+    let mut row = |name: &str, f: &dyn Fn(&QueryArmMetrics) -> String| {
+        s += &format!("  {name:<26} {:>22} {:>22}\n", f(b), f(t));
     };
+    let interval =
+        |c: Option<[f64; 2]>| c.map_or(String::new(), |[lo, hi]| format!(" [{lo:.2}, {hi:.2}]"));
+    let ci = |m: &QueryArmMetrics, name: &str| interval(m.ci.get(name).copied());
     let num = |m: &QueryArmMetrics, x: f64, name: &str| format!("{x:.3}{}", ci(m, name));
-    let opt = |m: &QueryArmMetrics, x: Option<f64>, name: &str| match x {
-        Some(x) => num(m, x, name),
-        None => "—".into(),
+    let opt = |m: &QueryArmMetrics, x: Option<f64>, name: &str| {
+        x.map_or("—".into(), |x| num(m, x, name))
     };
-    let count = |n: usize, of: usize, m: &QueryArmMetrics, name: &str| {
-        format!(
-            "{n} ({:.0}%){}",
-            100.0 * n as f64 / of.max(1) as f64,
-            ci(m, name)
-        )
-    };
-    row(
-        &mut s,
-        "confidence mean",
-        num(b, b.confidence_mean, "confidence_mean"),
-        num(t, t.confidence_mean, "confidence_mean"),
-    );
-    row(
-        &mut s,
-        "confidence median",
-        format!("{:.3}", b.confidence_median),
-        format!("{:.3}", t.confidence_median),
-    );
-    row(
-        &mut s,
-        "distinct values",
-        b.distinct_values.to_string(),
-        t.distinct_values.to_string(),
-    );
-    let bands = |m: &QueryArmMetrics| {
-        format!(
-            "{}/{}/{}/{}",
-            m.bands.strong, m.bands.adequate, m.bands.weak, m.bands.failed
-        )
-    };
-    row(&mut s, "bands strong/adeq/weak/fail", bands(b), bands(t));
-    row(
-        &mut s,
-        "stopped (below stop)",
-        b.stopped.to_string(),
-        t.stopped.to_string(),
-    );
-    row(
-        &mut s,
-        "recovery gate fired",
-        count(b.recovery_fired, b.queries, b, "recovery_gate_rate"),
-        count(t.recovery_fired, t.queries, t, "recovery_gate_rate"),
-    );
-    row(
-        &mut s,
-        "unnecessary recovery",
-        num(b, b.unnecessary_recovery_rate, "unnecessary_recovery_rate"),
-        num(t, t.unnecessary_recovery_rate, "unnecessary_recovery_rate"),
-    );
-    row(
-        &mut s,
-        "first-pass success",
-        opt(b, b.first_pass_success, "first_pass_success"),
-        opt(t, t.first_pass_success, "first_pass_success"),
-    );
-    row(
-        &mut s,
-        "final accuracy",
-        opt(b, b.final_accuracy, "final_accuracy"),
-        opt(t, t.final_accuracy, "final_accuracy"),
-    );
-    row(
-        &mut s,
-        "recovery success",
-        opt(b, b.recovery_success, "recovery_success"),
-        opt(t, t.recovery_success, "recovery_success"),
-    );
     let cal = |m: &QueryArmMetrics, f: &dyn Fn(&QueryCalibration) -> String| {
         m.calibration.as_ref().map_or("—".into(), f)
     };
-    let with = |x: f64, c: Option<[f64; 2]>| match c {
-        Some([lo, hi]) => format!("{x:.3} [{lo:.2}, {hi:.2}]"),
-        None => format!("{x:.3}"),
-    };
-    let ece = |c: &QueryCalibration| with(c.calibration.ece, c.ece_ci);
-    let brier = |c: &QueryCalibration| with(c.calibration.brier, c.brier_ci);
-    let auroc = |c: &QueryCalibration| fmt_opt(c.calibration.auroc, 3);
-    row(&mut s, "calibration ECE", cal(b, &ece), cal(t, &ece));
-    row(&mut s, "Brier score", cal(b, &brier), cal(t, &brier));
-    row(&mut s, "AUROC", cal(b, &auroc), cal(t, &auroc));
+    row("per arm", &|m| m.policy.clone());
+    row("confidence mean", &|m| {
+        num(m, m.confidence_mean, "confidence_mean")
+    });
+    row("confidence median", &|m| {
+        format!("{:.3}", m.confidence_median)
+    });
+    row("distinct values", &|m| m.distinct_values.to_string());
+    row("bands strong/adeq/weak/fail", &|m| {
+        let k = &m.bands;
+        format!("{}/{}/{}/{}", k.strong, k.adequate, k.weak, k.failed)
+    });
+    row("stopped (below stop)", &|m| m.stopped.to_string());
+    row("recovery gate fired", &|m| {
+        format!(
+            "{} ({:.0}%){}",
+            m.recovery_fired,
+            100.0 * m.recovery_fired as f64 / m.queries.max(1) as f64,
+            ci(m, "recovery_gate_rate")
+        )
+    });
+    row("unnecessary recovery", &|m| {
+        num(m, m.unnecessary_recovery_rate, "unnecessary_recovery_rate")
+    });
+    row("first-pass success", &|m| {
+        opt(m, m.first_pass_success, "first_pass_success")
+    });
+    row("final accuracy", &|m| {
+        opt(m, m.final_accuracy, "final_accuracy")
+    });
+    row("recovery success", &|m| {
+        opt(m, m.recovery_success, "recovery_success")
+    });
+    row("calibration ECE", &|m| {
+        cal(m, &|c| {
+            format!("{:.3}{}", c.calibration.ece, interval(c.ece_ci))
+        })
+    });
+    row("Brier score", &|m| {
+        cal(m, &|c| {
+            format!("{:.3}{}", c.calibration.brier, interval(c.brier_ci))
+        })
+    });
+    row("AUROC", &|m| cal(m, &|c| fmt_opt(c.calibration.auroc, 3)));
     let values = |m: &QueryArmMetrics| {
         let mut top: Vec<_> = m.values.iter().collect();
         top.sort_by(|x, y| y.count.cmp(&x.count).then(x.value.total_cmp(&y.value)));
