@@ -5,9 +5,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::query::{replay, Outcome};
+use super::{value_counts, ValueCount};
 use crate::config::{Bands, ConfidencePolicy};
 use crate::corpus::queries::Query;
 use crate::stats::bootstrap::{parallel, Plan};
@@ -20,7 +21,7 @@ pub const BINS: usize = 10;
 // Bins and outcomes are packed into a byte in the bootstrap loops.
 const _: () = assert!(2 * BINS < u8::MAX as usize);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Band {
     Strong,
@@ -114,7 +115,7 @@ pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> V
         .collect()
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct BandCounts {
     pub strong: usize,
     pub adequate: usize,
@@ -122,15 +123,8 @@ pub struct BandCounts {
     pub failed: usize,
 }
 
-/// How many queries ended on one confidence value.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ValueCount {
-    pub value: f64,
-    pub count: usize,
-}
-
 /// Calibration of final confidence against final correctness, with bootstrap intervals.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueryCalibration {
     #[serde(flatten)]
     pub calibration: Calibration,
@@ -139,7 +133,7 @@ pub struct QueryCalibration {
 }
 
 /// SPEC §4.3's query metrics of one arm.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct QueryArmMetrics {
     pub policy: String,
     pub stop_threshold: f64,
@@ -182,13 +176,7 @@ pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> 
     let conf: Vec<f64> = rows.iter().map(|r| r.outcome.confidence).collect();
     let mut sorted = conf.clone();
     sorted.sort_unstable_by(f64::total_cmp);
-    let mut values: Vec<ValueCount> = Vec::new();
-    for &c in &sorted {
-        match values.last_mut() {
-            Some(v) if v.value == c => v.count += 1,
-            _ => values.push(ValueCount { value: c, count: 1 }),
-        }
-    }
+    let values = value_counts(sorted.iter().copied());
     let mut bands = BandCounts::default();
     for r in rows {
         *match r.band {

@@ -6,14 +6,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::review::{Merged, Queue, Route, Tier};
+use super::{value_counts, ValueCount};
 use crate::config::Scale;
 use crate::stats::calibration::{bin_index, round9};
+use crate::stats::paired::wilson;
 
 /// Metrics of one (target, run).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetMetrics {
     pub target: String,
     pub run: u32,
@@ -47,14 +49,28 @@ pub struct TargetMetrics {
     /// Sum of composites by final confidence value (anchor) or 0.1 bin (float); see
     /// [`CalibrationCell`]. Kept as sums so that arms can pool them exactly.
     #[serde(skip)]
-    pub calibration_sums: BTreeMap<String, (usize, f64)>,
+    pub calibration_sums: BTreeMap<String, CalibrationSums>,
+    /// The raw confidence values with their counts, pooled per arm into [`ArmMetrics::values`].
+    #[serde(skip)]
+    pub values: Vec<ValueCount>,
+}
+
+/// Running sums behind one [`CalibrationCell`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CalibrationSums {
+    pub count: usize,
+    pub confidence: f64,
+    pub composite: f64,
 }
 
 /// One row of anchor calibration: how the judges rated findings at one confidence.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CalibrationCell {
     pub value: String,
     pub count: usize,
+    /// Mean final confidence of the cell's findings, on the arm's scale (anchor 0–100, float
+    /// 0–1): where the cell sits on a reliability diagram.
+    pub mean_confidence: f64,
     pub mean_composite: f64,
 }
 
@@ -134,6 +150,7 @@ pub fn target_metrics(
         entropy_bits,
         values_for_80pct,
         merged: input.merged.len(),
+        values: value_counts(input.raw_confidences.iter().copied()),
         ..TargetMetrics::default()
     };
     let mut judged = Vec::new();
@@ -175,8 +192,9 @@ pub fn target_metrics(
                 .calibration_sums
                 .entry(value_label(f.confidence, scale, 0.1))
                 .or_default();
-            cell.0 += 1;
-            cell.1 += c;
+            cell.count += 1;
+            cell.confidence += f.confidence;
+            cell.composite += c;
             if f.tier == Tier::Actionable {
                 judged.push(c);
             }
@@ -197,7 +215,7 @@ fn rate(num: f64, den: f64) -> f64 {
 }
 
 /// Arm-level review metrics (the names of SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ArmMetrics {
     pub policy: String,
     pub scale: Scale,
@@ -226,6 +244,13 @@ pub struct ArmMetrics {
     pub values_for_80pct_mean: f64,
     /// promoted / merged over the arm.
     pub promotion_rate: f64,
+    /// corroborated / merged over the arm.
+    pub corroboration_rate: f64,
+    /// 95% Wilson intervals of the two rates, on the arm's counts (mean over runs).
+    pub rate_ci: RateIntervals,
+    /// Every raw confidence value of the arm's valid findings with its count, over all targets
+    /// and runs (the anchor-dispersion histogram).
+    pub values: Vec<ValueCount>,
     /// Pooled over every (target, run); `None` when nothing actionable was judged.
     pub precision: Option<f64>,
     pub judged_actionable: usize,
@@ -234,6 +259,12 @@ pub struct ArmMetrics {
     /// Malformed findings by reason, over all targets and runs.
     pub malformed_reasons: BTreeMap<String, usize>,
     pub per_target: Vec<TargetMetrics>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RateIntervals {
+    pub promotion_rate: Option<[f64; 2]>,
+    pub corroboration_rate: Option<[f64; 2]>,
 }
 
 /// Per-target values averaged over the target's runs, in target order of first appearance.
@@ -315,6 +346,12 @@ pub fn arm_metrics(
     }
     let merged = sum(|t| Some(t.merged as f64));
     let promoted = sum(|t| Some(t.promoted as f64));
+    let corroborated = sum(|t| Some(t.corroborated as f64));
+    let values = value_counts(per_target.iter().flat_map(|t| {
+        t.values
+            .iter()
+            .flat_map(|v| std::iter::repeat_n(v.value, v.count))
+    }));
 
     // Precision and anchor calibration pool every judged finding.
     let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {
@@ -323,20 +360,22 @@ pub fn arm_metrics(
             s + t.precision.map_or(0.0, |p| p * t.judged_actionable as f64),
         )
     });
-    let mut cells: BTreeMap<String, (usize, f64)> = BTreeMap::new();
+    let mut cells: BTreeMap<String, CalibrationSums> = BTreeMap::new();
     for t in &per_target {
-        for (k, (n, s)) in &t.calibration_sums {
+        for (k, s) in &t.calibration_sums {
             let c = cells.entry(k.clone()).or_default();
-            c.0 += n;
-            c.1 += s;
+            c.count += s.count;
+            c.confidence += s.confidence;
+            c.composite += s.composite;
         }
     }
     let anchor_calibration = cells
         .into_iter()
-        .map(|(value, (count, s))| CalibrationCell {
+        .map(|(value, s)| CalibrationCell {
             value,
-            count,
-            mean_composite: s / count as f64,
+            count: s.count,
+            mean_confidence: s.confidence / s.count as f64,
+            mean_composite: s.composite / s.count as f64,
         })
         .collect();
     let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
@@ -356,7 +395,7 @@ pub fn arm_metrics(
         malformed: sum(|t| Some(t.malformed as f64)),
         failed_reviewers: sum(|t| Some(t.failed_reviewers as f64)),
         merged,
-        corroborated: sum(|t| Some(t.corroborated as f64)),
+        corroborated,
         promoted,
         dropped: sum(|t| Some(t.dropped as f64)),
         fyi: sum(|t| Some(t.fyi as f64)),
@@ -373,6 +412,12 @@ pub fn arm_metrics(
         entropy_bits_mean: mean(&per(|t| Some(t.entropy_bits))),
         values_for_80pct_mean: mean(&per(|t| Some(t.values_for_80pct as f64))),
         promotion_rate: rate(promoted, merged),
+        corroboration_rate: rate(corroborated, merged),
+        rate_ci: RateIntervals {
+            promotion_rate: wilson(promoted, merged),
+            corroboration_rate: wilson(corroborated, merged),
+        },
+        values,
         precision: (judged > 0).then(|| judged_sum / judged as f64),
         judged_actionable: judged,
         dropped_by_value,
@@ -431,5 +476,48 @@ mod tests {
         assert_eq!(value_label(0.65, Scale::Float, 0.05), "(0.60, 0.65]");
         assert_eq!(value_label(0.0, Scale::Float, 0.05), "[0.00, 0.05]");
         assert_eq!(value_label(0.7, Scale::Float, 0.1), "(0.60, 0.70]");
+    }
+
+    fn target(
+        name: &str,
+        run: u32,
+        merged: usize,
+        corroborated: usize,
+        raw: &[f64],
+    ) -> TargetMetrics {
+        TargetMetrics {
+            target: name.to_string(),
+            run,
+            merged,
+            corroborated,
+            values: value_counts(raw.iter().copied()),
+            ..TargetMetrics::default()
+        }
+    }
+
+    #[test]
+    fn arm_pools_raw_values_and_rates_over_targets_and_runs() {
+        // Target a twice (runs average), target b once.
+        let per_target = vec![
+            target("a", 0, 4, 2, &[50.0, 75.0, 75.0]),
+            target("a", 1, 6, 2, &[75.0]),
+            target("b", 0, 5, 1, &[100.0, 50.0]),
+        ];
+        let arm = arm_metrics("anchored", Scale::Anchor, per_target, BTreeMap::new());
+        // Every raw value of every run: the histogram counts findings, not means.
+        let values: Vec<(f64, usize)> = arm.values.iter().map(|v| (v.value, v.count)).collect();
+        assert_eq!(values, vec![(50.0, 2), (75.0, 3), (100.0, 1)]);
+        // merged = 5 (a, mean of 4 and 6) + 5 (b); corroborated = 2 + 1.
+        assert!((arm.corroboration_rate - 0.3).abs() < 1e-12);
+        let [lo, hi] = arm.rate_ci.corroboration_rate.unwrap();
+        assert!(lo < 0.3 && 0.3 < hi);
+        assert_eq!(
+            arm.rate_ci.promotion_rate,
+            Some([0.0, wilson(0.0, 10.0).unwrap()[1]])
+        );
+        // Nothing merged: rates are 0 and have no interval.
+        let empty = arm_metrics("anchored", Scale::Anchor, Vec::new(), BTreeMap::new());
+        assert_eq!(empty.corroboration_rate, 0.0);
+        assert_eq!(empty.rate_ci.corroboration_rate, None);
     }
 }

@@ -39,7 +39,7 @@ impl Method {
 pub const ALPHA_MINS: [f64; 2] = [0.667, 0.8];
 
 /// Share of replicates with α below one threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Exceedance {
     pub alpha_min: f64,
     /// q: share of (defined) replicates with α < `alpha_min`; `None` with no defined replicate.
@@ -47,7 +47,7 @@ pub struct Exceedance {
 }
 
 /// A percentile 95% bootstrap interval and how it was drawn.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {
     pub lower: Option<f64>,
     pub upper: Option<f64>,
@@ -59,7 +59,7 @@ pub struct Interval {
 }
 
 /// What a bootstrap of α yields: the interval and the q shares.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub ci: Interval,
     pub q: Vec<Exceedance>,

@@ -7,10 +7,10 @@
 //! that 0.7, 0.9 and 1.0 land where the rule says despite binary floating point. AUROC ties are
 //! decided on the same rounded values.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One bin of the reliability diagram.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Bin {
     pub lower: f64,
     pub upper: f64,
@@ -21,7 +21,7 @@ pub struct Bin {
     pub accuracy: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Calibration {
     pub n: usize,
     pub ece: f64,

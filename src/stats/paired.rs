@@ -2,13 +2,13 @@
 //! bootstrap interval, the exact two-sided sign test, and the Wilson interval for rates
 //! (SPEC §4.2).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{parallel, Method, Plan};
 use super::quantile::percentile;
 
 /// treatment − baseline over the units measured in both arms.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PairedDelta {
     /// Mean over the paired units.
     pub baseline: f64,
