@@ -169,6 +169,12 @@ pub struct CollectArgs {
 pub struct ReportArgs {
     /// A run directory (runs/<run-id>)
     pub run_dir: PathBuf,
+    /// Where reports are written (the report goes to <reports-dir>/<run-id>/)
+    #[arg(long, default_value = "reports")]
+    pub reports_dir: PathBuf,
+    /// Write no plots
+    #[arg(long)]
+    pub no_plots: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]

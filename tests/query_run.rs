@@ -49,6 +49,8 @@ fn run_json(experiment: &Path, runs: &Path) -> Value {
         .arg(experiment)
         .arg("--runs-dir")
         .arg(runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .args(["--run-id", "r", "--json"])
         .output()
         .unwrap();
@@ -163,6 +165,8 @@ fn bad_traces_refuse_the_run_with_file_line_and_field_and_write_nothing() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(&runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -201,6 +205,8 @@ fn an_arm_reading_a_label_no_query_carries_is_refused() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(

@@ -104,6 +104,8 @@ fn run_json(experiment: &Path, runs: &Path, extra: &[&str]) -> Value {
         .arg(experiment)
         .arg("--runs-dir")
         .arg(runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .args(extra)
         .arg("--json")
         .output()
@@ -193,6 +195,8 @@ fn run_directory_holds_every_file_and_no_partial_one() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(&runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .args(["--run-id", "first"])
         .assert()
         .success()
@@ -242,6 +246,8 @@ fn run_directory_holds_every_file_and_no_partial_one() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(&runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .args(["--run-id", "first"])
         .assert()
         .code(2)
@@ -274,6 +280,8 @@ fn strict_refuses_a_malformed_finding_with_file_line_and_field() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(&runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .arg("--strict")
         .assert()
         .code(2)
@@ -300,6 +308,8 @@ fn unreadable_records_refuse_the_run_and_write_nothing() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(&runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("2 problems in the input"))
@@ -326,6 +336,8 @@ fn experiment_typos_are_named_with_their_line() {
         .arg(&exp)
         .arg("--runs-dir")
         .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -392,7 +404,7 @@ fn example_corpora_validate_and_show_the_expected_effects() {
     let dir = tempfile::tempdir().unwrap();
     let doc = run_json(
         &root.join("doc-review-ab/experiment.toml"),
-        dir.path(),
+        &dir.path().join("runs"),
         &["--bootstrap", "100"],
     );
     let (b, t) = (
@@ -408,7 +420,7 @@ fn example_corpora_validate_and_show_the_expected_effects() {
     assert!(doc["agreement"]["runs"]["treatment"]["alpha"].is_number());
     let code = run_json(
         &root.join("code-review-ab/experiment.toml"),
-        dir.path(),
+        &dir.path().join("runs"),
         &["--bootstrap", "100"],
     );
     let t = &code["review"]["arms"]["treatment"];

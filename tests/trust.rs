@@ -166,6 +166,8 @@ fn example_runs_show_the_lift_or_withhold_it() {
             .arg(root.join(format!("corpora/{name}/experiment.toml")))
             .arg("--runs-dir")
             .arg(dir.path())
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
             .args(["--run-id", name, "--json"])
             .output()
             .unwrap();
@@ -238,6 +240,8 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .arg(dir.path().join("experiment.toml"))
         .arg("--runs-dir")
         .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -251,6 +255,8 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .arg(dir.path().join("experiment.toml"))
         .arg("--runs-dir")
         .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no evidence to trust"));

@@ -3,11 +3,13 @@
 
 pub mod alpha;
 pub mod calibrate;
+pub mod report;
 pub mod run;
 pub mod trust;
 pub mod validate;
 
-use std::path::Path;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::cli::{Cli, Command};
@@ -26,7 +28,10 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
     match cli.command {
         Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
-        Command::Run(args) => emit(&run::run(&args, &timer)?, style),
+        Command::Run(args) => {
+            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
+            emit(&run::run(&args, &timer, progress)?, style)
+        }
         Command::Gate(_) => not_built("gate"),
         Command::Trust(args) => {
             let (verdict, outcome) = trust::run(&args)?;
@@ -39,7 +44,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
             Ok(validation.verdict())
         }
         Command::Collect(_) => not_built("collect"),
-        Command::Report(_) => not_built("report"),
+        Command::Report(args) => emit(&report::run(&args)?, style),
     }
 }
 
@@ -51,6 +56,45 @@ fn emit<R: output::Render>(result: &R, style: Style) -> Result<Verdict, Error> {
 /// Reads a whole input file, naming it in the error.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|e| Error::read(path, e))
+}
+
+/// Writes `files` (paths relative to the directory, folders created as needed) into a
+/// temporary sibling of `final_dir`, then renames it into place; an existing `final_dir` is
+/// replaced only once the new one is whole. On any failure the temporary directory is removed
+/// and `final_dir` is as it was: a reader never sees half a directory.
+pub(crate) fn write_dir(final_dir: &Path, files: &[(String, Vec<u8>)]) -> Result<PathBuf, Error> {
+    let parent = final_dir.parent().unwrap_or(Path::new("."));
+    let name = final_dir
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let pid = std::process::id();
+    let partial = parent.join(format!(".{name}.partial-{pid}"));
+    let old = parent.join(format!(".{name}.old-{pid}"));
+    let write_all = || -> std::io::Result<()> {
+        let _ = std::fs::remove_dir_all(&partial);
+        std::fs::create_dir_all(&partial)?;
+        for (file, bytes) in files {
+            let path = partial.join(file);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, bytes)?;
+        }
+        if final_dir.exists() {
+            std::fs::rename(final_dir, &old)?;
+        }
+        std::fs::rename(&partial, final_dir)?;
+        let _ = std::fs::remove_dir_all(&old);
+        Ok(())
+    };
+    write_all().map_err(|e| {
+        let _ = std::fs::remove_dir_all(&partial);
+        Error::Write(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", final_dir.display()),
+        ))
+    })?;
+    Ok(final_dir.to_path_buf())
 }
 
 /// Phase timings on stderr for the hidden `--timings` flag; silent otherwise.

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{read_file, Timer};
+use super::{read_file, write_dir, Timer};
 use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
 use crate::cli::RunArgs;
 use crate::config::{self, Experiment};
@@ -17,19 +17,26 @@ use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
 use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
-use crate::report::tables;
+use crate::report::document::{self, Provenance};
+use crate::report::{index, tables};
 use crate::stats::paired::PairedDelta;
+use indicatif::{ProgressBar, ProgressStyle};
 
 /// What `run` reports: one entry per experiment.
 #[derive(Clone, Debug)]
 pub struct RunReport {
     pub runs: Vec<Completed>,
+    /// `reports/index.html`, written when `run` ran every example.
+    pub index: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
 pub struct Completed {
     pub run_dir: PathBuf,
+    pub report_dir: PathBuf,
     pub metrics: Metrics,
+    /// What the report says, for the index.
+    pub entry: index::Entry,
 }
 
 impl Serialize for RunReport {
@@ -46,7 +53,8 @@ impl Serialize for RunReport {
     }
 }
 
-pub fn run(args: &RunArgs, timer: &Timer) -> Result<RunReport, Error> {
+/// `progress`: draw a progress bar on stderr (the caller checked it is a terminal).
+pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, Error> {
     let experiments = if args.experiments.is_empty() {
         discover(Path::new("corpora"))?
     } else {
@@ -63,11 +71,62 @@ pub fn run(args: &RunArgs, timer: &Timer) -> Result<RunReport, Error> {
         }
         check_run_id(id)?;
     }
+    let bar = if progress && experiments.len() > 1 {
+        let bar = ProgressBar::new(experiments.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
     let mut runs = Vec::new();
     for path in &experiments {
-        runs.push(run_one(path, args, timer)?);
+        bar.set_message(path.display().to_string());
+        let done = run_one(path, args, timer);
+        match done {
+            Ok(c) => runs.push(c),
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e);
+            }
+        }
+        bar.inc(1);
     }
-    Ok(RunReport { runs })
+    bar.finish_and_clear();
+    let index = if args.experiments.is_empty() {
+        let entries: Vec<index::Entry> = runs.iter().map(|r| r.entry.clone()).collect();
+        Some(write_index(&args.reports_dir, &entries)?)
+    } else {
+        None
+    };
+    Ok(RunReport { runs, index })
+}
+
+/// Writes `index.md` and `index.html` beside the reports, each through a temporary file.
+fn write_index(reports_dir: &Path, entries: &[index::Entry]) -> Result<PathBuf, Error> {
+    let html = reports_dir.join("index.html");
+    for (name, text) in [
+        ("index.md", index::markdown(entries)),
+        ("index.html", index::html(entries)),
+    ] {
+        let path = reports_dir.join(name);
+        let tmp = reports_dir.join(format!(".{name}.partial-{}", std::process::id()));
+        std::fs::create_dir_all(reports_dir)
+            .and_then(|()| std::fs::write(&tmp, text))
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                Error::Write(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: {e}", path.display()),
+                ))
+            })?;
+    }
+    Ok(html)
 }
 
 /// Every `corpora/*/experiment.toml`, sorted.
@@ -90,7 +149,7 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
 }
 
 /// Run ids become directory names: keep them to one plain path component.
-fn check_run_id(id: &str) -> Result<(), Error> {
+pub(crate) fn check_run_id(id: &str) -> Result<(), Error> {
     let ok = !id.is_empty()
         && id != "."
         && id != ".."
@@ -263,7 +322,33 @@ fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Erro
     files.push(("manifest.json".into(), to_json(&manifest)));
     let run_dir = write_run_dir(&args.runs_dir, &run_id, &files)?;
     timer.lap("write", &mut lap);
-    Ok(Completed { run_dir, metrics })
+    let about = Provenance {
+        run_id: manifest.run_id,
+        calibench_version: manifest.calibench_version.to_string(),
+        experiment_file: manifest.experiment_file,
+        seed: manifest.seed,
+        bootstrap: manifest.bootstrap,
+        started_at: manifest.started_at,
+        finished_at: manifest.finished_at,
+        inputs: manifest
+            .inputs
+            .into_iter()
+            .map(|f| document::InputFile {
+                path: f.path,
+                sha256: f.sha256,
+                bytes: f.bytes,
+            })
+            .collect(),
+    };
+    let rendered = super::report::render(&metrics, &about, !args.no_plots)?;
+    let report_dir = super::report::write(&args.reports_dir, &run_id, &rendered)?;
+    timer.lap("report", &mut lap);
+    Ok(Completed {
+        run_dir,
+        report_dir,
+        entry: index::Entry::of(&metrics.experiment, &rendered.document),
+        metrics,
+    })
 }
 
 /// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the
@@ -310,8 +395,8 @@ fn free_run_id(runs_dir: &Path, base: &str) -> String {
     id
 }
 
-/// Writes every file into `runs_dir/.<id>.partial-<pid>`, then renames it to `runs_dir/<id>`.
-/// On any failure the partial directory is removed and nothing named `<id>` appears.
+/// Writes the run directory `runs_dir/<id>` through a temporary one (see [`write_dir`]); an
+/// existing run is never overwritten.
 pub fn write_run_dir(
     runs_dir: &Path,
     run_id: &str,
@@ -325,22 +410,7 @@ pub fn write_run_dir(
                 .into(),
         );
     }
-    let partial = runs_dir.join(format!(".{run_id}.partial-{}", std::process::id()));
-    let write_all = || -> std::io::Result<()> {
-        std::fs::create_dir_all(&partial)?;
-        for (name, bytes) in files {
-            std::fs::write(partial.join(name), bytes)?;
-        }
-        std::fs::rename(&partial, &final_dir)
-    };
-    write_all().map_err(|e| {
-        let _ = std::fs::remove_dir_all(&partial);
-        Error::Write(std::io::Error::new(
-            e.kind(),
-            format!("{}: {e}", final_dir.display()),
-        ))
-    })?;
-    Ok(final_dir)
+    write_dir(&final_dir, files)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -390,7 +460,14 @@ impl Render for RunReport {
     fn human(&self) -> String {
         let mut s = String::new();
         for run in &self.runs {
-            s += &summary(&run.metrics, &run.run_dir);
+            s += summary(&run.metrics, &run.run_dir).trim_end_matches('\n');
+            s += &format!(
+                "\n  report: {}\n\n",
+                run.report_dir.join("report.html").display()
+            );
+        }
+        if let Some(index) = &self.index {
+            s += &format!("index of every report: {}\n", index.display());
         }
         s
     }
@@ -661,8 +738,12 @@ mod tests {
         let done = write_run_dir(dir.path(), "r1", &files).unwrap();
         assert!(done.join("a.txt").is_file());
         assert!(write_run_dir(dir.path(), "r1", &files).is_err());
-        // A file name that cannot be written: the partial directory is cleaned up.
-        let bad = vec![("missing/sub/a.txt".to_string(), b"x".to_vec())];
+        // A file that cannot be written (its folder is a file): the partial directory is
+        // cleaned up.
+        let bad = vec![
+            ("a".to_string(), b"x".to_vec()),
+            ("a/b.txt".to_string(), b"x".to_vec()),
+        ];
         assert!(write_run_dir(dir.path(), "r2", &bad).is_err());
         let names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()

@@ -1,0 +1,102 @@
+//! `calibench report RUN_DIR`: re-renders a run's report from its `metrics.json` and
+//! `manifest.json`, without recomputing anything; and the report writing `run` shares.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{read_file, write_dir};
+use crate::analysis::Metrics;
+use crate::cli::ReportArgs;
+use crate::error::{Error, InputError};
+use crate::output::Render;
+use crate::report::{self, document::Provenance, Rendered};
+
+/// What `report` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportWritten {
+    pub run_id: String,
+    pub report_dir: PathBuf,
+    pub files: Vec<String>,
+}
+
+impl Render for ReportWritten {
+    fn human(&self) -> String {
+        format!(
+            "{} → {}\n",
+            self.run_id,
+            self.report_dir.join("report.html").display()
+        )
+    }
+}
+
+pub fn run(args: &ReportArgs) -> Result<ReportWritten, Error> {
+    let (metrics, about) = read_run(&args.run_dir)?;
+    let rendered = render(&metrics, &about, !args.no_plots)?;
+    let report_dir = write(&args.reports_dir, &about.run_id, &rendered)?;
+    Ok(ReportWritten {
+        run_id: about.run_id,
+        report_dir,
+        files: rendered.files.into_iter().map(|(name, _)| name).collect(),
+    })
+}
+
+/// Renders, turning a drawing failure into an error that names the run.
+pub fn render(m: &Metrics, about: &Provenance, with_plots: bool) -> Result<Rendered, Error> {
+    report::render(m, about, with_plots).map_err(|e| {
+        Error::Write(std::io::Error::other(format!(
+            "report of {}: {e}",
+            about.run_id
+        )))
+    })
+}
+
+/// Reads what a report is rendered from. Every problem names the file, line and field.
+pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
+    if !run_dir.is_dir() {
+        return Err(
+            InputError::new(run_dir.display().to_string(), "is not a run directory")
+                .hint("give a directory that `calibench run` wrote, such as runs/<run-id>")
+                .into(),
+        );
+    }
+    let metrics: Metrics = read_json(&run_dir.join("metrics.json"))?;
+    let about: Provenance = read_json(&run_dir.join("manifest.json"))?;
+    if about.run_id != metrics.run_id {
+        return Err(InputError::new(
+            run_dir.join("manifest.json").display().to_string(),
+            format!(
+                "names run `{}` but metrics.json names `{}`",
+                about.run_id, metrics.run_id
+            ),
+        )
+        .field("run_id")
+        .hint("the two files come from different runs; re-run the experiment")
+        .into());
+    }
+    crate::commands::run::check_run_id(&about.run_id)?;
+    Ok((metrics, about))
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, Error> {
+    let bytes = read_file(path)?;
+    let de = &mut serde_json::Deserializer::from_slice(&bytes);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        let mut problem = InputError::new(path.display().to_string(), inner.to_string())
+            .at_line(inner.line() as u64)
+            .hint("this file is written by `calibench run`; re-run the experiment to rewrite it");
+        if field != "." {
+            problem = problem.field(field);
+        }
+        problem.into()
+    })
+}
+
+/// Writes `reports_dir/<run-id>` through a temporary directory, replacing an earlier rendering
+/// of the same run whole.
+pub fn write(reports_dir: &Path, run_id: &str, rendered: &Rendered) -> Result<PathBuf, Error> {
+    write_dir(&reports_dir.join(run_id), &rendered.files)
+}

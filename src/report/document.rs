@@ -1,0 +1,1111 @@
+//! What a report says, independent of its format: the verdict, the baseline-vs-treatment table,
+//! and a section per part of the run, each opening with a one-line plain reading.
+//!
+//! [`build`] is pure: it reads the metrics (and the run's manifest for provenance) and returns a
+//! [`Document`]; `markdown` and `html` only lay the same document out, so the two formats cannot
+//! say different things.
+
+use serde::Deserialize;
+
+use crate::analysis::{Agreement, Delta, Metrics, PerArm};
+use crate::output::fmt_p;
+use crate::replay::query_metrics::QueryArmMetrics;
+use crate::replay::review_metrics::ArmMetrics;
+use crate::trust::TrustVerdict;
+
+/// The parts of `manifest.json` a report shows.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct Provenance {
+    pub run_id: String,
+    pub calibench_version: String,
+    pub experiment_file: String,
+    pub seed: u64,
+    pub bootstrap: usize,
+    pub started_at: String,
+    pub finished_at: String,
+    pub inputs: Vec<InputFile>,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+    pub bytes: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    pub title: String,
+    pub run_id: String,
+    pub verdict: Verdict,
+    /// One line for the index page.
+    pub headline: String,
+    /// The baseline-vs-treatment table of the figures that decide.
+    pub summary: Table,
+    pub sections: Vec<Section>,
+    /// Where the numbers came from.
+    pub about: Vec<(String, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The judges agree enough; judge-derived figures are reported.
+    Trusted,
+    /// The judges do not agree enough; judge-derived figures are withheld.
+    Withheld,
+    /// No judge verdicts: every figure is mechanical replay.
+    NoJudges,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Trusted => "trusted",
+            Status::Withheld => "withheld",
+            Status::NoJudges => "no judges",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub status: Status,
+    /// One sentence.
+    pub sentence: String,
+    /// The trust reasons when withheld; the lift when trusted.
+    pub details: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    /// Anchor for links.
+    pub id: &'static str,
+    pub title: String,
+    /// One line of what changed, in plain words.
+    pub reading: String,
+    pub blocks: Vec<Block>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Block {
+    Table(Table),
+    /// A plot by name (`plots/<name>.png`).
+    Plot(&'static str),
+    Text(String),
+    List(Vec<String>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Table {
+    pub caption: Option<String>,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Text(String),
+    /// A number (right-aligned).
+    Num(String),
+    /// A judge-derived figure held back because the judges are not trustworthy.
+    Withheld,
+}
+
+impl Cell {
+    pub fn text(&self) -> &str {
+        match self {
+            Cell::Text(s) | Cell::Num(s) => s,
+            Cell::Withheld => "withheld",
+        }
+    }
+}
+
+fn text(s: impl Into<String>) -> Cell {
+    Cell::Text(s.into())
+}
+
+fn numeric(s: impl Into<String>) -> Cell {
+    Cell::Num(s.into())
+}
+
+fn num(x: f64, places: usize) -> Cell {
+    numeric(format!("{x:.places$}"))
+}
+
+fn opt(x: Option<f64>, places: usize) -> Cell {
+    x.map_or_else(|| numeric("—"), |v| num(v, places))
+}
+
+fn ci(c: Option<[f64; 2]>, places: usize) -> String {
+    c.map_or("—".into(), |[lo, hi]| {
+        format!("[{lo:+.places$}, {hi:+.places$}]")
+    })
+}
+
+fn interval(c: Option<[f64; 2]>, places: usize) -> String {
+    c.map_or("—".into(), |[lo, hi]| {
+        format!("[{lo:.places$}, {hi:.places$}]")
+    })
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+/// "more" / "fewer"-style comparison words for a reading.
+fn change(b: f64, t: f64, places: usize) -> String {
+    let (bs, ts) = (format!("{b:.places$}"), format!("{t:.places$}"));
+    if bs == ts {
+        format!("unchanged at {ts}")
+    } else {
+        format!("{bs} → {ts}")
+    }
+}
+
+const DELTA_HEADER: [&str; 6] = ["metric", "baseline", "treatment", "delta", "95% CI", "p"];
+
+fn header(cols: &[&str]) -> Vec<String> {
+    cols.iter().map(|c| c.to_string()).collect()
+}
+
+fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
+    let p = &d.paired;
+    vec![
+        text(label),
+        num(p.baseline, places),
+        num(p.treatment, places),
+        numeric(format!("{:+.places$}", p.delta)),
+        numeric(ci(p.ci, places)),
+        numeric(fmt_p(p.p_value)),
+    ]
+}
+
+fn withheld_row(label: &str) -> Vec<Cell> {
+    vec![
+        text(label),
+        Cell::Withheld,
+        Cell::Withheld,
+        Cell::Withheld,
+        Cell::Withheld,
+        numeric("—"),
+    ]
+}
+
+/// Builds the report of one run. `plots` names the plots that were drawn; a section shows a
+/// plot only when it is among them (`--no-plots` passes none).
+pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Document {
+    let has = |name: &'static str| plots.contains(&name);
+    let verdict = verdict(m);
+    let mut sections = Vec::new();
+    if let Some(r) = &m.review {
+        sections.push(review_section(m, r, &has));
+    }
+    if let Some(q) = &m.queries {
+        sections.push(query_section(q, &has));
+    }
+    if let Some(a) = &m.agreement {
+        sections.push(agreement_section(a, &has));
+    }
+    sections.push(trust_section(m));
+    sections.push(coverage_section(m));
+    Document {
+        title: format!("calibench report: {}", m.experiment),
+        run_id: m.run_id.clone(),
+        headline: headline(m, &verdict),
+        verdict,
+        summary: summary(m),
+        sections,
+        about: about_rows(about),
+    }
+}
+
+fn withheld(m: &Metrics, metric: &str) -> bool {
+    m.review
+        .as_ref()
+        .and_then(|r| r.withheld.as_ref())
+        .is_some_and(|w| w.metrics.iter().any(|x| x == metric))
+}
+
+fn verdict(m: &Metrics) -> Verdict {
+    let Some(v) = &m.trust else {
+        return Verdict {
+            status: Status::NoJudges,
+            sentence: "No judge verdicts in this corpus: nothing judge-derived is reported, and every figure below comes from replaying the recorded outputs.".into(),
+            details: Vec::new(),
+        };
+    };
+    let irr = v
+        .inter_rater_reliability
+        .map_or("not computable".into(), |a| format!("{a:.3}"));
+    if v.trustworthy {
+        let mut details = Vec::new();
+        if let Some(l) = &m.lift {
+            details.push(match (l.value, l.ci) {
+                (Some(x), c) => format!(
+                    "Lift (treatment − baseline judge composite): {x:+.3} {} over {} items judged in both arms.",
+                    ci(c, 3),
+                    l.items
+                ),
+                (None, _) => format!(
+                    "Lift: none ({}).",
+                    l.note.as_deref().unwrap_or("no item judged in both arms")
+                ),
+            });
+        }
+        Verdict {
+            status: Status::Trusted,
+            sentence: format!(
+                "The judges agree enough to be believed (IRR {irr} ≥ {}, {} items, {} judges): judge-derived figures are reported.",
+                v.thresholds.irr_floor, v.items, v.judges
+            ),
+            details,
+        }
+    } else {
+        let held = m
+            .review
+            .as_ref()
+            .and_then(|r| r.withheld.as_ref())
+            .map(|w| w.metrics.clone())
+            .unwrap_or_default();
+        let mut what: Vec<String> = held.iter().map(|h| h.replace('_', " ")).collect();
+        if m.lift.is_some() {
+            what.push("the lift".into());
+        }
+        Verdict {
+            status: Status::Withheld,
+            sentence: format!(
+                "The judges do not agree enough to be believed (IRR {irr}, {} items, {} judges): {} {} withheld; the mechanical figures stand.",
+                v.items,
+                v.judges,
+                if what.is_empty() { "judge-derived figures".to_string() } else { and_list(&what) },
+                if what.len() == 1 { "is" } else { "are" }
+            ),
+            details: v.trust_reasons.clone(),
+        }
+    }
+}
+
+fn headline(m: &Metrics, v: &Verdict) -> String {
+    let mut parts = vec![match v.status {
+        Status::Trusted => "judges trusted".to_string(),
+        Status::Withheld => "judges not trusted".to_string(),
+        Status::NoJudges => "no judge verdicts".to_string(),
+    }];
+    if let Some(l) = &m.lift {
+        parts.push(match (l.withheld, l.value) {
+            (true, _) => "lift withheld".into(),
+            (false, Some(x)) => format!("lift {x:+.3} {}", ci(l.ci, 3)),
+            (false, None) => "no lift".into(),
+        });
+    }
+    if let Some(r) = &m.review {
+        let (b, t) = (&r.arms.baseline, &r.arms.treatment);
+        parts.push(format!(
+            "distinct values per target {:.1} → {:.1}",
+            b.distinct_values_mean, t.distinct_values_mean
+        ));
+        parts.push(format!(
+            "promotion rate {} → {}",
+            pct(b.promotion_rate),
+            pct(t.promotion_rate)
+        ));
+    }
+    if let Some(q) = &m.queries {
+        let (b, t) = (&q.arms.baseline, &q.arms.treatment);
+        parts.push(format!(
+            "recovery gate {} → {}",
+            pct(b.recovery_gate_rate),
+            pct(t.recovery_gate_rate)
+        ));
+        if let (Some(cb), Some(ct)) = (&b.calibration, &t.calibration) {
+            parts.push(format!(
+                "ECE {:.3} → {:.3}",
+                cb.calibration.ece, ct.calibration.ece
+            ));
+        }
+    }
+    parts.join(" · ")
+}
+
+/// The figures that decide, one row each, from both halves of the run.
+fn summary(m: &Metrics) -> Table {
+    let mut rows = Vec::new();
+    if let Some(r) = &m.review {
+        for (name, label, places) in [
+            (
+                "distinct_values",
+                "distinct confidence values per target",
+                2,
+            ),
+            ("entropy_bits", "entropy of confidence values (bits)", 2),
+            ("promotion_rate", "promotion rate", 3),
+            ("actionable", "actionable findings per target", 2),
+            ("fyi", "FYI findings per target", 2),
+            ("dropped", "dropped findings per target", 2),
+            ("decisions", "decisions asked of the user per target", 2),
+            (
+                "precision",
+                "precision (mean judge composite of actionable)",
+                3,
+            ),
+        ] {
+            match r.delta.get(name) {
+                Some(d) => rows.push(delta_row(label, d, places)),
+                None if withheld(m, name) => rows.push(withheld_row(label)),
+                None => {}
+            }
+        }
+    }
+    if let Some(l) = &m.lift {
+        let label = "judge composite (lift)";
+        if l.withheld {
+            rows.push(withheld_row(label));
+        } else if let Some(p) = &l.paired {
+            rows.push(delta_row(
+                label,
+                &Delta {
+                    paired: p.clone(),
+                    wilson: None,
+                },
+                3,
+            ));
+        }
+    }
+    if let Some(q) = &m.queries {
+        for (name, label) in [
+            ("confidence_mean", "mean final confidence"),
+            ("recovery_gate_rate", "recovery gate rate"),
+            ("unnecessary_recovery_rate", "unnecessary recovery rate"),
+            ("final_accuracy", "final accuracy"),
+            ("ece", "calibration error (ECE)"),
+            ("brier", "Brier score"),
+        ] {
+            if let Some(d) = q.delta.get(name) {
+                rows.push(delta_row(label, d, 3));
+            }
+        }
+    }
+    Table {
+        caption: Some(
+            "Paired over the units both arms saw (targets for reviews, queries for traces): the mean difference, its 95% bootstrap interval and the sign test's p."
+                .into(),
+        ),
+        header: header(&DELTA_HEADER),
+        rows,
+    }
+}
+
+fn review_section(
+    m: &Metrics,
+    r: &crate::analysis::ReviewSection,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Section {
+    let (b, t) = (&r.arms.baseline, &r.arms.treatment);
+    let reading = format!(
+        "Under {}, findings carry {:.1} distinct confidence values per target against {:.1} under {}; {} of merged findings are promoted against {}, and {} actionable findings per target reach the user against {}.",
+        t.policy,
+        t.distinct_values_mean,
+        b.distinct_values_mean,
+        b.policy,
+        pct(t.promotion_rate),
+        pct(b.promotion_rate),
+        per_target(t.actionable, t.targets),
+        per_target(b.actionable, b.targets),
+    );
+    let mut blocks = Vec::new();
+    if has("review-values") {
+        blocks.push(Block::Plot("review-values"));
+    }
+    let mut rows = Vec::new();
+    for (name, _) in crate::replay::review_metrics::DELTA_METRICS {
+        let places = if name.ends_with("rate") { 3 } else { 2 };
+        match r.delta.get(name) {
+            Some(d) => rows.push(delta_row(name, d, places)),
+            None if withheld(m, name) => rows.push(withheld_row(name)),
+            None => {}
+        }
+    }
+    blocks.push(Block::Table(Table {
+        caption: Some(format!(
+            "Per target, mean over runs, paired over the {} targets both arms reviewed.",
+            r.delta.values().next().map_or(0, |d| d.paired.pairs)
+        )),
+        header: header(&DELTA_HEADER),
+        rows,
+    }));
+    if has("review-tiers") {
+        blocks.push(Block::Plot("review-tiers"));
+    }
+    if has("review-rates") {
+        blocks.push(Block::Plot("review-rates"));
+    }
+    blocks.push(Block::Table(arm_table(b, t)));
+    let calibration_withheld = withheld(m, "anchor_calibration");
+    if calibration_withheld {
+        blocks.push(Block::Text(
+            "Anchor calibration (judged quality by confidence): withheld, because the judges are not trustworthy.".into(),
+        ));
+    } else if !b.anchor_calibration.is_empty() || !t.anchor_calibration.is_empty() {
+        if has("review-calibration") {
+            blocks.push(Block::Plot("review-calibration"));
+        }
+        blocks.push(Block::Table(anchor_table(b, t)));
+    }
+    Section {
+        id: "review",
+        title: format!(
+            "Review replay ({} mode)",
+            format!("{:?}", r.mode).to_lowercase()
+        ),
+        reading,
+        blocks,
+    }
+}
+
+fn per_target(sum: f64, targets: usize) -> String {
+    format!("{:.1}", sum / targets.max(1) as f64)
+}
+
+fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
+    let rate = |x: f64, c: Option<[f64; 2]>| numeric(format!("{x:.3} {}", interval(c, 2)));
+    let rows: Vec<Vec<Cell>> = vec![
+        vec![text("policy"), text(&b.policy), text(&t.policy)],
+        vec![
+            text("targets × runs"),
+            numeric(format!("{} × {}", b.targets, b.runs)),
+            numeric(format!("{} × {}", t.targets, t.runs)),
+        ],
+        vec![
+            text("findings (raw)"),
+            num(b.findings_raw, 2),
+            num(t.findings_raw, 2),
+        ],
+        vec![text("merged"), num(b.merged, 2), num(t.merged, 2)],
+        vec![
+            text("corroboration rate [95% Wilson]"),
+            rate(b.corroboration_rate, b.rate_ci.corroboration_rate),
+            rate(t.corroboration_rate, t.rate_ci.corroboration_rate),
+        ],
+        vec![
+            text("promotion rate [95% Wilson]"),
+            rate(b.promotion_rate, b.rate_ci.promotion_rate),
+            rate(t.promotion_rate, t.rate_ci.promotion_rate),
+        ],
+        vec![
+            text("actionable / FYI / dropped"),
+            numeric(tiers(b)),
+            numeric(tiers(t)),
+        ],
+        vec![
+            text("decisions / auto-apply"),
+            numeric(format!("{:.2} / {:.2}", b.decisions, b.auto_apply)),
+            numeric(format!("{:.2} / {:.2}", t.decisions, t.auto_apply)),
+        ],
+        vec![
+            text("demoted / pre-existing"),
+            numeric(format!("{:.2} / {:.2}", b.demoted, b.pre_existing)),
+            numeric(format!("{:.2} / {:.2}", t.demoted, t.pre_existing)),
+        ],
+    ];
+    Table {
+        caption: Some("Per arm: counts summed over targets, mean over runs.".into()),
+        header: header(&["", "baseline", "treatment"]),
+        rows,
+    }
+}
+
+fn tiers(a: &ArmMetrics) -> String {
+    format!("{:.2} / {:.2} / {:.2}", a.actionable, a.fyi, a.dropped)
+}
+
+fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
+    let mut rows = Vec::new();
+    for (arm, a) in [("baseline", b), ("treatment", t)] {
+        for c in &a.anchor_calibration {
+            rows.push(vec![
+                text(arm),
+                text(&c.value),
+                numeric(c.count.to_string()),
+                num(
+                    c.mean_confidence,
+                    if a.scale == crate::config::Scale::Anchor {
+                        1
+                    } else {
+                        3
+                    },
+                ),
+                num(c.mean_composite, 3),
+            ]);
+        }
+    }
+    Table {
+        caption: Some("Anchor calibration: judged findings by final confidence.".into()),
+        header: header(&[
+            "arm",
+            "confidence",
+            "findings",
+            "mean confidence",
+            "mean judge composite",
+        ]),
+        rows,
+    }
+}
+
+fn query_section(q: &crate::analysis::QuerySection, has: &dyn Fn(&'static str) -> bool) -> Section {
+    let (b, t) = (&q.arms.baseline, &q.arms.treatment);
+    let mut reading = format!(
+        "The recovery gate fires on {} of queries under {} against {} under {}",
+        pct(t.recovery_gate_rate),
+        t.policy,
+        pct(b.recovery_gate_rate),
+        b.policy
+    );
+    if let (Some(cb), Some(ct)) = (&b.calibration, &t.calibration) {
+        reading += &format!(
+            "; calibration error (ECE) {}",
+            change(cb.calibration.ece, ct.calibration.ece, 3)
+        );
+    }
+    if let (Some(ab), Some(at)) = (b.final_accuracy, t.final_accuracy) {
+        reading += &format!("; final accuracy {}", change(ab, at, 3));
+    }
+    reading += ".";
+    let mut blocks = Vec::new();
+    blocks.push(Block::Table(query_arm_table(b, t)));
+    if has("query-confidence") {
+        blocks.push(Block::Plot("query-confidence"));
+    }
+    let rows: Vec<Vec<Cell>> = crate::replay::query_metrics::DELTA_METRICS
+        .iter()
+        .filter_map(|name| q.delta.get(*name).map(|d| delta_row(name, d, 3)))
+        .collect();
+    blocks.push(Block::Table(Table {
+        caption: Some(format!(
+            "Paired over the {} (query, run) pairs both arms replayed.",
+            q.delta.values().next().map_or(0, |d| d.paired.pairs)
+        )),
+        header: header(&DELTA_HEADER),
+        rows,
+    }));
+    if has("query-reliability") {
+        blocks.push(Block::Plot("query-reliability"));
+    }
+    if b.calibration.is_some() || t.calibration.is_some() {
+        blocks.push(Block::Table(bins_table(b, t)));
+    }
+    Section {
+        id: "queries",
+        title: "Query replay (confidence models)".into(),
+        reading,
+        blocks,
+    }
+}
+
+fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
+    let with_ci = |m: &QueryArmMetrics, x: Option<f64>, name: &str| {
+        x.map_or("—".into(), |x| {
+            format!("{x:.3} {}", interval(m.ci.get(name).copied(), 2))
+        })
+    };
+    let cal =
+        |m: &QueryArmMetrics,
+         f: &dyn Fn(&crate::replay::query_metrics::QueryCalibration) -> String| {
+            m.calibration.as_ref().map_or("—".into(), f)
+        };
+    type Figure = Box<dyn Fn(&QueryArmMetrics) -> String>;
+    let figures: Vec<(&str, Figure)> = vec![
+        ("policy", Box::new(|m| m.policy.clone())),
+        ("queries", Box::new(|m| m.queries.to_string())),
+        (
+            "mean confidence [95% CI]",
+            Box::new(move |m| with_ci(m, Some(m.confidence_mean), "confidence_mean")),
+        ),
+        (
+            "median confidence",
+            Box::new(|m| format!("{:.3}", m.confidence_median)),
+        ),
+        (
+            "distinct values",
+            Box::new(|m| m.distinct_values.to_string()),
+        ),
+        (
+            "bands strong / adequate / weak / failed",
+            Box::new(|m| {
+                let k = &m.bands;
+                format!("{} / {} / {} / {}", k.strong, k.adequate, k.weak, k.failed)
+            }),
+        ),
+        (
+            "recovery gate fired [95% Wilson]",
+            Box::new(move |m| {
+                format!(
+                    "{} ({}) {}",
+                    m.recovery_fired,
+                    pct(m.recovery_gate_rate),
+                    interval(m.ci.get("recovery_gate_rate").copied(), 2)
+                )
+            }),
+        ),
+        (
+            "stopped below the stop threshold",
+            Box::new(|m| m.stopped.to_string()),
+        ),
+        (
+            "first-pass success",
+            Box::new(move |m| with_ci(m, m.first_pass_success, "first_pass_success")),
+        ),
+        (
+            "final accuracy",
+            Box::new(move |m| with_ci(m, m.final_accuracy, "final_accuracy")),
+        ),
+        (
+            "recovery success",
+            Box::new(move |m| with_ci(m, m.recovery_success, "recovery_success")),
+        ),
+        (
+            "ECE [95% CI]",
+            Box::new(move |m| {
+                cal(m, &|c| {
+                    format!("{:.3} {}", c.calibration.ece, interval(c.ece_ci, 3))
+                })
+            }),
+        ),
+        (
+            "Brier [95% CI]",
+            Box::new(move |m| {
+                cal(m, &|c| {
+                    format!("{:.3} {}", c.calibration.brier, interval(c.brier_ci, 3))
+                })
+            }),
+        ),
+        (
+            "AUROC",
+            Box::new(move |m| {
+                cal(m, &|c| {
+                    c.calibration
+                        .auroc
+                        .map_or("—".into(), |a| format!("{a:.3}"))
+                })
+            }),
+        ),
+    ];
+    let rows = figures
+        .iter()
+        .map(|(label, f)| {
+            let cell = |s: String| {
+                if *label == "policy" {
+                    text(s)
+                } else {
+                    numeric(s)
+                }
+            };
+            vec![text(*label), cell(f(b)), cell(f(t))]
+        })
+        .collect();
+    Table {
+        caption: Some("Per arm.".into()),
+        header: header(&["", "baseline", "treatment"]),
+        rows,
+    }
+}
+
+fn bins_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
+    let bins = |m: &QueryArmMetrics| {
+        m.calibration
+            .as_ref()
+            .map(|c| c.calibration.bins.clone())
+            .unwrap_or_default()
+    };
+    let (bb, tb) = (bins(b), bins(t));
+    let rows = bb
+        .iter()
+        .zip(&tb)
+        .filter(|(x, y)| x.count + y.count > 0)
+        .map(|(x, y)| {
+            let open = if x.lower == 0.0 { '[' } else { '(' };
+            vec![
+                text(format!("{open}{:.1}, {:.1}]", x.lower, x.upper)),
+                numeric(x.count.to_string()),
+                opt(x.mean_confidence, 3),
+                opt(x.accuracy, 3),
+                numeric(y.count.to_string()),
+                opt(y.mean_confidence, 3),
+                opt(y.accuracy, 3),
+            ]
+        })
+        .collect();
+    Table {
+        caption: Some("Reliability bins (non-empty), baseline then treatment.".into()),
+        header: header(&[
+            "bin",
+            "baseline n",
+            "confidence",
+            "accuracy",
+            "treatment n",
+            "confidence",
+            "accuracy",
+        ]),
+        rows,
+    }
+}
+
+fn agreement_section(
+    a: &crate::analysis::AgreementSection,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Section {
+    let mut rows = Vec::new();
+    let row = |label: &str, g: &Agreement| {
+        vec![
+            text(label),
+            text(format!("{:?}", g.level).to_lowercase()),
+            g.alpha.map_or_else(
+                || {
+                    text(
+                        g.undefined_reason
+                            .clone()
+                            .unwrap_or_else(|| "undefined".into()),
+                    )
+                },
+                |x| num(x, 3),
+            ),
+            numeric(
+                g.ci.as_ref()
+                    .map_or("—".into(), |c| match (c.lower, c.upper) {
+                        (Some(lo), Some(hi)) => format!("[{lo:.3}, {hi:.3}]"),
+                        _ => "—".into(),
+                    }),
+            ),
+            numeric(g.units.to_string()),
+            numeric(g.raters.to_string()),
+        ]
+    };
+    let mut parts = Vec::new();
+    if let Some(j) = &a.judges {
+        rows.push(row("judges", j));
+        if let Some(x) = j.alpha {
+            parts.push(format!("the judges agree at α = {x:.3}"));
+        }
+    }
+    let compare = |what: &str, p: &PerArm<Agreement>| match (p.baseline.alpha, p.treatment.alpha) {
+        (Some(b), Some(t)) => Some(format!(
+            "{what} {} under the treatment (α {t:.3} against {b:.3})",
+            if (t - b).abs() < 0.0005 {
+                "is unchanged"
+            } else if t > b {
+                "is higher"
+            } else {
+                "is lower"
+            }
+        )),
+        _ => None,
+    };
+    if let Some(r) = &a.reviewers {
+        rows.push(row("reviewers · baseline", &r.baseline));
+        rows.push(row("reviewers · treatment", &r.treatment));
+        parts.extend(compare("agreement among corroborating reviewers", r));
+    }
+    if let Some(r) = &a.runs {
+        rows.push(row("run to run · baseline", &r.baseline));
+        rows.push(row("run to run · treatment", &r.treatment));
+        parts.extend(compare("run-to-run stability", r));
+    }
+    let reading = if parts.is_empty() {
+        "No agreement could be computed.".to_string()
+    } else {
+        capitalized(&parts.join("; ")) + "."
+    };
+    let mut blocks = vec![Block::Table(Table {
+        caption: Some("Krippendorff's α with 95% bootstrap intervals; 0.667 is the usual floor for tentative conclusions, 0.8 for reliable ones.".into()),
+        header: header(&["units", "level", "α", "95% CI", "units", "raters"]),
+        rows,
+    })];
+    if has("alpha") {
+        blocks.push(Block::Plot("alpha"));
+    }
+    Section {
+        id: "agreement",
+        title: "Agreement".into(),
+        reading,
+        blocks,
+    }
+}
+
+fn trust_section(m: &Metrics) -> Section {
+    let Some(v) = &m.trust else {
+        return Section {
+            id: "trust",
+            title: "Trust".into(),
+            reading: "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported.".into(),
+            blocks: Vec::new(),
+        };
+    };
+    let reading = if v.trustworthy {
+        "Every check passed: the judges' figures (precision, anchor calibration, lift) can be believed.".to_string()
+    } else {
+        format!(
+            "{} {} failed, so every judge-derived figure is withheld.",
+            v.trust_reasons.len(),
+            if v.trust_reasons.len() == 1 {
+                "check"
+            } else {
+                "checks"
+            }
+        )
+    };
+    let mut blocks = vec![Block::Table(checks_table(v))];
+    if !v.trust_reasons.is_empty() {
+        blocks.push(Block::List(v.trust_reasons.clone()));
+    }
+    if let Some(note) = &v.irr_note {
+        blocks.push(Block::Text(note.clone()));
+    }
+    let mut worst: Vec<_> = v.per_item_spread.iter().collect();
+    worst.sort_by(|a, b| {
+        b.spread
+            .total_cmp(&a.spread)
+            .then(a.item_id.cmp(&b.item_id))
+    });
+    let top: Vec<Vec<Cell>> = worst
+        .iter()
+        .take(5)
+        .map(|s| {
+            vec![
+                text(&s.arm),
+                text(&s.item_id),
+                num(s.spread, 2),
+                text(s.dimension.clone().unwrap_or_else(|| "—".into())),
+                numeric(format!("{} of {}", s.survivors, s.judges)),
+            ]
+        })
+        .collect();
+    if !top.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some("The items the judges split on most.".into()),
+            header: header(&["arm", "item", "spread", "dimension", "surviving judges"]),
+            rows: top,
+        }));
+    }
+    if let Some(l) = &m.lift {
+        let row = if l.withheld {
+            vec![
+                text("lift"),
+                Cell::Withheld,
+                Cell::Withheld,
+                numeric(l.items.to_string()),
+            ]
+        } else {
+            vec![
+                text("lift"),
+                l.value
+                    .map_or_else(|| numeric("—"), |x| numeric(format!("{x:+.3}"))),
+                numeric(ci(l.ci, 3)),
+                numeric(l.items.to_string()),
+            ]
+        };
+        blocks.push(Block::Table(Table {
+            caption: Some("Treatment − baseline judge composite, paired by item.".into()),
+            header: header(&["", "value", "95% CI", "items"]),
+            rows: vec![row],
+        }));
+    }
+    Section {
+        id: "trust",
+        title: "Trust".into(),
+        reading,
+        blocks,
+    }
+}
+
+fn checks_table(v: &TrustVerdict) -> Table {
+    let th = &v.thresholds;
+    let worst = v
+        .per_item_spread
+        .iter()
+        .map(|s| s.spread)
+        .fold(0.0, f64::max);
+    let fewest = v.per_item_spread.iter().map(|s| s.survivors).min();
+    let mark = |ok: bool| text(if ok { "pass" } else { "fail" });
+    let irr_ok = v.inter_rater_reliability.is_some_and(|a| a >= th.irr_floor);
+    let spread_ok = worst <= th.spread_ceiling;
+    let survivors_ok = fewest.is_some_and(|f| f >= th.min_survivors);
+    Table {
+        caption: Some(format!(
+            "The three checks of the trust verdict over {} items and {} judges.",
+            v.items, v.judges
+        )),
+        header: header(&["check", "value", "bound", "result"]),
+        rows: vec![
+            vec![
+                text(format!(
+                    "(1) inter-rater reliability (α, {} level)",
+                    format!("{:?}", th.level).to_lowercase()
+                )),
+                opt(v.inter_rater_reliability, 3),
+                numeric(format!("≥ {}", th.irr_floor)),
+                mark(irr_ok),
+            ],
+            vec![
+                text("(2) largest per-item spread"),
+                num(worst, 2),
+                numeric(format!("≤ {}", th.spread_ceiling)),
+                mark(spread_ok),
+            ],
+            vec![
+                text("(3) fewest surviving judges on an item"),
+                numeric(fewest.map_or("—".into(), |f| f.to_string())),
+                numeric(format!("≥ {}", th.min_survivors)),
+                mark(survivors_ok),
+            ],
+        ],
+    }
+}
+
+fn coverage_section(m: &Metrics) -> Section {
+    let mut blocks = Vec::new();
+    let mut parts = Vec::new();
+    if let Some(r) = &m.review {
+        let (b, t) = (&r.arms.baseline, &r.arms.treatment);
+        parts.push(format!(
+            "malformed findings per run: {}; failed reviewer calls per run: {} (baseline → treatment)",
+            change(b.malformed, t.malformed, 2),
+            change(b.failed_reviewers, t.failed_reviewers, 2)
+        ));
+        blocks.push(Block::Table(Table {
+            caption: Some("Counts summed over targets, mean over runs.".into()),
+            header: header(&["", "baseline", "treatment"]),
+            rows: vec![
+                vec![
+                    text("malformed findings (dropped by validation)"),
+                    num(b.malformed, 2),
+                    num(t.malformed, 2),
+                ],
+                vec![
+                    text("failed reviewer calls"),
+                    num(b.failed_reviewers, 2),
+                    num(t.failed_reviewers, 2),
+                ],
+                vec![
+                    text("findings dropped by the gate"),
+                    num(b.dropped, 2),
+                    num(t.dropped, 2),
+                ],
+            ],
+        }));
+        let mut reasons = Vec::new();
+        for (arm, a) in [("baseline", b), ("treatment", t)] {
+            for (why, count) in &a.malformed_reasons {
+                reasons.push(format!("{arm}: {count} × {why}"));
+            }
+        }
+        if !reasons.is_empty() {
+            blocks.push(Block::Text(
+                "Why findings were malformed (all targets and runs):".into(),
+            ));
+            blocks.push(Block::List(reasons));
+        }
+        let mut labels: Vec<&String> = b
+            .dropped_by_value
+            .keys()
+            .chain(t.dropped_by_value.keys())
+            .collect();
+        labels.sort();
+        labels.dedup();
+        if !labels.is_empty() {
+            let rows = labels
+                .iter()
+                .map(|l| {
+                    let get = |a: &ArmMetrics| {
+                        a.dropped_by_value
+                            .get(*l)
+                            .map_or_else(|| numeric("—"), |x| num(*x, 2))
+                    };
+                    vec![text(*l), get(b), get(t)]
+                })
+                .collect();
+            blocks.push(Block::Table(Table {
+                caption: Some("Dropped findings by confidence (anchor value, or 0.05 bin on the float scale), summed over targets, mean over runs.".into()),
+                header: header(&["confidence", "baseline", "treatment"]),
+                rows,
+            }));
+        }
+    }
+    if let Some(q) = &m.queries {
+        let (b, t) = (&q.arms.baseline, &q.arms.treatment);
+        parts.push(format!(
+            "{} of {} queries ended in an error and {} stopped below the stop threshold under the treatment ({} and {} under the baseline)",
+            t.errors, t.queries, t.stopped, b.errors, b.stopped
+        ));
+        blocks.push(Block::Table(Table {
+            caption: None,
+            header: header(&["", "baseline", "treatment"]),
+            rows: vec![
+                vec![
+                    text("queries replayed"),
+                    numeric(b.queries.to_string()),
+                    numeric(t.queries.to_string()),
+                ],
+                vec![
+                    text("with a final outcome (labelled)"),
+                    numeric(b.labelled.to_string()),
+                    numeric(t.labelled.to_string()),
+                ],
+                vec![
+                    text("ended in an error"),
+                    numeric(b.errors.to_string()),
+                    numeric(t.errors.to_string()),
+                ],
+                vec![
+                    text("stopped below the stop threshold"),
+                    numeric(b.stopped.to_string()),
+                    numeric(t.stopped.to_string()),
+                ],
+            ],
+        }));
+    }
+    let reading = if parts.is_empty() {
+        "Nothing was replayed.".to_string()
+    } else {
+        capitalized(&parts.join("; ")) + "."
+    };
+    Section {
+        id: "coverage",
+        title: "Coverage".into(),
+        reading,
+        blocks,
+    }
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+fn capitalized(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+fn about_rows(p: &Provenance) -> Vec<(String, String)> {
+    let mut rows = vec![
+        ("run id".to_string(), p.run_id.clone()),
+        ("experiment".into(), p.experiment_file.clone()),
+        ("calibench".into(), p.calibench_version.clone()),
+        ("started".into(), p.started_at.clone()),
+        ("finished".into(), p.finished_at.clone()),
+        ("seed".into(), p.seed.to_string()),
+        ("bootstrap replicates".into(), p.bootstrap.to_string()),
+    ];
+    for f in &p.inputs {
+        rows.push((
+            format!("input {}", f.path),
+            format!("sha256 {} ({} bytes)", f.sha256, f.bytes),
+        ));
+    }
+    rows
+}

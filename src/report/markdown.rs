@@ -1,0 +1,150 @@
+//! `report.md`: the [`Document`] as GitHub-flavoured Markdown, with the PNG plots linked from
+//! `plots/` (and their SVGs one click away).
+
+use super::document::{Block, Cell, Document, Status, Table};
+use super::plots::Plot;
+
+/// Renders the document. `plots` supplies titles and alt text for the plots it names.
+pub fn render(doc: &Document, plots: &[Plot]) -> String {
+    let mut s = format!("# {}\n\n", doc.title);
+    let mark = match doc.verdict.status {
+        Status::Trusted => "✅ **Verdict: trusted.**",
+        Status::Withheld => "⚠️ **Verdict: withheld.**",
+        Status::NoJudges => "ℹ️ **Verdict: no judges.**",
+    };
+    s += &format!("{mark} {}\n\n", escape(&doc.verdict.sentence));
+    for d in &doc.verdict.details {
+        s += &format!("- {}\n", escape(d));
+    }
+    if !doc.verdict.details.is_empty() {
+        s += "\n";
+    }
+    s += &format!("**Headline:** {}\n\n", escape(&doc.headline));
+    s += "## Baseline vs treatment\n\n";
+    s += &table(&doc.summary);
+    s += "\nSections: ";
+    s += &doc
+        .sections
+        .iter()
+        .map(|sec| format!("[{}](#{})", sec.title, sec.id))
+        .collect::<Vec<_>>()
+        .join(" · ");
+    s += "\n\n";
+    for sec in &doc.sections {
+        s += &format!("<a id=\"{}\"></a>\n\n## {}\n\n", sec.id, sec.title);
+        s += &format!("_{}_\n\n", escape(&sec.reading));
+        for block in &sec.blocks {
+            match block {
+                Block::Table(t) => s += &table(t),
+                Block::Plot(name) => {
+                    if let Some(p) = plots.iter().find(|p| p.name == *name) {
+                        s += &format!(
+                            "![{}](plots/{name}.png)\n\n{} ([SVG](plots/{name}.svg))\n",
+                            escape(&p.alt),
+                            escape(&p.title)
+                        );
+                    }
+                }
+                Block::Text(t) => s += &format!("{}\n", escape(t)),
+                Block::List(items) => {
+                    for i in items {
+                        s += &format!("- {}\n", escape(i));
+                    }
+                }
+            }
+            s += "\n";
+        }
+    }
+    s += "## About this run\n\n| | |\n|---|---|\n";
+    for (k, v) in &doc.about {
+        s += &format!("| {} | {} |\n", cell_text(k), cell_text(v));
+    }
+    s
+}
+
+fn table(t: &Table) -> String {
+    let mut s = String::new();
+    if let Some(c) = &t.caption {
+        s += &format!("{}\n\n", escape(c));
+    }
+    if t.rows.is_empty() {
+        return s + "(nothing to show)\n";
+    }
+    s += &format!(
+        "| {} |\n",
+        t.header
+            .iter()
+            .map(|h| cell_text(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    // A column is right-aligned when its cells are numbers.
+    let numeric: Vec<bool> = (0..t.header.len())
+        .map(|i| {
+            t.rows
+                .iter()
+                .all(|r| matches!(r.get(i), Some(Cell::Num(_) | Cell::Withheld)))
+        })
+        .collect();
+    s += &format!(
+        "|{}|\n",
+        numeric
+            .iter()
+            .map(|&n| if n { "---:" } else { "---" })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    for row in &t.rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| match c {
+                Cell::Withheld => "*withheld*".to_string(),
+                other => cell_text(other.text()),
+            })
+            .collect();
+        s += &format!("| {} |\n", cells.join(" | "));
+    }
+    s
+}
+
+/// Text inside a table cell: pipes escaped, no line breaks.
+fn cell_text(s: &str) -> String {
+    escape(s).replace('|', "\\|").replace('\n', " ")
+}
+
+/// Characters Markdown would read as markup in our prose. Intraword underscores (metric names),
+/// brackets not followed by a link target, and `<` before a digit (`<0.001`) are plain text in
+/// GitHub-flavoured Markdown, so they stay as written and the file reads well raw too.
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let markup = match c {
+            '*' | '`' | '\\' => true,
+            '<' => chars
+                .peek()
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            _ => false,
+        };
+        if markup {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_only_what_markdown_would_read_as_markup() {
+        assert_eq!(escape("p <0.001, a_b [x]"), "p <0.001, a_b [x]");
+        assert_eq!(
+            escape("<script> *bold* `code` \\"),
+            "\\<script> \\*bold\\* \\`code\\` \\\\"
+        );
+        assert_eq!(cell_text("a | b\nc"), "a \\| b c");
+    }
+}

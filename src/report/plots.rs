@@ -1,0 +1,973 @@
+//! The report's plots (SPEC §5), each baseline beside treatment, drawn with plotters as SVG and
+//! PNG from the same [`Spec`].
+//!
+//! What a plot shows is decided by [`specs`], a pure function of the metrics; how it looks is
+//! decided by `draw`, generic over the plotters backend so that the SVG and the PNG cannot
+//! drift apart. PNG text is drawn with the DejaVu Sans font compiled into the binary
+//! (`assets/fonts`), so it renders on a machine with no system fonts.
+
+use std::sync::Once;
+
+use plotters::chart::MeshStyle;
+use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::raster::Raster;
+use crate::analysis::{Agreement, Metrics, PerArm};
+use crate::config::Scale;
+use crate::replay::review_metrics::{by_target, ArmMetrics, Metric, TargetMetrics};
+use crate::replay::ValueCount;
+
+/// Pixel size of every plot.
+pub const WIDTH: u32 = 1000;
+pub const HEIGHT: u32 = 460;
+
+const FONT: &str = "sans-serif";
+const BASELINE: RGBColor = RGBColor(76, 114, 176);
+const TREATMENT: RGBColor = RGBColor(221, 132, 82);
+const GRID: RGBColor = RGBColor(225, 225, 225);
+const INK: RGBColor = RGBColor(40, 40, 40);
+const RECOVERY: RGBColor = RGBColor(196, 40, 40);
+
+/// One rendered plot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plot {
+    /// File stem under `plots/`: `review-values` gives `review-values.svg` and `.png`.
+    pub name: &'static str,
+    pub title: String,
+    /// What the plot shows, for `alt` text and readers without images.
+    pub alt: String,
+    pub svg: String,
+    pub png: Vec<u8>,
+}
+
+/// What one plot shows: the data, already taken from the metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Spec {
+    pub name: &'static str,
+    pub title: String,
+    pub alt: String,
+    pub kind: Kind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Kind {
+    /// Bars at each distinct confidence value, with optional threshold markers.
+    Values(PerArm<ValuesPanel>),
+    /// Stacked tier counts per target (mean over runs).
+    Tiers(PerArm<TierPanel>),
+    /// Rates with their intervals, baseline bar beside treatment bar per rate.
+    Rates(Vec<RateGroup>),
+    /// Confidence against outcome per bin, with the bin counts.
+    Reliability(PerArm<ReliabilityPanel>),
+    /// α with its interval, one row per unit set.
+    Alpha(AlphaRows),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValuesPanel {
+    pub label: String,
+    /// (value on the panel's axis, count).
+    pub bars: Vec<(f64, f64)>,
+    pub x_max: f64,
+    pub x_desc: String,
+    pub y_desc: String,
+    /// Vertical lines: band boundaries and gates.
+    pub markers: Vec<Marker>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    pub x: f64,
+    pub label: String,
+    pub gate: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TierPanel {
+    pub label: String,
+    pub targets: Vec<String>,
+    /// Per tier (name, per-target counts in `targets` order).
+    pub tiers: Vec<(&'static str, Vec<f64>)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RateGroup {
+    pub name: String,
+    pub baseline: (f64, Option<[f64; 2]>),
+    pub treatment: (f64, Option<[f64; 2]>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReliabilityPanel {
+    pub label: String,
+    /// (mean confidence 0–1, observed outcome 0–1, count).
+    pub points: Vec<(f64, f64, usize)>,
+    pub y_desc: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AlphaRows {
+    /// (label, arm: 0 judges / 1 baseline / 2 treatment, α, interval).
+    pub rows: Vec<(String, u8, f64, Option<[f64; 2]>)>,
+    /// The trust verdict's IRR floor, when there is one.
+    pub floor: Option<f64>,
+}
+
+/// The tier names, in stacking order, with their colours.
+const TIERS: [(&str, RGBColor); 5] = [
+    ("actionable", RGBColor(44, 127, 68)),
+    ("fyi", RGBColor(99, 150, 222)),
+    ("dropped", RGBColor(170, 170, 170)),
+    ("demoted", RGBColor(148, 103, 189)),
+    ("pre-existing", RGBColor(140, 86, 75)),
+];
+
+/// Targets shown in the tiers plot; more would not be readable.
+pub const MAX_TARGETS: usize = 20;
+
+/// Every plot the metrics support, in report order. Pure.
+pub fn specs(m: &Metrics) -> Vec<Spec> {
+    let mut out = Vec::new();
+    if let Some(review) = &m.review {
+        let arms = &review.arms;
+        out.push(Spec {
+            name: "review-values",
+            title: "Raw confidence values (anchor dispersion)".into(),
+            alt: format!(
+                "How many findings carried each raw confidence value: {} distinct values per target in the baseline, {} in the treatment.",
+                one(arms.baseline.distinct_values_mean),
+                one(arms.treatment.distinct_values_mean)
+            ),
+            kind: Kind::Values(per_arm(arms, review_values_panel)),
+        });
+        out.push(Spec {
+            name: "review-tiers",
+            title: "Where merged findings went, per target (mean over runs)".into(),
+            alt: "Stacked counts of actionable, FYI, dropped, demoted and pre-existing findings per target, baseline beside treatment.".into(),
+            kind: Kind::Tiers(per_arm(arms, |label, a| tier_panel(label, &a.per_target))),
+        });
+        out.push(Spec {
+            name: "review-rates",
+            title: "Corroboration and promotion rates (95% Wilson intervals)".into(),
+            alt: format!(
+                "Corroboration rate {} → {}; promotion rate {} → {}.",
+                pct(arms.baseline.corroboration_rate),
+                pct(arms.treatment.corroboration_rate),
+                pct(arms.baseline.promotion_rate),
+                pct(arms.treatment.promotion_rate)
+            ),
+            kind: Kind::Rates(vec![
+                RateGroup {
+                    name: "corroborated / merged".into(),
+                    baseline: (
+                        arms.baseline.corroboration_rate,
+                        arms.baseline.rate_ci.corroboration_rate,
+                    ),
+                    treatment: (
+                        arms.treatment.corroboration_rate,
+                        arms.treatment.rate_ci.corroboration_rate,
+                    ),
+                },
+                RateGroup {
+                    name: "promoted / merged".into(),
+                    baseline: (
+                        arms.baseline.promotion_rate,
+                        arms.baseline.rate_ci.promotion_rate,
+                    ),
+                    treatment: (
+                        arms.treatment.promotion_rate,
+                        arms.treatment.rate_ci.promotion_rate,
+                    ),
+                },
+            ]),
+        });
+        let calibrated = !arms.baseline.anchor_calibration.is_empty()
+            || !arms.treatment.anchor_calibration.is_empty();
+        if calibrated {
+            out.push(Spec {
+                name: "review-calibration",
+                title: "Judged quality by confidence (reliability diagram)".into(),
+                alt: "Mean judge composite of the findings at each confidence, against the confidence itself; the diagonal is perfect calibration.".into(),
+                kind: Kind::Reliability(per_arm(arms, |label, a| {
+                    let scale = scale_max(a.scale);
+                    ReliabilityPanel {
+                        label,
+                        points: a
+                            .anchor_calibration
+                            .iter()
+                            .map(|c| (c.mean_confidence / scale, c.mean_composite, c.count))
+                            .collect(),
+                        y_desc: "mean judge composite".into(),
+                    }
+                })),
+            });
+        }
+    }
+    if let Some(q) = &m.queries {
+        let arms = &q.arms;
+        let panels = PerArm {
+            baseline: query_values_panel("baseline", &arms.baseline),
+            treatment: query_values_panel("treatment", &arms.treatment),
+        };
+        out.push(Spec {
+            name: "query-confidence",
+            title: "Final confidence per query, with bands and gates".into(),
+            alt: format!(
+                "Final confidence of each query: {} distinct values in the baseline, {} in the treatment; the recovery gate fired on {} and {} queries.",
+                arms.baseline.distinct_values,
+                arms.treatment.distinct_values,
+                arms.baseline.recovery_fired,
+                arms.treatment.recovery_fired
+            ),
+            kind: Kind::Values(panels),
+        });
+        if arms.baseline.calibration.is_some() || arms.treatment.calibration.is_some() {
+            let panel =
+                |arm: &str, a: &crate::replay::query_metrics::QueryArmMetrics| ReliabilityPanel {
+                    label: format!("{arm} · {}", a.policy),
+                    points: a
+                        .calibration
+                        .iter()
+                        .flat_map(|c| &c.calibration.bins)
+                        .filter_map(|b| Some((b.mean_confidence?, b.accuracy?, b.count)))
+                        .collect(),
+                    y_desc: "share answered correctly".into(),
+                };
+            out.push(Spec {
+                name: "query-reliability",
+                title: "Reliability diagram: confidence against final correctness".into(),
+                alt: "Share of queries answered correctly in each confidence bin, against the bin's mean confidence, with the bin counts; the diagonal is perfect calibration.".into(),
+                kind: Kind::Reliability(PerArm {
+                    baseline: panel("baseline", &arms.baseline),
+                    treatment: panel("treatment", &arms.treatment),
+                }),
+            });
+        }
+    }
+    if let Some(rows) = alpha_rows(m) {
+        out.push(Spec {
+            name: "alpha",
+            title: "Krippendorff's α with 95% bootstrap intervals".into(),
+            alt: "Agreement (α) among the judges, among corroborating reviewers per arm, and across runs per arm, with intervals; 0.667 and 0.8 are the usual tentative and reliable marks.".into(),
+            kind: Kind::Alpha(rows),
+        });
+    }
+    out
+}
+
+fn per_arm<T>(arms: &PerArm<ArmMetrics>, f: impl Fn(String, &ArmMetrics) -> T) -> PerArm<T> {
+    PerArm {
+        baseline: f(
+            format!("baseline · {}", arms.baseline.policy),
+            &arms.baseline,
+        ),
+        treatment: f(
+            format!("treatment · {}", arms.treatment.policy),
+            &arms.treatment,
+        ),
+    }
+}
+
+fn one(x: f64) -> String {
+    format!("{x:.1}")
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+fn scale_max(scale: Scale) -> f64 {
+    match scale {
+        Scale::Anchor => 100.0,
+        Scale::Float => 1.0,
+    }
+}
+
+fn review_values_panel(label: String, a: &ArmMetrics) -> ValuesPanel {
+    ValuesPanel {
+        label: format!(
+            "{label}: {} distinct per target",
+            one(a.distinct_values_mean)
+        ),
+        bars: bars(&a.values),
+        x_max: scale_max(a.scale),
+        x_desc: match a.scale {
+            Scale::Anchor => "confidence (anchor)".into(),
+            Scale::Float => "confidence".into(),
+        },
+        y_desc: "findings (all targets and runs)".into(),
+        markers: Vec::new(),
+    }
+}
+
+fn bars(values: &[ValueCount]) -> Vec<(f64, f64)> {
+    values.iter().map(|v| (v.value, v.count as f64)).collect()
+}
+
+fn query_values_panel(arm: &str, a: &crate::replay::query_metrics::QueryArmMetrics) -> ValuesPanel {
+    let b = &a.band_thresholds;
+    let mut markers = vec![
+        Marker {
+            x: b.weak,
+            label: format!("weak {:.2}", b.weak),
+            gate: false,
+        },
+        Marker {
+            x: b.adequate,
+            label: format!("adequate {:.2}", b.adequate),
+            gate: false,
+        },
+        Marker {
+            x: b.strong,
+            label: format!("strong {:.2}", b.strong),
+            gate: false,
+        },
+        Marker {
+            x: a.recovery_threshold,
+            label: format!("recovery gate < {:.2}", a.recovery_threshold),
+            gate: true,
+        },
+    ];
+    if a.stop_threshold > 0.0 {
+        markers.push(Marker {
+            x: a.stop_threshold,
+            label: format!("stop < {:.2}", a.stop_threshold),
+            gate: true,
+        });
+    }
+    ValuesPanel {
+        label: format!(
+            "{arm} · {}: gate fired on {} of {}",
+            a.policy, a.recovery_fired, a.queries
+        ),
+        bars: bars(&a.values),
+        x_max: 1.0,
+        x_desc: "final confidence".into(),
+        y_desc: "queries".into(),
+        markers,
+    }
+}
+
+fn tier_panel(label: String, per_target: &[TargetMetrics]) -> TierPanel {
+    let columns: [(&str, Metric); 5] = [
+        ("actionable", |t| Some(t.actionable as f64)),
+        ("fyi", |t| Some(t.fyi as f64)),
+        ("dropped", |t| Some(t.dropped as f64)),
+        ("demoted", |t| Some(t.demoted as f64)),
+        ("pre-existing", |t| Some(t.pre_existing as f64)),
+    ];
+    let merged = by_target(per_target, |t| Some(t.merged as f64));
+    // The targets with the most findings, in their first-appearance order.
+    let mut keep: Vec<(usize, f64)> = merged.iter().map(|(_, v)| *v).enumerate().collect();
+    keep.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    keep.truncate(MAX_TARGETS);
+    keep.sort_by_key(|k| k.0);
+    let targets: Vec<String> = keep.iter().map(|(i, _)| merged[*i].0.clone()).collect();
+    let tiers = columns
+        .iter()
+        .map(|(name, f)| {
+            let all = by_target(per_target, *f);
+            (*name, keep.iter().map(|(i, _)| all[*i].1).collect())
+        })
+        .collect();
+    TierPanel {
+        label,
+        targets,
+        tiers,
+    }
+}
+
+fn alpha_rows(m: &Metrics) -> Option<AlphaRows> {
+    let a = m.agreement.as_ref()?;
+    let mut rows = Vec::new();
+    let mut push = |label: String, arm: u8, g: &Agreement| {
+        if let Some(alpha) = g.alpha {
+            let ci = g.ci.as_ref().and_then(|c| Some([c.lower?, c.upper?]));
+            rows.push((label, arm, alpha, ci));
+        }
+    };
+    if let Some(j) = &a.judges {
+        push("judges".into(), 0, j);
+    }
+    if let Some(r) = &a.reviewers {
+        push("reviewers · baseline".into(), 1, &r.baseline);
+        push("reviewers · treatment".into(), 2, &r.treatment);
+    }
+    if let Some(r) = &a.runs {
+        push("run to run · baseline".into(), 1, &r.baseline);
+        push("run to run · treatment".into(), 2, &r.treatment);
+    }
+    (!rows.is_empty()).then(|| AlphaRows {
+        rows,
+        floor: m.trust.as_ref().map(|t| t.thresholds.irr_floor),
+    })
+}
+
+/// Draws every spec as SVG and PNG.
+pub fn render_all(specs: &[Spec]) -> Result<Vec<Plot>, String> {
+    specs.iter().map(render).collect()
+}
+
+/// Draws one spec as SVG and PNG.
+pub fn render(spec: &Spec) -> Result<Plot, String> {
+    register_font()?;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        draw(&root, spec)?;
+        root.present().map_err(err)?;
+    }
+    let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let font = ab_glyph::FontRef::try_from_slice(FONT_BYTES)
+            .map_err(|_| "the embedded font could not be read".to_string())?;
+        let bitmap = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT));
+        let root = Raster::new(bitmap, font).into_drawing_area();
+        draw(&root, spec)?;
+        root.present().map_err(err)?;
+    }
+    Ok(Plot {
+        name: spec.name,
+        title: spec.title.clone(),
+        alt: spec.alt.clone(),
+        svg,
+        png: encode_png(&rgb, WIDTH, HEIGHT)?,
+    })
+}
+
+/// A chart builder with the report's margins and label areas, and the panel's caption.
+fn frame<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+    caption: Option<&str>,
+    y_label_area: u32,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(y_label_area);
+    if let Some(c) = caption {
+        builder.caption(c, (FONT, 15).into_font().color(&INK));
+    }
+    builder
+}
+
+/// The report's mesh: faint major lines only, the embedded font for labels.
+fn styled<'m, 'a, 'b, X: Ranged, Y: Ranged, DB: DrawingBackend>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, DB> {
+    mesh.light_line_style(WHITE)
+        .bold_line_style(GRID)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+}
+
+/// A tick label: whole numbers without decimals, finer scales with as many as they need.
+fn tick(v: f64, range: f64) -> String {
+    if range >= 10.0 || (v - v.round()).abs() < 1e-9 && range > 2.0 {
+        format!("{v:.0}")
+    } else if range > 2.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A row of coloured keys centred in `area`.
+fn legend_row<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    items: &[(String, RGBColor)],
+) -> Result<(), String> {
+    let font = (FONT, 14).into_font().color(&INK);
+    let widths: Vec<i32> = items
+        .iter()
+        .map(|(label, _)| {
+            area.estimate_text_size(label, &font)
+                .map(|(w, _)| w as i32 + 40)
+                .map_err(err)
+        })
+        .collect::<Result<_, _>>()?;
+    let (w, h) = area.dim_in_pixel();
+    let mut x = (w as i32 - widths.iter().sum::<i32>()) / 2;
+    let y = h as i32 / 2;
+    for ((label, colour), width) in items.iter().zip(widths) {
+        area.draw(&Rectangle::new(
+            [(x, y - 6), (x + 14, y + 6)],
+            colour.filled(),
+        ))
+        .map_err(err)?;
+        let centred = font.pos(Pos::new(HPos::Left, VPos::Center));
+        area.draw(&Text::new(label.clone(), (x + 20, y), centred))
+            .map_err(err)?;
+        x += width;
+    }
+    Ok(())
+}
+
+fn err<E: std::fmt::Display>(e: E) -> String {
+    format!("drawing a plot: {e}")
+}
+
+static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+fn register_font() -> Result<(), String> {
+    static ONCE: Once = Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| {
+        result = plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
+            .map_err(|_| "the embedded font could not be read".to_string());
+    });
+    result
+}
+
+/// RGB rows to PNG bytes.
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(err)?;
+    writer.write_image_data(rgb).map_err(err)?;
+    writer.finish().map_err(err)?;
+    Ok(out)
+}
+
+fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Result<(), String> {
+    root.fill(&WHITE).map_err(err)?;
+    let body = root
+        .titled(&spec.title, (FONT, 22).into_font().color(&INK))
+        .map_err(err)?;
+    match &spec.kind {
+        Kind::Values(p) => {
+            let y_max = p
+                .baseline
+                .bars
+                .iter()
+                .chain(&p.treatment.bars)
+                .map(|b| b.1)
+                .fold(1.0, f64::max);
+            let halves = body.split_evenly((1, 2));
+            values_panel(&halves[0], &p.baseline, BASELINE, y_max)?;
+            values_panel(&halves[1], &p.treatment, TREATMENT, y_max)
+        }
+        Kind::Tiers(p) => {
+            let total = |t: &TierPanel| {
+                (0..t.targets.len())
+                    .map(|i| t.tiers.iter().map(|(_, v)| v[i]).sum::<f64>())
+                    .fold(1.0, f64::max)
+            };
+            let x_max = total(&p.baseline).max(total(&p.treatment));
+            let present = |name: &str| {
+                [&p.baseline, &p.treatment].iter().any(|panel| {
+                    panel
+                        .tiers
+                        .iter()
+                        .any(|(t, v)| *t == name && v.iter().any(|c| *c > 0.0))
+                })
+            };
+            let items: Vec<(String, RGBColor)> = TIERS
+                .iter()
+                .filter(|(t, _)| present(t))
+                .map(|(t, c)| (t.to_string(), *c))
+                .collect();
+            let (top, rest) = body.split_vertically(30);
+            legend_row(&top, &items)?;
+            let halves = rest.split_evenly((1, 2));
+            tier_panel_draw(&halves[0], &p.baseline, x_max)?;
+            tier_panel_draw(&halves[1], &p.treatment, x_max)
+        }
+        Kind::Rates(groups) => {
+            let (top, rest) = body.split_vertically(30);
+            legend_row(
+                &top,
+                &[
+                    ("baseline".into(), BASELINE),
+                    ("treatment".into(), TREATMENT),
+                ],
+            )?;
+            rates(&rest, groups)
+        }
+        Kind::Reliability(p) => {
+            let halves = body.split_evenly((1, 2));
+            reliability_panel(&halves[0], &p.baseline, BASELINE)?;
+            reliability_panel(&halves[1], &p.treatment, TREATMENT)
+        }
+        Kind::Alpha(rows) => alpha(&body, rows),
+    }
+}
+
+fn values_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &ValuesPanel,
+    colour: RGBColor,
+    y_max: f64,
+) -> Result<(), String> {
+    let mut chart = frame(area, Some(&p.label), 56)
+        .build_cartesian_2d(0.0..p.x_max * 1.02, 0.0..y_max * 1.15)
+        .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .x_desc(&p.x_desc)
+        .y_desc(&p.y_desc)
+        .x_label_formatter(&|x| tick(*x, p.x_max))
+        .y_label_formatter(&|y| tick(*y, y_max))
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    let half = p.x_max * 0.006;
+    chart
+        .draw_series(
+            p.bars
+                .iter()
+                .map(|&(x, n)| Rectangle::new([(x - half, 0.0), (x + half, n)], colour.filled())),
+        )
+        .map_err(err)?;
+    for (i, m) in p.markers.iter().enumerate() {
+        let style = if m.gate {
+            RECOVERY.stroke_width(2)
+        } else {
+            RGBColor(90, 90, 90).stroke_width(1)
+        };
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(m.x, 0.0), (m.x, y_max * 1.15)],
+                6,
+                4,
+                style,
+            )))
+            .map_err(err)?;
+        // Labels stagger down the panel so that neighbouring markers stay legible.
+        let y = y_max * (1.1 - 0.08 * i as f64);
+        chart
+            .draw_series(std::iter::once(Text::new(
+                m.label.clone(),
+                (m.x + p.x_max * 0.008, y),
+                (FONT, 12)
+                    .into_font()
+                    .color(if m.gate { &RECOVERY } else { &INK }),
+            )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+fn tier_panel_draw<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &TierPanel,
+    x_max: f64,
+) -> Result<(), String> {
+    let n = p.targets.len().max(1);
+    let longest = p
+        .targets
+        .iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(4);
+    let mut chart = frame(
+        area,
+        Some(&p.label),
+        (longest as u32 * 7 + 12).clamp(40, 200),
+    )
+    .build_cartesian_2d(0.0..x_max * 1.05, (0..n - 1).into_segmented())
+    .map_err(err)?;
+    let names = p.targets.clone();
+    styled(&mut chart.configure_mesh())
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc("merged findings (mean over runs)")
+        .x_label_formatter(&|x| tick(*x, x_max))
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    let mut start = vec![0.0; n];
+    for (name, counts) in &p.tiers {
+        let colour = TIERS
+            .iter()
+            .find(|(t, _)| t == name)
+            .map_or(INK, |(_, c)| *c);
+        let rects: Vec<_> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0.0)
+            .map(|(i, c)| {
+                let mut r = Rectangle::new(
+                    [
+                        (start[i], SegmentValue::Exact(i)),
+                        (start[i] + c, SegmentValue::Exact(i + 1)),
+                    ],
+                    colour.filled(),
+                );
+                r.set_margin(3, 3, 0, 0);
+                start[i] += c;
+                r
+            })
+            .collect();
+        chart.draw_series(rects).map_err(err)?;
+    }
+    Ok(())
+}
+
+fn rates<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    groups: &[RateGroup],
+) -> Result<(), String> {
+    let n = groups.len().max(1);
+    let mut chart = frame(area, None, 56)
+        .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..1.05)
+        .map_err(err)?;
+    let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
+    styled(&mut chart.configure_mesh())
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .y_desc("rate")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    // Each group's segment is split in two by pixel margins: baseline left, treatment right.
+    let plot_width = chart.plotting_area().dim_in_pixel().0 as f64;
+    let segment = plot_width / n as f64;
+    let outer = (segment * 0.15) as u32;
+    let inner = (segment * 0.5) as u32 + 2;
+    for (arm, colour) in [(0, BASELINE), (1, TREATMENT)] {
+        let (l, r) = if arm == 0 {
+            (outer, inner)
+        } else {
+            (inner, outer)
+        };
+        chart
+            .draw_series(groups.iter().enumerate().map(|(i, g)| {
+                let v = if arm == 0 {
+                    g.baseline.0
+                } else {
+                    g.treatment.0
+                };
+                let mut rect = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(i), 0.0),
+                        (SegmentValue::Exact(i + 1), v),
+                    ],
+                    colour.filled(),
+                );
+                rect.set_margin(0, 0, l, r);
+                rect
+            }))
+            .map_err(err)?;
+    }
+    // Interval whiskers and values, drawn in pixels over each bar's centre.
+    let centre = |i: usize, arm: usize| {
+        let x0 = segment * i as f64;
+        let (l, r) = if arm == 0 {
+            (outer, inner)
+        } else {
+            (inner, outer)
+        };
+        x0 + (l as f64 + (segment - r as f64)) / 2.0
+    };
+    let plotting = chart.plotting_area();
+    let (_, h) = plotting.dim_in_pixel();
+    let y_px = |v: f64| (h as f64 * (1.0 - v / 1.05)) as i32;
+    let whiskers = plotting.strip_coord_spec();
+    for (i, g) in groups.iter().enumerate() {
+        for (arm, (v, ci)) in [g.baseline, g.treatment].into_iter().enumerate() {
+            let x = centre(i, arm) as i32;
+            if let Some([lo, hi]) = ci {
+                let style = INK.stroke_width(2);
+                whiskers
+                    .draw(&PathElement::new(vec![(x, y_px(lo)), (x, y_px(hi))], style))
+                    .map_err(err)?;
+                for y in [y_px(lo), y_px(hi)] {
+                    whiskers
+                        .draw(&PathElement::new(vec![(x - 6, y), (x + 6, y)], style))
+                        .map_err(err)?;
+                }
+            }
+            let top = ci.map_or(v, |c| c[1]);
+            whiskers
+                .draw(&Text::new(
+                    format!("{:.0}%", 100.0 * v),
+                    (x + 8, y_px(top) - 16),
+                    (FONT, 13).into_font().color(&INK),
+                ))
+                .map_err(err)?;
+        }
+    }
+    Ok(())
+}
+
+fn reliability_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: &ReliabilityPanel,
+    colour: RGBColor,
+) -> Result<(), String> {
+    let mut chart = frame(area, Some(&p.label), 56)
+        .build_cartesian_2d(0.0..1.0, 0.0..1.05)
+        .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .x_desc("mean confidence in bin")
+        .y_desc(&p.y_desc)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(std::iter::once(DashedPathElement::new(
+            vec![(0.0, 0.0), (1.0, 1.0)],
+            6,
+            4,
+            RGBColor(120, 120, 120).stroke_width(1),
+        )))
+        .map_err(err)?
+        .label("perfect calibration")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], RGBColor(120, 120, 120)));
+    // The gap between confidence and outcome, then the bin itself sized by its count.
+    chart
+        .draw_series(p.points.iter().map(|&(c, o, _)| {
+            PathElement::new(vec![(c, c), (c, o)], colour.mix(0.6).stroke_width(2))
+        }))
+        .map_err(err)?;
+    let most = p.points.iter().map(|p| p.2).max().unwrap_or(1).max(1) as f64;
+    chart
+        .draw_series(p.points.iter().map(|&(c, o, n)| {
+            let r = 4.0 + 8.0 * (n as f64 / most).sqrt();
+            Circle::new((c, o), r as i32, colour.filled())
+        }))
+        .map_err(err)?
+        .label("bin (area grows with count)")
+        .legend(move |(x, y)| Circle::new((x + 6, y), 5, colour.filled()));
+    // Bin counts as a strip of bars along the bottom, each with its count.
+    let strip = 0.12;
+    chart
+        .draw_series(p.points.iter().map(|&(c, _, n)| {
+            let h = strip * n as f64 / most;
+            Rectangle::new(
+                [(c - 0.006, 0.0), (c + 0.006, h)],
+                colour.mix(0.45).filled(),
+            )
+        }))
+        .map_err(err)?
+        .label("count per bin (bottom)")
+        .legend(move |(x, y)| {
+            Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour.mix(0.45).filled())
+        });
+    chart
+        .draw_series(p.points.iter().map(|&(c, _, n)| {
+            let h = strip * n as f64 / most;
+            EmptyElement::at((c, h))
+                + Text::new(
+                    n.to_string(),
+                    (0, -4),
+                    (FONT, 11)
+                        .into_font()
+                        .color(&INK)
+                        .pos(Pos::new(HPos::Center, VPos::Bottom)),
+                )
+        }))
+        .map_err(err)?;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(GRID)
+        .label_font((FONT, 12))
+        .draw()
+        .map_err(err)?;
+    Ok(())
+}
+
+fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Result<(), String> {
+    let n = a.rows.len().max(1);
+    let lowest = a
+        .rows
+        .iter()
+        .map(|r| r.3.map_or(r.2, |c| c[0]).min(r.2))
+        .fold(0.0, f64::min);
+    let x_min = if lowest < 0.0 { lowest - 0.05 } else { 0.0 };
+    let mut chart = frame(area, None, 180)
+        .build_cartesian_2d(x_min..1.0, (0..n - 1).into_segmented())
+        .map_err(err)?;
+    let names: Vec<String> = a.rows.iter().map(|r| r.0.clone()).collect();
+    styled(&mut chart.configure_mesh())
+        .disable_y_mesh()
+        .y_labels(n)
+        .y_label_formatter(&|v| match v {
+            SegmentValue::CenterOf(i) => names.get(n - 1 - *i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        .x_desc("Krippendorff's α")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(err)?;
+    let mut marks = vec![(0.667, "0.667 tentative"), (0.8, "0.8 reliable")];
+    if let Some(f) = a.floor {
+        marks.push((f, "trust floor"));
+    }
+    for (x, label) in marks {
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(x, SegmentValue::Exact(0)), (x, SegmentValue::Exact(n))],
+                6,
+                4,
+                RGBColor(140, 140, 140).stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                label.to_string(),
+                (x, SegmentValue::Exact(n)),
+                (FONT, 11).into_font().color(&INK),
+            )))
+            .map_err(err)?;
+    }
+    // Rows top-down in the given order: row k sits in segment n − 1 − k.
+    for (k, (_, arm, alpha, ci)) in a.rows.iter().enumerate() {
+        let colour = match arm {
+            1 => BASELINE,
+            2 => TREATMENT,
+            _ => INK,
+        };
+        let seg = n - 1 - k;
+        if let Some([lo, hi]) = ci {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![
+                        (*lo, SegmentValue::CenterOf(seg)),
+                        (*hi, SegmentValue::CenterOf(seg)),
+                    ],
+                    colour.stroke_width(3),
+                )))
+                .map_err(err)?;
+        }
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (*alpha, SegmentValue::CenterOf(seg)),
+                7,
+                colour.filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((*alpha, SegmentValue::CenterOf(seg)))
+                    + Text::new(
+                        format!("{alpha:.3}"),
+                        (-14, -26),
+                        (FONT, 13).into_font().color(&INK),
+                    ),
+            ))
+            .map_err(err)?;
+    }
+    Ok(())
+}

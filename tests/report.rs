@@ -1,0 +1,411 @@
+//! Reports (SPEC §5): snapshots of the Markdown of every example, the HTML parsed strictly with
+//! every plot embedded, the PNGs decoded, re-rendering from a run directory, the index page,
+//! and the errors of `calibench report`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use assert_cmd::Command;
+use base64::Engine;
+use predicates::prelude::*;
+
+const EXAMPLES: [&str; 3] = ["capacity-50", "code-review-ab", "doc-review-ab"];
+
+fn calibench() -> Command {
+    Command::cargo_bin("calibench").unwrap()
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every example run once for the whole file, with fixed run ids: `<dir>/runs/<name>` and
+/// `<dir>/reports/<name>`.
+fn examples() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-examples");
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in EXAMPLES {
+            calibench()
+                .arg("run")
+                .arg(root().join(format!("corpora/{name}/experiment.toml")))
+                .arg("--runs-dir")
+                .arg(dir.join("runs"))
+                .arg("--reports-dir")
+                .arg(dir.join("reports"))
+                .args(["--run-id", name, "--bootstrap", "200", "-q"])
+                .assert()
+                .success();
+        }
+        dir
+    })
+}
+
+/// The report's text with what changes from run to run (times, run ids) and machine to machine
+/// (where the checkout is) redacted.
+fn redacted(text: &str) -> String {
+    text.replace(env!("CARGO_MANIFEST_DIR"), "[root]")
+        .lines()
+        .map(|l| {
+            if l.starts_with("| started |") {
+                "| started | [time] |".to_string()
+            } else if l.starts_with("| finished |") {
+                "| finished | [time] |".to_string()
+            } else if l.starts_with("| run id |") {
+                "| run id | [run id] |".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn markdown_reports_match_their_snapshots() {
+    for name in EXAMPLES {
+        let md =
+            std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
+        insta::assert_snapshot!(name, redacted(&md));
+    }
+}
+
+#[test]
+fn each_report_opens_with_its_verdict() {
+    for (name, verdict) in [
+        ("capacity-50", "**Verdict: no judges.**"),
+        ("code-review-ab", "**Verdict: withheld.**"),
+        ("doc-review-ab", "**Verdict: trusted.**"),
+    ] {
+        let md =
+            std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
+        let first = md.lines().nth(2).unwrap();
+        assert!(first.contains(verdict), "{name}: {first}");
+        // The baseline-vs-treatment table comes before any section.
+        let table = md.find("## Baseline vs treatment").unwrap();
+        let section = md.find("<a id=").unwrap();
+        assert!(table < section, "{name}");
+    }
+    // The withheld run names why, and marks what it withheld.
+    let md = std::fs::read_to_string(examples().join("reports/code-review-ab/report.md")).unwrap();
+    assert!(md.contains("pr-1860-payment-retry (treatment) spread 0.60 > 0.5"));
+    assert!(md.contains("| precision | *withheld* |"));
+    assert!(md.contains("| lift | *withheld* | *withheld* |"));
+}
+
+/// Parses HTML strictly, as XML: the reports are written well-formed so that this can check
+/// them.
+fn parse_html(html: &str) -> Result<roxmltree::Document<'_>, roxmltree::Error> {
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    roxmltree::Document::parse_with_options(html, options)
+}
+
+fn plot_files(report: &Path) -> BTreeMap<String, PathBuf> {
+    std::fs::read_dir(report.join("plots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), p))
+        .collect()
+}
+
+#[test]
+fn html_parses_and_embeds_every_plot() {
+    for name in EXAMPLES {
+        let report = examples().join(format!("reports/{name}"));
+        let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+        let doc = parse_html(&html)
+            .unwrap_or_else(|e| panic!("{name}: report.html is not well-formed: {e}"));
+        // Self-contained: nothing is fetched.
+        for node in doc.descendants().filter(|n| n.is_element()) {
+            for attr in ["src", "href"] {
+                if let Some(v) = node.attribute(attr) {
+                    assert!(
+                        v.starts_with("data:") || v.starts_with('#'),
+                        "{name}: {attr}={v} would need a file or the network"
+                    );
+                }
+            }
+        }
+        let embedded: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("img"))
+            .map(|n| n.attribute("src").unwrap().to_string())
+            .collect();
+        let svgs: Vec<PathBuf> = plot_files(&report)
+            .into_iter()
+            .filter(|(f, _)| f.ends_with(".svg"))
+            .map(|(_, p)| p)
+            .collect();
+        assert!(!svgs.is_empty(), "{name} has plots");
+        assert_eq!(embedded.len(), svgs.len(), "{name}: one image per plot");
+        for svg in svgs {
+            let want = format!(
+                "data:image/svg+xml;base64,{}",
+                base64::engine::general_purpose::STANDARD.encode(std::fs::read(&svg).unwrap())
+            );
+            assert!(
+                embedded.contains(&want),
+                "{name}: {} not embedded",
+                svg.display()
+            );
+        }
+        // The verdict is the first thing after the title.
+        let body = doc.descendants().find(|n| n.has_tag_name("body")).unwrap();
+        let mut elements = body.children().filter(|n| n.is_element());
+        assert!(elements.next().unwrap().has_tag_name("h1"));
+        assert_eq!(elements.next().unwrap().attribute("id"), Some("verdict"));
+    }
+}
+
+#[test]
+fn pngs_decode_to_the_stated_size_and_are_not_blank() {
+    for name in EXAMPLES {
+        let report = examples().join(format!("reports/{name}"));
+        for (file, path) in plot_files(&report) {
+            if !file.ends_with(".png") {
+                continue;
+            }
+            let decoder = png::Decoder::new(std::fs::File::open(&path).unwrap());
+            let mut reader = decoder.read_info().unwrap();
+            let mut buf = vec![0; reader.output_buffer_size()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            assert_eq!((info.width, info.height), (1000, 460), "{file}");
+            let pixels: Vec<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
+            let inked = pixels.iter().filter(|p| ***p != [255u8, 255, 255]).count();
+            let share = inked as f64 / pixels.len() as f64;
+            assert!(
+                share > 0.02,
+                "{name}/{file}: only {share:.3} of it is drawn"
+            );
+            let colours: std::collections::HashSet<&[u8]> = pixels.iter().copied().collect();
+            assert!(
+                colours.len() > 20,
+                "{name}/{file}: {} colours",
+                colours.len()
+            );
+            // Text is drawn: the title's row (the top 30 pixels) has dark, anti-aliased ink.
+            let title_ink = buf[..1000 * 30 * 3]
+                .chunks(3)
+                .filter(|p| p.iter().all(|&c| c < 128))
+                .count();
+            assert!(title_ink > 200, "{name}/{file}: no title text");
+        }
+    }
+}
+
+#[test]
+fn svgs_carry_their_titles_and_axis_labels_as_text() {
+    let report = examples().join("reports/capacity-50");
+    let svg = std::fs::read_to_string(report.join("plots/query-confidence.svg")).unwrap();
+    roxmltree::Document::parse(&svg).unwrap();
+    assert!(svg.contains("Final confidence per query, with bands and gates"));
+    assert!(svg.contains("recovery gate &lt; 0.70") || svg.contains("recovery gate < 0.70"));
+    assert!(svg.contains("final confidence"));
+}
+
+#[test]
+fn report_rerenders_the_same_report_from_the_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        calibench()
+            .arg("report")
+            .arg(examples().join(format!("runs/{name}")))
+            .arg("--reports-dir")
+            .arg(dir.path())
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(format!("{name} → ")));
+        let first = examples().join(format!("reports/{name}"));
+        let again = dir.path().join(name);
+        for file in ["report.md", "report.html"] {
+            assert_eq!(
+                std::fs::read(first.join(file)).unwrap(),
+                std::fs::read(again.join(file)).unwrap(),
+                "{name}/{file}"
+            );
+        }
+        let (a, b) = (plot_files(&first), plot_files(&again));
+        assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+        for (file, path) in a {
+            assert_eq!(
+                std::fs::read(path).unwrap(),
+                std::fs::read(&b[&file]).unwrap(),
+                "{name}/{file}"
+            );
+        }
+    }
+    // Rendering again over an existing report replaces it whole.
+    calibench()
+        .arg("report")
+        .arg(examples().join("runs/capacity-50"))
+        .arg("--reports-dir")
+        .arg(dir.path())
+        .arg("--no-plots")
+        .assert()
+        .success();
+    assert!(!dir.path().join("capacity-50/plots").exists());
+    let leftovers: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn no_plots_writes_the_report_without_images() {
+    let dir = tempfile::tempdir().unwrap();
+    calibench()
+        .arg("run")
+        .arg(root().join("corpora/doc-review-ab/experiment.toml"))
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .args(["--run-id", "np", "--bootstrap", "50", "--no-plots", "-q"])
+        .assert()
+        .success();
+    let report = dir.path().join("reports/np");
+    assert!(!report.join("plots").exists());
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(md.contains("**Verdict: trusted.**") && !md.contains("!["));
+    let html = std::fs::read_to_string(report.join("report.html")).unwrap();
+    parse_html(&html).unwrap();
+    assert!(!html.contains("<img"));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_main_job_runs_every_example_and_writes_an_index() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&root().join("corpora"), &dir.path().join("corpora"));
+    let out = calibench()
+        .current_dir(dir.path())
+        .args(["run", "--bootstrap", "50"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("index of every report: reports/index.html"),
+        "{out}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("reports/index.html")).unwrap();
+    let doc = parse_html(&html).unwrap();
+    let links: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("a"))
+        .filter_map(|n| n.attribute("href"))
+        .collect();
+    assert_eq!(links.len(), EXAMPLES.len());
+    for (link, name) in links.iter().zip(EXAMPLES) {
+        assert!(
+            link.starts_with(name) && link.ends_with("/report.html"),
+            "{link}"
+        );
+        assert!(dir.path().join("reports").join(link).is_file(), "{link}");
+    }
+    let md = std::fs::read_to_string(dir.path().join("reports/index.md")).unwrap();
+    assert!(md.contains("| trusted | judges trusted · lift +"));
+    assert!(md.contains("| withheld | judges not trusted · lift withheld"));
+    assert!(md.contains("| no judges | no judge verdicts · recovery gate 98% → 6%"));
+    // Without a terminal there is no progress bar on stderr.
+    let err = calibench()
+        .current_dir(dir.path())
+        .args(["run", "--bootstrap", "10", "-q"])
+        .assert()
+        .success()
+        .get_output()
+        .stderr
+        .clone();
+    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+}
+
+#[test]
+fn report_refuses_what_is_not_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = dir.path().join("reports");
+    let refused = |run: &Path, expect: &[&str]| {
+        let assert = calibench()
+            .arg("report")
+            .arg(run)
+            .arg("--reports-dir")
+            .arg(&reports)
+            .assert()
+            .code(2)
+            .stdout("");
+        let err = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        for e in expect {
+            assert!(err.contains(e), "{e:?} not in {err}");
+        }
+        assert!(!reports.exists(), "nothing is written");
+    };
+    refused(
+        &dir.path().join("missing"),
+        &["missing", "not a run directory"],
+    );
+
+    // A metrics.json whose field has the wrong type: file, line and field are named.
+    let run = dir.path().join("broken");
+    copy_dir(&examples().join("runs/capacity-50"), &run);
+    let text = std::fs::read_to_string(run.join("metrics.json")).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l.trim_start().starts_with("\"recovery_gate_rate\": "))
+        .unwrap();
+    let bad: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .map(|(k, l)| {
+            if k == at {
+                "      \"recovery_gate_rate\": \"high\","
+            } else {
+                l
+            }
+        })
+        .collect();
+    std::fs::write(run.join("metrics.json"), bad.join("\n")).unwrap();
+    let line = at + 1;
+    refused(
+        &run,
+        &[
+            "metrics.json",
+            &format!("line {line}"),
+            "queries.arms.baseline.recovery_gate_rate",
+        ],
+    );
+
+    // A manifest from another run.
+    let run = dir.path().join("mixed");
+    copy_dir(&examples().join("runs/capacity-50"), &run);
+    let manifest = std::fs::read_to_string(run.join("manifest.json")).unwrap();
+    std::fs::write(
+        run.join("manifest.json"),
+        manifest.replacen("\"run_id\": \"capacity-50\"", "\"run_id\": \"other\"", 1),
+    )
+    .unwrap();
+    refused(&run, &["manifest.json", "run_id", "`other`"]);
+
+    // No metrics at all.
+    let run = dir.path().join("empty");
+    std::fs::create_dir_all(&run).unwrap();
+    refused(&run, &["metrics.json"]);
+}
