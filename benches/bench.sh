@@ -106,11 +106,11 @@ FINDINGS=1000000
 [ -n "$QUICK" ] && FINDINGS=100000
 L="$DATA/large-reviews-$FINDINGS"
 [ -f "$L/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$L"
-r="$DATA/out-replay"; rm -rf "$DATA/replay-runs"
-measure "$r" "$BIN" run "$L/experiment.toml" --runs-dir "$DATA/replay-runs" --quiet --timings
+r="$DATA/out-replay"; rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
+measure "$r" "$BIN" run "$L/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
 printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
-printf '  read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
-  "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(wall_s "$r")" "$(rss_mb "$r")"
+printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
+  "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(phase "$r" report)" "$(wall_s "$r")" "$(rss_mb "$r")"
 
 fi
 
@@ -119,13 +119,13 @@ QUERIES=100000
 [ -n "$QUICK" ] && QUERIES=10000
 Q="$DATA/large-queries-$QUERIES"
 [ -f "$Q/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$QUERIES" "$Q"
-q="$DATA/out-queries"; rm -rf "$DATA/query-runs"
-measure3 "$q" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --quiet --timings
+q="$DATA/out-queries"; rm -rf "$DATA/query-runs" "$DATA/query-reports"
+measure3 "$q" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --reports-dir "$DATA/query-reports" --quiet --timings
 printf '\nquery replay of %s queries (%s MB of queries.jsonl, both models, 2,000 bootstrap replicates):\n' "$QUERIES" "$(( $(stat -c %s "$Q/queries.jsonl") / 1000000 ))"
-printf '  read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
-  "$(phase "$q" "read and parse")" "$(phase "$q" "replay and metrics")" "$(phase "$q" tables)" "$(wall_s "$q")" "$(rss_mb "$q")"
-q0="$DATA/out-queries-noboot"; rm -rf "$DATA/query-runs"
-measure3 "$q0" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --quiet --timings --bootstrap 0
+printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
+  "$(phase "$q" "read and parse")" "$(phase "$q" "replay and metrics")" "$(phase "$q" tables)" "$(phase "$q" report)" "$(wall_s "$q")" "$(rss_mb "$q")"
+q0="$DATA/out-queries-noboot"; rm -rf "$DATA/query-runs" "$DATA/query-reports"
+measure3 "$q0" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --reports-dir "$DATA/query-reports" --quiet --timings --bootstrap 0
 printf '  without the bootstrap: replay and metrics %ss; whole command %ss\n' "$(phase "$q0" "replay and metrics")" "$(wall_s "$q0")"
 fi
 

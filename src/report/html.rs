@@ -81,7 +81,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
                         s += &format!(
                             "<figure id=\"plot-{name}\"><img src=\"data:image/svg+xml;base64,{data}\" alt=\"{}\"/><figcaption>{}</figcaption></figure>\n",
                             esc(&p.alt),
-                            esc(&p.title)
+                            esc(&p.alt)
                         );
                     }
                 }
