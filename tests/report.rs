@@ -409,3 +409,32 @@ fn report_refuses_what_is_not_a_run() {
     std::fs::create_dir_all(&run).unwrap();
     refused(&run, &["metrics.json"]);
 }
+
+#[test]
+fn each_example_has_the_plots_its_data_supports() {
+    let names = |name: &str| -> Vec<String> {
+        plot_files(&examples().join(format!("reports/{name}")))
+            .into_keys()
+            .filter_map(|f| f.strip_suffix(".png").map(str::to_string))
+            .collect()
+    };
+    assert_eq!(
+        names("capacity-50"),
+        ["query-confidence", "query-reliability"]
+    );
+    // The judges split: the judged-quality diagram is withheld with the rest.
+    assert_eq!(
+        names("code-review-ab"),
+        ["alpha", "review-rates", "review-tiers", "review-values"]
+    );
+    assert_eq!(
+        names("doc-review-ab"),
+        [
+            "alpha",
+            "review-calibration",
+            "review-rates",
+            "review-tiers",
+            "review-values"
+        ]
+    );
+}

@@ -6,7 +6,7 @@
 //! drift apart. PNG text is drawn with the DejaVu Sans font compiled into the binary
 //! (`assets/fonts`), so it renders on a machine with no system fonts.
 
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
@@ -514,13 +514,13 @@ fn err<E: std::fmt::Display>(e: E) -> String {
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 fn register_font() -> Result<(), String> {
-    static ONCE: Once = Once::new();
-    let mut result = Ok(());
-    ONCE.call_once(|| {
-        result = plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
-            .map_err(|_| "the embedded font could not be read".to_string());
-    });
-    result
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES)
+                .map_err(|_| "the embedded font could not be read".to_string())
+        })
+        .clone()
 }
 
 /// RGB rows to PNG bytes.
