@@ -43,6 +43,24 @@ pub struct Thresholds {
     pub level: Level,
 }
 
+impl Thresholds {
+    /// Check 1: α at or above the floor (compared at 9 decimals); an α that could not be
+    /// computed fails.
+    pub fn irr_passes(&self, irr: Option<f64>) -> bool {
+        irr.is_some_and(|a| round9(a) >= round9(self.irr_floor))
+    }
+
+    /// Check 2: an item's spread at most the ceiling (compared at 9 decimals).
+    pub fn spread_passes(&self, spread: f64) -> bool {
+        round9(spread) <= round9(self.spread_ceiling)
+    }
+
+    /// Check 3: enough surviving judges on an item.
+    pub fn survivors_pass(&self, survivors: usize) -> bool {
+        survivors >= self.min_survivors
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TrustVerdict {
     pub trustworthy: bool,
@@ -122,6 +140,12 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
     if items.is_empty() {
         return Err(NO_EVIDENCE);
     }
+    let thresholds = Thresholds {
+        irr_floor: t.irr_floor,
+        spread_ceiling: t.spread_ceiling,
+        min_survivors: t.min_survivors,
+        level: t.level,
+    };
     let mut reasons = Vec::new();
 
     // (1) Inter-rater reliability.
@@ -150,7 +174,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
         ),
     };
     match irr {
-        Some(a) if round9(a) < round9(t.irr_floor) => {
+        Some(a) if !thresholds.irr_passes(Some(a)) => {
             reasons.push(format!(
                 "(1) IRR {} < {}",
                 shown(a, t.irr_floor),
@@ -186,7 +210,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
     for item in items {
         let (s, dimension) = spread(item);
         let survivors = item.survivors().count();
-        if round9(s) > round9(t.spread_ceiling) {
+        if !thresholds.spread_passes(s) {
             reasons.push(format!(
                 "(2) item {} spread {} > {} — raters split",
                 name(item),
@@ -194,7 +218,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
                 t.spread_ceiling
             ));
         }
-        if survivors < t.min_survivors {
+        if !thresholds.survivors_pass(survivors) {
             survivor_reasons.push(format!(
                 "(3) item {}: {survivors} surviving raters < {}",
                 name(item),
@@ -226,12 +250,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
         per_item_spread: per_item,
         items: items.len(),
         judges: judges.len(),
-        thresholds: Thresholds {
-            irr_floor: t.irr_floor,
-            spread_ceiling: t.spread_ceiling,
-            min_survivors: t.min_survivors,
-            level: t.level,
-        },
+        thresholds,
     })
 }
 

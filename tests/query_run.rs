@@ -4,13 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+
+use common::{calibench, run_into};
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn calibench() -> Command {
-    Command::cargo_bin("calibench").unwrap()
-}
 
 const EXPERIMENT: &str = r#"name = "tiny-queries"
 seed = 11
@@ -44,13 +42,7 @@ fn corpus(dir: &Path, traces: &str) -> PathBuf {
 }
 
 fn run_json(experiment: &Path, runs: &Path) -> Value {
-    let out = calibench()
-        .arg("run")
-        .arg(experiment)
-        .arg("--runs-dir")
-        .arg(runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    let out = run_into(runs, experiment)
         .args(["--run-id", "r", "--json"])
         .output()
         .unwrap();
@@ -160,13 +152,7 @@ fn bad_traces_refuse_the_run_with_file_line_and_field_and_write_nothing() {
     let bad = TRACES.replace(r#""hits": 7"#, r#""hits": "seven""#);
     let exp = corpus(dir.path(), &bad);
     let runs = dir.path().join("runs");
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    run_into(&runs, &exp)
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -200,13 +186,7 @@ fn an_arm_reading_a_label_no_query_carries_is_refused() {
         EXPERIMENT.replacen("source = \"recorded\"", "source = \"recordd\"", 1),
     )
     .unwrap();
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(dir.path().join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
+    run_into(dir.path().join("runs"), &exp)
         .assert()
         .code(2)
         .stderr(predicate::str::contains(

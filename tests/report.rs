@@ -6,15 +6,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use assert_cmd::Command;
+mod common;
+
 use base64::Engine;
+use common::{calibench, run_into};
 use predicates::prelude::*;
 
 const EXAMPLES: [&str; 3] = ["capacity-50", "code-review-ab", "doc-review-ab"];
-
-fn calibench() -> Command {
-    Command::cargo_bin("calibench").unwrap()
-}
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -28,16 +26,13 @@ fn examples() -> &'static Path {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-examples");
         let _ = std::fs::remove_dir_all(&dir);
         for name in EXAMPLES {
-            calibench()
-                .arg("run")
-                .arg(root().join(format!("corpora/{name}/experiment.toml")))
-                .arg("--runs-dir")
-                .arg(dir.join("runs"))
-                .arg("--reports-dir")
-                .arg(dir.join("reports"))
-                .args(["--run-id", name, "--bootstrap", "200", "-q"])
-                .assert()
-                .success();
+            run_into(
+                dir.join("runs"),
+                root().join(format!("corpora/{name}/experiment.toml")),
+            )
+            .args(["--run-id", name, "--bootstrap", "200", "-q"])
+            .assert()
+            .success();
         }
         dir
     })
@@ -260,16 +255,13 @@ fn report_rerenders_the_same_report_from_the_run_directory() {
 #[test]
 fn no_plots_writes_the_report_without_images() {
     let dir = tempfile::tempdir().unwrap();
-    calibench()
-        .arg("run")
-        .arg(root().join("corpora/doc-review-ab/experiment.toml"))
-        .arg("--runs-dir")
-        .arg(dir.path().join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
-        .args(["--run-id", "np", "--bootstrap", "50", "--no-plots", "-q"])
-        .assert()
-        .success();
+    run_into(
+        dir.path().join("runs"),
+        root().join("corpora/doc-review-ab/experiment.toml"),
+    )
+    .args(["--run-id", "np", "--bootstrap", "50", "--no-plots", "-q"])
+    .assert()
+    .success();
     let report = dir.path().join("reports/np");
     assert!(!report.join("plots").exists());
     let md = std::fs::read_to_string(report.join("report.md")).unwrap();

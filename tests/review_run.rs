@@ -4,13 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+mod common;
+
+use common::{calibench, run_into};
 use predicates::prelude::*;
 use serde_json::{json, Value};
-
-fn calibench() -> Command {
-    Command::cargo_bin("calibench").unwrap()
-}
 
 const EXPERIMENT: &str = r#"name = "tiny"
 mode = "doc"
@@ -99,13 +97,7 @@ fn tiny_corpus(dir: &Path) -> PathBuf {
 }
 
 fn run_json(experiment: &Path, runs: &Path, extra: &[&str]) -> Value {
-    let out = calibench()
-        .arg("run")
-        .arg(experiment)
-        .arg("--runs-dir")
-        .arg(runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    let out = run_into(runs, experiment)
         .args(extra)
         .arg("--json")
         .output()
@@ -190,13 +182,7 @@ fn run_directory_holds_every_file_and_no_partial_one() {
     let dir = tempfile::tempdir().unwrap();
     let exp = tiny_corpus(dir.path());
     let runs = dir.path().join("runs");
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    run_into(&runs, &exp)
         .args(["--run-id", "first"])
         .assert()
         .success()
@@ -241,13 +227,7 @@ fn run_directory_holds_every_file_and_no_partial_one() {
     assert_eq!(df.height(), 6);
 
     // The same run id again is refused, and the first run is untouched.
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    run_into(&runs, &exp)
         .args(["--run-id", "first"])
         .assert()
         .code(2)
@@ -275,13 +255,7 @@ fn strict_refuses_a_malformed_finding_with_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
     let exp = tiny_corpus(dir.path());
     let runs = dir.path().join("runs");
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    run_into(&runs, &exp)
         .arg("--strict")
         .assert()
         .code(2)
@@ -303,13 +277,7 @@ fn unreadable_records_refuse_the_run_and_write_nothing() {
     text.push_str("{\"target\": \"plan\", \"arm\": \"b\", \"findings\": []}\nnot json\n");
     std::fs::write(dir.path().join("reviews.jsonl"), text).unwrap();
     let runs = dir.path().join("runs");
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(runs.with_file_name("reports"))
+    run_into(&runs, &exp)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("2 problems in the input"))
@@ -331,13 +299,7 @@ fn experiment_typos_are_named_with_their_line() {
         "policy = \"anchored\"\nsurface_form = 75",
     );
     std::fs::write(&exp, text).unwrap();
-    calibench()
-        .arg("run")
-        .arg(&exp)
-        .arg("--runs-dir")
-        .arg(dir.path().join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
+    run_into(dir.path().join("runs"), &exp)
         .assert()
         .code(2)
         .stderr(predicate::str::contains(

@@ -3,13 +3,11 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
+
+use common::{calibench, run_into};
 use predicates::prelude::*;
 use serde_json::{json, Value};
-
-fn calibench() -> Command {
-    Command::cargo_bin("calibench").unwrap()
-}
 
 /// One item judged by judges a, b, c… with one score each on `real` (None: a failed judge).
 fn item(id: &str, arm: &str, scores: &[Option<f64>]) -> String {
@@ -161,16 +159,13 @@ fn example_runs_show_the_lift_or_withhold_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = |name: &str| -> (Value, Value) {
-        let out = calibench()
-            .arg("run")
-            .arg(root.join(format!("corpora/{name}/experiment.toml")))
-            .arg("--runs-dir")
-            .arg(dir.path())
-            .arg("--reports-dir")
-            .arg(dir.path().join("reports"))
-            .args(["--run-id", name, "--json"])
-            .output()
-            .unwrap();
+        let out = run_into(
+            dir.path().join("runs"),
+            root.join(format!("corpora/{name}/experiment.toml")),
+        )
+        .args(["--run-id", name, "--json"])
+        .output()
+        .unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -178,7 +173,7 @@ fn example_runs_show_the_lift_or_withhold_it() {
         );
         let metrics: Value = serde_json::from_slice(&out.stdout).unwrap();
         let trust: Value = serde_json::from_slice(
-            &std::fs::read(dir.path().join(name).join("trust.json")).unwrap(),
+            &std::fs::read(dir.path().join("runs").join(name).join("trust.json")).unwrap(),
         )
         .unwrap();
         (metrics, trust)
@@ -235,13 +230,7 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
     )
     .unwrap();
     write(dir.path(), &agreeing());
-    calibench()
-        .arg("run")
-        .arg(dir.path().join("experiment.toml"))
-        .arg("--runs-dir")
-        .arg(dir.path().join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
+    run_into(dir.path().join("runs"), dir.path().join("experiment.toml"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -250,13 +239,7 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .stderr(predicate::str::contains("the file's labels: b"));
     // An empty verdict set refuses the run too: no silent pass.
     write(dir.path(), "");
-    calibench()
-        .arg("run")
-        .arg(dir.path().join("experiment.toml"))
-        .arg("--runs-dir")
-        .arg(dir.path().join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
+    run_into(dir.path().join("runs"), dir.path().join("experiment.toml"))
         .assert()
         .code(2)
         .stderr(predicate::str::contains("no evidence to trust"));

@@ -17,7 +17,7 @@ use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
 use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
-use crate::report::document::{self, Provenance};
+use crate::report::document::Provenance;
 use crate::report::{index, tables};
 use crate::stats::paired::PairedDelta;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -319,27 +319,13 @@ fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Erro
         started_at: rfc3339(started),
         finished_at: rfc3339(SystemTime::now()),
     };
-    files.push(("manifest.json".into(), to_json(&manifest)));
+    let manifest = to_json(&manifest);
+    // The report reads the manifest as `calibench report` will, so both render the same.
+    let about: Provenance = serde_json::from_slice(&manifest)
+        .map_err(|e| Error::Write(std::io::Error::other(format!("manifest.json: {e}"))))?;
+    files.push(("manifest.json".into(), manifest));
     let run_dir = write_run_dir(&args.runs_dir, &run_id, &files)?;
     timer.lap("write", &mut lap);
-    let about = Provenance {
-        run_id: manifest.run_id,
-        calibench_version: manifest.calibench_version.to_string(),
-        experiment_file: manifest.experiment_file,
-        seed: manifest.seed,
-        bootstrap: manifest.bootstrap,
-        started_at: manifest.started_at,
-        finished_at: manifest.finished_at,
-        inputs: manifest
-            .inputs
-            .into_iter()
-            .map(|f| document::InputFile {
-                path: f.path,
-                sha256: f.sha256,
-                bytes: f.bytes,
-            })
-            .collect(),
-    };
     let rendered = super::report::render(&metrics, &about, !args.no_plots)?;
     let report_dir = super::report::write(&args.reports_dir, &run_id, &rendered)?;
     timer.lap("report", &mut lap);

@@ -20,13 +20,21 @@ pub struct ValueCount {
 /// Every distinct value (compared at 9 decimal places, as the gates compare) with its count,
 /// ascending.
 pub fn value_counts(values: impl IntoIterator<Item = f64>) -> Vec<ValueCount> {
-    let mut sorted: Vec<f64> = values.into_iter().map(round9).collect();
-    sorted.sort_unstable_by(f64::total_cmp);
+    merge_counts(values.into_iter().map(|v| ValueCount {
+        value: round9(v),
+        count: 1,
+    }))
+}
+
+/// Pools counts of values already rounded (as [`value_counts`] gives them), ascending.
+pub fn merge_counts(parts: impl IntoIterator<Item = ValueCount>) -> Vec<ValueCount> {
+    let mut parts: Vec<ValueCount> = parts.into_iter().collect();
+    parts.sort_unstable_by(|a, b| a.value.total_cmp(&b.value));
     let mut out: Vec<ValueCount> = Vec::new();
-    for v in sorted {
+    for p in parts {
         match out.last_mut() {
-            Some(last) if last.value == v => last.count += 1,
-            _ => out.push(ValueCount { value: v, count: 1 }),
+            Some(last) if last.value == p.value => last.count += p.count,
+            _ => out.push(p),
         }
     }
     out
@@ -57,5 +65,12 @@ mod tests {
             ]
         );
         assert!(value_counts([]).is_empty());
+        // Pooling counts gives what counting everything at once gives.
+        let pooled = merge_counts(
+            value_counts([0.5, 0.65])
+                .into_iter()
+                .chain(value_counts([0.65, 1.0])),
+        );
+        assert_eq!(pooled, counts);
     }
 }

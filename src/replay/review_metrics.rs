@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::review::{Merged, Queue, Route, Tier};
-use super::{value_counts, ValueCount};
+use super::{merge_counts, value_counts, ValueCount};
 use crate::config::Scale;
 use crate::stats::calibration::{bin_index, round9};
 use crate::stats::paired::wilson;
@@ -347,11 +347,7 @@ pub fn arm_metrics(
     let merged = sum(|t| Some(t.merged as f64));
     let promoted = sum(|t| Some(t.promoted as f64));
     let corroborated = sum(|t| Some(t.corroborated as f64));
-    let values = value_counts(per_target.iter().flat_map(|t| {
-        t.values
-            .iter()
-            .flat_map(|v| std::iter::repeat_n(v.value, v.count))
-    }));
+    let values = merge_counts(per_target.iter().flat_map(|t| t.values.iter().cloned()));
 
     // Precision and anchor calibration pool every judged finding.
     let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {

@@ -925,9 +925,13 @@ fn checks_table(v: &TrustVerdict) -> Table {
         .fold(0.0, f64::max);
     let fewest = v.per_item_spread.iter().map(|s| s.survivors).min();
     let mark = |ok: bool| text(if ok { "pass" } else { "fail" });
-    let irr_ok = v.inter_rater_reliability.is_some_and(|a| a >= th.irr_floor);
-    let spread_ok = worst <= th.spread_ceiling;
-    let survivors_ok = fewest.is_some_and(|f| f >= th.min_survivors);
+    // Pass or fail exactly as the verdict decided each check.
+    let irr_ok = th.irr_passes(v.inter_rater_reliability);
+    let spread_ok = v.per_item_spread.iter().all(|s| th.spread_passes(s.spread));
+    let survivors_ok = v
+        .per_item_spread
+        .iter()
+        .all(|s| th.survivors_pass(s.survivors));
     Table {
         caption: Some(format!(
             "The three checks of the trust verdict over {} items and {} judges.",

@@ -146,7 +146,7 @@ fn table(t: &Table, class: &str) -> String {
 }
 
 /// Escapes text for element content and attribute values.
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -2,6 +2,7 @@
 //! verdict and headline, linking to the report.
 
 use super::document::{Document, Status};
+use super::html::esc;
 
 /// One report on the index.
 #[derive(Clone, Debug, PartialEq)]
@@ -41,12 +42,6 @@ pub fn markdown(entries: &[Entry]) -> String {
 }
 
 pub fn html(entries: &[Entry]) -> String {
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
     let mut s = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
     );

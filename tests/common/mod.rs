@@ -1,0 +1,24 @@
+//! Helpers the integration test binaries share.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+pub fn calibench() -> Command {
+    Command::cargo_bin("calibench").unwrap()
+}
+
+/// `calibench run EXPERIMENT` writing its run directories to `runs` and its reports to a
+/// `reports` folder beside it, so that no test writes into the checkout.
+pub fn run_into(runs: impl AsRef<Path>, experiment: impl AsRef<Path>) -> Command {
+    let runs = runs.as_ref();
+    let mut cmd = calibench();
+    cmd.arg("run")
+        .arg(experiment.as_ref())
+        .arg("--runs-dir")
+        .arg(runs)
+        .arg("--reports-dir")
+        .arg(runs.with_file_name("reports"));
+    cmd
+}
