@@ -46,6 +46,8 @@ pub enum Command {
     Run(RunArgs),
     /// CI regression gate: check a run's metrics against a policy of bounds
     Gate(GateArgs),
+    /// Store a run's metrics as the accepted baseline that gate policies compare against
+    Accept(AcceptArgs),
     /// Krippendorff's α of reliability data (long or wide CSV, or long JSON Lines)
     Alpha(AlphaArgs),
     /// Trust verdict of a judge panel: do the judges agree enough to be believed?
@@ -64,6 +66,13 @@ pub enum Command {
 pub struct RunArgs {
     /// Experiment files; none means every corpora/*/experiment.toml
     pub experiments: Vec<PathBuf>,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+/// How a run is made and where it is written: shared by `run` and `gate EXPERIMENT`.
+#[derive(Clone, Debug, Args)]
+pub struct RunOptions {
     /// Where run directories are written
     #[arg(long, default_value = "runs")]
     pub runs_dir: PathBuf,
@@ -88,10 +97,18 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 every check passed, 1 a check failed, 2 bad input \
+                        (nothing is run or written).\n\
+                        The policy: --policy FILE, else the experiment's [gate] table, else a \
+                        gate.toml beside the experiment (for a run directory: the experiment \
+                        named in its manifest.json)."
+)]
 pub struct GateArgs {
-    /// A run directory, or an experiment to run first
-    pub run_dir_or_experiment: PathBuf,
-    /// Policy file (default: the experiment's [gate] table)
+    /// A run directory (runs/<run-id>), or an experiment.toml to run first
+    #[arg(required_unless_present = "list_metrics")]
+    pub run_dir_or_experiment: Option<PathBuf>,
+    /// Policy file (default: the experiment's [gate] table, or gate.toml beside it)
     #[arg(long)]
     pub policy: Option<PathBuf>,
     /// Write a JUnit XML report, one test case per check
@@ -100,6 +117,20 @@ pub struct GateArgs {
     /// Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)
     #[arg(long)]
     pub summary: Option<PathBuf>,
+    /// Print every metric path a check can name, and exit
+    #[arg(long, conflicts_with_all = ["policy", "junit", "summary"])]
+    pub list_metrics: bool,
+    #[command(flatten)]
+    pub options: RunOptions,
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    /// The run whose metrics become the accepted baseline (runs/<run-id>)
+    pub run_dir: PathBuf,
+    /// Where to store it (default: `accepted` beside the run, e.g. runs/accepted)
+    #[arg(long)]
+    pub to: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

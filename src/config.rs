@@ -437,8 +437,9 @@ pub struct Experiment {
     pub baseline: Arm,
     pub treatment: Arm,
     pub trust: Trust,
-    /// `[gate]` and `[collect]` are kept as written for the commands that read them.
-    pub gate: Option<toml::Table>,
+    /// The CI gate policy of the `[gate]` table (SPEC §7), checked as the experiment is read.
+    pub gate: Option<crate::gate::Policy>,
+    /// `[collect]` is kept as written for the command that reads it.
     pub collect: Option<toml::Table>,
 }
 
@@ -568,7 +569,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         baseline,
         treatment,
         trust,
-        gate: table("gate")?,
+        gate: crate::gate::policy::parse_in_experiment(path, text)?,
         collect: table("collect")?,
     })
 }

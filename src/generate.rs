@@ -363,6 +363,37 @@ irr_floor = 0.2
 spread_ceiling = 0.5
 min_survivors = 3
 level = "interval"
+
+# The CI gate: `calibench gate corpora/doc-review-ab` runs this experiment and fails (exit 1)
+# when a change moves its figures beyond these bounds. accepted/ holds the accepted run, stored
+# by `calibench accept`.
+[gate]
+require_trustworthy = true
+baseline = "accepted/metrics.json"
+
+[[gate.check]]
+name = "judges agree"
+metric = "agreement.judges.alpha"
+min = 0.667
+
+[[gate.check]]
+name = "anchored rubric stays on its anchors"
+metric = "review.arms.treatment.distinct_values_max"
+max = 5
+
+[[gate.check]]
+name = "lift interval stays above zero"
+metric = "lift.ci.0"
+min = 0
+
+[[gate.check]]
+metric = "review.arms.treatment.precision"
+max_decrease = 0.02
+
+[[gate.check]]
+metric = "review.arms.treatment.promotion_rate"
+max_increase = 0.05
+max_decrease = 0.05
 "#;
 
 // ---------------------------------------------------------------------------------------------
@@ -594,6 +625,32 @@ irr_floor = 0.2
 spread_ceiling = 0.5
 min_survivors = 3
 level = "interval"
+
+# The CI gate: `calibench gate corpora/code-review-ab`. This corpus has a contested item on
+# purpose, so its judges are not trusted and judge-derived figures are withheld: the gate bounds
+# what does not rest on the judges. accepted/ holds the accepted run (`calibench accept`).
+[gate]
+require_trustworthy = false
+baseline = "accepted/metrics.json"
+
+[[gate.check]]
+name = "judges agree overall"
+metric = "agreement.judges.alpha"
+min = 0.667
+
+[[gate.check]]
+name = "anchored rubric stays on its anchors"
+metric = "review.arms.treatment.distinct_values_max"
+max = 5
+
+[[gate.check]]
+metric = "review.arms.treatment.promotion_rate"
+max_increase = 0.05
+max_decrease = 0.05
+
+[[gate.check]]
+metric = "review.arms.treatment.dropped"
+max_increase = 1
 "#;
 
 fn lines(v: Vec<String>) -> String {

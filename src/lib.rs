@@ -13,6 +13,7 @@ pub mod config;
 pub mod corpus;
 pub mod error;
 pub mod exit;
+pub mod gate;
 pub mod generate;
 pub mod input;
 pub mod output;

@@ -1,8 +1,10 @@
 //! One module per command: each reads its inputs, calls the pure core, and returns a result
 //! that `output` renders. Commands not built yet say so and exit 2.
 
+pub mod accept;
 pub mod alpha;
 pub mod calibrate;
+pub mod gate;
 pub mod report;
 pub mod run;
 pub mod trust;
@@ -32,7 +34,13 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
             let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
             emit(&run::run(&args, &timer, progress)?, style)
         }
-        Command::Gate(_) => not_built("gate"),
+        Command::Gate(args) if args.list_metrics => emit(&gate::list_metrics(), style),
+        Command::Gate(args) => {
+            let (report, verdict) = gate::run(&args, &timer)?;
+            emit(&report, style)?;
+            Ok(verdict)
+        }
+        Command::Accept(args) => emit(&accept::run(&args)?, style),
         Command::Trust(args) => {
             let (verdict, outcome) = trust::run(&args)?;
             emit(&verdict, style)?;

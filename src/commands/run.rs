@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::{read_file, write_dir, Timer};
 use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
-use crate::cli::RunArgs;
+use crate::cli::{RunArgs, RunOptions};
 use crate::config::{self, Experiment};
 use crate::corpus::{queries, reviews, verdicts};
 use crate::error::{Error, InputError};
@@ -60,7 +60,7 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     } else {
         args.experiments.clone()
     };
-    if let Some(id) = &args.run_id {
+    if let Some(id) = &args.options.run_id {
         if experiments.len() > 1 {
             return Err(InputError::new(
                 "--run-id",
@@ -86,7 +86,7 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     let mut runs = Vec::new();
     for path in &experiments {
         bar.set_message(path.display().to_string());
-        let done = run_one(path, args, timer);
+        let done = run_one(path, &args.options, timer);
         match done {
             Ok(c) => runs.push(c),
             Err(e) => {
@@ -99,7 +99,7 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     bar.finish_and_clear();
     let index = if args.experiments.is_empty() {
         let entries: Vec<index::Entry> = runs.iter().map(|r| r.entry.clone()).collect();
-        Some(write_index(&args.reports_dir, &entries)?)
+        Some(write_index(&args.options.reports_dir, &entries)?)
     } else {
         None
     };
@@ -238,7 +238,7 @@ fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
     }
 }
 
-fn run_one(path: &Path, args: &RunArgs, timer: &Timer) -> Result<Completed, Error> {
+pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
     let started = SystemTime::now();
     let mut lap = std::time::Instant::now();
     let (mut exp, corpus, inputs) = load(path)?;

@@ -355,6 +355,32 @@ recovery_threshold = 0.5
 stop_threshold = 0.2
 weights = { read = 3.0, search = 2.5, verification = 1.5, discovery = 1.0, git = 1.0, ci = 1.0, other = 0.5 }
 bands = { strong = 0.75, adequate = 0.55, weak = 0.25 }
+
+# The CI gate: `calibench gate corpora/capacity-50` runs this experiment and fails (exit 1) when
+# a change moves its figures beyond these bounds. There is no judge panel (each query's outcome
+# is labelled in its trace), so there is no trust verdict to require. accepted/ holds the
+# accepted run, stored by `calibench accept`.
+[gate]
+require_trustworthy = false
+baseline = "accepted/metrics.json"
+
+[[gate.check]]
+name = "recovery gate fires on at most one query in five"
+metric = "queries.arms.treatment.recovery_gate_rate"
+max = 0.20
+
+[[gate.check]]
+metric = "queries.arms.treatment.calibration.ece"
+max_increase = 0.02
+
+[[gate.check]]
+metric = "queries.arms.treatment.final_accuracy"
+max_decrease = 0
+
+[[gate.check]]
+name = "treatment calibrates better than baseline"
+metric = "queries.delta.ece.ci.1"
+max = 0
 "#;
 
 /// One query of `profile` on a symbol drawn from `d`, as a JSON line.

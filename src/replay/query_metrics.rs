@@ -217,6 +217,7 @@ pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> 
 
     let mut ci = BTreeMap::new();
     let mut put = |name: &str, v: Option<[f64; 2]>| {
+        debug_assert!(CI_METRICS.contains(&name), "{name} is not in CI_METRICS");
         if let Some(v) = v {
             ci.insert(name.to_string(), v);
         }
@@ -426,6 +427,16 @@ fn pair_stats(cells: &[PairCell], mut draw: impl FnMut() -> usize) -> [[f64; 7];
     }
     out
 }
+
+/// The keys of each arm's `ci` table: the figures with a 95% interval.
+pub const CI_METRICS: [&str; 6] = [
+    "confidence_mean",
+    "recovery_gate_rate",
+    "first_pass_success",
+    "final_accuracy",
+    "recovery_success",
+    "unnecessary_recovery_rate",
+];
 
 /// The metrics compared query by query, in output order.
 pub const DELTA_METRICS: [&str; 7] = [

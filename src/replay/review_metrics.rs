@@ -318,6 +318,17 @@ pub const DELTA_METRICS: [(&str, Metric); 18] = [
     ("precision", |t| t.precision),
 ];
 
+/// The names of [`DELTA_METRICS`]: the keys of `review.delta` in `metrics.json`.
+pub const DELTA_NAMES: [&str; DELTA_METRICS.len()] = {
+    let mut names = [""; DELTA_METRICS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = DELTA_METRICS[i].0;
+        i += 1;
+    }
+    names
+};
+
 /// Aggregates one arm's per-(target, run) metrics.
 pub fn arm_metrics(
     policy: &str,

@@ -1,0 +1,352 @@
+//! `calibench gate RUN_DIR_OR_EXPERIMENT [--policy FILE]` (SPEC §7): checks a run's metrics
+//! against a policy and exits 0 (every check passed), 1 (a check failed) or 2 (bad input).
+//! Everything it reads — the policy, the accepted runs — is read and checked before an
+//! experiment is run, so a bad policy costs nothing and writes nothing.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{read_file, Timer};
+use crate::cli::GateArgs;
+use crate::error::{Error, InputError};
+use crate::exit::Verdict;
+use crate::gate::format::{self, About};
+use crate::gate::{self, policy, Outcome, Policy};
+use crate::output::Render;
+
+/// What `gate` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct GateReport {
+    pub experiment: String,
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    /// `report.md` of the run, when there is one.
+    pub report: Option<PathBuf>,
+    /// Whether this gate ran the experiment (given one) or read a run directory.
+    pub ran: bool,
+    pub policy: String,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+    /// Files written: JUnit, summary, `$GITHUB_STEP_SUMMARY`.
+    pub written: Vec<PathBuf>,
+}
+
+/// What the positional argument named.
+enum Target {
+    RunDir(PathBuf),
+    Experiment(PathBuf),
+}
+
+pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Error> {
+    let Some(given) = &args.run_dir_or_experiment else {
+        return Err(InputError::new("gate", "needs a run directory or an experiment").into());
+    };
+    let target = target(given)?;
+    let policy = find_policy(&target, args.policy.as_deref())?;
+    let accepted = read_accepted(&policy)?;
+
+    let (metrics, run_dir, report, ran) = match &target {
+        Target::Experiment(path) => {
+            let done = super::run::run_one(path, &args.options, timer)?;
+            let value = serde_json::to_value(&done.metrics).map_err(|e| {
+                Error::Write(std::io::Error::other(format!("metrics of the run: {e}")))
+            })?;
+            let report = done.report_dir.join("report.md");
+            (value, done.run_dir, Some(report), true)
+        }
+        Target::RunDir(dir) => {
+            let value = read_json(&dir.join("metrics.json"))?;
+            let run_id = value["run_id"].as_str().unwrap_or_default();
+            let report = args.options.reports_dir.join(run_id).join("report.md");
+            (
+                value,
+                dir.clone(),
+                report.is_file().then_some(report),
+                false,
+            )
+        }
+    };
+    let outcome = gate::evaluate(&policy, &metrics, &accepted);
+    let mut report = GateReport {
+        experiment: metrics["experiment"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        run_id: metrics["run_id"].as_str().unwrap_or_default().to_string(),
+        run_dir,
+        report,
+        ran,
+        policy: policy.source.clone(),
+        outcome,
+        written: Vec::new(),
+    };
+    report.written = write_outputs(args, &report)?;
+    let verdict = if report.outcome.passed {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    Ok((report, verdict))
+}
+
+fn target(given: &Path) -> Result<Target, Error> {
+    if given.is_file() {
+        return Ok(Target::Experiment(given.to_path_buf()));
+    }
+    if given.is_dir() {
+        if given.join("metrics.json").is_file() {
+            return Ok(Target::RunDir(given.to_path_buf()));
+        }
+        let experiment = given.join("experiment.toml");
+        if experiment.is_file() {
+            return Ok(Target::Experiment(experiment));
+        }
+        return Err(InputError::new(
+            given.display().to_string(),
+            "holds neither metrics.json (a run directory) nor experiment.toml",
+        )
+        .hint("give runs/<run-id>, or an experiment.toml to run first")
+        .into());
+    }
+    Err(
+        InputError::new(given.display().to_string(), "does not exist")
+            .hint("give runs/<run-id>, or an experiment.toml to run first")
+            .into(),
+    )
+}
+
+/// `--policy FILE`; else the experiment's `[gate]`; else `gate.toml` beside the experiment.
+/// For a run directory the experiment is the one its manifest names.
+fn find_policy(target: &Target, flag: Option<&Path>) -> Result<Policy, Error> {
+    if let Some(file) = flag {
+        return Ok(policy::parse(file, &read_text(file)?)?);
+    }
+    let experiment = match target {
+        Target::Experiment(p) => p.clone(),
+        Target::RunDir(dir) => experiment_of(dir)?,
+    };
+    let in_experiment = policy::parse_in_experiment(&experiment, &read_text(&experiment)?)?;
+    let beside = experiment
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join("gate.toml");
+    match (in_experiment, beside.is_file()) {
+        (Some(_), true) => Err(InputError::new(
+            experiment.display().to_string(),
+            format!("has a [gate] table and {} is beside it", beside.display()),
+        )
+        .field("`gate`")
+        .hint("keep one policy, or choose with --policy FILE")
+        .into()),
+        (Some(p), false) => Ok(p),
+        (None, true) => Ok(policy::parse(&beside, &read_text(&beside)?)?),
+        (None, false) => Err(InputError::new(
+            experiment.display().to_string(),
+            "has no [gate] table, and no gate.toml is beside it",
+        )
+        .hint("pass --policy FILE, or add a [gate] table (see the README's CI gate section)")
+        .into()),
+    }
+}
+
+/// The experiment a run directory was made from, as its manifest records it.
+fn experiment_of(dir: &Path) -> Result<PathBuf, Error> {
+    let manifest = dir.join("manifest.json");
+    let value = read_json(&manifest)?;
+    match value["experiment_file"].as_str() {
+        Some(p) if Path::new(p).is_file() => Ok(PathBuf::from(p)),
+        Some(p) => Err(InputError::new(
+            manifest.display().to_string(),
+            format!("names the experiment {p}, which is not there to read a [gate] from"),
+        )
+        .field("`experiment_file`")
+        .hint("run the gate from where the run was made, or pass --policy FILE")
+        .into()),
+        None => Err(InputError::new(
+            manifest.display().to_string(),
+            "names no experiment_file to read a [gate] from",
+        )
+        .field("`experiment_file`")
+        .hint("pass --policy FILE")
+        .into()),
+    }
+}
+
+fn read_text(path: &Path) -> Result<String, Error> {
+    String::from_utf8(read_file(path)?)
+        .map_err(|_| InputError::new(path.display().to_string(), "is not valid UTF-8").into())
+}
+
+/// A JSON file, with the line and column of any syntax error.
+fn read_json(path: &Path) -> Result<Value, Error> {
+    let bytes = read_file(path)?;
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| {
+        InputError::new(
+            path.display().to_string(),
+            format!("is not valid JSON: {e}"),
+        )
+        .at_line(e.line() as u64)
+    })?;
+    Ok(value)
+}
+
+/// Every accepted run the policy compares against, each read and checked once.
+fn read_accepted(policy: &Policy) -> Result<BTreeMap<PathBuf, Value>, Error> {
+    let mut out = BTreeMap::new();
+    for path in policy.baselines() {
+        if !path.is_file() {
+            return Err(InputError::new(
+                path.display().to_string(),
+                "is not there: the policy compares against this accepted run",
+            )
+            .field("`baseline`")
+            .hint(format!(
+                "store one with `calibench accept runs/<run-id> --to {}`",
+                path.parent().unwrap_or(Path::new(".")).display()
+            ))
+            .into());
+        }
+        let value = read_json(path)?;
+        if !value["run_id"].is_string() {
+            return Err(InputError::new(
+                path.display().to_string(),
+                "is not a calibench metrics.json (it has no run_id)",
+            )
+            .hint("`calibench accept RUN_DIR` stores a run's metrics.json as the baseline")
+            .into());
+        }
+        out.insert(path.to_path_buf(), value);
+    }
+    Ok(out)
+}
+
+/// Writes the JUnit and Markdown files asked for, each whole or not at all, and appends the
+/// summary to `$GITHUB_STEP_SUMMARY` when that is set.
+fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error> {
+    let report = r.report.as_ref().map(|p| p.display().to_string());
+    let about = About {
+        experiment: &r.experiment,
+        run_id: &r.run_id,
+        policy: &r.policy,
+        report: report.as_deref(),
+    };
+    let mut written = Vec::new();
+    if let Some(path) = &args.junit {
+        write_file(path, &format::junit(&about, &r.outcome))?;
+        written.push(path.clone());
+    }
+    let markdown = format::markdown(&about, &r.outcome);
+    if let Some(path) = &args.summary {
+        write_file(path, &markdown)?;
+        written.push(path.clone());
+    }
+    if let Some(step) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(step);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(markdown.as_bytes()))
+            .map_err(|e| {
+                Error::Write(std::io::Error::new(
+                    e.kind(),
+                    format!("$GITHUB_STEP_SUMMARY ({}): {e}", path.display()),
+                ))
+            })?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Writes through a temporary sibling and a rename.
+fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    dir.map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&tmp, text))
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::Write(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", path.display()),
+            ))
+        })
+}
+
+impl Render for GateReport {
+    fn human(&self) -> String {
+        let o = &self.outcome;
+        let mut s = if o.passed {
+            format!("gate passed: {} ({} checks)\n", self.run_id, o.checks.len())
+        } else {
+            format!(
+                "gate FAILED: {} ({} of {} checks failed)\n",
+                self.run_id,
+                o.failed,
+                o.checks.len()
+            )
+        };
+        s += &format!("  policy: {}\n", self.policy);
+        s += &format!(
+            "  run:    {}{}\n",
+            self.run_dir.display(),
+            if self.ran { " (run now)" } else { "" }
+        );
+        let width = o
+            .checks
+            .iter()
+            .map(|c| c.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        for c in &o.checks {
+            s += &format!(
+                "  {}  {:width$}  {}\n",
+                if c.passed { "pass" } else { "FAIL" },
+                c.name,
+                c.message
+            );
+        }
+        if let Some(r) = &self.report {
+            s += &format!("  report: {}\n", r.display());
+        }
+        for w in &self.written {
+            s += &format!("  wrote:  {}\n", w.display());
+        }
+        s
+    }
+}
+
+/// `gate --list-metrics`: every path to a number a check can name.
+#[derive(Clone, Debug, Serialize)]
+pub struct MetricList {
+    pub metrics: Vec<String>,
+}
+
+pub fn list_metrics() -> MetricList {
+    MetricList {
+        metrics: gate::schema::number_patterns(),
+    }
+}
+
+impl Render for MetricList {
+    fn human(&self) -> String {
+        let mut s = String::from(
+            "Metric paths a gate check can name (<arm>: baseline or treatment; <i>: a list \
+             index from 0;\n<key>: any key of that table, in double quotes if it holds a dot; \
+             {a|b}: one of the names):\n\n",
+        );
+        for m in &self.metrics {
+            s += m;
+            s.push('\n');
+        }
+        s
+    }
+}

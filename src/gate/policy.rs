@@ -1,0 +1,468 @@
+//! Gate policies (SPEC §7): `gate.toml`, or the `[gate]` table of an experiment. Parsing is
+//! pure (text in, policy or the first problem out) and refuses anything a gate could not
+//! honestly evaluate: unknown keys, paths that can never exist or do not name a number, checks
+//! with no bound, bounds no value can meet, and relative bounds with no accepted run.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::schema::{self, MetricPath};
+use crate::error::InputError;
+
+/// A parsed policy.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Policy {
+    /// Where it was read from, for messages: `gate.toml`, or `experiment.toml [gate]`.
+    pub source: String,
+    /// Fail unless the run's trust verdict says the judges agree (default true).
+    pub require_trustworthy: bool,
+    pub checks: Vec<Check>,
+}
+
+impl Policy {
+    /// The accepted runs the checks compare against, each once, in first-use order.
+    pub fn baselines(&self) -> Vec<&Path> {
+        let mut out: Vec<&Path> = Vec::new();
+        for b in self.checks.iter().filter_map(|c| c.baseline.as_deref()) {
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+        out
+    }
+}
+
+/// One `[[check]]`: a metric and the bounds it must meet.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    /// `name` if given, else the metric path.
+    pub name: String,
+    #[serde(serialize_with = "display")]
+    pub metric: MetricPath,
+    pub bounds: Vec<Bound>,
+    /// The accepted `metrics.json` for `max_increase` / `max_decrease`, resolved against the
+    /// policy file's folder.
+    pub baseline: Option<PathBuf>,
+    /// Where the check starts in its file.
+    pub line: u64,
+}
+
+fn display<S: serde::Serializer>(p: &MetricPath, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(p)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// value ≥ bound
+    Min(f64),
+    /// value ≤ bound
+    Max(f64),
+    /// value − accepted ≤ bound
+    MaxIncrease(f64),
+    /// accepted − value ≤ bound
+    MaxDecrease(f64),
+}
+
+impl Bound {
+    pub fn key(self) -> &'static str {
+        match self {
+            Bound::Min(_) => "min",
+            Bound::Max(_) => "max",
+            Bound::MaxIncrease(_) => "max_increase",
+            Bound::MaxDecrease(_) => "max_decrease",
+        }
+    }
+
+    pub fn limit(self) -> f64 {
+        match self {
+            Bound::Min(x) | Bound::Max(x) | Bound::MaxIncrease(x) | Bound::MaxDecrease(x) => x,
+        }
+    }
+
+    pub fn relative(self) -> bool {
+        matches!(self, Bound::MaxIncrease(_) | Bound::MaxDecrease(_))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    require_trustworthy: Option<bool>,
+    baseline: Option<Spanned<String>>,
+    #[serde(default)]
+    check: Vec<Spanned<RawCheck>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCheck {
+    name: Option<String>,
+    metric: Option<Spanned<String>>,
+    min: Option<Spanned<f64>>,
+    max: Option<Spanned<f64>>,
+    max_increase: Option<Spanned<f64>>,
+    max_decrease: Option<Spanned<f64>>,
+    baseline: Option<Spanned<String>>,
+}
+
+/// An experiment file read only for its `[gate]` table; every other key is left to `config`.
+#[derive(Deserialize)]
+struct InExperiment {
+    gate: Option<RawPolicy>,
+}
+
+/// Parses a `gate.toml`. `file` names it in messages; relative `baseline` paths are resolved
+/// against its folder.
+pub fn parse(file: &Path, text: &str) -> Result<Policy, InputError> {
+    let ctx = Ctx::new(file, text, "");
+    let raw: RawPolicy = toml::from_str(text).map_err(|e| ctx.toml(&e))?;
+    ctx.build(raw, file.display().to_string())
+}
+
+/// The `[gate]` table of an experiment file, if it has one.
+pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Policy>, InputError> {
+    let ctx = Ctx::new(file, text, "gate.");
+    let raw: InExperiment = toml::from_str(text).map_err(|e| ctx.toml(&e))?;
+    raw.gate
+        .map(|g| ctx.build(g, format!("{} [gate]", file.display())))
+        .transpose()
+}
+
+struct Ctx<'a> {
+    file: String,
+    text: &'a str,
+    dir: PathBuf,
+    /// `gate.` inside an experiment, so fields read as the user wrote them.
+    prefix: &'static str,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(file: &Path, text: &'a str, prefix: &'static str) -> Self {
+        Ctx {
+            file: file.display().to_string(),
+            text,
+            dir: file.parent().unwrap_or(Path::new("")).to_path_buf(),
+            prefix,
+        }
+    }
+
+    fn line(&self, offset: usize) -> u64 {
+        let end = offset.min(self.text.len());
+        self.text[..end].matches('\n').count() as u64 + 1
+    }
+
+    fn toml(&self, e: &toml::de::Error) -> InputError {
+        let err = InputError::new(&self.file, e.message().trim_end().to_string());
+        match e.span() {
+            Some(span) => err.at_line(self.line(span.start)),
+            None => err,
+        }
+    }
+
+    fn error<T>(&self, at: &Spanned<T>, field: &str, problem: impl Into<String>) -> InputError {
+        InputError::new(&self.file, problem)
+            .at_line(self.line(at.span().start))
+            .field(format!("`{}{field}`", self.prefix))
+    }
+
+    fn build(&self, raw: RawPolicy, source: String) -> Result<Policy, InputError> {
+        let default_baseline = raw.baseline.as_ref().map(|b| self.dir.join(b.get_ref()));
+        if let Some(b) = &raw.baseline {
+            if b.get_ref().trim().is_empty() {
+                return Err(self.error(b, "baseline", "is empty"));
+            }
+        }
+        let mut checks = Vec::new();
+        for spanned in &raw.check {
+            checks.push(self.check(spanned, default_baseline.as_ref())?);
+        }
+        let require_trustworthy = raw.require_trustworthy.unwrap_or(true);
+        if checks.is_empty() && !require_trustworthy {
+            return Err(InputError::new(&self.file, "the gate checks nothing")
+                .field(format!("`{}check`", self.prefix))
+                .hint(
+                    "add a [[check]] with a metric and a bound, or set require_trustworthy = true",
+                ));
+        }
+        Ok(Policy {
+            source,
+            require_trustworthy,
+            checks,
+        })
+    }
+
+    fn check(
+        &self,
+        spanned: &Spanned<RawCheck>,
+        default_baseline: Option<&PathBuf>,
+    ) -> Result<Check, InputError> {
+        let raw = spanned.get_ref();
+        let line = self.line(spanned.span().start);
+        let Some(metric_text) = &raw.metric else {
+            return Err(InputError::new(&self.file, "this check names no metric")
+                .at_line(line)
+                .field(format!("`{}check.metric`", self.prefix))
+                .hint("metric is a dotted path into metrics.json, e.g. agreement.judges.alpha"));
+        };
+        let metric = MetricPath::parse(metric_text.get_ref())
+            .and_then(|p| schema::number_at(&p).map(|()| p))
+            .map_err(|problem| {
+                self.error(metric_text, "check.metric", problem).hint(
+                    "`calibench gate --list-metrics` lists every path to a number in metrics.json",
+                )
+            })?;
+
+        let mut bounds = Vec::new();
+        for (key, value, make) in [
+            ("min", &raw.min, Bound::Min as fn(f64) -> Bound),
+            ("max", &raw.max, Bound::Max),
+            ("max_increase", &raw.max_increase, Bound::MaxIncrease),
+            ("max_decrease", &raw.max_decrease, Bound::MaxDecrease),
+        ] {
+            let Some(v) = value else { continue };
+            let x = *v.get_ref();
+            let field = format!("check.{key}");
+            if !x.is_finite() {
+                return Err(self.error(v, &field, format!("{x} is not a finite number")));
+            }
+            if key.starts_with("max_") && x < 0.0 {
+                return Err(self
+                    .error(
+                        v,
+                        &field,
+                        format!("{x} is negative: no change could ever pass"),
+                    )
+                    .hint(
+                        "to demand a better value than the accepted run, bound it with min or max",
+                    ));
+            }
+            bounds.push(make(x));
+        }
+        if bounds.is_empty() {
+            return Err(InputError::new(
+                &self.file,
+                format!("the check of `{metric}` sets no bound"),
+            )
+            .at_line(line)
+            .field(format!("`{}check`", self.prefix))
+            .hint("add min, max, max_increase or max_decrease"));
+        }
+        if let (Some(lo), Some(hi)) = (&raw.min, &raw.max) {
+            if lo.get_ref() > hi.get_ref() {
+                return Err(self.error(
+                    lo,
+                    "check.min",
+                    format!(
+                        "min {} is above max {}: no value can pass",
+                        lo.get_ref(),
+                        hi.get_ref()
+                    ),
+                ));
+            }
+        }
+        let relative = bounds.iter().any(|b| b.relative());
+        let baseline = match (&raw.baseline, relative) {
+            (Some(b), true) if b.get_ref().trim().is_empty() => {
+                return Err(self.error(b, "check.baseline", "is empty"))
+            }
+            (Some(b), true) => Some(self.dir.join(b.get_ref())),
+            (Some(b), false) => {
+                return Err(self
+                    .error(
+                        b,
+                        "check.baseline",
+                        "is set, but no max_increase or max_decrease uses it",
+                    )
+                    .hint("min and max are absolute; drop baseline, or bound the change"))
+            }
+            (None, true) => match default_baseline {
+                Some(b) => Some(b.clone()),
+                None => {
+                    return Err(InputError::new(
+                        &self.file,
+                        format!(
+                            "the check of `{metric}` bounds a change, but names no accepted run \
+                             to compare with"
+                        ),
+                    )
+                    .at_line(line)
+                    .field(format!("`{}check.baseline`", self.prefix))
+                    .hint(
+                        "set baseline = \"<dir>/metrics.json\" in the check or at the top of \
+                         the policy; `calibench accept RUN_DIR` stores one",
+                    ))
+                }
+            },
+            (None, false) => None,
+        };
+        Ok(Check {
+            name: raw.name.clone().unwrap_or_else(|| metric.to_string()),
+            metric,
+            bounds,
+            baseline,
+            line,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<Policy, InputError> {
+        parse(Path::new("ci/gate.toml"), text)
+    }
+
+    const SPEC_EXAMPLE: &str = r#"require_trustworthy = true
+[[check]]
+metric = "queries.arms.treatment.recovery_gate_rate"   # dotted path into metrics.json
+max = 0.20
+[[check]]
+metric = "agreement.judges.alpha"
+min = 0.667
+[[check]]
+metric = "queries.arms.treatment.calibration.ece"
+max_increase = 0.02                                    # against a stored accepted run
+baseline = "runs/accepted/metrics.json"
+"#;
+
+    #[test]
+    fn the_spec_example_parses() {
+        let p = parse_str(SPEC_EXAMPLE).unwrap();
+        assert!(p.require_trustworthy);
+        assert_eq!(p.checks.len(), 3);
+        assert_eq!(p.checks[0].bounds, [Bound::Max(0.20)]);
+        assert_eq!(p.checks[0].line, 2);
+        assert_eq!(p.checks[1].name, "agreement.judges.alpha");
+        assert_eq!(p.checks[1].bounds, [Bound::Min(0.667)]);
+        assert_eq!(p.checks[2].bounds, [Bound::MaxIncrease(0.02)]);
+        assert_eq!(
+            p.checks[2].baseline.as_deref(),
+            Some(Path::new("ci/runs/accepted/metrics.json"))
+        );
+        assert_eq!(p.baselines(), [Path::new("ci/runs/accepted/metrics.json")]);
+    }
+
+    #[test]
+    fn integers_are_bounds_too_and_a_top_level_baseline_is_the_default() {
+        let p = parse_str(
+            "require_trustworthy = false\nbaseline = \"acc/metrics.json\"\n\
+             [[check]]\nname = \"anchors\"\nmetric = \"review.arms.treatment.distinct_values_max\"\nmax = 5\n\
+             [[check]]\nmetric = \"lift.value\"\nmin = 0\nmax_decrease = 0.05\n",
+        )
+        .unwrap();
+        assert!(!p.require_trustworthy);
+        assert_eq!(p.checks[0].name, "anchors");
+        assert_eq!(p.checks[0].bounds, [Bound::Max(5.0)]);
+        assert_eq!(p.checks[0].baseline, None);
+        assert_eq!(
+            p.checks[1].bounds,
+            [Bound::Min(0.0), Bound::MaxDecrease(0.05)]
+        );
+        assert_eq!(
+            p.checks[1].baseline.as_deref(),
+            Some(Path::new("ci/acc/metrics.json"))
+        );
+    }
+
+    fn refused(text: &str) -> String {
+        parse_str(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_keys_are_refused_with_their_line() {
+        let e = refused("[[check]]\nmetric = \"lift.value\"\nmn = 0\n");
+        assert!(e.starts_with("ci/gate.toml:"), "{e}");
+        assert!(e.contains("unknown field `mn`"), "{e}");
+        let e = refused("require_trustworthy = true\nthreshold = 3\n");
+        assert!(e.contains("ci/gate.toml:2"), "{e}");
+        assert!(e.contains("unknown field `threshold`"), "{e}");
+    }
+
+    #[test]
+    fn impossible_paths_are_refused_with_line_and_field() {
+        let e = refused("[[check]]\nmetric = \"agreement.judges.alpah\"\nmin = 0.6\n");
+        assert!(
+            e.starts_with("ci/gate.toml:2: `check.metric`: `agreement.judges` has no `alpah`; did you mean `alpha`?"),
+            "{e}"
+        );
+        assert!(e.contains("--list-metrics"), "{e}");
+        let e = refused("[[check]]\nmetric = \"trust.trustworthy\"\nmin = 1\n");
+        assert!(e.contains("require_trustworthy"), "{e}");
+    }
+
+    #[test]
+    fn checks_that_could_never_be_evaluated_are_refused() {
+        for (text, needle) in [
+            ("[[check]]\nmin = 1\n", "names no metric"),
+            ("[[check]]\nmetric = \"lift.value\"\n", "sets no bound"),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmin = 0.5\nmax = 0.2\n",
+                "min 0.5 is above max 0.2",
+            ),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmax_increase = 0.1\n",
+                "names no accepted run",
+            ),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmin = 0\nbaseline = \"a.json\"\n",
+                "no max_increase or max_decrease uses it",
+            ),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmax_decrease = -0.1\nbaseline = \"a.json\"\n",
+                "negative",
+            ),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmax = nan\n",
+                "not a finite number",
+            ),
+            ("require_trustworthy = false\n", "checks nothing"),
+            ("require_trustworthy = \"yes\"\n", "invalid type"),
+            (
+                "[[check]]\nmetric = \"lift.value\"\nmax = \"0.2\"\n",
+                "invalid type",
+            ),
+        ] {
+            let e = refused(text);
+            assert!(e.contains(needle), "{text:?}: {e}");
+            assert!(e.starts_with("ci/gate.toml:"), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_policy_of_trust_alone_is_a_policy() {
+        let p = parse_str("").unwrap();
+        assert!(p.require_trustworthy);
+        assert!(p.checks.is_empty());
+    }
+
+    #[test]
+    fn the_gate_table_of_an_experiment_is_read_with_the_experiment_lines() {
+        let text = "name = \"x\"\n[arms.baseline]\nsource = \"b\"\n\n[gate]\nrequire_trustworthy = false\n\
+                    baseline = \"accepted/metrics.json\"\n[[gate.check]]\nmetric = \"lift.value\"\n\
+                    max_decrease = 0.1\n";
+        let p = parse_in_experiment(Path::new("corpora/x/experiment.toml"), text)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.source, "corpora/x/experiment.toml [gate]");
+        assert_eq!(p.checks[0].line, 8);
+        assert_eq!(
+            p.checks[0].baseline.as_deref(),
+            Some(Path::new("corpora/x/accepted/metrics.json"))
+        );
+        assert_eq!(
+            parse_in_experiment(Path::new("e.toml"), "name = \"x\"\n").unwrap(),
+            None
+        );
+        let e = parse_in_experiment(
+            Path::new("e.toml"),
+            "[gate]\n[[gate.check]]\nmetric = \"lift.valu\"\nmin = 0\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("e.toml:3: `gate.check.metric`:"), "{e}");
+    }
+}

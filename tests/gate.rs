@@ -1,0 +1,619 @@
+//! The CI regression gate (SPEC §7): every example passes its own policy; each kind of bound
+//! fails on the wrong side with metric, value and bound named; missing metrics and untrusted
+//! judges fail; bad policies exit 2 before anything runs; JUnit parses with the right counts;
+//! `accept` stores a baseline; and the metric schema matches what runs write.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+mod common;
+
+use calibench::gate::schema::{self, Leaf, MetricPath};
+use common::{calibench, run_into};
+use predicates::prelude::*;
+use serde_json::Value;
+
+const EXAMPLES: [&str; 3] = ["capacity-50", "code-review-ab", "doc-review-ab"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn experiment(name: &str) -> PathBuf {
+    root().join(format!("corpora/{name}/experiment.toml"))
+}
+
+/// Every example run once for the whole file: `<dir>/runs/<name>`.
+fn runs() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gate-examples");
+        let _ = std::fs::remove_dir_all(&dir);
+        for name in EXAMPLES {
+            run_into(dir.join("runs"), experiment(name))
+                .args(["--run-id", name, "--bootstrap", "200", "--no-plots", "-q"])
+                .assert()
+                .success();
+        }
+        dir.join("runs")
+    })
+}
+
+fn run_dir(name: &str) -> PathBuf {
+    runs().join(name)
+}
+
+/// A policy file in a fresh temporary directory.
+fn policy(text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gate.toml");
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
+/// `calibench gate RUN --policy FILE`, returning exit code and stdout.
+fn gate(run: &Path, policy: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = calibench()
+        .arg("gate")
+        .arg(run)
+        .arg("--policy")
+        .arg(policy)
+        .args(extra)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn every_example_passes_its_own_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in EXAMPLES {
+        let out = calibench()
+            .arg("gate")
+            .arg(root().join("corpora").join(name))
+            .arg("--runs-dir")
+            .arg(dir.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
+            .args(["--bootstrap", "200", "--no-plots"])
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with(&format!("gate passed: {name}-")), "{out}");
+        assert!(
+            out.contains(&format!(
+                "policy: {}",
+                root()
+                    .join(format!("corpora/{name}/experiment.toml [gate]"))
+                    .display()
+            )),
+            "{out}"
+        );
+        assert!(out.contains("(run now)"), "{out}");
+        assert!(!out.contains("FAIL"), "{out}");
+    }
+    // Each gate run wrote its run directory and report.
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("runs")).unwrap().count(),
+        3
+    );
+}
+
+#[test]
+fn each_kind_of_bound_fails_on_the_wrong_side_and_names_it() {
+    let doc = run_dir("doc-review-ab");
+    let accepted = root().join("corpora/doc-review-ab/accepted/metrics.json");
+    let accepted_value: Value =
+        serde_json::from_str(&std::fs::read_to_string(&accepted).unwrap()).unwrap();
+    let precision = accepted_value["review"]["arms"]["treatment"]["precision"]
+        .as_f64()
+        .unwrap();
+    // A fake accepted run whose precision was 0.1 better and whose promotion rate was 0.2 lower.
+    let (dir, _) = policy("");
+    let mut better = accepted_value.clone();
+    better["review"]["arms"]["treatment"]["precision"] = (precision + 0.1).into();
+    let promotion = better["review"]["arms"]["treatment"]["promotion_rate"]
+        .as_f64()
+        .unwrap();
+    better["review"]["arms"]["treatment"]["promotion_rate"] = (promotion - 0.2).into();
+    std::fs::write(dir.path().join("accepted.json"), better.to_string()).unwrap();
+    let path = dir.path().join("gate.toml");
+    std::fs::write(
+        &path,
+        r#"baseline = "accepted.json"
+[[check]]
+name = "judges agree"
+metric = "agreement.judges.alpha"
+min = 0.95
+[[check]]
+metric = "review.arms.treatment.distinct_values_max"
+max = 3
+[[check]]
+metric = "review.arms.treatment.precision"
+max_decrease = 0.02
+[[check]]
+metric = "review.arms.treatment.promotion_rate"
+max_increase = 0.05
+[[check]]
+metric = "review.arms.baseline.distinct_values_max"
+min = 5
+"#,
+    )
+    .unwrap();
+    let (code, out, err) = gate(&doc, &path, &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.starts_with("gate FAILED: doc-review-ab (4 of 6 checks failed)"),
+        "{out}"
+    );
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.get(8..).is_some_and(|rest| rest.starts_with(name)))
+            .unwrap_or_else(|| panic!("no line for {name} in\n{out}"))
+            .to_string()
+    };
+    assert!(
+        line("trustworthy").trim_start().starts_with("pass"),
+        "{out}"
+    );
+    let alpha = line("judges agree");
+    assert!(
+        alpha.trim_start().starts_with("FAIL") && alpha.contains("< min 0.95"),
+        "{alpha}"
+    );
+    let dispersion = line("review.arms.treatment.distinct_values_max");
+    assert!(dispersion.contains("4: > max 3"), "{dispersion}");
+    let fall = line("review.arms.treatment.precision");
+    assert!(
+        fall.contains("change -0.1): fall 0.1 > max_decrease 0.02"),
+        "{fall}"
+    );
+    let rise = line("review.arms.treatment.promotion_rate");
+    assert!(
+        rise.contains("change +0.2): rise 0.2 > max_increase 0.05"),
+        "{rise}"
+    );
+    assert!(
+        line("review.arms.baseline.distinct_values_max")
+            .trim_start()
+            .starts_with("pass"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_missing_or_withheld_metric_fails_as_not_found() {
+    let (_dir, path) = policy(
+        "require_trustworthy = false\n\
+         [[check]]\nmetric = \"queries.arms.treatment.recovery_gate_rate\"\nmax = 0.2\n\
+         [[check]]\nmetric = \"lift.value\"\nmin = 0\n\
+         [[check]]\nmetric = \"review.arms.treatment.per_target.99.merged\"\nmax = 100\n",
+    );
+    let (code, out, _) = gate(&run_dir("code-review-ab"), &path, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("3 of 3 checks failed"), "{out}");
+    assert!(
+        out.contains("not found: the run has no `queries` section"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "not found: `lift.value` is null because the lift is withheld; (2) item pr-1860"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("not found: `review.arms.treatment.per_target` has 10 entries, so no `99`"),
+        "{out}"
+    );
+}
+
+#[test]
+fn untrusted_judges_fail_the_gate_with_their_reasons() {
+    let (_dir, path) = policy("require_trustworthy = true\n");
+    let (code, out, _) = gate(&run_dir("code-review-ab"), &path, &[]);
+    assert_eq!(code, 1, "{out}");
+    let line = out.lines().find(|l| l.contains("trustworthy")).unwrap();
+    assert!(
+        line.contains("FAIL") && line.contains("the judges are not trustworthy: "),
+        "{line}"
+    );
+    // A run without judges has no verdict to trust: that fails too, and says what to do.
+    let (code, out, _) = gate(&run_dir("capacity-50"), &path, &[]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("set require_trustworthy = false"), "{out}");
+}
+
+#[test]
+fn bad_policies_exit_2_before_anything_runs_or_is_written() {
+    for (text, needle) in [
+        (
+            "[[check]]\nmetric = \"agreement.judges.alpha\"\nminimum = 0.6\n",
+            "gate.toml:3: unknown field `minimum`",
+        ),
+        (
+            "[[check]]\nmetric = \"queries.arms.treatment.calibration.eec\"\nmax = 0.2\n",
+            "gate.toml:2: `check.metric`: `queries.arms.treatment.calibration` has no `eec`; did you mean `ece`?",
+        ),
+        (
+            "[[check]]\nmetric = \"queries.arms.treatment.calibration.ece\"\nmax_increase = 0.02\n",
+            "names no accepted run",
+        ),
+        (
+            "[[check]]\nmetric = \"lift.value\"\nmax_decrease = 0.02\nbaseline = \"nowhere/metrics.json\"\n",
+            "nowhere/metrics.json: `baseline`: is not there",
+        ),
+        ("require_trustworthy = false\n", "the gate checks nothing"),
+    ] {
+        let (dir, path) = policy(text);
+        let junit = dir.path().join("junit.xml");
+        let runs = dir.path().join("runs");
+        let out = calibench()
+            .arg("gate")
+            .arg(experiment("doc-review-ab"))
+            .arg("--policy")
+            .arg(&path)
+            .arg("--runs-dir")
+            .arg(&runs)
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
+            .arg("--junit")
+            .arg(&junit)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "{text:?}:\n{err}");
+        assert!(out.stdout.is_empty());
+        assert!(!runs.exists(), "{text:?} ran the experiment");
+        assert!(!junit.exists(), "{text:?} wrote JUnit");
+    }
+}
+
+#[test]
+fn a_bad_gate_table_refuses_the_experiment_everywhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiment.toml");
+    let text = std::fs::read_to_string(experiment("doc-review-ab"))
+        .unwrap()
+        .replace("min = 0.667", "mini = 0.667")
+        .replace(
+            "corpus = \".\"",
+            &format!(
+                "corpus = {:?}",
+                root().join("corpora/doc-review-ab").display().to_string()
+            ),
+        );
+    std::fs::write(&exp, text).unwrap();
+    for args in [vec!["gate"], vec!["run"], vec!["validate"]] {
+        let assert = calibench()
+            .current_dir(dir.path())
+            .args(&args)
+            .arg(&exp)
+            .assert()
+            .code(2);
+        // validate lists problems on stdout (they are its result); the others on stderr.
+        let out = assert.get_output();
+        let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+        assert!(
+            text.contains("experiment.toml:36: unknown field `mini`"),
+            "{args:?}: {text}"
+        );
+        assert!(!dir.path().join("runs").exists(), "{args:?} wrote a run");
+    }
+}
+
+#[test]
+fn junit_and_summary_carry_every_check() {
+    let (dir, path) = policy(
+        "[[check]]\nmetric = \"agreement.judges.alpha\"\nmin = 0.667\n\
+         [[check]]\nname = \"dispersion <anchored> & \\\"quoted\\\"\"\nmetric = \"review.arms.treatment.distinct_values_max\"\nmax = 3\n",
+    );
+    let junit = dir.path().join("out/junit.xml");
+    let summary = dir.path().join("out/summary.md");
+    let step = dir.path().join("step-summary.md");
+    std::fs::write(&step, "earlier step\n").unwrap();
+    let out = calibench()
+        .arg("gate")
+        .arg(run_dir("doc-review-ab"))
+        .arg("--policy")
+        .arg(&path)
+        .arg("--junit")
+        .arg(&junit)
+        .arg("--summary")
+        .arg(&summary)
+        .env("GITHUB_STEP_SUMMARY", &step)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(&format!("wrote:  {}", junit.display())),
+        "{out}"
+    );
+
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites = doc.root_element();
+    assert_eq!(suites.tag_name().name(), "testsuites");
+    assert_eq!(suites.attribute("tests"), Some("3"));
+    assert_eq!(suites.attribute("failures"), Some("1"));
+    let suite = suites
+        .children()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("name"), Some("doc-review-ab"));
+    assert_eq!(suite.attribute("tests"), Some("3"));
+    assert_eq!(suite.attribute("failures"), Some("1"));
+    let cases: Vec<_> = suite
+        .children()
+        .filter(|n| n.has_tag_name("testcase"))
+        .collect();
+    assert_eq!(cases.len(), 3);
+    let names: Vec<&str> = cases.iter().filter_map(|c| c.attribute("name")).collect();
+    assert_eq!(
+        names,
+        [
+            "trustworthy",
+            "agreement.judges.alpha",
+            "dispersion <anchored> & \"quoted\""
+        ]
+    );
+    let failures: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
+    assert_eq!(failures.len(), 1);
+    assert_eq!(failures[0].attribute("type"), Some("bound"));
+    assert_eq!(failures[0].attribute("message"), Some("4: > max 3"));
+    assert!(failures[0]
+        .text()
+        .unwrap()
+        .contains("review.arms.treatment.distinct_values_max"));
+
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        md.starts_with("### calibench gate: doc-review-ab — **failed** (1 of 3 checks)"),
+        "{md}"
+    );
+    assert_eq!(md.matches("\n| pass |").count(), 2, "{md}");
+    assert_eq!(md.matches("\n| **FAIL** |").count(), 1, "{md}");
+    let step = std::fs::read_to_string(&step).unwrap();
+    assert_eq!(step, format!("earlier step\n{md}"));
+}
+
+#[test]
+fn json_output_is_the_whole_answer() {
+    let (_dir, path) = policy("[[check]]\nmetric = \"lift.ci.0\"\nmin = 0\n");
+    let (code, out, _) = gate(&run_dir("doc-review-ab"), &path, &["--json"]);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passed"], true);
+    assert_eq!(v["failed"], 0);
+    assert_eq!(v["run_id"], "doc-review-ab");
+    assert_eq!(v["ran"], false);
+    let checks = v["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2);
+    assert_eq!(checks[1]["metric"], "lift.ci.0");
+    assert!(checks[1]["value"].as_f64().unwrap() > 0.0);
+    assert_eq!(checks[1]["bounds"][0]["kind"], "min");
+}
+
+#[test]
+fn a_run_directory_is_gated_by_the_policy_of_its_experiment() {
+    // The runs were made with absolute experiment paths, so the manifest points back at the
+    // example and its [gate] table (whose accepted runs are the committed ones).
+    let out = calibench()
+        .arg("gate")
+        .arg(run_dir("capacity-50"))
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("experiment.toml [gate]"), "{out}");
+    assert!(!out.contains("(run now)"), "{out}");
+}
+
+#[test]
+fn gate_refuses_what_is_neither_a_run_nor_an_experiment() {
+    let dir = tempfile::tempdir().unwrap();
+    calibench()
+        .arg("gate")
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds neither metrics.json (a run directory) nor experiment.toml",
+        ));
+    calibench()
+        .arg("gate")
+        .arg(dir.path().join("nope"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("does not exist"));
+    // A corpus without a policy.
+    let exp = dir.path().join("experiment.toml");
+    std::fs::write(&exp, "[arms.baseline]\n[arms.treatment]\n").unwrap();
+    calibench()
+        .arg("gate")
+        .arg(&exp)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "has no [gate] table, and no gate.toml is beside it",
+        ));
+}
+
+#[test]
+fn accept_stores_a_baseline_that_gates_compare_against() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir_all(&runs).unwrap();
+    let src = run_dir("capacity-50");
+    let copy = runs.join("capacity-50");
+    std::fs::create_dir_all(&copy).unwrap();
+    for f in ["metrics.json", "manifest.json"] {
+        std::fs::copy(src.join(f), copy.join(f)).unwrap();
+    }
+    calibench()
+        .arg("accept")
+        .arg(&copy)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "accepted capacity-50 → {}",
+            runs.join("accepted/metrics.json").display()
+        )));
+    assert_eq!(
+        std::fs::read(runs.join("accepted/metrics.json")).unwrap(),
+        std::fs::read(copy.join("metrics.json")).unwrap()
+    );
+    // Accepting again replaces it, and says so.
+    calibench()
+        .arg("accept")
+        .arg(&copy)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(it replaces capacity-50)"));
+    let (_p, path) = policy(&format!(
+        "require_trustworthy = false\nbaseline = {:?}\n\
+         [[check]]\nmetric = \"queries.arms.treatment.calibration.ece\"\nmax_increase = 0\n",
+        runs.join("accepted/metrics.json").display().to_string()
+    ));
+    let (code, out, _) = gate(&copy, &path, &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("change 0): rise 0 ≤ max_increase 0"), "{out}");
+
+    // It never deletes what it did not write, and never accepts onto the run itself.
+    let other = dir.path().join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    calibench()
+        .arg("accept")
+        .arg(&copy)
+        .arg("--to")
+        .arg(&other)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds notes.txt, which accept would delete",
+        ));
+    assert!(other.join("notes.txt").is_file());
+    calibench()
+        .arg("accept")
+        .arg(&copy)
+        .arg("--to")
+        .arg(&copy)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is the run directory itself"));
+    calibench().arg("accept").arg(dir.path()).assert().code(2);
+}
+
+/// Every value in `v` under `path`, with the path.
+fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<(MetricPath, Value)>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                path.push(k.clone());
+                leaves(child, path, out);
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                path.push(i.to_string());
+                leaves(child, path, out);
+                path.pop();
+            }
+        }
+        leaf => out.push((
+            MetricPath {
+                parts: path.clone(),
+            },
+            leaf.clone(),
+        )),
+    }
+}
+
+#[test]
+fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write() {
+    let mut all = Vec::new();
+    for name in EXAMPLES {
+        let text = std::fs::read_to_string(run_dir(name).join("metrics.json")).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        leaves(&v, &mut Vec::new(), &mut all);
+    }
+    let mut seen = BTreeSet::new();
+    for (path, value) in &all {
+        // A null may stand for a whole optional table or interval (`"ci": null`).
+        if value.is_null() {
+            schema::node(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            seen.insert(schema::pattern_of(path).unwrap());
+            continue;
+        }
+        let leaf = schema::leaf(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let fits = match value {
+            Value::Number(_) => leaf == Leaf::Number,
+            Value::Bool(_) => leaf == Leaf::Bool,
+            Value::String(_) => leaf == Leaf::Text,
+            _ => false,
+        };
+        assert!(fits, "{path} holds {value} but the schema says {leaf:?}");
+        seen.insert(schema::pattern_of(path).unwrap());
+    }
+    // Paths the examples never write: notes that explain an undefined figure.
+    let optional = [
+        "trust.irr_note",
+        "lift.note",
+        "agreement.judges.undefined_reason",
+        "agreement.reviewers.<arm>.undefined_reason",
+        "agreement.runs.<arm>.undefined_reason",
+    ];
+    for (pattern, _) in schema::patterns() {
+        if optional.contains(&pattern.as_str()) {
+            continue;
+        }
+        assert!(
+            seen.contains(&pattern),
+            "the schema lists {pattern}, which no example run writes"
+        );
+    }
+}
+
+#[test]
+fn list_metrics_prints_every_pattern() {
+    let out = calibench()
+        .args(["gate", "--list-metrics"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    for p in [
+        "agreement.judges.alpha",
+        "queries.arms.<arm>.calibration.ece",
+        "review.arms.<arm>.dropped_by_value.<key>",
+        "lift.ci.{0|1}",
+    ] {
+        assert!(out.lines().any(|l| l == p), "{p} not in\n{out}");
+    }
+}
