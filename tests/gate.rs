@@ -613,6 +613,8 @@ fn list_metrics_prints_every_pattern() {
         "queries.arms.<arm>.calibration.ece",
         "review.arms.<arm>.dropped_by_value.<key>",
         "lift.ci.{0|1}",
+        "queries.delta.<query-delta>.delta",
+        "<arm>: baseline, treatment",
     ] {
         assert!(out.lines().any(|l| l == p), "{p} not in\n{out}");
     }

@@ -328,24 +328,31 @@ impl Render for GateReport {
 #[derive(Clone, Debug, Serialize)]
 pub struct MetricList {
     pub metrics: Vec<String>,
+    /// What each `<name>` in the paths stands for.
+    pub keys: BTreeMap<&'static str, &'static [&'static str]>,
 }
 
 pub fn list_metrics() -> MetricList {
     MetricList {
         metrics: gate::schema::number_patterns(),
+        keys: gate::schema::key_sets().into_iter().collect(),
     }
 }
 
 impl Render for MetricList {
     fn human(&self) -> String {
         let mut s = String::from(
-            "Metric paths a gate check can name (<arm>: baseline or treatment; <i>: a list \
-             index from 0;\n<key>: any key of that table, in double quotes if it holds a dot; \
-             {a|b}: one of the names):\n\n",
+            "Metric paths a gate check can name. <i> is a list index from 0; {0|1} the lower or \
+             upper end of an interval;\n<key> any key of that table (in double quotes if it \
+             holds a dot); the other <names> are listed below.\n\n",
         );
         for m in &self.metrics {
             s += m;
             s.push('\n');
+        }
+        s.push('\n');
+        for (label, keys) in &self.keys {
+            s += &format!("<{label}>: {}\n", keys.join(", "));
         }
         s
     }

@@ -20,7 +20,11 @@ pub enum Node {
     /// A table with these fields.
     Obj(&'static [(&'static str, Node)]),
     /// A table whose keys are these names (or any name, for `None`), each holding the node.
-    Map(Option<&'static [&'static str]>, &'static Node),
+    /// The label names the set in patterns: `<arm>`.
+    Map(
+        Option<(&'static str, &'static [&'static str])>,
+        &'static Node,
+    ),
     /// A list of the node, indexed from 0.
     List(&'static Node),
     /// A 95% interval `[lower, upper]`: index 0 is the lower bound, 1 the upper.
@@ -31,7 +35,7 @@ pub enum Node {
 pub const ARMS: &[&str] = &["baseline", "treatment"];
 
 const fn per_arm(node: &'static Node) -> Node {
-    Node::Map(Some(ARMS), node)
+    Node::Map(Some(("arm", ARMS)), node)
 }
 
 const INTERVAL: Node = Node::Obj(&[
@@ -214,7 +218,7 @@ const QUERY_ARM: Node = Node::Obj(&[
     ),
     (
         "ci",
-        Node::Map(Some(&query_metrics::CI_METRICS), &Node::Pair),
+        Node::Map(Some(("ci-figure", &query_metrics::CI_METRICS)), &Node::Pair),
     ),
 ]);
 
@@ -268,7 +272,10 @@ pub const METRICS: Node = Node::Obj(&[
             ("arms", per_arm(&REVIEW_ARM)),
             (
                 "delta",
-                Node::Map(Some(&review_metrics::DELTA_NAMES), &REVIEW_DELTA),
+                Node::Map(
+                    Some(("review-delta", &review_metrics::DELTA_NAMES)),
+                    &REVIEW_DELTA,
+                ),
             ),
             (
                 "withheld",
@@ -285,7 +292,10 @@ pub const METRICS: Node = Node::Obj(&[
             ("arms", per_arm(&QUERY_ARM)),
             (
                 "delta",
-                Node::Map(Some(&query_metrics::DELTA_METRICS), &Node::Obj(PAIRED)),
+                Node::Map(
+                    Some(("query-delta", &query_metrics::DELTA_METRICS)),
+                    &Node::Obj(PAIRED),
+                ),
             ),
         ]),
     ),
@@ -420,7 +430,7 @@ pub fn node(path: &MetricPath) -> Result<&'static Node, String> {
                     return Err(unknown(part, &here, &names));
                 }
             },
-            Node::Map(Some(keys), n) => {
+            Node::Map(Some((_, keys)), n) => {
                 if keys.contains(&part.as_str()) {
                     n
                 } else {
@@ -484,7 +494,7 @@ pub fn leaf(path: &MetricPath) -> Result<Leaf, String> {
         }
         Node::Map(keys, _) => Err(format!(
             "`{path}` is a table, not a number; add one of its keys{}",
-            keys.map(|k| format!(" ({})", k.join(", ")))
+            keys.map(|(_, k)| format!(" ({})", k.join(", ")))
                 .unwrap_or_default()
         )),
     }
@@ -553,6 +563,28 @@ pub fn number_patterns() -> Vec<String> {
         .collect()
 }
 
+/// The named key sets the patterns use, with their keys: `("arm", ["baseline", "treatment"])`.
+pub fn key_sets() -> Vec<(&'static str, &'static [&'static str])> {
+    fn go(node: &Node, out: &mut Vec<(&'static str, &'static [&'static str])>) {
+        match node {
+            Node::Obj(fields) => fields.iter().for_each(|(_, n)| go(n, out)),
+            Node::Map(named, n) => {
+                if let Some(set) = named {
+                    if !out.contains(set) {
+                        out.push(*set);
+                    }
+                }
+                go(n, out);
+            }
+            Node::List(n) => go(n, out),
+            Node::Num | Node::Bool | Node::Text | Node::Pair => {}
+        }
+    }
+    let mut out = Vec::new();
+    go(&METRICS, &mut out);
+    out
+}
+
 /// How a part under `node` is spelled in a pattern, and the node it leads to.
 fn spelled(node: &'static Node, part: Option<&str>) -> Option<(String, &'static Node)> {
     match node {
@@ -561,8 +593,7 @@ fn spelled(node: &'static Node, part: Option<&str>) -> Option<(String, &'static 
             let (k, n) = fields.iter().find(|(k, _)| *k == part)?;
             Some((k.to_string(), n))
         }
-        Node::Map(Some(keys), n) if *keys == ARMS => Some(("<arm>".into(), *n)),
-        Node::Map(Some(keys), n) => Some((format!("{{{}}}", keys.join("|")), *n)),
+        Node::Map(Some((label, _)), n) => Some((format!("<{label}>"), *n)),
         Node::Map(None, n) => Some(("<key>".into(), *n)),
         Node::List(n) => Some(("<i>".into(), *n)),
         Node::Pair => Some(("{0|1}".into(), &Node::Num)),
@@ -676,9 +707,10 @@ mod tests {
     fn delta_and_interval_names_come_from_the_code_that_writes_them() {
         let patterns = number_patterns();
         assert!(patterns.contains(&"queries.arms.<arm>.calibration.ece".to_string()));
-        assert!(patterns
-            .iter()
-            .any(|p| p.starts_with("review.delta.{findings_raw|")));
+        assert!(patterns.contains(&"review.delta.<review-delta>.delta".to_string()));
+        let sets = key_sets();
+        assert!(sets.contains(&("review-delta", &review_metrics::DELTA_NAMES[..])));
+        assert!(sets.contains(&("arm", ARMS)));
         for name in review_metrics::DELTA_NAMES {
             assert_eq!(
                 number_at(&path(&format!("review.delta.{name}.delta"))),
