@@ -619,3 +619,56 @@ fn list_metrics_prints_every_pattern() {
         assert!(out.lines().any(|l| l == p), "{p} not in\n{out}");
     }
 }
+
+#[test]
+fn a_scoring_change_that_worsens_calibration_fails_the_examples_own_gate() {
+    // The capacity review's treatment with reads weighed as little as discovery: a change to
+    // how confidence is combined, replayed over the same traces and gated by the example's own
+    // policy against its committed accepted run.
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = root().join("corpora/capacity-50");
+    let text = std::fs::read_to_string(corpus.join("experiment.toml")).unwrap();
+    let changed = text
+        .replace(
+            "corpus = \".\"",
+            &format!("corpus = {:?}", corpus.display().to_string()),
+        )
+        .replace(
+            "baseline = \"accepted/metrics.json\"",
+            &format!(
+                "baseline = {:?}",
+                corpus.join("accepted/metrics.json").display().to_string()
+            ),
+        )
+        .replace("read = 3.0,", "read = 1.0,");
+    assert_ne!(changed, text);
+    let exp = dir.path().join("experiment.toml");
+    std::fs::write(&exp, changed).unwrap();
+    let junit = dir.path().join("junit.xml");
+    let out = calibench()
+        .arg("gate")
+        .arg(&exp)
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .args(["--bootstrap", "200", "--no-plots", "--junit"])
+        .arg(&junit)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("  FAIL")).collect();
+    assert_eq!(failed.len(), 1, "{out}");
+    assert!(
+        failed[0].contains("queries.arms.treatment.calibration.ece")
+            && failed[0].contains("> max_increase 0.02"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert_eq!(doc.root_element().attribute("failures"), Some("1"));
+}
