@@ -448,6 +448,22 @@ fn gate_refuses_what_is_neither_a_run_nor_an_experiment() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("does not exist"));
+    // A metrics.json calibench did not write, or not JSON at all.
+    let (_p, trust_only) = policy("");
+    let metrics = dir.path().join("metrics.json");
+    for (text, needle) in [
+        (
+            "{\"ece\": 0.1}",
+            "metrics.json: `run_id`: is not a calibench metrics.json",
+        ),
+        ("{\"ece\": 0.1,\n", "metrics.json:2: is not valid JSON"),
+    ] {
+        std::fs::write(&metrics, text).unwrap();
+        let (code, _, err) = gate(dir.path(), &trust_only, &[]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    std::fs::remove_file(&metrics).unwrap();
     // A corpus without a policy.
     let exp = dir.path().join("experiment.toml");
     std::fs::write(&exp, "[arms.baseline]\n[arms.treatment]\n").unwrap();

@@ -59,8 +59,16 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
             (value, done.run_dir, Some(report), true)
         }
         Target::RunDir(dir) => {
-            let value = read_json(&dir.join("metrics.json"))?;
-            let run_id = value["run_id"].as_str().unwrap_or_default();
+            let path = dir.join("metrics.json");
+            let value = read_json(&path)?;
+            let Some(run_id) = value["run_id"].as_str() else {
+                return Err(InputError::new(
+                    path.display().to_string(),
+                    "is not a calibench metrics.json (it has no run_id)",
+                )
+                .field("`run_id`")
+                .into());
+            };
             let report = args.options.reports_dir.join(run_id).join("report.md");
             (
                 value,
