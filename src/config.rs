@@ -439,8 +439,8 @@ pub struct Experiment {
     pub trust: Trust,
     /// The CI gate policy of the `[gate]` table (SPEC §7), checked as the experiment is read.
     pub gate: Option<crate::gate::Policy>,
-    /// `[collect]` is kept as written for the command that reads it.
-    pub collect: Option<toml::Table>,
+    /// How to record a corpus live: the `[collect]` table (SPEC §8).
+    pub collect: Option<crate::collect::plan::Collect>,
 }
 
 impl Experiment {
@@ -553,13 +553,6 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             format!("{w} must be a finite number ≥ 0"),
         ));
     }
-    let table = |key: &str| -> Result<Option<toml::Table>, InputError> {
-        match doc.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Table(t)) => Ok(Some(t.clone())),
-            Some(_) => Err(ctx.error(key, "must be a table")),
-        }
-    };
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -570,7 +563,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         treatment,
         trust,
         gate: crate::gate::policy::parse_in_experiment(path, text)?,
-        collect: table("collect")?,
+        collect: crate::collect::plan::parse_in_experiment(path, text)?,
     })
 }
 

@@ -8,6 +8,7 @@
 
 pub mod analysis;
 pub mod cli;
+pub mod collect;
 pub mod commands;
 pub mod config;
 pub mod corpus;

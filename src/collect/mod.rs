@@ -1,0 +1,5 @@
+//! Live collection (SPEC §8): run reviewer or agent commands over every target, arm, reviewer
+//! and repeat, and record a corpus `run` can replay. `plan` is the pure part: the `[collect]`
+//! table, the calls, their argv and the paths they may write.
+
+pub mod plan;

@@ -1,0 +1,410 @@
+//! Live collection, the pure part (SPEC §8): the `[collect]` table, and the calls it plans —
+//! one per (arm, target, reviewer, run) — with their argv and the paths they may write. Names
+//! that reach a path are reduced to `[A-Za-z0-9._-]`, never `..` and never a separator, so no
+//! reviewer or target name can write outside the run directory.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use crate::error::InputError;
+
+/// What a collection records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Reviewer returns, into `reviews.jsonl`.
+    Reviews,
+    /// Agent query traces, into `queries.jsonl`.
+    Queries,
+}
+
+impl Kind {
+    pub fn file(self) -> &'static str {
+        match self {
+            Kind::Reviews => "reviews.jsonl",
+            Kind::Queries => "queries.jsonl",
+        }
+    }
+}
+
+/// A parsed `[collect]` table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Collect {
+    pub kind: Kind,
+    /// argv with `{reviewer}`, `{target}`, `{target_path}`, `{arm}`, `{run}` placeholders.
+    pub command: Vec<String>,
+    /// Reviewer personas; one unnamed reviewer for query collection.
+    pub reviewers: Vec<String>,
+    /// The glob of target files, relative to the experiment's folder.
+    pub targets: String,
+    pub runs: u32,
+    pub concurrency: usize,
+    #[serde(rename = "timeout_s", serialize_with = "seconds")]
+    pub timeout: Duration,
+    pub retries: u32,
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// The placeholders `command` may use, each replaced as a whole argument.
+pub const PLACEHOLDERS: [&str; 5] = ["{reviewer}", "{target}", "{target_path}", "{arm}", "{run}"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    kind: Option<Spanned<String>>,
+    command: Spanned<Vec<String>>,
+    reviewers: Option<Spanned<Vec<String>>>,
+    targets: Spanned<String>,
+    runs: Option<Spanned<i64>>,
+    concurrency: Option<Spanned<i64>>,
+    timeout_s: Option<Spanned<f64>>,
+    retries: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+struct InExperiment {
+    collect: Option<Raw>,
+}
+
+/// The `[collect]` table of an experiment file, if it has one.
+pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, InputError> {
+    let name = file.display().to_string();
+    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() as u64 + 1;
+    let raw: InExperiment = toml::from_str(text).map_err(|e| {
+        let err = InputError::new(&name, e.message().trim_end().to_string());
+        match e.span() {
+            Some(s) => err.at_line(line(s.start)),
+            None => err,
+        }
+    })?;
+    let Some(raw) = raw.collect else {
+        return Ok(None);
+    };
+    let error = |span: std::ops::Range<usize>, field: &str, problem: String| {
+        InputError::new(&name, problem)
+            .at_line(line(span.start))
+            .field(format!("`collect.{field}`"))
+    };
+    let kind = match raw.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
+        None | Some(("reviews", _)) => Kind::Reviews,
+        Some(("queries", _)) => Kind::Queries,
+        Some((other, span)) => {
+            return Err(error(
+                span,
+                "kind",
+                format!("`{other}` is not a kind: use reviews or queries"),
+            ))
+        }
+    };
+    let command = raw.command.get_ref().clone();
+    if command.is_empty() || command[0].trim().is_empty() {
+        return Err(error(
+            raw.command.span(),
+            "command",
+            "names no program".into(),
+        )
+        .hint("an argv list, e.g. [\"./reviewers/review.sh\", \"{reviewer}\", \"{target}\", \"{arm}\"]"));
+    }
+    if let Some(arg) = command
+        .iter()
+        .find(|a| a.contains('{') && a.contains('}') && !PLACEHOLDERS.contains(&a.as_str()))
+    {
+        return Err(error(
+            raw.command.span(),
+            "command",
+            format!(
+                "`{arg}` is not a placeholder; placeholders stand alone as whole arguments: {}",
+                PLACEHOLDERS.join(", ")
+            ),
+        ));
+    }
+    let reviewers = match (&raw.reviewers, kind) {
+        (Some(r), Kind::Reviews) => {
+            if r.get_ref().is_empty() {
+                return Err(error(r.span(), "reviewers", "is empty".into()));
+            }
+            if let Some(bad) = r.get_ref().iter().find(|n| n.trim().is_empty()) {
+                return Err(error(
+                    r.span(),
+                    "reviewers",
+                    format!("{bad:?} is not a name"),
+                ));
+            }
+            r.get_ref().clone()
+        }
+        (None, Kind::Reviews) => {
+            return Err(InputError::new(&name, "names no reviewers")
+                .field("`collect.reviewers`")
+                .hint("reviewers = [\"coherence\", \"feasibility\"]"))
+        }
+        (Some(r), Kind::Queries) => {
+            return Err(error(
+                r.span(),
+                "reviewers",
+                "is for kind = \"reviews\"; a query collection runs the agent once per target"
+                    .into(),
+            ))
+        }
+        (None, Kind::Queries) => vec!["agent".to_string()],
+    };
+    let whole = |v: &Option<Spanned<i64>>, field: &str, default: i64, min: i64| {
+        let Some(v) = v else { return Ok(default) };
+        let x = *v.get_ref();
+        if x < min || x > 100_000 {
+            return Err(error(
+                v.span(),
+                field,
+                format!("{x} is out of range: a whole number from {min} to 100000"),
+            ));
+        }
+        Ok(x)
+    };
+    let runs = whole(&raw.runs, "runs", 1, 1)? as u32;
+    let concurrency = whole(&raw.concurrency, "concurrency", 4, 1)? as usize;
+    let retries = whole(&raw.retries, "retries", 1, 0)? as u32;
+    let timeout = match &raw.timeout_s {
+        None => Duration::from_secs(300),
+        Some(t) => {
+            let x = *t.get_ref();
+            if !(x.is_finite() && x > 0.0 && x <= 86_400.0) {
+                return Err(error(
+                    t.span(),
+                    "timeout_s",
+                    format!("{x} is not a number of seconds in (0, 86400]"),
+                ));
+            }
+            Duration::from_secs_f64(x)
+        }
+    };
+    if raw.targets.get_ref().trim().is_empty() {
+        return Err(error(raw.targets.span(), "targets", "is empty".into()));
+    }
+    Ok(Some(Collect {
+        kind,
+        command,
+        reviewers,
+        targets: raw.targets.get_ref().clone(),
+        runs,
+        concurrency,
+        timeout,
+        retries,
+    }))
+}
+
+/// A name reduced to `[A-Za-z0-9._-]` for use as one path component: other characters become
+/// `_`, and a result that is empty or all dots (`.`, `..`) gets a leading `_`.
+pub fn safe_name(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.chars().all(|c| c == '.') {
+        out.insert(0, '_');
+    }
+    out
+}
+
+/// A target: its name (as recorded in the corpus) and the file whose content goes on stdin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub name: String,
+    pub path: PathBuf,
+}
+
+impl Target {
+    /// The target named by its file stem (`documents/plan.md` → `plan`).
+    pub fn from_path(path: &Path) -> Target {
+        let name = path.file_stem().map_or_else(
+            || path.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        Target {
+            name,
+            path: path.to_path_buf(),
+        }
+    }
+}
+
+/// One call of the command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    /// The recorded arm label (an arm's `source`).
+    pub arm: String,
+    pub target: Target,
+    pub reviewer: String,
+    pub run: u32,
+    pub argv: Vec<String>,
+    /// Where the command may write its full-detail return, relative to the run directory.
+    pub artifact: PathBuf,
+}
+
+impl Call {
+    /// What identifies the call in the corpus: a recorded line with this key means done.
+    pub fn key(&self) -> (String, String, String, u32) {
+        (
+            self.arm.clone(),
+            self.target.name.clone(),
+            self.reviewer.clone(),
+            self.run,
+        )
+    }
+}
+
+/// Every call, in a stable order: arm, target, reviewer, run. `arms` are the distinct recorded
+/// labels to collect (two arms reading one label are collected once).
+pub fn plan(collect: &Collect, arms: &[String], targets: &[Target]) -> Vec<Call> {
+    let mut calls = Vec::new();
+    for arm in arms {
+        for target in targets {
+            for reviewer in &collect.reviewers {
+                for run in 0..collect.runs {
+                    let argv = collect
+                        .command
+                        .iter()
+                        .map(|a| match a.as_str() {
+                            "{reviewer}" => reviewer.clone(),
+                            "{target}" => target.name.clone(),
+                            "{target_path}" => target.path.display().to_string(),
+                            "{arm}" => arm.clone(),
+                            "{run}" => run.to_string(),
+                            other => other.to_string(),
+                        })
+                        .collect();
+                    let artifact = Path::new("artifacts")
+                        .join(safe_name(arm))
+                        .join(safe_name(&target.name))
+                        .join(format!("{}-r{run}.json", safe_name(reviewer)));
+                    calls.push(Call {
+                        arm: arm.clone(),
+                        target: target.clone(),
+                        reviewer: reviewer.clone(),
+                        run,
+                        argv,
+                        artifact,
+                    });
+                }
+            }
+        }
+    }
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC_EXAMPLE: &str = r#"name = "x"
+[collect]
+command = ["./reviewers/review.sh", "{reviewer}", "{target}", "{arm}"]   # argv; never a shell string
+reviewers = ["coherence", "feasibility", "product-lens"]
+targets = "documents/*.md"
+runs = 3
+concurrency = 4
+timeout_s = 300
+retries = 1
+"#;
+
+    fn parse(text: &str) -> Result<Option<Collect>, InputError> {
+        parse_in_experiment(Path::new("e/experiment.toml"), text)
+    }
+
+    #[test]
+    fn the_spec_example_parses() {
+        let c = parse(SPEC_EXAMPLE).unwrap().unwrap();
+        assert_eq!(c.kind, Kind::Reviews);
+        assert_eq!(c.command.len(), 4);
+        assert_eq!(c.reviewers, ["coherence", "feasibility", "product-lens"]);
+        assert_eq!(c.runs, 3);
+        assert_eq!(c.concurrency, 4);
+        assert_eq!(c.timeout, Duration::from_secs(300));
+        assert_eq!(c.retries, 1);
+        assert_eq!(parse("name = \"x\"\n").unwrap(), None);
+    }
+
+    #[test]
+    fn bad_tables_are_refused_with_line_and_field() {
+        for (text, needle) in [
+            ("[collect]\ncommand = []\ntargets = \"*.md\"\nreviewers = [\"a\"]\n", "e/experiment.toml:2: `collect.command`: names no program"),
+            ("[collect]\ncommand = \"./r.sh {reviewer}\"\ntargets = \"*.md\"\n", "invalid type"),
+            ("[collect]\ncommand = [\"r\", \"--as={reviewer}\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\n", "placeholders stand alone"),
+            ("[collect]\ncommand = [\"r\"]\ntargets = \"*.md\"\n", "names no reviewers"),
+            ("[collect]\ncommand = [\"r\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\nruns = 0\n", "e/experiment.toml:5: `collect.runs`: 0 is out of range"),
+            ("[collect]\ncommand = [\"r\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\ntimeout_s = -1\n", "not a number of seconds"),
+            ("[collect]\ncommand = [\"r\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\nshell = true\n", "unknown field `shell`"),
+            ("[collect]\nkind = \"traces\"\ncommand = [\"r\"]\ntargets = \"*.md\"\n", "is not a kind"),
+            ("[collect]\nkind = \"queries\"\ncommand = [\"r\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\n", "is for kind = \"reviews\""),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn names_never_leave_their_path_component() {
+        assert_eq!(safe_name("../../escape"), ".._.._escape");
+        assert_eq!(safe_name(".."), "_..");
+        assert_eq!(safe_name("."), "_.");
+        assert_eq!(safe_name(""), "_");
+        assert_eq!(safe_name("product lens/α"), "product_lens__");
+        assert_eq!(safe_name("feasibility-2.v1"), "feasibility-2.v1");
+        for name in ["../../escape", "..", "/etc/passwd", "a\\b", "C:x", "\0"] {
+            let safe = safe_name(name);
+            assert!(!safe.contains('/') && !safe.contains('\\') && safe != ".." && safe != ".");
+            assert_eq!(
+                Path::new(&safe).components().count(),
+                1,
+                "{name:?} → {safe:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_plan_substitutes_whole_arguments_and_keeps_paths_inside() {
+        let c = parse(SPEC_EXAMPLE).unwrap().unwrap();
+        let targets = [Target::from_path(Path::new("documents/plan.md"))];
+        let arms = ["baseline".to_string(), "treatment".to_string()];
+        let calls = plan(
+            &Collect {
+                reviewers: vec!["coherence".into(), "../../escape".into()],
+                ..c
+            },
+            &arms,
+            &targets,
+        );
+        assert_eq!(calls.len(), 2 * 2 * 3);
+        assert_eq!(
+            calls[0].argv,
+            ["./reviewers/review.sh", "coherence", "plan", "baseline"]
+        );
+        assert_eq!(
+            calls[0].artifact,
+            Path::new("artifacts/baseline/plan/coherence-r0.json")
+        );
+        let escape = calls.iter().find(|c| c.reviewer == "../../escape").unwrap();
+        // The name itself goes to the command and the corpus; only its path is reduced.
+        assert_eq!(escape.argv[1], "../../escape");
+        assert_eq!(
+            escape.artifact,
+            Path::new("artifacts/baseline/plan/.._.._escape-r0.json")
+        );
+        for call in &calls {
+            assert!(call
+                .artifact
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_))));
+        }
+        assert_eq!(calls.last().unwrap().key().3, 2);
+    }
+}
