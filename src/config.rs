@@ -453,13 +453,10 @@ impl Experiment {
 pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     let name = path.display().to_string();
     let doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
-        let line = e
-            .span()
-            .map(|s| text[..s.start.min(text.len())].lines().count().max(1) as u64);
-        let err = InputError::new(&name, format!("not valid TOML: {}", e.message()));
-        match line {
-            Some(l) => err.at_line(l),
-            None => err,
+        let err = InputError::toml(&name, text, &e);
+        InputError {
+            problem: format!("not valid TOML: {}", err.problem),
+            ..err
         }
     })?;
     let ctx = Ctx { name: &name, text };

@@ -43,6 +43,25 @@ impl InputError {
         self.hint = Some(hint.into());
         self
     }
+
+    /// A TOML error in `text`, placed on the line where it starts.
+    pub fn toml(file: impl Into<String>, text: &str, e: &toml::de::Error) -> Self {
+        let err = InputError::new(file, e.message().trim_end().to_string());
+        match e.span() {
+            Some(span) => err.at_line(line_at(text, span.start)),
+            None => err,
+        }
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub fn line_at(text: &str, offset: usize) -> u64 {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64
+        + 1
 }
 
 impl fmt::Display for InputError {
@@ -122,6 +141,18 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn offsets_map_to_one_based_lines() {
+        let text = "a = 1\nb = \nc = 3";
+        assert_eq!(line_at(text, 0), 1);
+        assert_eq!(line_at(text, 5), 1);
+        assert_eq!(line_at(text, 6), 2);
+        assert_eq!(line_at(text, 100), 3);
+        let e = text.parse::<toml::Table>().unwrap_err();
+        let err = InputError::toml("x.toml", text, &e);
+        assert_eq!(err.line, Some(2), "{err}");
+    }
 
     #[test]
     fn input_errors_name_file_line_field_and_hint() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::error::InputError;
+use crate::error::{line_at, InputError};
 
 /// What a collection records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -75,14 +75,8 @@ struct InExperiment {
 /// The `[collect]` table of an experiment file, if it has one.
 pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, InputError> {
     let name = file.display().to_string();
-    let line = |offset: usize| text[..offset.min(text.len())].matches('\n').count() as u64 + 1;
-    let raw: InExperiment = toml::from_str(text).map_err(|e| {
-        let err = InputError::new(&name, e.message().trim_end().to_string());
-        match e.span() {
-            Some(s) => err.at_line(line(s.start)),
-            None => err,
-        }
-    })?;
+    let line = |offset: usize| line_at(text, offset);
+    let raw: InExperiment = toml::from_str(text).map_err(|e| InputError::toml(&name, text, &e))?;
     let Some(raw) = raw.collect else {
         return Ok(None);
     };

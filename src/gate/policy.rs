@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::schema::{self, MetricPath};
-use crate::error::InputError;
+use crate::error::{line_at, InputError};
 
 /// A parsed policy.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -150,16 +150,11 @@ impl<'a> Ctx<'a> {
     }
 
     fn line(&self, offset: usize) -> u64 {
-        let end = offset.min(self.text.len());
-        self.text[..end].matches('\n').count() as u64 + 1
+        line_at(self.text, offset)
     }
 
     fn toml(&self, e: &toml::de::Error) -> InputError {
-        let err = InputError::new(&self.file, e.message().trim_end().to_string());
-        match e.span() {
-            Some(span) => err.at_line(self.line(span.start)),
-            None => err,
-        }
+        InputError::toml(&self.file, self.text, e)
     }
 
     fn error<T>(&self, at: &Spanned<T>, field: &str, problem: impl Into<String>) -> InputError {
