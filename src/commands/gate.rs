@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{read_file, Timer};
+use super::{read_file, write_file, Timer};
 use crate::cli::GateArgs;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
@@ -268,25 +268,6 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
         written.push(path);
     }
     Ok(written)
-}
-
-/// Writes through a temporary sibling and a rename.
-fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    dir.map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&tmp, text))
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::Write(std::io::Error::new(
-                e.kind(),
-                format!("{}: {e}", path.display()),
-            ))
-        })
 }
 
 impl Render for GateReport {

@@ -105,6 +105,26 @@ pub(crate) fn write_dir(final_dir: &Path, files: &[(String, Vec<u8>)]) -> Result
     Ok(final_dir.to_path_buf())
 }
 
+/// Writes one file through a temporary sibling and a rename, creating its folder: a reader
+/// sees the old file or the whole new one, never half of it.
+pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), Error> {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    dir.map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&tmp, text))
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::Write(std::io::Error::new(
+                e.kind(),
+                format!("{}: {e}", path.display()),
+            ))
+        })
+}
+
 /// Phase timings on stderr for the hidden `--timings` flag; silent otherwise.
 pub struct Timer {
     on: bool,

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{read_file, write_dir, Timer};
+use super::{read_file, write_dir, write_file, Timer};
 use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
 use crate::cli::{RunArgs, RunOptions};
 use crate::config::{self, Experiment};
@@ -108,24 +108,9 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
 
 /// Writes `index.md` and `index.html` beside the reports, each through a temporary file.
 fn write_index(reports_dir: &Path, entries: &[index::Entry]) -> Result<PathBuf, Error> {
+    write_file(&reports_dir.join("index.md"), &index::markdown(entries))?;
     let html = reports_dir.join("index.html");
-    for (name, text) in [
-        ("index.md", index::markdown(entries)),
-        ("index.html", index::html(entries)),
-    ] {
-        let path = reports_dir.join(name);
-        let tmp = reports_dir.join(format!(".{name}.partial-{}", std::process::id()));
-        std::fs::create_dir_all(reports_dir)
-            .and_then(|()| std::fs::write(&tmp, text))
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                Error::Write(std::io::Error::new(
-                    e.kind(),
-                    format!("{}: {e}", path.display()),
-                ))
-            })?;
-    }
+    write_file(&html, &index::html(entries))?;
     Ok(html)
 }
 
