@@ -94,6 +94,10 @@ pub struct RunOptions {
     /// Write no plots
     #[arg(long)]
     pub no_plots: bool,
+    /// Replay this corpus folder instead of the experiment's `corpus` (e.g. a collect run
+    /// directory); one experiment only
+    #[arg(long)]
+    pub corpus: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -189,11 +193,20 @@ pub struct ValidateArgs {
 
 #[derive(Debug, Args)]
 pub struct CollectArgs {
-    /// Experiment with a [collect] table
+    /// Experiment with a [collect] table (a file, or a folder holding experiment.toml)
     pub experiment: PathBuf,
-    /// Continue an interrupted collection, skipping what is recorded
-    #[arg(long)]
+    /// Where run directories are written
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// Name of the run directory (default: derived from the experiment and time)
+    #[arg(long, conflicts_with = "resume")]
+    pub run_id: Option<String>,
+    /// Continue an interrupted collection in runs-dir/RUN_ID, skipping what is recorded
+    #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
+    /// Print the calls that would run, and run none
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

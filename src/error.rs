@@ -87,11 +87,6 @@ impl std::error::Error for InputError {}
 pub enum Error {
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error(
-        "`calibench {command}` is not built yet in this version of calibench; \
-         the README's \"Status\" section lists what is"
-    )]
-    NotBuilt { command: &'static str },
     #[error("cannot read {path}: {source}")]
     Read {
         path: String,
@@ -122,11 +117,7 @@ fn list(problems: &[InputError]) -> String {
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Input(_)
-            | Error::Inputs(_)
-            | Error::NotBuilt { .. }
-            | Error::Read { .. }
-            | Error::Write(_) => BAD_INPUT,
+            Error::Input(_) | Error::Inputs(_) | Error::Read { .. } | Error::Write(_) => BAD_INPUT,
         }
     }
 

@@ -5,6 +5,7 @@
 //! | 0 | done: the command ran, and where it judges (gate, trust) the answer is yes |
 //! | 1 | done, and the answer is no: a gate check failed, the judges are not trustworthy |
 //! | 2 | bad input or usage: nothing was computed from it (and nothing half-written) |
+//! | 130 | interrupted (`collect` after Ctrl-C): what was recorded is whole, and resumable |
 
 use std::process::ExitCode;
 
@@ -13,6 +14,8 @@ use crate::error::Error;
 pub const SUCCESS: u8 = 0;
 pub const FAILURE: u8 = 1;
 pub const BAD_INPUT: u8 = 2;
+/// 128 + SIGINT, as a shell reports a command stopped by Ctrl-C.
+pub const INTERRUPTED: u8 = 130;
 
 /// How a command that ran to the end judged its input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +24,8 @@ pub enum Verdict {
     Fail,
     /// The command ran to the end and found the input unusable (`validate` listing problems).
     BadInput,
+    /// The command was stopped by an interrupt before it finished (`collect`).
+    Interrupted,
 }
 
 /// The one mapping from a command's result to the process's exit status.
@@ -29,6 +34,7 @@ pub fn status(result: &Result<Verdict, Error>) -> ExitCode {
         Ok(Verdict::Pass) => SUCCESS,
         Ok(Verdict::Fail) => FAILURE,
         Ok(Verdict::BadInput) => BAD_INPUT,
+        Ok(Verdict::Interrupted) => INTERRUPTED,
         Err(e) => e.exit_code(),
     })
 }

@@ -369,16 +369,6 @@ fn calibrate_error_paths() {
 // the rest of the command line
 
 #[test]
-fn commands_not_built_yet_say_so_and_exit_2() {
-    calibench()
-        .args(["collect", "experiment.toml"])
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(predicate::str::contains("is not built yet"));
-}
-
-#[test]
 fn every_command_has_help() {
     for command in [
         "run",

@@ -2,4 +2,6 @@
 //! and repeat, and record a corpus `run` can replay. `plan` is the pure part: the `[collect]`
 //! table, the calls, their argv and the paths they may write.
 
+pub mod arrival;
 pub mod plan;
+pub mod runner;

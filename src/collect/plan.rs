@@ -45,6 +45,20 @@ pub struct Collect {
     #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Duration,
     pub retries: u32,
+    /// The wait before the first retry; each next one waits twice as long.
+    #[serde(rename = "backoff_s", serialize_with = "seconds")]
+    pub backoff: Duration,
+    /// Where fields were written, for errors found later (a missing program, no targets).
+    #[serde(skip)]
+    pub lines: Lines,
+}
+
+/// The lines of the `[collect]` fields whose problems only show when collecting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lines {
+    pub command: u64,
+    pub reviewers: u64,
+    pub targets: u64,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -65,6 +79,7 @@ struct Raw {
     concurrency: Option<Spanned<i64>>,
     timeout_s: Option<Spanned<f64>>,
     retries: Option<Spanned<i64>>,
+    backoff_s: Option<Spanned<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -176,6 +191,20 @@ pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, I
             Duration::from_secs_f64(x)
         }
     };
+    let backoff = match &raw.backoff_s {
+        None => Duration::from_secs(1),
+        Some(t) => {
+            let x = *t.get_ref();
+            if !(x.is_finite() && (0.0..=3600.0).contains(&x)) {
+                return Err(error(
+                    t.span(),
+                    "backoff_s",
+                    format!("{x} is not a number of seconds in [0, 3600]"),
+                ));
+            }
+            Duration::from_secs_f64(x)
+        }
+    };
     if raw.targets.get_ref().trim().is_empty() {
         return Err(error(raw.targets.span(), "targets", "is empty".into()));
     }
@@ -188,24 +217,30 @@ pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, I
         concurrency,
         timeout,
         retries,
+        backoff,
+        lines: Lines {
+            command: line(raw.command.span().start),
+            reviewers: raw.reviewers.as_ref().map_or(0, |r| line(r.span().start)),
+            targets: line(raw.targets.span().start),
+        },
     }))
 }
 
 /// A name reduced to `[A-Za-z0-9._-]` for use as one path component: other characters become
-/// `_`, and a result that is empty or all dots (`.`, `..`) gets a leading `_`.
+/// `_`, and so does a `.` that begins the name or follows another `.`, so the result is never
+/// `.` or `..`, holds no `..`, and is never a hidden file. An empty name becomes `_`.
 pub fn safe_name(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if out.chars().all(|c| c == '.') {
-        out.insert(0, '_');
+    let mut out = String::with_capacity(name.len());
+    let mut previous = None;
+    for c in name.chars() {
+        let keep = c.is_ascii_alphanumeric()
+            || matches!(c, '_' | '-')
+            || (c == '.' && previous.is_some() && previous != Some('.'));
+        out.push(if keep { c } else { '_' });
+        previous = Some(c);
+    }
+    if out.is_empty() {
+        out.push('_');
     }
     out
 }
@@ -324,6 +359,7 @@ retries = 1
         assert_eq!(c.concurrency, 4);
         assert_eq!(c.timeout, Duration::from_secs(300));
         assert_eq!(c.retries, 1);
+        assert_eq!(c.backoff, Duration::from_secs(1));
         assert_eq!(parse("name = \"x\"\n").unwrap(), None);
     }
 
@@ -347,15 +383,26 @@ retries = 1
 
     #[test]
     fn names_never_leave_their_path_component() {
-        assert_eq!(safe_name("../../escape"), ".._.._escape");
-        assert_eq!(safe_name(".."), "_..");
-        assert_eq!(safe_name("."), "_.");
+        assert_eq!(safe_name("../../escape"), "___.__escape");
+        assert_eq!(safe_name(".."), "__");
+        assert_eq!(safe_name("."), "_");
+        assert_eq!(safe_name(".hidden"), "_hidden");
         assert_eq!(safe_name(""), "_");
         assert_eq!(safe_name("product lens/α"), "product_lens__");
         assert_eq!(safe_name("feasibility-2.v1"), "feasibility-2.v1");
-        for name in ["../../escape", "..", "/etc/passwd", "a\\b", "C:x", "\0"] {
+        for name in [
+            "../../escape",
+            "..",
+            "/etc/passwd",
+            "a\\b",
+            "C:x",
+            "\0",
+            "a...b",
+            "...",
+        ] {
             let safe = safe_name(name);
-            assert!(!safe.contains('/') && !safe.contains('\\') && safe != ".." && safe != ".");
+            assert!(!safe.contains('/') && !safe.contains('\\') && !safe.contains(".."));
+            assert!(!safe.starts_with('.'), "{name:?} → {safe:?}");
             assert_eq!(
                 Path::new(&safe).components().count(),
                 1,
@@ -391,7 +438,7 @@ retries = 1
         assert_eq!(escape.argv[1], "../../escape");
         assert_eq!(
             escape.artifact,
-            Path::new("artifacts/baseline/plan/.._.._escape-r0.json")
+            Path::new("artifacts/baseline/plan/___.__escape-r0.json")
         );
         for call in &calls {
             assert!(call

@@ -1,9 +1,10 @@
 //! One module per command: each reads its inputs, calls the pure core, and returns a result
-//! that `output` renders. Commands not built yet say so and exit 2.
+//! that `output` renders.
 
 pub mod accept;
 pub mod alpha;
 pub mod calibrate;
+pub mod collect;
 pub mod gate;
 pub mod report;
 pub mod run;
@@ -26,7 +27,6 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         quiet: cli.quiet,
     };
     let timer = Timer::new(cli.timings);
-    let not_built = |command| Err(Error::NotBuilt { command });
     match cli.command {
         Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
@@ -51,7 +51,16 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
             emit(&validation, style)?;
             Ok(validation.verdict())
         }
-        Command::Collect(_) => not_built("collect"),
+        Command::Collect(args) => {
+            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
+            let report = collect::run(&args, progress)?;
+            emit(&report, style)?;
+            Ok(if report.interrupted {
+                Verdict::Interrupted
+            } else {
+                Verdict::Pass
+            })
+        }
         Command::Report(args) => emit(&report::run(&args)?, style),
     }
 }

@@ -71,6 +71,14 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
         }
         check_run_id(id)?;
     }
+    if args.options.corpus.is_some() && experiments.len() != 1 {
+        return Err(InputError::new(
+            "--corpus",
+            "replaces one experiment's corpus, but not exactly one experiment was named",
+        )
+        .hint("calibench run path/to/experiment.toml --corpus runs/<collect-run-id>")
+        .into());
+    }
     let bar = if progress && experiments.len() > 1 {
         let bar = ProgressBar::new(experiments.len() as u64);
         bar.set_style(
@@ -160,8 +168,19 @@ pub struct InputFile {
     bytes: usize,
 }
 
-/// Reads the experiment and its corpus. Every record-level problem refuses the run.
-pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
+/// Reads the experiment (a file, or a folder holding `experiment.toml`) and its corpus — or
+/// `corpus` instead of the one it names. Every record-level problem refuses the run.
+pub fn load(
+    path: &Path,
+    corpus: Option<&Path>,
+) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
+    let folder_file;
+    let path = if path.is_dir() {
+        folder_file = path.join("experiment.toml");
+        folder_file.as_path()
+    } else {
+        path
+    };
     let mut inputs = Vec::new();
     let mut read = |p: &Path| -> Result<Vec<u8>, Error> {
         let bytes = read_file(p)?;
@@ -175,7 +194,16 @@ pub fn load(path: &Path) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> 
     let text = read(path)?;
     let text = String::from_utf8(text)
         .map_err(|_| InputError::new(path.display().to_string(), "is not valid UTF-8"))?;
-    let exp = config::parse(path, &text)?;
+    let mut exp = config::parse(path, &text)?;
+    if let Some(dir) = corpus {
+        if !dir.is_dir() {
+            return Err(InputError::new(dir.display().to_string(), "is not a folder")
+                .field("`--corpus`")
+                .hint("a folder holding reviews.jsonl, queries.jsonl or verdicts.jsonl, such as a collect run directory")
+                .into());
+        }
+        exp.corpus = dir.to_path_buf();
+    }
     let mut corpus = Corpus::default();
     let reviews_path = exp.corpus.join("reviews.jsonl");
     if reviews_path.is_file() {
@@ -226,7 +254,7 @@ fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
 pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
     let started = SystemTime::now();
     let mut lap = std::time::Instant::now();
-    let (mut exp, corpus, inputs) = load(path)?;
+    let (mut exp, corpus, inputs) = load(path, args.corpus.as_deref())?;
     timer.lap("read and parse", &mut lap);
     if let Some(b) = args.bootstrap {
         exp.bootstrap = b;
@@ -346,7 +374,7 @@ struct Manifest {
 }
 
 /// `base`, or `base-2`, `base-3`… whichever does not exist yet under `runs_dir`.
-fn free_run_id(runs_dir: &Path, base: &str) -> String {
+pub(crate) fn free_run_id(runs_dir: &Path, base: &str) -> String {
     let clean: String = base
         .chars()
         .map(|c| {
@@ -422,7 +450,7 @@ pub fn rfc3339(t: SystemTime) -> String {
 }
 
 /// `20261121T223000Z`, for run ids.
-fn compact_time(t: SystemTime) -> String {
+pub(crate) fn compact_time(t: SystemTime) -> String {
     let (y, m, d, hh, mm, ss) = utc_parts(t);
     format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z")
 }

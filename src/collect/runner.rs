@@ -1,0 +1,421 @@
+//! Live collection, the part that runs commands (SPEC §8), on tokio: at most `concurrency`
+//! calls at once; each in its own process group, killed with everything it started at the
+//! timeout; retried with exponential backoff; argv only, never a shell. Finished calls are
+//! handed to one [`Sink`] on the driving task, so whatever it writes is written by one writer.
+//!
+//! Interruption: the first SIGINT or SIGTERM stops launching and lets running calls finish or
+//! time out (a call waiting to retry is abandoned, not recorded); a second kills the running
+//! calls, which are not recorded either. Either way what was recorded stays consistent, and
+//! what was not is left for `--resume`.
+
+use std::collections::HashMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use super::arrival::{self, Expect};
+use super::plan::{Call, Kind};
+
+/// The most a command may print on stdout; more is a failed call, not an out-of-memory.
+pub const STDOUT_LIMIT: usize = 16 << 20;
+
+/// What every call shares.
+#[derive(Debug)]
+pub struct Context {
+    /// The resolved program (`command[0]`), run with `cwd` as its working directory.
+    pub program: PathBuf,
+    pub cwd: PathBuf,
+    /// The run directory, absolute: artifacts go under it.
+    pub run_dir: PathBuf,
+    pub run_id: String,
+    pub kind: Kind,
+    pub timeout: Duration,
+    pub retries: u32,
+    /// The first retry waits this long, each next one twice as long (at most 60 s).
+    pub backoff: Duration,
+    pub concurrency: usize,
+    /// Per recorded arm label: what its returns are checked against.
+    pub expect: HashMap<String, Expect>,
+    /// Per target name: the bytes given on stdin.
+    pub stdin: HashMap<String, Arc<Vec<u8>>>,
+}
+
+/// Why a call failed, for the summary's counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The program could not be started.
+    Start,
+    /// It exited non-zero or was killed by a signal.
+    Exit,
+    /// It ran past `timeout_s` and was killed.
+    Timeout,
+    /// It exited 0 but its stdout is not a valid return (or it reported status failed).
+    Output,
+}
+
+/// A call that ended with a line to record.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    /// Position in the plan.
+    pub index: usize,
+    pub line: Map<String, Value>,
+    pub failure: Option<Failure>,
+    pub attempts: u32,
+}
+
+/// Receives what the collection does, on the driving task.
+pub trait Sink {
+    /// A call ended; its line must be recorded before the next one is handed over.
+    fn record(&mut self, finished: Finished) -> std::io::Result<()>;
+    /// A stop was asked for (`level` 1: stop launching; 2: kill running calls).
+    fn interrupted(&mut self, level: u8, running: usize);
+}
+
+/// How the collection ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ended {
+    /// Calls launched and left unrecorded because of an interruption.
+    pub abandoned: usize,
+    /// Calls never launched because of an interruption.
+    pub not_started: usize,
+    pub interrupted: bool,
+}
+
+/// Runs `calls` (with their plan positions) and hands each finished one to `sink`.
+pub fn run(ctx: Context, calls: Vec<(usize, Call)>, sink: &mut dyn Sink) -> std::io::Result<Ended> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(drive(Arc::new(ctx), calls, sink))
+}
+
+async fn drive(
+    ctx: Arc<Context>,
+    calls: Vec<(usize, Call)>,
+    sink: &mut dyn Sink,
+) -> std::io::Result<Ended> {
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let (level_tx, level_rx) = watch::channel(0u8);
+    let mut level = 0u8;
+    let mut set: JoinSet<Option<Finished>> = JoinSet::new();
+    let mut pending = calls.into_iter();
+    let mut ended = Ended::default();
+    let mut write_error = None;
+    loop {
+        while level == 0 && set.len() < ctx.concurrency.max(1) {
+            let Some((index, call)) = pending.next() else {
+                break;
+            };
+            set.spawn(run_call(ctx.clone(), index, call, level_rx.clone()));
+        }
+        if set.is_empty() {
+            break;
+        }
+        let mut stop = false;
+        tokio::select! {
+            joined = set.join_next() => match joined {
+                Some(Ok(Some(finished))) => {
+                    if let Err(e) = sink.record(finished) {
+                        // Nothing more can be recorded: kill what runs and report the error.
+                        write_error = Some(e);
+                        level = 2;
+                        let _ = level_tx.send(level);
+                    }
+                }
+                Some(Ok(None)) | Some(Err(_)) => ended.abandoned += 1,
+                None => {}
+            },
+            _ = sigint.recv() => stop = true,
+            _ = sigterm.recv() => stop = true,
+        }
+        if stop && level < 2 {
+            level += 1;
+            ended.interrupted = true;
+            let _ = level_tx.send(level);
+            sink.interrupted(level, set.len());
+        }
+    }
+    ended.not_started = pending.count();
+    match write_error {
+        Some(e) => Err(e),
+        None => Ok(ended),
+    }
+}
+
+/// One call with its retries; `None` when an interruption left it unrecorded.
+async fn run_call(
+    ctx: Arc<Context>,
+    index: usize,
+    call: Call,
+    mut level: watch::Receiver<u8>,
+) -> Option<Finished> {
+    let mut attempt = 1;
+    loop {
+        match attempt_once(&ctx, &call, attempt, &mut level).await {
+            Attempt::Killed => return None,
+            Attempt::Returned(line) => {
+                return Some(Finished {
+                    index,
+                    line,
+                    failure: None,
+                    attempts: attempt,
+                })
+            }
+            Attempt::Failed(failure, reason) => {
+                if attempt > ctx.retries {
+                    let reason = if attempt > 1 {
+                        format!("{reason} (after {attempt} attempts)")
+                    } else {
+                        reason
+                    };
+                    return Some(Finished {
+                        index,
+                        line: arrival::failed(&call, ctx.kind, &reason),
+                        failure: Some(failure),
+                        attempts: attempt,
+                    });
+                }
+                // A retry is a new launch: not after a stop was asked for.
+                let wait = ctx
+                    .backoff
+                    .saturating_mul(1 << (attempt - 1).min(16))
+                    .min(Duration::from_secs(60));
+                if *level.borrow() > 0 {
+                    return None;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = level.changed() => return None,
+                }
+                attempt += 1;
+            }
+        }
+    }
+}
+
+enum Attempt {
+    Returned(Map<String, Value>),
+    Failed(Failure, String),
+    Killed,
+}
+
+async fn attempt_once(
+    ctx: &Context,
+    call: &Call,
+    attempt: u32,
+    level: &mut watch::Receiver<u8>,
+) -> Attempt {
+    let artifact = ctx.run_dir.join(&call.artifact);
+    // A failed earlier attempt's artifact must not pass for this one's.
+    let _ = std::fs::remove_file(&artifact);
+    if let Some(dir) = artifact.parent() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Attempt::Failed(
+                Failure::Start,
+                format!("cannot create {}: {e}", dir.display()),
+            );
+        }
+    }
+    let mut command = Command::new(&ctx.program);
+    command
+        .args(&call.argv[1..])
+        .current_dir(&ctx.cwd)
+        .env("CALIBENCH_RUN_ID", &ctx.run_id)
+        .env("CALIBENCH_ARTIFACT", &artifact)
+        .env("CALIBENCH_ATTEMPT", attempt.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Attempt::Failed(
+                Failure::Start,
+                format!("could not start {}: {e}", ctx.program.display()),
+            )
+        }
+    };
+    let Some(pid) = child.id() else {
+        return Attempt::Failed(Failure::Start, "exited before it could be watched".into());
+    };
+    let input = ctx
+        .stdin
+        .get(&call.target.name)
+        .cloned()
+        .unwrap_or_default();
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let feed = async move {
+        if let Some(mut s) = stdin {
+            // A command that does not read its stdin closes the pipe: not an error.
+            let _ = s.write_all(&input).await;
+            let _ = s.shutdown().await;
+        }
+    };
+    let read_out = async move {
+        let Some(out) = stdout else {
+            return Ok(Vec::new());
+        };
+        let mut buf = Vec::new();
+        let read = out
+            .take(STDOUT_LIMIT as u64 + 1)
+            .read_to_end(&mut buf)
+            .await;
+        if buf.len() > STDOUT_LIMIT {
+            kill_group(pid);
+            return Err(format!(
+                "printed more than {} MiB on stdout",
+                STDOUT_LIMIT >> 20
+            ));
+        }
+        read.map(|_| buf)
+            .map_err(|e| format!("stdout could not be read: {e}"))
+    };
+    let work = async {
+        let (_, out, err, status) = tokio::join!(feed, read_out, tail(stderr), child.wait());
+        (out, err, status)
+    };
+    enum End {
+        Done(
+            Result<Vec<u8>, String>,
+            String,
+            std::io::Result<std::process::ExitStatus>,
+        ),
+        TimedOut,
+        Killed,
+    }
+    let end = {
+        let killed = async {
+            loop {
+                if *level.borrow_and_update() >= 2 || level.changed().await.is_err() {
+                    // The driver is gone or asks for a kill.
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            (out, err, status) = work => End::Done(out, err, status),
+            _ = tokio::time::sleep(ctx.timeout) => End::TimedOut,
+            _ = killed => End::Killed,
+        }
+    };
+    // Whatever happened, nothing the call started outlives it.
+    kill_group(pid);
+    match end {
+        End::Killed => {
+            let _ = child.wait().await;
+            Attempt::Killed
+        }
+        End::TimedOut => {
+            let _ = child.wait().await;
+            Attempt::Failed(
+                Failure::Timeout,
+                format!(
+                    "timed out after {}; its process group was killed",
+                    seconds(ctx.timeout)
+                ),
+            )
+        }
+        End::Done(_, _, Err(e)) => {
+            Attempt::Failed(Failure::Exit, format!("could not be waited for: {e}"))
+        }
+        End::Done(out, err, Ok(status)) => {
+            let stderr = if err.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {err}")
+            };
+            if !status.success() {
+                let how = match (status.code(), status.signal()) {
+                    (Some(code), _) => format!("exited with status {code}"),
+                    (None, Some(sig)) => format!("was killed by signal {sig}"),
+                    (None, None) => "ended abnormally".to_string(),
+                };
+                return Attempt::Failed(Failure::Exit, format!("{how}{stderr}"));
+            }
+            let expect = ctx.expect.get(&call.arm);
+            match (out, expect) {
+                (Err(reason), _) => Attempt::Failed(Failure::Output, reason),
+                (Ok(_), None) => Attempt::Failed(
+                    Failure::Output,
+                    format!("arm {:?} has nothing to check against", call.arm),
+                ),
+                (Ok(out), Some(expect)) => match arrival::accept(&out, call, expect) {
+                    Ok(line) => Attempt::Returned(line),
+                    Err(reason) => Attempt::Failed(Failure::Output, reason),
+                },
+            }
+        }
+    }
+}
+
+/// Reads a stream to its end, keeping its last line or so for a failure's reason.
+async fn tail(stream: Option<impl AsyncRead + Unpin>) -> String {
+    const KEEP: usize = 4096;
+    let Some(mut stream) = stream else {
+        return String::new();
+    };
+    let mut kept: Vec<u8> = Vec::new();
+    let mut chunk = [0u8; 8192];
+    while let Ok(n) = stream.read(&mut chunk).await {
+        if n == 0 {
+            break;
+        }
+        kept.extend_from_slice(&chunk[..n]);
+        if kept.len() > 2 * KEEP {
+            kept.drain(..kept.len() - KEEP);
+        }
+    }
+    let text = String::from_utf8_lossy(&kept);
+    let last: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let joined = last[last.len().saturating_sub(3)..].join(" | ");
+    let chars: Vec<char> = joined.chars().collect();
+    if chars.len() > 300 {
+        format!("…{}", chars[chars.len() - 300..].iter().collect::<String>())
+    } else {
+        joined
+    }
+}
+
+/// Kills the process group `pgid` (the call and everything it started); a group already gone
+/// is not an error.
+fn kill_group(pgid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: kill(2) with a negative pid signals a process group; it reads no memory of ours.
+    // The group was created for this call (process_group(0)), so its id is the child's pid, and
+    // a pid is not reused while a group of that id exists.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s} s")
+    }
+}
