@@ -604,7 +604,7 @@ fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Result<(), Erro
             run_dir.join("collect.json").display().to_string(),
             format!("was collected with {field} {before}, but the experiment now says {after}"),
         )
-        .field(format!("`{field}`"))
+        .field(format!("field `{field}`"))
         .hint("resume with the experiment as it was, or start a new collection")
         .into()
     };

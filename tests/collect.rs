@@ -1,0 +1,715 @@
+//! Live collection (SPEC §8) with fixture commands (tests/fixtures/collect): a well-behaved
+//! reviewer whose corpus `run` replays; one that hangs and is killed with its process group;
+//! one that prints garbage; one that exits non-zero; one that emits an invalid enum; a reviewer
+//! named `../../escape`; retries; an interrupted collection resumed to the same bytes as an
+//! uninterrupted one; concurrency that is bounded; query collection; and bad input refused
+//! with exit 2 before anything is created.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as Std, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+
+use common::calibench;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/collect")
+        .join(name)
+}
+
+/// A folder with two documents, the fixture commands and an experiment whose `[collect]`
+/// table ends with `extra`.
+struct Setup {
+    dir: tempfile::TempDir,
+}
+
+impl Setup {
+    fn new(reviewers: &[&str], extra: &str) -> Setup {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(
+            root.join("docs/alpha.md"),
+            "# Plan\nShip the parser in two weeks.\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("docs/beta.md"),
+            "# Plan\nRewrite storage.\nTBD.\n",
+        )
+        .unwrap();
+        for f in ["reviewer.sh", "agent.sh"] {
+            std::fs::copy(fixture(f), root.join(f)).unwrap();
+        }
+        let reviewers: Vec<String> = reviewers.iter().map(|r| format!("{r:?}")).collect();
+        std::fs::write(
+            root.join("experiment.toml"),
+            format!(
+                r#"name = "fixture"
+mode = "doc"
+corpus = "."
+bootstrap = 200
+
+[arms.baseline]
+source = "baseline"
+[arms.baseline.review]
+policy = "anchored"
+
+[arms.treatment]
+source = "treatment"
+[arms.treatment.review]
+policy = "anchored"
+
+[collect]
+command = ["./reviewer.sh", "{{reviewer}}", "{{target}}", "{{arm}}", "{{run}}"]
+reviewers = [{}]
+targets = "docs/*.md"
+backoff_s = 0.05
+{extra}
+"#,
+                reviewers.join(", ")
+            ),
+        )
+        .unwrap();
+        Setup { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn collect(&self, id: &str) -> assert_cmd::Command {
+        let mut cmd = calibench();
+        cmd.current_dir(self.root()).args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            id,
+        ]);
+        cmd
+    }
+
+    fn run_dir(&self, id: &str) -> PathBuf {
+        self.root().join("runs").join(id)
+    }
+
+    fn lines(&self, id: &str, file: &str) -> Vec<Value> {
+        let text = std::fs::read_to_string(self.run_dir(id).join(file)).unwrap_or_default();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+fn by_reviewer<'a>(lines: &'a [Value], reviewer: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["reviewer"] == reviewer).collect()
+}
+
+#[test]
+fn a_well_behaved_reviewer_is_collected_and_replayed() {
+    let s = Setup::new(&["coherence", "feasibility"], "runs = 2\nconcurrency = 3");
+    s.collect("live")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "16 calls recorded now, 16 ok, 0 failed",
+        ))
+        .stdout(predicate::str::contains("--corpus runs/live"));
+    let lines = s.lines("live", "reviews.jsonl");
+    assert_eq!(lines.len(), 2 * 2 * 2 * 2);
+    // Plan order once complete: arm, target, reviewer, run.
+    let keys: Vec<(String, String, String, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["arm"].as_str().unwrap().into(),
+                l["target"].as_str().unwrap().into(),
+                l["reviewer"].as_str().unwrap().into(),
+                l["run"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted);
+    assert_eq!(
+        lines[0]["findings"][0]["id"],
+        "baseline/alpha/coherence/r0/f1"
+    );
+    // The target went in on stdin: alpha has 8 words.
+    assert_eq!(lines[0]["residual_risks"][0], "coherence read 8 words");
+    // The artifact is the command's full-detail return, written where CALIBENCH_ARTIFACT said.
+    let artifact: Value = serde_json::from_slice(
+        &std::fs::read(
+            s.run_dir("live")
+                .join("artifacts/treatment/beta/feasibility-r1.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(artifact["run_id"], "live");
+    assert_eq!(artifact["why_it_matters"], "because");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(s.run_dir("live").join("collect.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "complete");
+    assert_eq!(manifest["calls"], 16);
+
+    // `run` replays what was collected.
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "run",
+            "experiment.toml",
+            "--corpus",
+            "runs/live",
+            "--runs-dir",
+            "out",
+        ])
+        .args([
+            "--reports-dir",
+            "reports",
+            "--run-id",
+            "replayed",
+            "--no-plots",
+            "--json",
+        ])
+        .assert()
+        .success();
+    let metrics: Value =
+        serde_json::from_slice(&std::fs::read(s.root().join("out/replayed/metrics.json")).unwrap())
+            .unwrap();
+    let arm = &metrics["review"]["arms"]["treatment"];
+    assert_eq!(arm["targets"].as_f64(), Some(2.0), "targets");
+    assert_eq!(arm["runs"].as_f64(), Some(2.0), "runs");
+    assert_eq!(
+        arm["failed_reviewers"].as_f64(),
+        Some(0.0),
+        "failed_reviewers"
+    );
+    assert_eq!(arm["malformed"].as_f64(), Some(0.0), "malformed");
+    // Two reviewers, one finding each per target and run, merged into one corroborated finding.
+    assert_eq!(arm["findings_raw"].as_f64(), Some(4.0), "findings_raw");
+    assert_eq!(arm["corroborated"].as_f64(), Some(2.0), "corroborated");
+}
+
+/// Whether a process is gone (or a zombie waiting to be reaped).
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
+    let s = Setup::new(
+        &["hang", "garbage", "crash", "bad-enum"],
+        "timeout_s = 1\nretries = 0\nconcurrency = 4",
+    );
+    let pids = s.root().join("pids");
+    let started = Instant::now();
+    s.collect("bad")
+        .env("PIDS", &pids)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "16 calls recorded now, 0 ok, 16 failed (4 exited non-zero, 4 timed out, 8 invalid output)",
+        ))
+        .stdout(predicate::str::contains("warning: no call succeeded"));
+    // Four hangs of 1 s each, four at a time: the timeout, not the 60 s sleep, ended them.
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let lines = s.lines("bad", "reviews.jsonl");
+    assert_eq!(lines.len(), 16);
+    for line in &lines {
+        assert_eq!(line["status"], "failed", "{line}");
+        assert!(line.get("findings").is_none(), "{line}");
+    }
+    let reason = |reviewer: &str| {
+        let all = by_reviewer(&lines, reviewer);
+        assert_eq!(all.len(), 4);
+        all[0]["reason"].as_str().unwrap().to_string()
+    };
+    assert!(reason("hang").starts_with("timed out after 1 s; its process group was killed"));
+    assert!(
+        reason("garbage").starts_with("stdout is not one JSON object"),
+        "{}",
+        reason("garbage")
+    );
+    assert!(reason("garbage").contains("Sure! Here are my findings"));
+    assert_eq!(
+        reason("crash"),
+        "exited with status 3; stderr: model overloaded"
+    );
+    assert!(
+        reason("bad-enum").starts_with("findings[0].severity: `P9` is not"),
+        "{}",
+        reason("bad-enum")
+    );
+    // The hang's own child was killed with it: nothing a timed-out call started outlives it.
+    let pids = std::fs::read_to_string(pids).unwrap();
+    assert_eq!(pids.lines().count(), 4);
+    for pid in pids.lines() {
+        assert!(dead(pid.trim()), "process {pid} outlived its call");
+    }
+    // `run` reads failed calls as failed raters.
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "run",
+            "experiment.toml",
+            "--corpus",
+            "runs/bad",
+            "--runs-dir",
+            "out",
+        ])
+        .args([
+            "--reports-dir",
+            "reports",
+            "--run-id",
+            "r",
+            "--no-plots",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let metrics: Value =
+        serde_json::from_slice(&std::fs::read(s.root().join("out/r/metrics.json")).unwrap())
+            .unwrap();
+    let baseline = &metrics["review"]["arms"]["baseline"];
+    assert_eq!(baseline["failed_reviewers"].as_f64(), Some(8.0));
+    assert_eq!(baseline["findings_raw"].as_f64(), Some(0.0));
+}
+
+#[test]
+fn a_failed_attempt_is_retried_with_backoff() {
+    let s = Setup::new(&["flaky"], "retries = 1");
+    s.collect("retry").assert().success();
+    let lines = s.lines("retry", "reviews.jsonl");
+    assert!(lines
+        .iter()
+        .all(|l| l["findings"][0]["title"] == "Second try works"));
+    let s = Setup::new(&["flaky"], "retries = 0");
+    s.collect("once").assert().success();
+    let lines = s.lines("once", "reviews.jsonl");
+    assert!(lines
+        .iter()
+        .all(|l| l["reason"] == "exited with status 1; stderr: rate limited"));
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_reviewer_named_to_escape_writes_inside_the_run() {
+    let s = Setup::new(&["../../escape"], "");
+    let before = files_under(s.root());
+    s.collect("esc").assert().success();
+    let lines = s.lines("esc", "reviews.jsonl");
+    assert_eq!(lines.len(), 4);
+    // The corpus keeps the name; only its path component is reduced.
+    assert!(lines
+        .iter()
+        .all(|l| l["reviewer"] == "../../escape" && l["status"].is_null()));
+    let run = s.run_dir("esc").canonicalize().unwrap();
+    for file in files_under(s.root()) {
+        if before.contains(&file) {
+            continue;
+        }
+        let file = file.canonicalize().unwrap();
+        assert!(
+            file.starts_with(&run),
+            "{} is outside the run",
+            file.display()
+        );
+    }
+    assert!(run
+        .join("artifacts/baseline/alpha/___.__escape-r0.json")
+        .is_file());
+    assert_eq!(files_under(&run.join("artifacts")).len(), 4);
+}
+
+#[test]
+fn concurrency_is_bounded() {
+    let s = Setup::new(&["slow"], "runs = 2\nconcurrency = 3");
+    let log = s.root().join("log");
+    s.collect("bounded").env("LOG", &log).assert().success();
+    let log = std::fs::read_to_string(log).unwrap();
+    let (mut running, mut most) = (0i32, 0i32);
+    for line in log.lines() {
+        if line.starts_with("start") {
+            running += 1;
+        } else {
+            running -= 1;
+        }
+        most = most.max(running);
+    }
+    assert_eq!(log.lines().count(), 2 * 8);
+    assert_eq!(running, 0);
+    assert_eq!(most, 3, "{log}");
+}
+
+/// Waits until `file` holds at least `n` lines.
+fn wait_for_lines(file: &Path, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline {
+        let count = std::fs::read_to_string(file).map_or(0, |t| t.lines().count());
+        if count >= n {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("{} never reached {n} lines", file.display());
+}
+
+fn interrupt(pid: u32) {
+    let ok = Std::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
+
+#[test]
+fn an_interrupted_collection_resumes_to_the_same_corpus() {
+    let s = Setup::new(&["slow", "coherence"], "runs = 3\nconcurrency = 2");
+    // Uninterrupted, for comparison.
+    s.collect("whole").assert().success();
+    let whole = std::fs::read(s.run_dir("whole").join("reviews.jsonl")).unwrap();
+    assert_eq!(whole.iter().filter(|&&b| b == b'\n').count(), 24);
+
+    let bin = assert_cmd::cargo::cargo_bin("calibench");
+    let child = Std::new(&bin)
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            "cut",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let file = s.run_dir("cut").join("reviews.jsonl");
+    wait_for_lines(&file, 3);
+    interrupt(child.id());
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stdout}\n{stderr}");
+    assert!(stderr.contains("stopping: no new calls"), "{stderr}");
+    assert!(stdout.contains("--resume cut"), "{stdout}");
+    let partial = s.lines("cut", "reviews.jsonl");
+    assert!(
+        partial.len() >= 3 && partial.len() < 24,
+        "{}",
+        partial.len()
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(s.run_dir("cut").join("collect.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    // Every recorded line is whole; a torn line from a hard kill is dropped on resume.
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"{\"arm\": \"treatment\", \"tar").unwrap();
+    drop(f);
+
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "cut",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("dropped an incomplete last line"))
+        .stdout(predicate::str::contains(format!(
+            "{} were already recorded and skipped",
+            partial.len()
+        )));
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+    // Resuming a complete collection runs nothing more.
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "cut",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 calls recorded now"));
+    assert_eq!(std::fs::read(&file).unwrap(), whole);
+}
+
+#[test]
+fn a_second_interrupt_kills_running_calls_and_records_nothing_for_them() {
+    let s = Setup::new(&["coherence", "hang"], "timeout_s = 120\nconcurrency = 8");
+    let bin = assert_cmd::cargo::cargo_bin("calibench");
+    let started = Instant::now();
+    let child = Std::new(&bin)
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            "k",
+        ])
+        .env("PIDS", s.root().join("pids"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The four coherence calls finish; the four hangs run until killed.
+    wait_for_lines(&s.run_dir("k").join("reviews.jsonl"), 4);
+    wait_for_lines(&s.root().join("pids"), 4);
+    interrupt(child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    interrupt(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("killing 4 running call(s)"));
+    let lines = s.lines("k", "reviews.jsonl");
+    assert_eq!(lines.len(), 4);
+    assert!(by_reviewer(&lines, "hang").is_empty());
+    for pid in std::fs::read_to_string(s.root().join("pids"))
+        .unwrap()
+        .lines()
+    {
+        assert!(dead(pid.trim()), "process {pid} outlived its call");
+    }
+}
+
+#[test]
+fn query_traces_are_collected_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("queries")).unwrap();
+    for (name, text) in [
+        ("parser", "where is the parser?"),
+        ("broken", "x"),
+        ("lexer", "who calls lex?"),
+    ] {
+        std::fs::write(root.join(format!("queries/{name}.txt")), text).unwrap();
+    }
+    std::fs::copy(fixture("agent.sh"), root.join("agent.sh")).unwrap();
+    std::fs::write(
+        root.join("experiment.toml"),
+        r#"name = "agent"
+corpus = "."
+bootstrap = 200
+[arms.baseline]
+source = "recorded"
+[arms.baseline.confidence]
+policy = "flat-mean"
+[arms.treatment]
+source = "recorded"
+[arms.treatment.confidence]
+policy = "category-max"
+[collect]
+kind = "queries"
+command = ["./agent.sh", "{target}", "{run}"]
+targets = "queries/*.txt"
+runs = 2
+retries = 0
+"#,
+    )
+    .unwrap();
+    calibench()
+        .current_dir(root)
+        .args(["collect", ".", "--runs-dir", "runs", "--run-id", "q"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "6 calls recorded now, 4 ok, 2 failed (2 invalid output)",
+        ));
+    let text = std::fs::read_to_string(root.join("runs/q/queries.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // One recorded label: both arms read it, so each query is collected once per run.
+    assert_eq!(lines.len(), 6);
+    let parser: Vec<&Value> = lines.iter().filter(|l| l["query_id"] == "parser").collect();
+    assert_eq!(parser[1]["tools"][0]["hits"], 3);
+    assert_eq!(parser[0]["query"], "where is the parser?");
+    let broken = lines.iter().find(|l| l["query_id"] == "broken").unwrap();
+    assert_eq!(broken["status"], "failed");
+    assert!(
+        broken["error"].as_str().unwrap().contains("phase"),
+        "{broken}"
+    );
+    calibench()
+        .current_dir(root)
+        .args([
+            "run",
+            ".",
+            "--corpus",
+            "runs/q",
+            "--runs-dir",
+            "out",
+            "--reports-dir",
+            "rep",
+        ])
+        .args(["--run-id", "r", "--no-plots", "-q"])
+        .assert()
+        .success();
+    let metrics: Value =
+        serde_json::from_slice(&std::fs::read(root.join("out/r/metrics.json")).unwrap()).unwrap();
+    assert_eq!(metrics["queries"]["arms"]["baseline"]["queries"], 6);
+    assert_eq!(metrics["queries"]["arms"]["baseline"]["errors"], 2);
+}
+
+#[test]
+fn dry_run_lists_the_calls_and_runs_none() {
+    let s = Setup::new(&["coherence", "crash"], "runs = 2");
+    s.collect("dry")
+        .arg("--dry-run")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("16 calls planned"))
+        .stdout(predicate::str::contains(
+            "reviewer.sh crash beta treatment 1",
+        ));
+    assert!(!s.root().join("runs").exists());
+}
+
+#[test]
+fn bad_input_exits_2_before_anything_is_created() {
+    let refuse = |s: &Setup, args: &[&str], needle: &str| {
+        calibench()
+            .current_dir(s.root())
+            .arg("collect")
+            .args(args)
+            .args(["--runs-dir", "runs"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(needle));
+        assert!(!s.root().join("runs").exists(), "{args:?} created runs/");
+    };
+    let s = Setup::new(&["coherence"], "");
+    let exp = std::fs::read_to_string(s.root().join("experiment.toml")).unwrap();
+    let write = |text: String| std::fs::write(s.root().join("experiment.toml"), text).unwrap();
+
+    write(exp[..exp.find("[collect]").unwrap()].to_string());
+    refuse(
+        &s,
+        &["experiment.toml"],
+        "experiment.toml: `collect`: has no [collect] table",
+    );
+    write(exp.replace("docs/*.md", "documents/*.md"));
+    refuse(
+        &s,
+        &["experiment.toml"],
+        "experiment.toml:19: `collect.targets`: `documents/*.md` matches no file",
+    );
+    write(exp.replace("./reviewer.sh", "./missing.sh"));
+    refuse(
+        &s,
+        &["experiment.toml"],
+        "experiment.toml:17: `collect.command`: `./missing.sh` does not exist",
+    );
+    write(exp.replace("./reviewer.sh", "no-such-program-anywhere"));
+    refuse(&s, &["experiment.toml"], "is not a program on PATH");
+    std::fs::write(s.root().join("plain.sh"), "echo {}").unwrap();
+    write(exp.replace("./reviewer.sh", "./plain.sh"));
+    refuse(&s, &["experiment.toml"], "is not an executable file");
+    write(exp.replace("[\"coherence\"]", "[\"a/b\", \"a_b\"]"));
+    refuse(
+        &s,
+        &["experiment.toml"],
+        "would share the artifact name `a_b`",
+    );
+    std::fs::write(s.root().join("docs/alpha.txt"), "x").unwrap();
+    write(exp.replace("docs/*.md", "docs/*"));
+    refuse(&s, &["experiment.toml"], "are both target `alpha`");
+    write(exp.replace("backoff_s = 0.05", "backoff_s = -1"));
+    refuse(&s, &["experiment.toml"], "`collect.backoff_s`");
+    write(exp.clone());
+    refuse(
+        &s,
+        &["experiment.toml", "--resume", "nothing"],
+        "is not a collection",
+    );
+    refuse(
+        &s,
+        &["experiment.toml", "--run-id", "../up"],
+        "is not a usable run id",
+    );
+
+    // A resume must collect what the run began collecting.
+    s.collect("one").assert().success();
+    write(exp.replace("[\"coherence\"]", "[\"coherence\", \"feasibility\"]"));
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "one",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "collect.json: field `reviewers`: was collected with reviewers [\"coherence\"]",
+        ));
+    write(exp.clone());
+    std::fs::write(s.root().join("docs/beta.md"), "changed").unwrap();
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "one",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("its content changed"));
+    s.collect("one")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"))
+        .stderr(predicate::str::contains("--resume one"));
+}
