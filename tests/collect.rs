@@ -713,3 +713,42 @@ fn bad_input_exits_2_before_anything_is_created() {
         .stderr(predicate::str::contains("already exists"))
         .stderr(predicate::str::contains("--resume one"));
 }
+
+#[test]
+fn the_live_example_is_what_collect_records() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = tempfile::tempdir().unwrap();
+    calibench()
+        .current_dir(root)
+        .args([
+            "collect",
+            "corpora/doc-review-live",
+            "--run-id",
+            "again",
+            "--runs-dir",
+        ])
+        .arg(runs.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "36 calls recorded now, 35 ok, 1 failed (1 invalid output)",
+        ));
+    let again = std::fs::read(runs.path().join("again/reviews.jsonl")).unwrap();
+    let committed = std::fs::read(root.join("corpora/doc-review-live/reviews.jsonl")).unwrap();
+    assert!(
+        again == committed,
+        "corpora/doc-review-live/reviews.jsonl is not what collect records now; collect it again (its experiment.toml says how)"
+    );
+    // The rate-limited call was retried and recorded ok; the prose answer is a failed call.
+    let text = String::from_utf8(again).unwrap();
+    let failed: Vec<&str> = text.lines().filter(|l| l.contains("\"failed\"")).collect();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].contains("\"reviewer\":\"feasibility\"")
+            && failed[0].contains("(after 2 attempts)")
+    );
+    assert!(runs
+        .path()
+        .join("again/artifacts/anchored/pricing/product-lens-r1.json")
+        .is_file());
+}

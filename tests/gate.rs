@@ -14,7 +14,12 @@ use common::{calibench, run_into};
 use predicates::prelude::*;
 use serde_json::Value;
 
-const EXAMPLES: [&str; 3] = ["capacity-50", "code-review-ab", "doc-review-ab"];
+const EXAMPLES: [&str; 4] = [
+    "capacity-50",
+    "code-review-ab",
+    "doc-review-ab",
+    "doc-review-live",
+];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -105,7 +110,7 @@ fn every_example_passes_its_own_gate() {
     // Each gate run wrote its run directory and report.
     assert_eq!(
         std::fs::read_dir(dir.path().join("runs")).unwrap().count(),
-        3
+        EXAMPLES.len()
     );
 }
 

@@ -12,7 +12,12 @@ use base64::Engine;
 use common::{calibench, run_into};
 use predicates::prelude::*;
 
-const EXAMPLES: [&str; 3] = ["capacity-50", "code-review-ab", "doc-review-ab"];
+const EXAMPLES: [&str; 4] = [
+    "capacity-50",
+    "code-review-ab",
+    "doc-review-ab",
+    "doc-review-live",
+];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
