@@ -14,7 +14,8 @@ use crate::error::InputError;
 use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
 use crate::replay::review::{self, Merged, ReturnRef};
 use crate::replay::review_metrics::{
-    self, arm_metrics, by_target, reviewer_units, ArmMetrics, TargetInput, DELTA_METRICS,
+    self, arm_metrics, by_target, reviewer_units, ArmMetrics, FailedCall, TargetInput,
+    DELTA_METRICS,
 };
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
@@ -572,7 +573,19 @@ fn replay_arm(
         )
     });
     Ok(ArmReplay {
-        metrics: arm_metrics(arm.review.name(), scale, per_target, malformed_reasons),
+        metrics: ArmMetrics {
+            failed_calls: returns
+                .iter()
+                .filter(|r| r.failed)
+                .map(|r| FailedCall {
+                    target: r.target.clone(),
+                    run: r.run,
+                    reviewer: r.reviewer.clone(),
+                    reason: r.reason.clone(),
+                })
+                .collect(),
+            ..arm_metrics(arm.review.name(), scale, per_target, malformed_reasons)
+        },
         reviewers,
         runs,
     })

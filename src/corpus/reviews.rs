@@ -106,6 +106,8 @@ pub struct Record {
     pub run: u32,
     pub reviewer: String,
     pub status: Status,
+    /// Why a failed return failed, when the line says (`reason`, as `collect` records it).
+    pub reason: Option<String>,
     pub findings: Vec<Value>,
     /// Per finding: the line of an earlier finding with the same `id`, if any.
     pub duplicate_id_of: Vec<Option<u64>>,
@@ -219,6 +221,16 @@ fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Rec
             )),
         }
     };
+    let reason = match object.get("reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(err(
+                "reason",
+                format!("must be a string, not {}", kind(other)),
+            ))
+        }
+    };
     Ok(Record {
         line,
         target,
@@ -226,6 +238,7 @@ fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Rec
         run,
         reviewer,
         status,
+        reason,
         duplicate_id_of: Vec::new(),
         findings,
         residual_risks: strings("residual_risks")?,
@@ -273,6 +286,8 @@ pub struct Return {
     pub run: u32,
     pub reviewer: String,
     pub failed: bool,
+    /// Why it failed, when the return says.
+    pub reason: Option<String>,
     pub findings: Vec<Finding>,
     pub malformed: Vec<Malformed>,
 }
@@ -350,6 +365,7 @@ fn to_return(r: &Record, mode: Mode, scale: Scale) -> Return {
         run: r.run,
         reviewer: r.reviewer.clone(),
         failed: r.status == Status::Failed,
+        reason: r.reason.clone(),
         findings,
         malformed,
     }
@@ -646,10 +662,14 @@ mod tests {
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": {}}\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\"}\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"run\": -1, \"findings\": []}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\", \"reason\": \"timed out\"}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\", \"reason\": 3}\n",
         );
         let (records, problems) = parse("reviews.jsonl", text.as_bytes());
-        assert_eq!(records.len(), 2);
+        assert_eq!(records.len(), 3);
         assert_eq!(records[1].status, Status::Failed);
+        assert_eq!(records[1].reason, None);
+        assert_eq!(records[2].reason.as_deref(), Some("timed out"));
         let at: Vec<(Option<u64>, Option<String>)> =
             problems.iter().map(|p| (p.line, p.field.clone())).collect();
         assert_eq!(
@@ -659,6 +679,7 @@ mod tests {
                 (Some(4), Some("field `reviewer`".into())),
                 (Some(5), Some("field `findings`".into())),
                 (Some(7), Some("field `run`".into())),
+                (Some(9), Some("field `reason`".into())),
             ]
         );
     }

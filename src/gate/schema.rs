@@ -153,6 +153,15 @@ const REVIEW_ARM: Node = Node::Obj(&[
         ])),
     ),
     ("malformed_reasons", Node::Map(None, &Node::Num)),
+    (
+        "failed_calls",
+        Node::List(&Node::Obj(&[
+            ("target", Node::Text),
+            ("run", Node::Num),
+            ("reviewer", Node::Text),
+            ("reason", Node::Text),
+        ])),
+    ),
     ("per_target", Node::List(&TARGET)),
 ]);
 

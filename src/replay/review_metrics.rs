@@ -258,7 +258,19 @@ pub struct ArmMetrics {
     pub anchor_calibration: Vec<CalibrationCell>,
     /// Malformed findings by reason, over all targets and runs.
     pub malformed_reasons: BTreeMap<String, usize>,
+    /// Every failed reviewer call, in corpus order, with its reason when the corpus gives one.
+    #[serde(default)]
+    pub failed_calls: Vec<FailedCall>,
     pub per_target: Vec<TargetMetrics>,
+}
+
+/// A reviewer call recorded `status: failed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailedCall {
+    pub target: String,
+    pub run: u32,
+    pub reviewer: String,
+    pub reason: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -430,6 +442,7 @@ pub fn arm_metrics(
         dropped_by_value,
         anchor_calibration,
         malformed_reasons,
+        failed_calls: Vec::new(),
         per_target,
     }
 }

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::analysis::{Agreement, Delta, Metrics, PerArm};
 use crate::output::fmt_p;
 use crate::replay::query_metrics::QueryArmMetrics;
-use crate::replay::review_metrics::ArmMetrics;
+use crate::replay::review_metrics::{ArmMetrics, FailedCall};
 use crate::trust::TrustVerdict;
 
 /// The parts of `manifest.json` a report shows.
@@ -1006,6 +1006,36 @@ fn coverage_section(m: &Metrics) -> Section {
                 "Why findings were malformed (all targets and runs):".into(),
             ));
             blocks.push(Block::List(reasons));
+        }
+        const SHOWN: usize = 12;
+        let failed: Vec<(&str, &FailedCall)> = [("baseline", b), ("treatment", t)]
+            .into_iter()
+            .flat_map(|(arm, a)| a.failed_calls.iter().map(move |c| (arm, c)))
+            .collect();
+        if !failed.is_empty() {
+            let mut items: Vec<String> = failed
+                .iter()
+                .take(SHOWN)
+                .map(|(arm, c)| {
+                    format!(
+                        "{arm}: {} · {} · run {}: {}",
+                        c.target,
+                        c.reviewer,
+                        c.run,
+                        c.reason.as_deref().unwrap_or("no reason recorded")
+                    )
+                })
+                .collect();
+            if failed.len() > SHOWN {
+                items.push(format!(
+                    "… and {} more (`failed_calls` in metrics.json lists them all)",
+                    failed.len() - SHOWN
+                ));
+            }
+            blocks.push(Block::Text(
+                "Failed reviewer calls (a failed rater, never zero findings):".into(),
+            ));
+            blocks.push(Block::List(items));
         }
         let mut labels: Vec<&String> = b
             .dropped_by_value
