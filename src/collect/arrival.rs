@@ -37,7 +37,7 @@ pub fn accept(stdout: &[u8], call: &Call, expect: &Expect) -> Result<Map<String,
     let Value::Object(mut object) = value else {
         return Err(format!(
             "stdout is JSON but {}, not an object",
-            describe(&value)
+            reviews::kind(&value)
         ));
     };
     if let Some(Value::String(s)) = object.get("status") {
@@ -195,17 +195,6 @@ fn excerpt(text: &str, chars: usize) -> String {
         out.push('…');
     }
     out
-}
-
-fn describe(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

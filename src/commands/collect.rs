@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::run::{check_run_id, compact_time, free_run_id, rfc3339};
+use super::run::{check_run_id, compact_time, free_run_id, refuse, rfc3339};
 use super::{read_file, write_file};
 use crate::cli::CollectArgs;
 use crate::collect::arrival::Expect;
@@ -695,39 +695,26 @@ fn read_recorded(
     };
     let mut recorded = HashSet::new();
     for (line, key) in keys {
+        let call = format!(
+            "arm {:?}, target {:?}, reviewer {:?}, run {}",
+            key.0, key.1, key.2, key.3
+        );
         if !index.contains_key(&key) {
             return Err(InputError::new(
                 &name,
-                format!(
-                    "records arm {:?}, target {:?}, reviewer {:?}, run {}, which the experiment does not plan",
-                    key.0, key.1, key.2, key.3
-                ),
+                format!("records {call}, which the experiment does not plan"),
             )
             .at_line(line)
             .hint("resume with the experiment that began this collection")
             .into());
         }
-        if !recorded.insert(key.clone()) {
-            return Err(InputError::new(
-                &name,
-                format!(
-                    "records arm {:?}, target {:?}, reviewer {:?}, run {} twice",
-                    key.0, key.1, key.2, key.3
-                ),
-            )
-            .at_line(line)
-            .into());
+        if !recorded.insert(key) {
+            return Err(InputError::new(&name, format!("records {call} twice"))
+                .at_line(line)
+                .into());
         }
     }
     Ok(recorded)
-}
-
-fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
-    match problems.len() {
-        0 => Ok(()),
-        1 => Err(problems.remove(0).into()),
-        _ => Err(Error::Inputs(problems)),
-    }
 }
 
 /// Rewrites a complete collection's lines in plan order (arm, target, reviewer, run), through a

@@ -243,7 +243,7 @@ pub fn load(
     Ok((exp, corpus, inputs))
 }
 
-fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
+pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
     match problems.len() {
         0 => Ok(()),
         1 => Err(problems.remove(0).into()),

@@ -247,7 +247,8 @@ fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Rec
     })
 }
 
-fn kind(v: &Value) -> &'static str {
+/// How a JSON value is named in messages: `a string`, `an array`…
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
