@@ -127,6 +127,14 @@ impl Error {
             source,
         }
     }
+
+    /// A failed write, naming the path it was writing.
+    pub fn write(path: &Path, e: std::io::Error) -> Self {
+        Error::Write(std::io::Error::new(
+            e.kind(),
+            format!("{}: {e}", path.display()),
+        ))
+    }
 }
 
 #[cfg(test)]

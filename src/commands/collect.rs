@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::run::{check_run_id, compact_time, free_run_id, refuse, rfc3339};
-use super::{read_file, write_file};
+use super::run::{check_run_id, compact_time, free_run_id, hex, refuse, rfc3339};
+use super::{experiment_file, read_file, write_file};
 use crate::cli::CollectArgs;
 use crate::collect::arrival::Expect;
 use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target};
@@ -109,11 +109,7 @@ type Key = (String, String, String, u32);
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let started = Instant::now();
-    let exp_path = if args.experiment.is_dir() {
-        args.experiment.join("experiment.toml")
-    } else {
-        args.experiment.clone()
-    };
+    let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
     let text = String::from_utf8(read_file(&exp_path)?)
         .map_err(|_| InputError::new(&exp_name, "is not valid UTF-8"))?;
@@ -158,7 +154,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                 .unwrap_or(&t.path)
                 .display()
                 .to_string(),
-            sha256: sha256(&bytes),
+            sha256: hex(&Sha256::digest(&bytes)),
         });
         stdin.insert(t.name.clone(), Arc::new(bytes));
     }
@@ -253,10 +249,10 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         return Ok(report);
     }
 
-    std::fs::create_dir_all(&run_dir).map_err(|e| write_error(&run_dir, e))?;
+    std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
     let run_dir_abs = run_dir
         .canonicalize()
-        .map_err(|e| write_error(&run_dir, e))?;
+        .map_err(|e| Error::write(&run_dir, e))?;
     write_manifest(&run_dir, &manifest)?;
     let pending: Vec<(usize, Call)> = calls
         .iter()
@@ -282,7 +278,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         .create(true)
         .append(true)
         .open(&file)
-        .map_err(|e| write_error(&file, e))?;
+        .map_err(|e| Error::write(&file, e))?;
     let bar = progress.then(|| {
         let bar = ProgressBar::new(pending.len() as u64);
         bar.set_style(
@@ -307,8 +303,8 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let ended = ended.map_err(|e| write_error(&file, e))?;
-    out.sync_all().map_err(|e| write_error(&file, e))?;
+    let ended = ended.map_err(|e| Error::write(&file, e))?;
+    out.sync_all().map_err(|e| Error::write(&file, e))?;
     drop(out);
     report.abandoned = ended.abandoned;
     report.not_started = ended.not_started;
@@ -551,22 +547,6 @@ fn resolve_program(program: &str, exp_dir: &Path) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("`{program}` is not a program on PATH"))
 }
 
-fn sha256(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-fn write_error(path: &Path, e: std::io::Error) -> Error {
-    Error::Write(std::io::Error::new(
-        e.kind(),
-        format!("{}: {e}", path.display()),
-    ))
-}
-
 fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), Error> {
     let mut text = serde_json::to_string_pretty(manifest)
         .map_err(|e| Error::Write(std::io::Error::other(format!("collect.json: {e}"))))?;
@@ -668,8 +648,8 @@ fn read_recorded(
         let f = OpenOptions::new()
             .write(true)
             .open(file)
-            .map_err(|e| write_error(file, e))?;
-        f.set_len(keep as u64).map_err(|e| write_error(file, e))?;
+            .map_err(|e| Error::write(file, e))?;
+        f.set_len(keep as u64).map_err(|e| Error::write(file, e))?;
         eprintln!(
             "{}: dropped an incomplete last line; its call runs again",
             file.display()

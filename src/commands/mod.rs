@@ -70,6 +70,15 @@ fn emit<R: output::Render>(result: &R, style: Style) -> Result<Verdict, Error> {
     Ok(Verdict::Pass)
 }
 
+/// The experiment file a path names: the path itself, or `experiment.toml` in a folder.
+pub(crate) fn experiment_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("experiment.toml")
+    } else {
+        path.to_path_buf()
+    }
+}
+
 /// Reads a whole input file, naming it in the error.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|e| Error::read(path, e))
@@ -106,10 +115,7 @@ pub(crate) fn write_dir(final_dir: &Path, files: &[(String, Vec<u8>)]) -> Result
     };
     write_all().map_err(|e| {
         let _ = std::fs::remove_dir_all(&partial);
-        Error::Write(std::io::Error::new(
-            e.kind(),
-            format!("{}: {e}", final_dir.display()),
-        ))
+        Error::write(final_dir, e)
     })?;
     Ok(final_dir.to_path_buf())
 }
@@ -127,10 +133,7 @@ pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), Error> {
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
-            Error::Write(std::io::Error::new(
-                e.kind(),
-                format!("{}: {e}", path.display()),
-            ))
+            Error::write(path, e)
         })
 }
 

@@ -174,13 +174,7 @@ pub fn load(
     path: &Path,
     corpus: Option<&Path>,
 ) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
-    let folder_file;
-    let path = if path.is_dir() {
-        folder_file = path.join("experiment.toml");
-        folder_file.as_path()
-    } else {
-        path
-    };
+    let path = &super::experiment_file(path);
     let mut inputs = Vec::new();
     let mut read = |p: &Path| -> Result<Vec<u8>, Error> {
         let bytes = read_file(p)?;
@@ -412,7 +406,7 @@ pub fn write_run_dir(
     write_dir(&final_dir, files)
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()
         .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
