@@ -65,6 +65,9 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_f64(d.as_secs_f64())
 }
 
+/// The one reviewer of a query collection: the agent runs once per target.
+pub const AGENT: &str = "agent";
+
 /// The placeholders `command` may use, each replaced as a whole argument.
 pub const PLACEHOLDERS: [&str; 5] = ["{reviewer}", "{target}", "{target_path}", "{arm}", "{run}"];
 
@@ -160,7 +163,7 @@ pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, I
                     .into(),
             ))
         }
-        (None, Kind::Queries) => vec!["agent".to_string()],
+        (None, Kind::Queries) => vec![AGENT.to_string()],
     };
     let whole = |v: &Option<Spanned<i64>>, field: &str, default: i64, min: i64| {
         let Some(v) = v else { return Ok(default) };

@@ -71,7 +71,6 @@ pub struct Finished {
     pub index: usize,
     pub line: Map<String, Value>,
     pub failure: Option<Failure>,
-    pub attempts: u32,
 }
 
 /// Receives what the collection does, on the driving task.
@@ -170,7 +169,6 @@ async fn run_call(
                     index,
                     line,
                     failure: None,
-                    attempts: attempt,
                 })
             }
             Attempt::Failed(failure, reason) => {
@@ -184,7 +182,6 @@ async fn run_call(
                         index,
                         line: arrival::failed(&call, ctx.kind, &reason),
                         failure: Some(failure),
-                        attempts: attempt,
                     });
                 }
                 // A retry is a new launch: not after a stop was asked for.

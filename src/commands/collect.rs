@@ -31,7 +31,7 @@ use super::run::{check_run_id, compact_time, free_run_id, hex, refuse, rfc3339};
 use super::{experiment_file, read_file, write_file};
 use crate::cli::CollectArgs;
 use crate::collect::arrival::Expect;
-use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target};
+use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target, AGENT};
 use crate::collect::runner::{self, Context, Failure, Finished, Sink};
 use crate::config::{self, Experiment};
 use crate::corpus::{queries, reviews};
@@ -669,7 +669,7 @@ fn read_recorded(
             let (all, problems) = queries::parse(&name, &bytes);
             refuse(problems)?;
             all.into_iter()
-                .map(|q| (q.line, (q.arm, q.query_id, "agent".to_string(), q.run)))
+                .map(|q| (q.line, (q.arm, q.query_id, AGENT.to_string(), q.run)))
                 .collect()
         }
     };
@@ -719,7 +719,7 @@ fn in_plan_order(file: &Path, kind: Kind, index: &HashMap<Key, usize>) -> Result
         let run = v.get("run").and_then(Value::as_u64).unwrap_or(0) as u32;
         let key = match kind {
             Kind::Reviews => (s("arm"), s("target"), s("reviewer"), run),
-            Kind::Queries => (s("arm"), s("query_id"), "agent".to_string(), run),
+            Kind::Queries => (s("arm"), s("query_id"), AGENT.to_string(), run),
         };
         lines.push((index.get(&key).copied().unwrap_or(usize::MAX), line));
     }
