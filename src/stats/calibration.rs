@@ -4,8 +4,9 @@
 //! Bins are equal-width and right-closed, as in Guo et al. (2017) and scikit-learn's
 //! `calibration_curve`: bin m (1..M) holds p in ((m−1)/M, m/M], and p = 0 falls in bin 1. The
 //! bin is decided on p rounded to 9 decimal places (and the scaled position rounded again), so
-//! that 0.7, 0.9 and 1.0 land where the rule says despite binary floating point. AUROC ties are
-//! decided on the same rounded values.
+//! that 0.7, 0.9 and 1.0 land where the rule says despite binary floating point. AUROC ranks the
+//! raw values: it has no edges to decide, and rounding would turn correctly ordered saturated
+//! probabilities (0.99999999995 against 0.9999999999999) into half-credit ties.
 
 use serde::{Deserialize, Serialize};
 
@@ -127,12 +128,12 @@ pub fn calibrate(
     })
 }
 
-/// P(p of a correct > p of an incorrect) + ½ P(tie), by ranks; `None` when only one outcome
-/// occurs.
+/// P(p of a correct > p of an incorrect) + ½ P(tie), by ranks of the raw values (as
+/// scikit-learn's `roc_auc_score`); `None` when only one outcome occurs.
 pub fn auroc(confidence: &[f64], correct: &[bool]) -> Option<f64> {
     let mut pairs: Vec<(f64, bool)> = confidence
         .iter()
-        .map(|&p| round9(p))
+        .copied()
         .zip(correct.iter().copied())
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
@@ -213,6 +214,22 @@ mod tests {
         assert_eq!(auroc(&[0.9, 0.1], &[true, false]), Some(1.0));
         assert_eq!(auroc(&[0.1, 0.9], &[true, false]), Some(0.0));
         assert_eq!(auroc(&[0.3, 0.4], &[true, true]), None);
+    }
+
+    // Regression (issue 18): saturated probabilities that agree to 9 decimals are still ordered.
+    // GaussianNB on breast-cancer gave 0.9693 here where scikit-learn gives 0.9811.
+    #[test]
+    fn auroc_ranks_raw_saturated_probabilities() {
+        let p = [0.99999999995, 0.9999999999999, 0.999999999999, 1.0 - 1e-15];
+        assert_eq!(auroc(&p, &[false, true, false, true]), Some(1.0));
+        assert_eq!(auroc(&p, &[true, false, true, false]), Some(0.0));
+        // Exact ties stay half credit, -0.0 and 0.0 included.
+        assert_eq!(auroc(&[1e-12, 1e-12], &[true, false]), Some(0.5));
+        assert_eq!(auroc(&[-0.0, 0.0, 0.5], &[true, false, true]), Some(0.75));
+        // The bins still decide on rounded values: both saturated values share the top bin.
+        let c = calibrate(&p, &[false, true, false, true], 10).unwrap();
+        assert_eq!(c.bins[9].count, 4);
+        assert_eq!(c.auroc, Some(1.0));
     }
 
     #[test]
