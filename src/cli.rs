@@ -147,6 +147,10 @@ pub struct AlphaArgs {
     /// Table layout; auto reads long when the header has unit, rater and value
     #[arg(long, value_enum, default_value_t = LayoutArg::Auto)]
     pub layout: LayoutArg,
+    /// Read a wide CSV with one row per unit (header `unit,<rater1>,<rater2>,…`), as R irr,
+    /// irrCAC, SPSS KALPHA and pandas write it
+    #[arg(long, conflicts_with = "layout")]
+    pub units_as_rows: bool,
     /// Bootstrap replicates for the 95% interval; 0 for none
     #[arg(long, default_value_t = 2000)]
     pub bootstrap: usize,

@@ -50,10 +50,21 @@ pub fn stderr_color() -> bool {
 
 /// Prints an error message to stderr with an `error:` prefix.
 pub fn print_error(message: &str) {
+    print_labelled("error", "1;31", message);
+}
+
+/// Prints a warning to stderr with a `warning:` prefix: the command goes on, but the user
+/// should look (a file that is probably transposed, say).
+pub fn print_warning(message: &str) {
+    print_labelled("warning", "1;33", message);
+}
+
+/// `label: message` on stderr, the label in the SGR colour `sgr` when colour is allowed.
+fn print_labelled(label: &str, sgr: &str, message: &str) {
     let prefix = if stderr_color() {
-        "\x1b[1;31merror:\x1b[0m"
+        format!("\x1b[{sgr}m{label}:\x1b[0m")
     } else {
-        "error:"
+        format!("{label}:")
     };
     let _ = writeln!(io::stderr(), "{prefix} {message}");
 }

@@ -124,6 +124,64 @@ fn alpha_layout_flag_and_detection() {
         ));
 }
 
+// Regression (issue 18): R irr, irrCAC, SPSS KALPHA and pandas write one row per unit; read as
+// rater rows such a file gave a wrong α with exit 0 and no word.
+#[test]
+fn alpha_units_as_rows_reads_the_transpose_and_a_probable_transpose_is_warned() {
+    let transposed = fixture("krippendorff2011_units_as_rows.csv");
+    let out = calibench()
+        .args(["alpha", transposed.to_str().unwrap(), "--units-as-rows"])
+        .args(["--bootstrap", "0", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(format!("{:.6}", f(&v["alpha"])), "0.849107");
+    assert_eq!(
+        (v["units"].as_u64(), v["raters"].as_u64()),
+        (Some(12), Some(4))
+    );
+    assert_eq!(v["layout"], "wide, units as rows");
+
+    // Without the flag the 12 units are read as raters: still exit 0, but stderr names the flag.
+    calibench()
+        .args(["alpha", transposed.to_str().unwrap(), "--bootstrap", "0"])
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("warning:").and(predicate::str::contains(
+                "12 raters (rows) but only 4 units (columns)",
+            )),
+        )
+        .stderr(predicate::str::contains("--units-as-rows"));
+    // A file in the layout it claims draws no warning.
+    calibench()
+        .args([
+            "alpha",
+            fixture("krippendorff2011_wide.csv").to_str().unwrap(),
+        ])
+        .args(["--bootstrap", "0"])
+        .assert()
+        .success()
+        .stderr(predicate::str::is_empty());
+    // The flag names a layout, so it cannot stand beside --layout.
+    calibench()
+        .args([
+            "alpha",
+            transposed.to_str().unwrap(),
+            "--units-as-rows",
+            "--layout",
+            "long",
+        ])
+        .assert()
+        .code(2);
+}
+
 #[test]
 fn alpha_same_seed_same_interval_different_seed_different_interval() {
     let wide = fixture("krippendorff2011_wide.csv");

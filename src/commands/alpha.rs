@@ -8,7 +8,7 @@ use super::{read_file, Timer};
 use crate::cli::AlphaArgs;
 use crate::error::{Error, InputError};
 use crate::input::reliability::{self, Layout};
-use crate::output::{fmt_opt, Render};
+use crate::output::{self, fmt_opt, Render};
 use crate::stats::alpha::{AlphaError, Level, Prepared};
 use crate::stats::bootstrap::{self, Exceedance, Interval, Method, Plan};
 
@@ -39,8 +39,16 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
     let level = Level::from(args.level);
     let mut lap = Instant::now();
     let bytes = read_file(&args.file)?;
-    let table = reliability::read(&name, &bytes, args.layout.into(), level)?;
+    let layout = if args.units_as_rows {
+        Layout::UnitsAsRows
+    } else {
+        args.layout.into()
+    };
+    let table = reliability::read(&name, &bytes, layout, level)?;
     drop(bytes);
+    for warning in &table.warnings {
+        output::print_warning(warning);
+    }
     timer.lap("read", &mut lap);
 
     let as_input = |e: AlphaError| Error::from(InputError::new(&name, e.to_string()));
@@ -74,10 +82,7 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
         alpha: estimate.alpha,
         undefined_reason: estimate.undefined_reason,
         level,
-        layout: match table.layout {
-            Layout::Wide => "wide",
-            _ => "long",
-        },
+        layout: table.layout.name(),
         units: table.units.len(),
         pairable_units: estimate.pairable_units,
         raters: table.raters,

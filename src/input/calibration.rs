@@ -11,7 +11,7 @@ pub struct Predictions {
 }
 
 pub fn read(name: &str, bytes: &[u8]) -> Result<Predictions, InputError> {
-    let (mut reader, header) = csv_with_header(name, bytes)?;
+    let (mut reader, header) = csv_with_header(name, bytes, "`confidence,correct`")?;
     let find = |col: &str| header.iter().position(|h| h == col);
     let (Some(conf_col), Some(correct_col)) = (find("confidence"), find("correct")) else {
         let missing: Vec<&str> = ["confidence", "correct"]

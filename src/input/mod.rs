@@ -4,26 +4,59 @@
 pub mod calibration;
 pub mod reliability;
 
+use std::collections::HashMap;
+
 use csv::StringRecord;
 
 use crate::error::InputError;
 
 /// A CSV reader over `bytes` (a UTF-8 byte-order mark skipped) and its trimmed header names.
+/// A header is names, not data (SPEC §2.4): one whose first cell is a number means the file has
+/// no header row (its first data row would silently become the header), and one that names a
+/// column twice would leave which of the two is read to chance. Both are refused; `expected`
+/// is the header the reader wants, shown in the hint.
 pub(crate) fn csv_with_header<'a>(
     name: &str,
     bytes: &'a [u8],
+    expected: &str,
 ) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), InputError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
         .from_reader(bytes);
-    let header = reader
+    let header: Vec<String> = reader
         .headers()
         .map_err(|e| csv_error(name, e))?
         .iter()
         .map(|h| h.trim().to_string())
         .collect();
+    if let Some(first) = header
+        .first()
+        .filter(|h| h.parse::<f64>().is_ok_and(f64::is_finite))
+    {
+        return Err(InputError::new(
+            name,
+            format!("the header's first cell `{first}` is a number: the file has no header row"),
+        )
+        .at_line(1)
+        .hint(format!("add a header row above the data: {expected}")));
+    }
+    let mut seen: HashMap<&str, usize> = HashMap::with_capacity(header.len());
+    for (i, column) in header.iter().enumerate().filter(|(_, c)| !c.is_empty()) {
+        if let Some(first) = seen.insert(column.as_str(), i) {
+            return Err(InputError::new(
+                name,
+                format!(
+                    "column `{column}` is named twice in the header (columns {} and {})",
+                    first + 1,
+                    i + 1
+                ),
+            )
+            .at_line(1)
+            .hint("give every column its own name"));
+        }
+    }
     Ok((reader, header))
 }
 
@@ -88,6 +121,30 @@ mod tests {
         assert_eq!(
             super::missing_columns(&["a", "b", "c"]),
             "the header has no `a`, `b` or `c` column"
+        );
+    }
+
+    // Regression (issue 21): `confidence,correct,confidence` read the first column silently.
+    #[test]
+    fn a_header_naming_a_column_twice_is_refused() {
+        let e = super::csv_with_header("t.csv", b"confidence,correct,confidence\n0.5,1,0.9\n", "x")
+            .err()
+            .unwrap();
+        assert_eq!(e.line, Some(1));
+        assert_eq!(
+            e.problem,
+            "column `confidence` is named twice in the header (columns 1 and 3)"
+        );
+        // Unnamed columns name nothing, so two of them are not a clash.
+        assert!(super::csv_with_header("t.csv", b"a,,b,\n1,2,3,4\n", "x").is_ok());
+        // A row of data where the header should be: refused as such, before the duplicates.
+        let e = super::csv_with_header("t.csv", b"0.5,1,0.5,1\n", "`confidence,correct`")
+            .err()
+            .unwrap();
+        assert!(e.problem.contains("no header row"), "{}", e.problem);
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("add a header row above the data: `confidence,correct`")
         );
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! * **long** CSV: a header with `unit`, `rater` and `value` columns (others ignored), one row
 //!   per rating; JSON Lines with the same three keys is accepted too (`value: null` = missing).
-//! * **wide** CSV: header `rater,<unit1>,<unit2>,…`, one row per rater.
+//! * **wide** CSV: header `rater,<unit1>,<unit2>,…`, one row per rater; with `--units-as-rows`
+//!   the transpose, header `unit,<rater1>,<rater2>,…`, one row per unit. A wide file with more
+//!   raters than units is read but draws a warning naming that flag: it is probably transposed.
 //! * `auto`: long if the header names `unit`, `rater` and `value`, else wide. A file whose first
 //!   non-blank character is `{` is JSON Lines (long only).
 //!
@@ -23,7 +25,23 @@ use crate::stats::alpha::{Level, Units};
 pub enum Layout {
     Auto,
     Long,
+    /// `rater,<unit1>,<unit2>,…`: one row per rater.
     Wide,
+    /// `unit,<rater1>,<rater2>,…`: one row per unit, as R irr, irrCAC, SPSS KALPHA and pandas
+    /// write it (`--units-as-rows`).
+    UnitsAsRows,
+}
+
+impl Layout {
+    /// The name `calibench alpha` reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Auto => "auto",
+            Layout::Long => "long",
+            Layout::Wide => "wide",
+            Layout::UnitsAsRows => "wide, units as rows",
+        }
+    }
 }
 
 /// The data as read, with what the summary reports about it.
@@ -32,8 +50,11 @@ pub struct Table {
     /// One entry per unit in the file, including units with fewer than two values.
     pub units: Units,
     pub raters: usize,
-    /// The layout actually read (`Long` or `Wide`).
+    /// The layout actually read (`Long`, `Wide` or `UnitsAsRows`).
     pub layout: Layout,
+    /// What the command should tell the user on stderr: the data was read, but may not mean
+    /// what the user thinks (a wide file with more raters than units is probably transposed).
+    pub warnings: Vec<String>,
 }
 
 /// Reads reliability data from `bytes`; `name` is how errors refer to the file.
@@ -41,14 +62,20 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{') {
-        if layout == Layout::Wide {
+        if matches!(layout, Layout::Wide | Layout::UnitsAsRows) {
             return Err(InputError::new(name, "JSON Lines input is always long")
-                .hint("drop --layout wide, or give the wide layout as CSV"));
+                .hint("drop --layout wide and --units-as-rows, or give a wide layout as CSV"));
         }
         return read_jsonl(name, bytes, level);
     }
 
-    let (reader, header) = csv_with_header(name, bytes)?;
+    let expected = match layout {
+        Layout::Long => "`unit,rater,value`",
+        Layout::Wide => "`rater,<unit1>,<unit2>,…`",
+        Layout::UnitsAsRows => "`unit,<rater1>,<rater2>,…`",
+        Layout::Auto => "`unit,rater,value` (long) or `rater,<unit1>,<unit2>,…` (wide)",
+    };
+    let (reader, header) = csv_with_header(name, bytes, expected)?;
     if header.iter().all(|h| h.is_empty()) {
         return Err(InputError::new(name, "the file is empty: no header row")
             .at_line(1)
@@ -67,7 +94,10 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
                 .hint("long layout needs columns named unit, rater and value"))
         }
         (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, reader, &header, level),
-        (Layout::Wide, _) | (Layout::Auto, false) => read_wide_csv(name, reader, &header, level),
+        (Layout::Wide, _) | (Layout::Auto, false) => {
+            read_wide_csv(name, reader, &header, level, false)
+        }
+        (Layout::UnitsAsRows, _) => read_wide_csv(name, reader, &header, level, true),
     }
 }
 
@@ -132,81 +162,114 @@ fn cell_error(
     }
 }
 
+/// Reads either wide layout: one row per rater (`rater,<unit1>,…`) or, with `units_as_rows`,
+/// one row per unit (`unit,<rater1>,…`, the transpose many tools write).
 fn read_wide_csv(
     name: &str,
     mut reader: csv::Reader<&[u8]>,
     header: &[String],
     level: Level,
+    units_as_rows: bool,
 ) -> Result<Table, InputError> {
-    let unit_names = &header[1..];
-    if unit_names.is_empty() {
-        return Err(InputError::new(name, "the header names no unit")
-            .at_line(1)
-            .hint("wide layout is `rater,<unit1>,<unit2>,…`; long layout needs unit, rater and value columns"));
-    }
-    let mut seen_units: HashMap<&str, usize> = HashMap::with_capacity(unit_names.len());
-    for (i, unit) in unit_names.iter().enumerate() {
-        if let Some(first) = seen_units.insert(unit.as_str(), i) {
-            return Err(InputError::new(
-                name,
-                format!(
-                    "unit `{unit}` is named twice in the header (columns {} and {})",
-                    first + 2,
-                    i + 2
-                ),
-            )
-            .at_line(1));
-        }
+    let (row_kind, column_kind) = if units_as_rows {
+        ("unit", "rater")
+    } else {
+        ("rater", "unit")
+    };
+    let expected = format!("{row_kind},<{column_kind}1>,<{column_kind}2>,…");
+    let column_names = &header[1..];
+    if column_names.is_empty() {
+        return Err(
+            InputError::new(name, format!("the header names no {column_kind}"))
+                .at_line(1)
+                .hint(format!(
+                    "this layout is `{expected}`; long layout needs unit, rater and value columns"
+                )),
+        );
     }
 
     let mut cells = CellParser::new(level);
-    let mut raters: HashMap<String, u64> = HashMap::new();
-    // One column of values per rater; NaN marks a missing value (values are finite otherwise).
-    let mut columns: Vec<Vec<f64>> = Vec::new();
+    let mut row_names: HashMap<String, u64> = HashMap::new();
+    // One row of values per rater (or unit); NaN marks a missing value (values are finite
+    // otherwise).
+    let mut rows: Vec<Vec<f64>> = Vec::new();
     for_each_row(name, &mut reader, |record, line| {
-        let rater = record.get(0).unwrap_or("").trim();
-        if rater.is_empty() {
-            return Err(InputError::new(name, "the rater name is empty")
-                .at_line(line)
-                .field(format!("column \"{}\"", header[0])));
+        let row_name = record.get(0).unwrap_or("").trim();
+        if row_name.is_empty() {
+            return Err(
+                InputError::new(name, format!("the {row_kind} name is empty"))
+                    .at_line(line)
+                    .field(format!("column \"{}\"", header[0])),
+            );
         }
-        if let Some(first) = raters.insert(rater.to_string(), line) {
+        if let Some(first) = row_names.insert(row_name.to_string(), line) {
             return Err(InputError::new(
                 name,
-                format!("rater `{rater}` has a second row (the first is on line {first})"),
+                format!("{row_kind} `{row_name}` has a second row (the first is on line {first})"),
             )
             .at_line(line));
         }
-        let mut column = Vec::with_capacity(unit_names.len());
+        let mut row = Vec::with_capacity(column_names.len());
         for (i, raw) in record.iter().skip(1).enumerate() {
-            let value = cells
-                .parse(raw)
-                .map_err(|p| cell_error(name, line, format!("column \"{}\"", unit_names[i]), p))?;
-            column.push(value.unwrap_or(f64::NAN));
+            let value = cells.parse(raw).map_err(|p| {
+                cell_error(name, line, format!("column \"{}\"", column_names[i]), p)
+            })?;
+            row.push(value.unwrap_or(f64::NAN));
         }
-        columns.push(column);
+        rows.push(row);
         Ok(())
     })?;
-    if columns.is_empty() {
-        return Err(InputError::new(name, "no rater rows after the header")
-            .hint("wide layout has one row per rater"));
+    if rows.is_empty() {
+        return Err(
+            InputError::new(name, format!("no {row_kind} rows after the header"))
+                .hint(format!("this layout has one row per {row_kind}")),
+        );
     }
 
-    let values = columns.iter().flatten().filter(|v| !v.is_nan()).count();
-    let mut units = Units::with_capacity(unit_names.len(), values);
-    let mut buf = Vec::with_capacity(columns.len());
-    for u in 0..unit_names.len() {
-        buf.clear();
-        buf.extend(columns.iter().map(|c| c[u]).filter(|v| !v.is_nan()));
+    let values = rows.iter().flatten().filter(|v| !v.is_nan()).count();
+    let push = |units: &mut Units, buf: &[f64]| {
         // Values were checked finite by the cell parser.
         units
-            .push_unit(&buf)
-            .map_err(|e| InputError::new(name, e.to_string()))?;
-    }
+            .push_unit(buf)
+            .map_err(|e| InputError::new(name, e.to_string()))
+    };
+    let mut buf = Vec::new();
+    let mut warnings = Vec::new();
+    let (units, raters) = if units_as_rows {
+        let mut units = Units::with_capacity(rows.len(), values);
+        for row in &rows {
+            buf.clear();
+            buf.extend(row.iter().copied().filter(|v| !v.is_nan()));
+            push(&mut units, &buf)?;
+        }
+        (units, column_names.len())
+    } else {
+        let mut units = Units::with_capacity(column_names.len(), values);
+        for u in 0..column_names.len() {
+            buf.clear();
+            buf.extend(rows.iter().map(|r| r[u]).filter(|v| !v.is_nan()));
+            push(&mut units, &buf)?;
+        }
+        if rows.len() > column_names.len() {
+            warnings.push(format!(
+                "{name}: {} raters (rows) but only {} units (columns): the file is probably one \
+                 row per unit, as R irr, irrCAC, SPSS KALPHA and pandas write it; if so, read it \
+                 with --units-as-rows",
+                rows.len(),
+                column_names.len()
+            ));
+        }
+        (units, rows.len())
+    };
     Ok(Table {
         units,
-        raters: columns.len(),
-        layout: Layout::Wide,
+        raters,
+        layout: if units_as_rows {
+            Layout::UnitsAsRows
+        } else {
+            Layout::Wide
+        },
+        warnings,
     })
 }
 
@@ -289,6 +352,7 @@ impl LongBuilder {
             units,
             raters: self.raters.len(),
             layout: Layout::Long,
+            warnings: Vec::new(),
         })
     }
 }
@@ -414,6 +478,93 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
         assert_eq!((t.units.len(), t.raters, t.layout), (12, 4, Layout::Wide));
         let a = alpha(&t.units, Level::Interval).unwrap().alpha.unwrap();
         assert!((a - 951.0 / 1120.0).abs() < 1e-12);
+    }
+
+    /// The canonical example as R irr, irrCAC, SPSS KALPHA and pandas write it: one row per unit.
+    fn units_as_rows() -> String {
+        let rows: Vec<Vec<&str>> = WIDE.lines().map(|r| r.split(',').collect()).collect();
+        let mut out = String::from("unit");
+        for row in &rows[1..] {
+            out += &format!(",{}", row[0]);
+        }
+        out.push('\n');
+        for u in 1..rows[0].len() {
+            out += rows[0][u];
+            for row in &rows[1..] {
+                out += &format!(",{}", row[u]);
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    // Regression (issue 18): a transposed file was read with units as raters, silently.
+    #[test]
+    fn units_as_rows_reads_the_transpose_and_matches_the_reference() {
+        let text = units_as_rows();
+        let t = read_str(&text, Layout::UnitsAsRows, Level::Interval).unwrap();
+        assert_eq!((t.units.len(), t.raters), (12, 4));
+        assert_eq!(t.layout, Layout::UnitsAsRows);
+        assert!(t.warnings.is_empty());
+        let wide = read_str(WIDE, Layout::Wide, Level::Interval).unwrap();
+        assert_eq!(t.units, wide.units);
+        let a = alpha(&t.units, Level::Interval).unwrap().alpha.unwrap();
+        assert!((a - 951.0 / 1120.0).abs() < 1e-12);
+
+        // Read as rater rows, the same file has 12 "raters" and 4 "units": a warning says so.
+        let misread = read_str(&text, Layout::Auto, Level::Interval).unwrap();
+        assert_eq!((misread.units.len(), misread.raters), (4, 12));
+        assert_eq!(misread.warnings.len(), 1);
+        assert!(
+            misread.warnings[0].contains("--units-as-rows"),
+            "{:?}",
+            misread.warnings
+        );
+        assert!(misread.warnings[0].contains("12 raters (rows) but only 4 units"));
+        // The proper orientation draws none.
+        assert!(wide.warnings.is_empty());
+    }
+
+    #[test]
+    fn units_as_rows_refuses_a_unit_twice_and_jsonl() {
+        let e = read_str(
+            "unit,a,b\nu1,1,2\nu1,2,2\n",
+            Layout::UnitsAsRows,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(
+            e.problem.contains("unit `u1` has a second row"),
+            "{}",
+            e.problem
+        );
+        let e = read(
+            "t.jsonl",
+            b"{\"unit\":1}\n",
+            Layout::UnitsAsRows,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert!(e.problem.contains("always long"));
+    }
+
+    // Regression (issue 21): with no header row, the first rater's values became unit names
+    // and α came out 1.000 instead of 0.923.
+    #[test]
+    fn a_wide_file_without_a_header_row_is_refused() {
+        let headless: String = WIDE.lines().skip(1).map(|l| format!("{l}\n")).collect();
+        let numeric = headless
+            .replace('A', "1")
+            .replace('B', "2")
+            .replace('C', "3")
+            .replace('D', "4");
+        let e = read_str(&numeric, Layout::Auto, Level::Interval).unwrap_err();
+        assert_eq!(e.line, Some(1));
+        assert!(e.problem.contains("no header row"), "{}", e.problem);
+        assert!(e.hint.unwrap().contains("`rater,<unit1>,<unit2>,…` (wide)"));
+        let e = read_str(&numeric, Layout::UnitsAsRows, Level::Interval).unwrap_err();
+        assert!(e.hint.unwrap().contains("unit,<rater1>,<rater2>,…"));
     }
 
     #[test]
