@@ -24,7 +24,7 @@ use crate::replay::ValueCount;
 pub const WIDTH: u32 = 1000;
 pub const HEIGHT: u32 = 460;
 
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 const BASELINE: RGBColor = RGBColor(76, 114, 176);
 const TREATMENT: RGBColor = RGBColor(221, 132, 82);
 const GRID: RGBColor = RGBColor(225, 225, 225);
@@ -511,9 +511,9 @@ fn err<E: std::fmt::Display>(e: E) -> String {
     format!("drawing a plot: {e}")
 }
 
-static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+pub(crate) static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
-fn register_font() -> Result<(), String> {
+pub(crate) fn register_font() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {

@@ -4,7 +4,8 @@
 //! glyph's left side bearing, so text in PNGs comes out unevenly spaced ("baselin e"). This
 //! wrapper delegates every shape to [`BitMapBackend`] and draws text itself from the same
 //! embedded font, with the bearing, keeping plotters' size, anchor, rotation and layout box so
-//! that text sits where plotters planned it.
+//! that text sits where plotters planned it. Every glyph of a string rests on one baseline, on
+//! a whole pixel.
 
 use ab_glyph::{Font, FontRef, ScaleFont};
 use plotters::prelude::BitMapBackend;
@@ -119,6 +120,11 @@ impl<'a> DrawingBackend for Raster<'a> {
         let (w, h) = self.get_size();
         let size = style.size() as f32;
         let font = self.font.as_scaled(size);
+        // One baseline for the whole string, on a whole pixel. Glyph bounds are whole pixels
+        // relative to it, so every glyph rests on the same row. (Rounding each glyph's own
+        // `size / 2 + bounds` instead moved glyphs above and below the line in opposite
+        // directions at odd sizes, raising the decimal point: "0·10".)
+        let baseline = (size / 2.0).round() as i32;
         let mut pen = 0f32;
         let mut prev = None;
         let mut pixels = Vec::new();
@@ -131,7 +137,7 @@ impl<'a> DrawingBackend for Raster<'a> {
             if let Some(outline) = font.outline_glyph(id.with_scale(size)) {
                 let bounds = outline.px_bounds();
                 let x0 = (pen + bounds.min.x).round() as i32;
-                let y0 = (size / 2.0 + bounds.min.y) as i32;
+                let y0 = baseline + bounds.min.y as i32;
                 outline
                     .draw(|x, y, coverage| pixels.push((x0 + x as i32, y0 + y as i32, coverage)));
             }
@@ -149,5 +155,75 @@ impl<'a> DrawingBackend for Raster<'a> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::plots::{register_font, FONT, FONT_BYTES};
+    use plotters::style::{IntoFont, BLACK};
+
+    const W: usize = 80;
+    const H: usize = 40;
+
+    /// `text` drawn black on white at `size`; returns the grey level of each pixel, row-major.
+    fn render(text: &str, size: u32) -> Vec<u8> {
+        register_font().unwrap();
+        let mut rgb = vec![255u8; W * H * 3];
+        {
+            let bitmap = BitMapBackend::with_buffer(&mut rgb, (W as u32, H as u32));
+            let font = FontRef::try_from_slice(FONT_BYTES).unwrap();
+            let mut raster = Raster::new(bitmap, font);
+            let style = (FONT, size).into_font().color(&BLACK);
+            raster.draw_text(text, &style, (4, 4)).unwrap();
+            raster.present().unwrap();
+        }
+        rgb.chunks(3).map(|p| p[0]).collect()
+    }
+
+    /// Each glyph's lowest and highest inked rows, glyphs told apart by blank columns.
+    fn glyph_rows(grey: &[u8]) -> Vec<(usize, usize)> {
+        let ink = |x: usize, y: usize| grey[y * W + x] < 160;
+        let mut glyphs = Vec::new();
+        let mut current: Option<(usize, usize)> = None;
+        for x in 0..W {
+            let rows: Vec<usize> = (0..H).filter(|&y| ink(x, y)).collect();
+            match (rows.first(), rows.last(), current) {
+                (Some(&top), Some(&bottom), Some((t, b))) => {
+                    current = Some((t.min(top), b.max(bottom)))
+                }
+                (Some(&top), Some(&bottom), None) => current = Some((top, bottom)),
+                (None, _, Some(done)) => {
+                    glyphs.push(done);
+                    current = None;
+                }
+                _ => {}
+            }
+        }
+        glyphs.extend(current);
+        glyphs
+    }
+
+    // Regression (issue 18): tick labels read "0·10": at the plots' odd label sizes the dot was
+    // placed a pixel above the digits' baseline.
+    #[test]
+    fn the_decimal_point_sits_on_the_digits_baseline() {
+        for size in [12, 13, 14, 15] {
+            let glyphs = glyph_rows(&render("0.10", size));
+            assert_eq!(glyphs.len(), 4, "size {size}: {glyphs:?}");
+            let (dot_top, dot_bottom) = glyphs[1];
+            let digits_bottom = [glyphs[0], glyphs[2], glyphs[3]].map(|g| g.1);
+            assert!(
+                digits_bottom.iter().all(|&b| b == dot_bottom),
+                "size {size}: dot rows {dot_top}..={dot_bottom}, digits end at {digits_bottom:?}"
+            );
+            // And it is a dot on the line, not a mark in the middle of the digits' height.
+            let digit_height = glyphs[0].1 - glyphs[0].0;
+            assert!(
+                dot_bottom - dot_top < digit_height / 3,
+                "size {size}: {glyphs:?}"
+            );
+        }
     }
 }
