@@ -20,5 +20,6 @@ pub mod input;
 pub mod output;
 pub mod replay;
 pub mod report;
+pub mod rundir;
 pub mod stats;
 pub mod trust;

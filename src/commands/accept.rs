@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{read_file, report::read_run, write_dir};
+use super::{read_file, report::read_run};
 use crate::cli::AcceptArgs;
 use crate::error::{Error, InputError};
 use crate::output::Render;
+use crate::rundir::replace_dir;
 
 /// What `accept` did.
 #[derive(Clone, Debug, Serialize)]
@@ -50,7 +51,7 @@ pub fn run(args: &AcceptArgs) -> Result<Accepted, Error> {
     for name in FILES {
         files.push((name.to_string(), read_file(&args.run_dir.join(name))?));
     }
-    write_dir(&to, &files)?;
+    replace_dir(&to, &files)?;
     Ok(Accepted {
         run_id: metrics.run_id,
         to,

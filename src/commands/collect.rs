@@ -27,8 +27,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::run::{check_run_id, compact_time, free_run_id, hex, refuse, rfc3339};
-use super::{experiment_file, read_file, write_file};
+use super::run::refuse;
+use super::{experiment_file, read_file};
 use crate::cli::CollectArgs;
 use crate::collect::arrival::Expect;
 use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target, AGENT};
@@ -37,6 +37,7 @@ use crate::config::{self, Experiment};
 use crate::corpus::{queries, reviews};
 use crate::error::{Error, InputError};
 use crate::output::Render;
+use crate::rundir::{self, RunId};
 
 /// What `collect` did.
 #[derive(Clone, Debug, Serialize)]
@@ -154,7 +155,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                 .unwrap_or(&t.path)
                 .display()
                 .to_string(),
-            sha256: hex(&Sha256::digest(&bytes)),
+            sha256: format!("{:x}", Sha256::digest(&bytes)),
         });
         stdin.insert(t.name.clone(), Arc::new(bytes));
     }
@@ -169,7 +170,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         runs: collect.runs,
         targets: entries,
         calls: calls.len(),
-        started_at: rfc3339(SystemTime::now()),
+        started_at: rundir::timestamp(SystemTime::now()),
         status: "running".into(),
         finished_at: None,
     };
@@ -177,7 +178,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     // Where the run goes, and what it already holds.
     let (run_id, recorded) = match &args.resume {
         Some(id) => {
-            check_run_id(id)?;
+            rundir::check_id(id, "--resume")?;
             let dir = args.runs_dir.join(id);
             let earlier = read_manifest(&dir)?;
             check_same(&dir, &earlier, &manifest)?;
@@ -189,24 +190,28 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         None => {
             let id = match &args.run_id {
                 Some(id) => {
-                    check_run_id(id)?;
-                    id.clone()
+                    rundir::check_id(id, "--run-id")?;
+                    RunId::Given(id.clone())
                 }
-                None => free_run_id(
-                    &args.runs_dir,
-                    &format!("{}-collect-{}", exp.name, compact_time(SystemTime::now())),
-                ),
+                None => RunId::Default(format!(
+                    "{}-collect-{}",
+                    exp.name,
+                    rundir::compact_time(SystemTime::now())
+                )),
             };
-            if args.runs_dir.join(&id).exists() && !args.dry_run {
-                return Err(InputError::new(
-                    args.runs_dir.join(&id).display().to_string(),
-                    "already exists",
-                )
-                .hint(format!(
-                    "continue it with --resume {id}, or choose another --run-id"
-                ))
-                .into());
-            }
+            let id = if args.dry_run {
+                id.preview()
+            } else {
+                rundir::create_live(&args.runs_dir, &id).map_err(|e| match e {
+                    Error::Input(e) if matches!(id, RunId::Given(_)) => e
+                        .hint(format!(
+                            "continue it with --resume {}, or choose another --run-id",
+                            id.preview()
+                        ))
+                        .into(),
+                    other => other,
+                })?
+            };
             (id, HashSet::new())
         }
     };
@@ -316,7 +321,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     } else {
         manifest.status = "interrupted".into();
     }
-    manifest.finished_at = Some(rfc3339(SystemTime::now()));
+    manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
     write_manifest(&run_dir, &manifest)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -551,7 +556,7 @@ fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), Error> {
     let mut text = serde_json::to_string_pretty(manifest)
         .map_err(|e| Error::Write(std::io::Error::other(format!("collect.json: {e}"))))?;
     text.push('\n');
-    write_file(&run_dir.join("collect.json"), &text)
+    rundir::replace_file(&run_dir.join("collect.json"), &text)
 }
 
 fn read_manifest(run_dir: &Path) -> Result<Manifest, Error> {
@@ -729,7 +734,7 @@ fn in_plan_order(file: &Path, kind: Kind, index: &HashMap<Key, usize>) -> Result
         out.push_str(line);
         out.push('\n');
     }
-    write_file(file, &out)
+    rundir::replace_file(file, &out)
 }
 
 impl Render for CollectReport {

@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{read_file, write_file, Timer};
+use super::{read_file, Timer};
 use crate::cli::GateArgs;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::gate::format::{self, About};
 use crate::gate::{self, policy, Outcome, Policy};
 use crate::output::Render;
+use crate::rundir::replace_file;
 
 /// What `gate` found.
 #[derive(Clone, Debug, Serialize)]
@@ -51,6 +52,7 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
 
     let (metrics, run_dir, report, ran) = match &target {
         Target::Experiment(path) => {
+            super::run::prepare_folders(&args.options)?;
             let done = super::run::run_one(path, &args.options, timer)?;
             let value = serde_json::to_value(&done.metrics).map_err(|e| {
                 Error::Write(std::io::Error::other(format!("metrics of the run: {e}")))
@@ -244,12 +246,12 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
     };
     let mut written = Vec::new();
     if let Some(path) = &args.junit {
-        write_file(path, &format::junit(&about, &r.outcome))?;
+        replace_file(path, &format::junit(&about, &r.outcome))?;
         written.push(path.clone());
     }
     let markdown = format::markdown(&about, &r.outcome);
     if let Some(path) = &args.summary {
-        write_file(path, &markdown)?;
+        replace_file(path, &markdown)?;
         written.push(path.clone());
     }
     if let Some(step) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {

@@ -84,59 +84,6 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
     std::fs::read(path).map_err(|e| Error::read(path, e))
 }
 
-/// Writes `files` (paths relative to the directory, folders created as needed) into a
-/// temporary sibling of `final_dir`, then renames it into place; an existing `final_dir` is
-/// replaced only once the new one is whole. On any failure the temporary directory is removed
-/// and `final_dir` is as it was: a reader never sees half a directory.
-pub(crate) fn write_dir(final_dir: &Path, files: &[(String, Vec<u8>)]) -> Result<PathBuf, Error> {
-    let parent = final_dir.parent().unwrap_or(Path::new("."));
-    let name = final_dir
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let pid = std::process::id();
-    let partial = parent.join(format!(".{name}.partial-{pid}"));
-    let old = parent.join(format!(".{name}.old-{pid}"));
-    let write_all = || -> std::io::Result<()> {
-        let _ = std::fs::remove_dir_all(&partial);
-        std::fs::create_dir_all(&partial)?;
-        for (file, bytes) in files {
-            let path = partial.join(file);
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)?;
-            }
-            std::fs::write(path, bytes)?;
-        }
-        if final_dir.exists() {
-            std::fs::rename(final_dir, &old)?;
-        }
-        std::fs::rename(&partial, final_dir)?;
-        let _ = std::fs::remove_dir_all(&old);
-        Ok(())
-    };
-    write_all().map_err(|e| {
-        let _ = std::fs::remove_dir_all(&partial);
-        Error::write(final_dir, e)
-    })?;
-    Ok(final_dir.to_path_buf())
-}
-
-/// Writes one file through a temporary sibling and a rename, creating its folder: a reader
-/// sees the old file or the whole new one, never half of it.
-pub(crate) fn write_file(path: &Path, text: &str) -> Result<(), Error> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    dir.map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&tmp, text))
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::write(path, e)
-        })
-}
-
 /// Phase timings on stderr for the hidden `--timings` flag; silent otherwise.
 pub struct Timer {
     on: bool,

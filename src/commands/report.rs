@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::{read_file, write_dir};
+use super::read_file;
 use crate::analysis::Metrics;
 use crate::cli::ReportArgs;
 use crate::error::{Error, InputError};
 use crate::output::Render;
 use crate::report::{self, document::Provenance, Rendered};
+use crate::rundir::{self, replace_dir};
 
 /// What `report` did.
 #[derive(Clone, Debug, Serialize)]
@@ -75,7 +76,7 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
         .hint("the two files come from different runs; re-run the experiment")
         .into());
     }
-    crate::commands::run::check_run_id(&about.run_id)?;
+    rundir::check_id(&about.run_id, "manifest.json: run_id")?;
     Ok((metrics, about))
 }
 
@@ -98,5 +99,5 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, Error> {
 /// Writes `reports_dir/<run-id>` through a temporary directory, replacing an earlier rendering
 /// of the same run whole.
 pub fn write(reports_dir: &Path, run_id: &str, rendered: &Rendered) -> Result<PathBuf, Error> {
-    write_dir(&reports_dir.join(run_id), &rendered.files)
+    replace_dir(&reports_dir.join(run_id), &rendered.files)
 }

@@ -2,14 +2,13 @@
 //! directory (SPEC §5). A run directory is written under a temporary name and renamed when
 //! complete, so a crash never leaves a half run that looks whole.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{read_file, write_dir, write_file, Timer};
+use super::{read_file, Timer};
 use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
 use crate::cli::{RunArgs, RunOptions};
 use crate::config::{self, Experiment};
@@ -19,6 +18,7 @@ use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
 use crate::report::document::Provenance;
 use crate::report::{index, tables};
+use crate::rundir::{self, Claim, RunId};
 use crate::stats::paired::PairedDelta;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -69,8 +69,9 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
             .hint("run them one at a time, or drop --run-id")
             .into());
         }
-        check_run_id(id)?;
+        rundir::check_id(id, "--run-id")?;
     }
+    prepare_folders(&args.options)?;
     if args.options.corpus.is_some() && experiments.len() != 1 {
         return Err(InputError::new(
             "--corpus",
@@ -114,11 +115,44 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     Ok(RunReport { runs, index })
 }
 
+/// Checks the runs and reports folders before any work, and sweeps up what killed runs left
+/// in them (saying so once on stderr). A runs folder and a reports folder that are the same, or
+/// one inside the other, are refused: writing a report must never replace a run (SPEC §5).
+pub(crate) fn prepare_folders(options: &RunOptions) -> Result<(), Error> {
+    let (runs, reports) = (
+        rundir::resolved(&options.runs_dir),
+        rundir::resolved(&options.reports_dir),
+    );
+    if runs.starts_with(&reports) || reports.starts_with(&runs) {
+        let relation = if runs == reports {
+            "is the same folder as"
+        } else {
+            "and --reports-dir nest:"
+        };
+        return Err(InputError::new(
+            "--runs-dir",
+            format!(
+                "`{}` {relation} --reports-dir `{}`",
+                options.runs_dir.display(),
+                options.reports_dir.display()
+            ),
+        )
+        .hint("a report written into the runs folder would replace the run of the same id; give two separate folders (e.g. runs and reports)")
+        .into());
+    }
+    let mut swept = rundir::sweep_stale(&options.runs_dir);
+    swept.extend(rundir::sweep_stale(&options.reports_dir));
+    if let Some(message) = rundir::describe_sweep(&swept) {
+        crate::output::print_warning(&message);
+    }
+    Ok(())
+}
+
 /// Writes `index.md` and `index.html` beside the reports, each through a temporary file.
 fn write_index(reports_dir: &Path, entries: &[index::Entry]) -> Result<PathBuf, Error> {
-    write_file(&reports_dir.join("index.md"), &index::markdown(entries))?;
+    rundir::replace_file(&reports_dir.join("index.md"), &index::markdown(entries))?;
     let html = reports_dir.join("index.html");
-    write_file(&html, &index::html(entries))?;
+    rundir::replace_file(&html, &index::html(entries))?;
     Ok(html)
 }
 
@@ -141,25 +175,6 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(found)
 }
 
-/// Run ids become directory names: keep them to one plain path component.
-pub(crate) fn check_run_id(id: &str) -> Result<(), Error> {
-    let ok = !id.is_empty()
-        && id != "."
-        && id != ".."
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(
-            InputError::new("--run-id", format!("`{id}` is not a usable run id"))
-                .hint("use letters, digits, `.`, `_` and `-` only")
-                .into(),
-        )
-    }
-}
-
 /// An input file that was read, for the manifest.
 #[derive(Clone, Debug, Serialize)]
 pub struct InputFile {
@@ -180,7 +195,7 @@ pub fn load(
         let bytes = read_file(p)?;
         inputs.push(InputFile {
             path: p.display().to_string(),
-            sha256: hex(&Sha256::digest(&bytes)),
+            sha256: format!("{:x}", Sha256::digest(&bytes)),
             bytes: bytes.len(),
         });
         Ok(bytes)
@@ -256,13 +271,16 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     if let Some(s) = args.seed {
         exp.seed = s;
     }
-    let run_id = match &args.run_id {
-        Some(id) => id.clone(),
-        None => free_run_id(
-            &args.runs_dir,
-            &format!("{}-{}", exp.name, compact_time(started)),
-        ),
-    };
+    // The id is claimed before the replay: a taken --run-id is refused before any work, and
+    // concurrent runs of one experiment each get their own.
+    let claim = Claim::new(
+        &args.runs_dir,
+        match &args.run_id {
+            Some(id) => RunId::Given(id.clone()),
+            None => RunId::Default(format!("{}-{}", exp.name, rundir::compact_time(started))),
+        },
+    )?;
+    let run_id = claim.id().to_string();
     let settings = Settings {
         strict: args.strict,
         threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -323,15 +341,15 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         inputs,
         seed: exp.seed,
         bootstrap: exp.bootstrap,
-        started_at: rfc3339(started),
-        finished_at: rfc3339(SystemTime::now()),
+        started_at: rundir::timestamp(started),
+        finished_at: rundir::timestamp(SystemTime::now()),
     };
     let manifest = to_json(&manifest);
     // The report reads the manifest as `calibench report` will, so both render the same.
     let about: Provenance = serde_json::from_slice(&manifest)
         .map_err(|e| Error::Write(std::io::Error::other(format!("manifest.json: {e}"))))?;
     files.push(("manifest.json".into(), manifest));
-    let run_dir = write_run_dir(&args.runs_dir, &run_id, &files)?;
+    let run_dir = claim.commit(&files)?;
     timer.lap("write", &mut lap);
     let rendered = super::report::render(&metrics, &about, !args.no_plots)?;
     let report_dir = super::report::write(&args.reports_dir, &run_id, &rendered)?;
@@ -365,88 +383,6 @@ struct Manifest {
     bootstrap: usize,
     started_at: String,
     finished_at: String,
-}
-
-/// `base`, or `base-2`, `base-3`… whichever does not exist yet under `runs_dir`.
-pub(crate) fn free_run_id(runs_dir: &Path, base: &str) -> String {
-    let clean: String = base
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let mut id = clean.clone();
-    let mut n = 2;
-    while runs_dir.join(&id).exists() {
-        id = format!("{clean}-{n}");
-        n += 1;
-    }
-    id
-}
-
-/// Writes the run directory `runs_dir/<id>` through a temporary one (see [`write_dir`]); an
-/// existing run is never overwritten.
-pub fn write_run_dir(
-    runs_dir: &Path,
-    run_id: &str,
-    files: &[(String, Vec<u8>)],
-) -> Result<PathBuf, Error> {
-    let final_dir = runs_dir.join(run_id);
-    if final_dir.exists() {
-        return Err(
-            InputError::new(final_dir.display().to_string(), "already exists")
-                .hint("choose another --run-id; calibench never overwrites a run")
-                .into(),
-        );
-    }
-    write_dir(&final_dir, files)
-}
-
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
-}
-
-/// Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-fn civil(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-fn utc_parts(t: SystemTime) -> (i64, u32, u32, u64, u64, u64) {
-    let secs = t
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil((secs / 86_400) as i64);
-    let s = secs % 86_400;
-    (y, m, d, s / 3600, s / 60 % 60, s % 60)
-}
-
-/// `2026-11-21T22:30:00Z`.
-pub fn rfc3339(t: SystemTime) -> String {
-    let (y, m, d, hh, mm, ss) = utc_parts(t);
-    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
-}
-
-/// `20261121T223000Z`, for run ids.
-pub(crate) fn compact_time(t: SystemTime) -> String {
-    let (y, m, d, hh, mm, ss) = utc_parts(t);
-    format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z")
 }
 
 impl Render for RunReport {
@@ -699,50 +635,4 @@ fn query_summary(q: &QuerySection) -> String {
         s += &delta_row(name, &d.paired, 26, 9, 3);
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn times_format_as_utc() {
-        let t = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_795_300_200);
-        assert_eq!(rfc3339(t), "2026-11-21T22:30:00Z"); // `date -u -d @1795300200`
-        assert_eq!(compact_time(t), "20261121T223000Z");
-        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        // 2024-02-29, a leap day.
-        let leap = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_709_164_800);
-        assert_eq!(rfc3339(leap), "2024-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn run_ids_are_one_plain_path_component() {
-        assert!(check_run_id("doc-ab_2.1").is_ok());
-        for bad in ["", ".", "..", "../x", "a/b", "a b"] {
-            assert!(check_run_id(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn an_existing_run_is_never_overwritten_and_failures_leave_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = vec![("a.txt".to_string(), b"x".to_vec())];
-        let done = write_run_dir(dir.path(), "r1", &files).unwrap();
-        assert!(done.join("a.txt").is_file());
-        assert!(write_run_dir(dir.path(), "r1", &files).is_err());
-        // A file that cannot be written (its folder is a file): the partial directory is
-        // cleaned up.
-        let bad = vec![
-            ("a".to_string(), b"x".to_vec()),
-            ("a/b.txt".to_string(), b"x".to_vec()),
-        ];
-        assert!(write_run_dir(dir.path(), "r2", &bad).is_err());
-        let names: Vec<String> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["r1"]);
-        assert_eq!(free_run_id(dir.path(), "r1"), "r1-2");
-    }
 }

@@ -1,0 +1,232 @@
+//! Run directories under real concurrent and killed processes (SPEC §5): default ids never
+//! collide, a given id is never replaced, a killed run's litter is swept by the next run, and a
+//! report can never be written over a run.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const EXPERIMENT: &str = "corpora/capacity-50/experiment.toml";
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_calibench"))
+}
+
+fn experiment() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(EXPERIMENT)
+}
+
+/// `calibench run` of the capacity example into `root/runs` and `root/reports`, not yet started.
+fn run_cmd(root: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(experiment())
+        .arg("--runs-dir")
+        .arg(root.join("runs"))
+        .arg("--reports-dir")
+        .arg(root.join("reports"))
+        .args(["--no-plots", "--quiet"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn run_id_in(run_dir: &Path) -> String {
+    let text = std::fs::read_to_string(run_dir.join("metrics.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["run_id"].as_str().unwrap().to_string()
+}
+
+/// Waits until `path` exists (a claim appearing), at most 30 s.
+fn wait_for(path: &Path, child: &mut Child) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before {} appeared",
+            path.display()
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+// Regression (issue 18): runs of one experiment started in the same second took the same
+// default id, and all but one failed with "already exists".
+#[test]
+fn parallel_runs_with_default_ids_all_succeed_in_their_own_directories() {
+    let root = tempfile::tempdir().unwrap();
+    for round in 0..3 {
+        let children: Vec<Child> = (0..3)
+            .map(|_| run_cmd(root.path(), &[]).spawn().unwrap())
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "round {round}: {}", stderr(&out));
+        }
+    }
+    let runs = names(&root.path().join("runs"));
+    assert_eq!(runs.len(), 9, "{runs:?}");
+    assert!(runs.iter().all(|r| !r.starts_with('.')), "litter: {runs:?}");
+    for run in &runs {
+        assert_eq!(&run_id_in(&root.path().join("runs").join(run)), run);
+    }
+    assert_eq!(names(&root.path().join("reports")), runs);
+}
+
+// Regression (issue 21): two `run --run-id same` at once both exited 0, and the first finished
+// run was deleted and replaced by the second.
+#[test]
+fn a_given_run_id_is_never_replaced_by_a_concurrent_run() {
+    let root = tempfile::tempdir().unwrap();
+    // One slowed run holds the id while a second, fast one asks for it.
+    let mut slow = run_cmd(root.path(), &["--run-id", "same", "--bootstrap", "1000000"])
+        .spawn()
+        .unwrap();
+    wait_for(&root.path().join("runs/.same.partial"), &mut slow);
+    let fast = run_cmd(root.path(), &["--run-id", "same"])
+        .output()
+        .unwrap();
+    assert_eq!(fast.status.code(), Some(2), "{}", stderr(&fast));
+    let message = stderr(&fast);
+    assert!(
+        message.contains("is being written by another calibench run (process"),
+        "{message}"
+    );
+    let slow = slow.wait_with_output().unwrap();
+    assert!(slow.status.success(), "{}", stderr(&slow));
+    let manifest = root.path().join("runs/same/manifest.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(
+        text.contains("\"bootstrap\": 1000000"),
+        "the slow run's manifest: {text}"
+    );
+
+    // Started together, many times: exactly one wins each round, and it is never replaced.
+    for round in 0..8 {
+        let id = format!("r{round}");
+        let children: Vec<Child> = (0..3)
+            .map(|_| run_cmd(root.path(), &["--run-id", &id]).spawn().unwrap())
+            .collect();
+        let outs: Vec<Output> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
+        let won = outs.iter().filter(|o| o.status.success()).count();
+        assert_eq!(
+            won,
+            1,
+            "round {round}: {:?}",
+            outs.iter().map(stderr).collect::<Vec<_>>()
+        );
+        for lost in outs.iter().filter(|o| !o.status.success()) {
+            assert_eq!(lost.status.code(), Some(2), "{}", stderr(lost));
+        }
+        assert_eq!(run_id_in(&root.path().join("runs").join(&id)), id);
+    }
+    assert!(names(&root.path().join("runs"))
+        .iter()
+        .all(|r| !r.starts_with('.')));
+}
+
+// Regression (issue 18): a run killed with SIGKILL left a hidden partial directory forever.
+#[test]
+fn a_killed_runs_litter_is_swept_by_the_next_run_and_reported_once() {
+    let root = tempfile::tempdir().unwrap();
+    let mut doomed = run_cmd(
+        root.path(),
+        &["--run-id", "doomed", "--bootstrap", "1000000"],
+    )
+    .spawn()
+    .unwrap();
+    let claim = root.path().join("runs/.doomed.partial");
+    wait_for(&claim, &mut doomed);
+    doomed.kill().unwrap(); // SIGKILL: no handler runs
+    doomed.wait().unwrap();
+    assert!(claim.exists(), "a SIGKILL leaves the claim behind");
+    assert!(!root.path().join("runs/doomed").exists());
+
+    let next = run_cmd(root.path(), &["--run-id", "next"])
+        .output()
+        .unwrap();
+    assert!(next.status.success(), "{}", stderr(&next));
+    let message = stderr(&next);
+    assert_eq!(
+        message
+            .matches("cleaned up after killed calibench processes")
+            .count(),
+        1,
+        "{message}"
+    );
+    assert!(message.contains(".doomed.partial"), "{message}");
+    assert_eq!(names(&root.path().join("runs")), ["next"]);
+    // The id the killed run held is free again.
+    let again = run_cmd(root.path(), &["--run-id", "doomed"])
+        .output()
+        .unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("cleaned up"));
+}
+
+// Regression (issue 21): `--runs-dir D --reports-dir D` replaced the run with its report.
+#[test]
+fn runs_and_reports_in_one_folder_or_nested_are_refused_before_any_work() {
+    let root = tempfile::tempdir().unwrap();
+    let d = root.path().join("d");
+    for (runs, reports) in [
+        (d.clone(), d.clone()),
+        (d.clone(), d.join("reports")),
+        (d.join("runs"), d.clone()),
+        (d.clone(), d.join("x/../.")),
+    ] {
+        let out = Command::new(bin())
+            .arg("run")
+            .arg(experiment())
+            .arg("--runs-dir")
+            .arg(&runs)
+            .arg("--reports-dir")
+            .arg(&reports)
+            .arg("--no-plots")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{runs:?} {reports:?}");
+        assert!(stderr(&out).contains("--reports-dir"), "{}", stderr(&out));
+        assert!(!d.exists(), "nothing is written: {runs:?} {reports:?}");
+    }
+}
+
+// Regression (issue 21): a 300-character run id failed only when the directory was written,
+// after the whole replay.
+#[test]
+fn an_overlong_run_id_is_refused_before_the_replay() {
+    let root = tempfile::tempdir().unwrap();
+    let id = "x".repeat(300);
+    let out = run_cmd(root.path(), &["--run-id", &id]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("300 characters long"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!root.path().join("runs").exists() || names(&root.path().join("runs")).is_empty());
+}
