@@ -22,16 +22,7 @@ use crate::stats::bootstrap::{self, Interval, Method, Plan};
 use crate::stats::paired::{paired_delta, wilson, PairedDelta};
 use crate::trust::{self, Lift, TrustVerdict};
 
-/// The files of a corpus, read and parsed.
-#[derive(Clone, Debug, Default)]
-pub struct Corpus {
-    /// `reviews.jsonl`: its name for messages, and the returns each arm reads.
-    pub reviews: Option<(String, Vec<Selection>)>,
-    /// `verdicts.jsonl`: its name for messages, and every verdict item.
-    pub verdicts: Option<(String, Vec<Item>)>,
-    /// `queries.jsonl`: its name for messages, and every query in file order.
-    pub queries: Option<(String, Vec<Query>)>,
-}
+pub use crate::corpus::Corpus;
 
 /// A value per arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::input::reliability::Layout;
 use crate::stats::alpha::Level;
-use crate::stats::bootstrap::Method;
+use crate::stats::bootstrap::{Method, MAX_REPLICATES};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -85,8 +85,8 @@ pub struct RunOptions {
     /// Refuse the run on any malformed finding instead of dropping and counting it
     #[arg(long)]
     pub strict: bool,
-    /// Bootstrap replicates for every interval (overrides the experiment)
-    #[arg(long)]
+    /// Bootstrap replicates for every interval (overrides the experiment; at most 1000000)
+    #[arg(long, value_parser = replicates)]
     pub bootstrap: Option<usize>,
     /// Seed for every bootstrap (overrides the experiment)
     #[arg(long)]
@@ -137,6 +137,19 @@ pub struct AcceptArgs {
     pub to: Option<PathBuf>,
 }
 
+/// A `--bootstrap` count: a whole number up to [`MAX_REPLICATES`].
+fn replicates(text: &str) -> Result<usize, String> {
+    let n: usize = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number of replicates"))?;
+    if n > MAX_REPLICATES {
+        return Err(format!(
+            "{n} replicates is more than the {MAX_REPLICATES} allowed (2000 give stable 95% intervals)"
+        ));
+    }
+    Ok(n)
+}
+
 #[derive(Debug, Args)]
 pub struct AlphaArgs {
     /// Reliability data: long CSV (unit,rater,value), wide CSV (rater,<unit>,…) or long JSON Lines
@@ -151,8 +164,8 @@ pub struct AlphaArgs {
     /// irrCAC, SPSS KALPHA and pandas write it
     #[arg(long, conflicts_with = "layout")]
     pub units_as_rows: bool,
-    /// Bootstrap replicates for the 95% interval; 0 for none
-    #[arg(long, default_value_t = 2000)]
+    /// Bootstrap replicates for the 95% interval; 0 for none; at most 1000000
+    #[arg(long, default_value_t = 2000, value_parser = replicates)]
     pub bootstrap: usize,
     /// Bootstrap method: resample units, or KALPHA's coincidence resampling
     #[arg(long, value_enum, default_value_t = MethodArg::Units)]

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
 use crate::stats::alpha::Level;
+use crate::stats::bootstrap::MAX_REPLICATES;
 
 /// Review corpora come from document review or code review.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -430,6 +431,10 @@ pub struct Arm {
 pub struct Experiment {
     pub name: String,
     pub mode: Mode,
+    /// Whether the file says `mode`: required when the corpus has reviews (SPEC §3), which the
+    /// corpus loader checks, since only it knows. `mode` is `doc` when not declared.
+    #[serde(skip)]
+    pub mode_declared: bool,
     /// The corpus directory, resolved against the experiment file's folder.
     pub corpus: PathBuf,
     pub seed: u64,
@@ -481,7 +486,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             .and_then(|p| p.file_name())
             .map_or("experiment".into(), |n| n.to_string_lossy().into_owned())
     });
-    let mode = match ctx.string(&doc, "", "mode")?.as_deref() {
+    let declared_mode = ctx.string(&doc, "", "mode")?;
+    let mode = match declared_mode.as_deref() {
         None | Some("doc") => Mode::Doc,
         Some("code") => Mode::Code,
         Some(other) => {
@@ -499,7 +505,16 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect();
     let seed = ctx.integer(&doc, "", "seed")?.unwrap_or(20260421);
-    let bootstrap = ctx.integer(&doc, "", "bootstrap")?.unwrap_or(2000) as usize;
+    let bootstrap = ctx.integer(&doc, "", "bootstrap")?.unwrap_or(2000);
+    if bootstrap > MAX_REPLICATES as u64 {
+        return Err(ctx
+            .error(
+                "bootstrap",
+                format!("{bootstrap} replicates is more than the {MAX_REPLICATES} allowed"),
+            )
+            .hint("2000 replicates give stable 95% intervals; 10000 are plenty"));
+    }
+    let bootstrap = bootstrap as usize;
 
     let arms = match doc.get("arms") {
         Some(toml::Value::Table(t)) => t,
@@ -553,6 +568,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     Ok(Experiment {
         name: exp_name,
         mode,
+        mode_declared: declared_mode.is_some(),
         corpus,
         seed,
         bootstrap,

@@ -478,3 +478,31 @@ fn a_closed_pipe_ends_output_quietly() {
     assert!(status.success(), "status {status:?}, stderr {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+// Regression (issue 21): `--bootstrap 9223372036854775807` panicked with "capacity overflow".
+#[test]
+fn bootstrap_counts_above_a_million_are_refused_naming_the_flag() {
+    let wide = fixture("krippendorff2011_wide.csv");
+    for args in [
+        vec![
+            "alpha",
+            wide.to_str().unwrap(),
+            "--bootstrap",
+            "9223372036854775807",
+        ],
+        vec!["alpha", wide.to_str().unwrap(), "--bootstrap", "1000001"],
+        vec![
+            "run",
+            "corpora/capacity-50",
+            "--bootstrap",
+            "9223372036854775807",
+        ],
+    ] {
+        calibench()
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("--bootstrap"))
+            .stderr(predicate::str::contains("more than the 1000000 allowed"));
+    }
+}

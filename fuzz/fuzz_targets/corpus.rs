@@ -22,8 +22,8 @@ fuzz_target!(|data: &[u8]| {
         for arm in exp.arms() {
             let scale: Scale = arm.review.scale();
             let wants = [("b".to_string(), scale)];
-            let (selections, _) = reviews::parse_for("r.jsonl", data, mode, &wants);
-            for sel in &selections {
+            let parsed = reviews::parse_for("r.jsonl", data, mode, &wants);
+            for sel in &parsed.selections {
                 let refs: Vec<ReturnRef> = sel
                     .returns
                     .iter()

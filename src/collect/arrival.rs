@@ -28,7 +28,7 @@ pub fn accept(stdout: &[u8], call: &Call, expect: &Expect) -> Result<Map<String,
     if text.is_empty() {
         return Err("printed nothing on stdout; expected one JSON object".into());
     }
-    let value: Value = serde_json::from_str(text).map_err(|e| {
+    let value: Value = crate::corpus::strict_json(text).map_err(|e| {
         format!(
             "stdout is not one JSON object ({e}); it begins {:?}",
             excerpt(text, 60)

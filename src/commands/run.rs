@@ -6,13 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use super::{read_file, Timer};
+use super::Timer;
 use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
 use crate::cli::{RunArgs, RunOptions};
-use crate::config::{self, Experiment};
-use crate::corpus::{queries, reviews, verdicts};
+use crate::config::Experiment;
+use crate::corpus::load::{self, InputFile};
 use crate::error::{Error, InputError};
 use crate::output::{fmt_opt, fmt_p, Render};
 use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
@@ -175,35 +174,15 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(found)
 }
 
-/// An input file that was read, for the manifest.
-#[derive(Clone, Debug, Serialize)]
-pub struct InputFile {
-    path: String,
-    sha256: String,
-    bytes: usize,
-}
-
 /// Reads the experiment (a file, or a folder holding `experiment.toml`) and its corpus — or
-/// `corpus` instead of the one it names. Every record-level problem refuses the run.
+/// `corpus` instead of the one it names — through the corpus loader. Every problem the loader
+/// finds refuses the run, so `validate` (the same loader) reports exactly what is refused here.
 pub fn load(
     path: &Path,
     corpus: Option<&Path>,
 ) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
     let path = &super::experiment_file(path);
-    let mut inputs = Vec::new();
-    let mut read = |p: &Path| -> Result<Vec<u8>, Error> {
-        let bytes = read_file(p)?;
-        inputs.push(InputFile {
-            path: p.display().to_string(),
-            sha256: format!("{:x}", Sha256::digest(&bytes)),
-            bytes: bytes.len(),
-        });
-        Ok(bytes)
-    };
-    let text = read(path)?;
-    let text = String::from_utf8(text)
-        .map_err(|_| InputError::new(path.display().to_string(), "is not valid UTF-8"))?;
-    let mut exp = config::parse(path, &text)?;
+    let (mut exp, experiment_input) = load::experiment(path)?;
     if let Some(dir) = corpus {
         if !dir.is_dir() {
             return Err(InputError::new(dir.display().to_string(), "is not a folder")
@@ -213,43 +192,11 @@ pub fn load(
         }
         exp.corpus = dir.to_path_buf();
     }
-    let mut corpus = Corpus::default();
-    let reviews_path = exp.corpus.join("reviews.jsonl");
-    if reviews_path.is_file() {
-        let name = reviews_path.display().to_string();
-        let wants: Vec<_> = exp
-            .arms()
-            .iter()
-            .map(|a| (a.source.clone(), a.review.scale()))
-            .collect();
-        let (selections, problems) =
-            reviews::parse_for(&name, &read(&reviews_path)?, exp.mode, &wants);
-        refuse(problems)?;
-        corpus.reviews = Some((name, selections));
-    }
-    let verdicts_path = exp.corpus.join("verdicts.jsonl");
-    if verdicts_path.is_file() {
-        let (items, problems) =
-            verdicts::parse(&verdicts_path.display().to_string(), &read(&verdicts_path)?);
-        refuse(problems)?;
-        corpus.verdicts = Some((verdicts_path.display().to_string(), items));
-    }
-    let queries_path = exp.corpus.join("queries.jsonl");
-    if queries_path.is_file() {
-        let name = queries_path.display().to_string();
-        let (all, problems) = queries::parse(&name, &read(&queries_path)?);
-        refuse(problems)?;
-        corpus.queries = Some((name, all));
-    }
-    if corpus.reviews.is_none() && corpus.verdicts.is_none() && corpus.queries.is_none() {
-        return Err(InputError::new(
-            exp.corpus.display().to_string(),
-            "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl to replay",
-        )
-        .hint("`corpus` in the experiment names the folder, relative to the experiment file")
-        .into());
-    }
-    Ok((exp, corpus, inputs))
+    let loaded = load::load(&exp.corpus, Some((path, &exp)))?;
+    refuse(loaded.refusals)?;
+    let mut inputs = vec![experiment_input];
+    inputs.extend(loaded.inputs);
+    Ok((exp, loaded.corpus, inputs))
 }
 
 pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {

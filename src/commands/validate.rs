@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::read_file;
 use crate::cli::ValidateArgs;
-use crate::config;
-use crate::corpus::{queries, reviews, verdicts};
+use crate::corpus::load;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::output::Render;
@@ -73,16 +71,19 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
         problems: Vec::new(),
         notes: Vec::new(),
     };
+    // The experiment and its corpus are read exactly as `run` reads them (the corpus loader),
+    // so every refusal of a run is a problem here. An experiment that cannot be read is itself
+    // a problem, and its folder's corpus is still checked, record by record.
     let (corpus_dir, experiment) = match &experiment_path {
         Some(p) => {
             v.checked.push(p.display().to_string());
-            let text = String::from_utf8_lossy(&read_file(p)?).into_owned();
-            match config::parse(p, &text) {
-                Ok(e) => (e.corpus.clone(), Some(e)),
-                Err(e) => {
+            match load::experiment(p) {
+                Ok((e, _)) => (e.corpus.clone(), Some(e)),
+                Err(Error::Input(e)) => {
                     v.problems.push(Problem::from(&e, "refused"));
                     (p.parent().unwrap_or(Path::new(".")).to_path_buf(), None)
                 }
+                Err(other) => return Err(other),
             }
         }
         None => {
@@ -93,86 +94,18 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             (path.clone(), None)
         }
     };
-
-    let reviews_path = corpus_dir.join("reviews.jsonl");
-    if reviews_path.is_file() {
-        let name = reviews_path.display().to_string();
-        v.checked.push(name.clone());
-        let (records, problems) = reviews::parse(&name, &read_file(&reviews_path)?);
-        v.problems
-            .extend(problems.iter().map(|e| Problem::from(e, "refused")));
-        if let Some(exp) = &experiment {
-            let mut seen_sources = Vec::new();
-            for arm in exp.arms() {
-                let scale = arm.review.scale();
-                if seen_sources.contains(&(arm.source.clone(), scale)) {
-                    continue; // both arms read the same findings on the same scale
-                }
-                seen_sources.push((arm.source.clone(), scale));
-                let returns = reviews::select(&records, &arm.source, exp.mode, scale);
-                if returns.is_empty() {
-                    v.notes.push(format!(
-                        "arm `{}` reads recorded arm `{}`, which {name} does not contain",
-                        arm.name, arm.source
-                    ));
-                }
-                for r in &returns {
-                    for m in &r.malformed {
-                        let mut p = Problem::from(&m.to_error(&name), "malformed");
-                        p.problem = format!("{} (arm `{}`)", p.problem, arm.name);
-                        v.problems.push(p);
-                    }
-                }
-            }
-        }
-    }
-    let queries_path = corpus_dir.join("queries.jsonl");
-    if queries_path.is_file() {
-        let name = queries_path.display().to_string();
-        v.checked.push(name.clone());
-        let (all, problems) = queries::parse(&name, &read_file(&queries_path)?);
-        v.problems
-            .extend(problems.iter().map(|e| Problem::from(e, "refused")));
-        if let Some(exp) = &experiment {
-            for arm in exp.arms() {
-                if let Err(e) = queries::select(&name, &all, &arm.name, &arm.source) {
-                    v.problems.push(Problem::from(&e, "refused"));
-                }
-            }
-        }
-    }
-    let verdicts_path = corpus_dir.join("verdicts.jsonl");
-    if verdicts_path.is_file() {
-        let name = verdicts_path.display().to_string();
-        v.checked.push(name.clone());
-        let (items, problems) = verdicts::parse(&name, &read_file(&verdicts_path)?);
-        v.problems
-            .extend(problems.iter().map(|e| Problem::from(e, "refused")));
-        if problems.is_empty() {
-            // What `run` would refuse: nothing to trust, or no verdict under either arm.
-            let judged = match &experiment {
-                Some(exp) => crate::analysis::judged_items(exp, &name, &items),
-                None => Ok(items),
-            };
-            let refusal = match judged {
-                Ok(judged) if judged.is_empty() => {
-                    Some(InputError::new(&name, crate::trust::NO_EVIDENCE))
-                }
-                Ok(_) => None,
-                Err(e) => Some(e),
-            };
-            v.problems
-                .extend(refusal.iter().map(|e| Problem::from(e, "refused")));
-        }
-    }
-    if v.checked.iter().all(|c| c.ends_with("experiment.toml")) {
-        v.problems.push(Problem {
-            file: corpus_dir.display().to_string(),
-            line: None,
-            field: None,
-            problem: "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl".into(),
-            kind: "refused",
-        });
+    let loaded = load::load(
+        &corpus_dir,
+        experiment_path.as_deref().zip(experiment.as_ref()),
+    )?;
+    v.checked
+        .extend(loaded.inputs.iter().map(|i| i.path.clone()));
+    v.problems
+        .extend(loaded.refusals.iter().map(|e| Problem::from(e, "refused")));
+    for (arms, e) in &loaded.malformed {
+        let mut p = Problem::from(e, "malformed");
+        p.problem = format!("{} ({arms})", p.problem);
+        v.problems.push(p);
     }
     Ok(v)
 }

@@ -1,20 +1,41 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
+pub mod load;
 pub mod queries;
 pub mod reviews;
 pub mod verdicts;
 
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::InputError;
+use queries::Query;
+use reviews::Selection;
+use verdicts::Item;
 
-/// The non-blank lines of a JSON Lines file, numbered from 1, each parsed as one JSON object;
-/// a line that is not valid UTF-8 or not an object is an error naming it, with `hint`.
+/// The files of a corpus, read and parsed.
+#[derive(Clone, Debug, Default)]
+pub struct Corpus {
+    /// `reviews.jsonl`: its name for messages, and the returns each arm reads.
+    pub reviews: Option<(String, Vec<Selection>)>,
+    /// `verdicts.jsonl`: its name for messages, and every verdict item.
+    pub verdicts: Option<(String, Vec<Item>)>,
+    /// `queries.jsonl`: its name for messages, and every query in file order.
+    pub queries: Option<(String, Vec<Query>)>,
+}
+
+/// The non-blank lines of a JSON Lines file, numbered from 1, each parsed as one JSON object
+/// by [`strict_json`]; a line that is not valid UTF-8, not an object, or repeats a key is an
+/// error naming it, with `hint`. A UTF-8 byte-order mark before the first line is skipped, as
+/// the CSV readers skip it (editors on Windows write one).
 pub(crate) fn objects<'a>(
     name: &'a str,
     bytes: &'a [u8],
     hint: &'static str,
 ) -> impl Iterator<Item = Result<(u64, Map<String, Value>), InputError>> + 'a {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     bytes
         .split(|&b| b == b'\n')
         .enumerate()
@@ -23,12 +44,104 @@ pub(crate) fn objects<'a>(
             let line = i as u64 + 1;
             let text = std::str::from_utf8(raw)
                 .map_err(|_| InputError::new(name, "the line is not valid UTF-8").at_line(line))?;
-            serde_json::from_str(text).map(|o| (line, o)).map_err(|e| {
-                InputError::new(name, format!("not a JSON object: {e}"))
+            match strict_json(text) {
+                Ok(Value::Object(o)) => Ok((line, o)),
+                Ok(other) => Err(InputError::new(
+                    name,
+                    format!("not a JSON object: the line holds {}", kind(&other)),
+                )
+                .at_line(line)
+                .hint(hint)),
+                Err(e) if e.is_data() => Err(InputError::new(name, e.to_string()).at_line(line)),
+                Err(e) => Err(InputError::new(name, format!("not a JSON object: {e}"))
                     .at_line(line)
-                    .hint(hint)
-            })
+                    .hint(hint)),
+            }
         })
+}
+
+/// "an array", "a string", …: what a JSON value is, for messages.
+pub(crate) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses one JSON text, refusing an object at any depth that repeats a key (SPEC §2):
+/// `serde_json` keeps the last of two, so `{"arm": "baseline", "arm": "treatment"}` would be
+/// read as treatment without a word. The error for a repeated key is a data error
+/// (`is_data()`) naming the key and its position.
+pub(crate) fn strict_json(text: &str) -> Result<Value, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let Strict(value) = Strict::deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// A JSON value read with repeated keys refused.
+struct Strict(Value);
+
+impl<'de> Deserialize<'de> for Strict {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrictVisitor).map(Strict)
+    }
+}
+
+struct StrictVisitor;
+
+impl<'de> Visitor<'de> for StrictVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        // JSON has no NaN or infinity, so every parsed float is finite.
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Strict(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "the key `{key}` appears twice in one object (calibench will not guess which one counts)"
+                )));
+            }
+            let Strict(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// The distinct arm labels of a file's records, sorted and joined for a hint.
@@ -37,4 +150,56 @@ pub(crate) fn label_list<'a>(labels: impl Iterator<Item = &'a str>) -> String {
     v.sort_unstable();
     v.dedup();
     v.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Regression (issue 21): `"arm"` twice on one line was read as the last one, silently.
+    #[test]
+    fn a_key_repeated_at_any_depth_is_refused_naming_the_key() {
+        for (text, key) in [
+            (r#"{"arm": "baseline", "arm": "treatment"}"#, "arm"),
+            (
+                r#"{"findings": [{"id": "a", "confidence": 50, "confidence": 75}]}"#,
+                "confidence",
+            ),
+            (
+                r#"{"v": {"per_dimension": {"real": 1, "real": 0}}}"#,
+                "real",
+            ),
+        ] {
+            let e = strict_json(text).unwrap_err();
+            assert!(e.is_data(), "{e}");
+            assert!(
+                e.to_string()
+                    .contains(&format!("the key `{key}` appears twice")),
+                "{e}"
+            );
+            let (_, problem) = (0, objects("f.jsonl", text.as_bytes(), "h").next().unwrap());
+            let problem = problem.unwrap_err();
+            assert_eq!(problem.line, Some(1));
+            assert!(
+                problem.problem.contains(&format!("`{key}`")),
+                "{}",
+                problem.problem
+            );
+        }
+        // The same key in two different objects is fine, and values keep their types.
+        let v = strict_json(r#"{"a": {"k": 1}, "b": {"k": -2.5}, "c": [true, null, "s"], "d": 18446744073709551615}"#).unwrap();
+        assert_eq!(v["b"]["k"], -2.5);
+        assert_eq!(v["d"], u64::MAX);
+        assert!(strict_json("{} {}").is_err());
+    }
+
+    // Regression (issue 21): a byte-order mark made the first line "not a JSON object".
+    #[test]
+    fn a_byte_order_mark_is_skipped_and_non_objects_are_named() {
+        let lines: Vec<_> = objects("f.jsonl", b"\xEF\xBB\xBF{\"a\": 1}\n[1]\n", "h").collect();
+        assert_eq!(lines[0].as_ref().unwrap().0, 1);
+        let e = lines[1].as_ref().unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert_eq!(e.problem, "not a JSON object: the line holds an array");
+    }
 }

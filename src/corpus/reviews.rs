@@ -8,7 +8,7 @@
 //!   dropped and counted with its reason by [`select`], which validates findings against the
 //!   scale of the arm that reads them. `--strict` turns malformed findings into refusals.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -124,14 +124,37 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
 }
 
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
-/// record-level problems.
+/// record-level problems. A second return for one (target, arm, reviewer, run) is one of them
+/// (SPEC §2.1): `cat a.jsonl b.jsonl` must not count a review twice.
 fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<InputError> {
     let mut problems = Vec::new();
     let mut ids: HashMap<String, u64> = HashMap::new();
+    let mut returns: HashMap<(String, String, String, u32), u64> = HashMap::new();
     const HINT: &str = "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}";
     for object in super::objects(name, bytes, HINT) {
         match object.and_then(|(line, o)| parse_record(name, line, o)) {
-            Ok(mut record) => {
+            Ok(record) => {
+                let key = (
+                    record.target.clone(),
+                    record.arm.clone(),
+                    record.reviewer.clone(),
+                    record.run,
+                );
+                if let Some(first) = returns.insert(key, record.line) {
+                    problems.push(
+                        InputError::new(
+                            name,
+                            format!(
+                                "a second return of reviewer `{}` on target `{}` in arm `{}`, run {} (the first is on line {first})",
+                                record.reviewer, record.target, record.arm, record.run
+                            ),
+                        )
+                        .at_line(record.line)
+                        .hint("each (target, arm, reviewer, run) has one return; a concatenated file must not count a review twice (give repeats their own `run`)"),
+                    );
+                    continue;
+                }
+                let mut record = record;
                 record.duplicate_id_of = record
                     .findings
                     .iter()
@@ -247,17 +270,7 @@ fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Rec
     })
 }
 
-/// How a JSON value is named in messages: `a string`, `an array`…
-pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use super::kind;
 
 /// Why a finding was dropped.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -310,16 +323,22 @@ pub struct Selection {
     pub returns: Vec<Return>,
 }
 
+/// What [`parse_for`] read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parsed {
+    /// One per distinct (source, scale) wanted, in the order first wanted.
+    pub selections: Vec<Selection>,
+    /// Every `arm` label of a readable record: what a `source` may name.
+    pub labels: BTreeSet<String>,
+    /// Record-level problems, as in [`parse`].
+    pub problems: Vec<InputError>,
+}
+
 /// Parses and validates in one pass for the (source, scale) pairs an experiment reads, keeping
 /// only typed findings: the untyped JSON of a line is dropped as soon as it is converted, so a
 /// large corpus is held once, in its compact form. Record-level problems are collected as in
 /// [`parse`].
-pub fn parse_for(
-    name: &str,
-    bytes: &[u8],
-    mode: Mode,
-    wants: &[(String, Scale)],
-) -> (Vec<Selection>, Vec<InputError>) {
+pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]) -> Parsed {
     let mut out: Vec<Selection> = Vec::new();
     for (source, scale) in wants {
         if !out.iter().any(|s| &s.source == source && s.scale == *scale) {
@@ -330,12 +349,20 @@ pub fn parse_for(
             });
         }
     }
+    let mut labels = BTreeSet::new();
     let problems = each_record(name, bytes, |record| {
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns.push(to_return(&record, mode, sel.scale));
         }
+        if !labels.contains(&record.arm) {
+            labels.insert(record.arm);
+        }
     });
-    (out, problems)
+    Parsed {
+        selections: out,
+        labels,
+        problems,
+    }
 }
 
 /// One record as one arm reads it.
@@ -661,9 +688,9 @@ mod tests {
             "\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"findings\": []}\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": {}}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\"}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r2\", \"status\": \"failed\"}\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"run\": -1, \"findings\": []}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\", \"reason\": \"timed out\"}\n",
+            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r3\", \"status\": \"failed\", \"reason\": \"timed out\"}\n",
             "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\", \"reason\": 3}\n",
         );
         let (records, problems) = parse("reviews.jsonl", text.as_bytes());
@@ -683,6 +710,35 @@ mod tests {
                 (Some(9), Some("field `reason`".into())),
             ]
         );
+    }
+
+    // Regression (issue 21): `cat a.jsonl b.jsonl` double-counted every review (findings_raw
+    // 8 → 14) and `validate` said "no problems".
+    #[test]
+    fn a_second_return_for_one_target_arm_reviewer_and_run_names_both_lines() {
+        let line = |reviewer: &str, run: u32| {
+            json!({"target": "t", "arm": "b", "reviewer": reviewer, "run": run, "findings": [doc_finding()]})
+                .to_string()
+        };
+        let text = [line("x", 0), line("y", 0), line("x", 1), line("x", 0)].join("\n");
+        let (records, problems) = parse("r.jsonl", text.as_bytes());
+        assert_eq!(records.len(), 3, "the repeat is not read");
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].line, Some(4));
+        assert!(
+            problems[0].problem.contains("a second return of reviewer `x` on target `t` in arm `b`, run 0 (the first is on line 1)"),
+            "{}",
+            problems[0].problem
+        );
+        let parsed = parse_for(
+            "r.jsonl",
+            text.as_bytes(),
+            Mode::Doc,
+            &[("b".into(), Scale::Float)],
+        );
+        assert_eq!(parsed.problems.len(), 1);
+        assert_eq!(parsed.selections[0].returns.len(), 3);
+        assert_eq!(parsed.labels.into_iter().collect::<Vec<_>>(), ["b"]);
     }
 
     #[test]

@@ -105,6 +105,7 @@ fn parse_item(name: &str, line: u64, object: Map<String, Value>) -> Result<Item,
         ));
     };
     let mut verdicts = Vec::with_capacity(raw.len());
+    let mut models: HashMap<String, usize> = HashMap::with_capacity(raw.len());
     for (j, v) in raw.iter().enumerate() {
         let field = |f: &str| format!("verdicts[{j}].{f}");
         let Value::Object(v) = v else {
@@ -114,6 +115,14 @@ fn parse_item(name: &str, line: u64, object: Map<String, Value>) -> Result<Item,
             Some(Value::String(s)) if !s.is_empty() => s.clone(),
             _ => return Err(err(&field("model"), "must be a non-empty string".into())),
         };
+        // One judge listed twice would count its own consistency as agreement among judges.
+        if let Some(first) = models.insert(model.clone(), j) {
+            return Err(err(
+                &field("model"),
+                format!("judge `{model}` is listed a second time in this item (first as verdicts[{first}])"),
+            )
+            .hint("each judge gives one verdict per item: its self-consistency is not agreement between judges"));
+        }
         let scores = match v.get("per_dimension") {
             Some(Value::Null) => None,
             Some(Value::Object(dims)) => {
@@ -125,6 +134,13 @@ fn parse_item(name: &str, line: u64, object: Map<String, Value>) -> Result<Item,
                             format!("must be a finite number, not {s}"),
                         ));
                     };
+                    if !(0.0..=1.0).contains(&x) {
+                        return Err(err(
+                            &field(&format!("per_dimension.{dim}")),
+                            format!("{s} is outside [0, 1]"),
+                        )
+                        .hint("judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4"));
+                    }
                     scores.insert(dim.clone(), x);
                 }
                 if scores.is_empty() {
@@ -174,6 +190,44 @@ mod tests {
         let weights: BTreeMap<String, f64> = [("real".to_string(), 3.0)].into();
         // judge a: (3·1 + 0.5)/4 = 0.875; judge c: 0.5 → 0.6875
         assert_eq!(items[0].composite(&weights), Some(0.6875));
+    }
+
+    // Regression (issue 21): one judge listed three times passed the trust verdict as
+    // "trustworthy, IRR 0.980", and a score of 1e308 gave a 309-digit spread.
+    #[test]
+    fn a_judge_twice_in_one_item_and_scores_off_the_unit_interval_are_refused() {
+        let line = |verdicts: &str| {
+            format!("{{\"item_id\": \"i\", \"arm\": \"b\", \"verdicts\": [{verdicts}]}}\n")
+        };
+        let v = |model: &str, score: &str| {
+            format!("{{\"model\": \"{model}\", \"per_dimension\": {{\"real\": {score}}}}}")
+        };
+        let thrice = line(&[v("judge-a", "1"), v("judge-a", "1"), v("judge-a", "0.9")].join(", "));
+        let (items, problems) = parse("v.jsonl", thrice.as_bytes());
+        assert!(items.is_empty());
+        assert_eq!(problems[0].line, Some(1));
+        assert_eq!(
+            problems[0].field.as_deref(),
+            Some("field `verdicts[1].model`")
+        );
+        assert!(problems[0]
+            .problem
+            .contains("judge `judge-a` is listed a second time"));
+        // Distinct judges are fine, and so is the same judge on another item.
+        let ok = line(&[v("judge-a", "0"), v("judge-b", "1")].join(", "));
+        assert!(parse("v.jsonl", ok.as_bytes()).1.is_empty());
+        for bad in ["2.0", "-1", "1e308", "1.0000001"] {
+            let text = line(&[v("judge-a", "0.5"), v("judge-b", bad)].join(", "));
+            let (_, problems) = parse("v.jsonl", text.as_bytes());
+            assert_eq!(problems.len(), 1, "{bad}");
+            let p = &problems[0];
+            assert_eq!(
+                p.field.as_deref(),
+                Some("field `verdicts[1].per_dimension.real`")
+            );
+            assert!(p.problem.ends_with("is outside [0, 1]"), "{}", p.problem);
+            assert!(p.hint.as_deref().unwrap().contains("rescale"));
+        }
     }
 
     #[test]

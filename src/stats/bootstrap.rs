@@ -65,6 +65,10 @@ pub struct Summary {
     pub q: Vec<Exceedance>,
 }
 
+/// The most replicates any bootstrap takes (SPEC §3): more would only cost memory and time,
+/// and a huge count (`9223372036854775807`) would fail allocating, not compute.
+pub const MAX_REPLICATES: usize = 1_000_000;
+
 /// What a bootstrap needs besides the data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {

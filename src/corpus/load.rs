@@ -1,0 +1,216 @@
+//! Which files make a corpus and how each is read (SPEC §2, §3): the one loader that `run`,
+//! `gate` and `validate` use, so that `validate` reports exactly what `run` refuses.
+//!
+//! [`load`] reads every file of a corpus folder and returns the parsed corpus with every
+//! problem found: record-level refusals (a line that is not an object, a repeated return, a
+//! judge listed twice…), the cross-checks between experiment and corpus (an arm whose `source`
+//! matches no line, a missing `mode`, verdicts under neither arm, nothing to trust, no file at
+//! all), and the malformed findings a run drops and counts. `run` refuses on any refusal;
+//! `validate` prints them all.
+
+use std::path::Path;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use super::{label_list, queries, reviews, verdicts, Corpus};
+use crate::config::{self, Experiment};
+use crate::error::{Error, InputError};
+
+/// An input file that was read, for the manifest.
+#[derive(Clone, Debug, Serialize)]
+pub struct InputFile {
+    pub path: String,
+    pub sha256: String,
+    pub bytes: usize,
+}
+
+/// Reads a whole file, recording it for the manifest.
+fn read(path: &Path, inputs: &mut Vec<InputFile>) -> Result<Vec<u8>, Error> {
+    let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
+    inputs.push(InputFile {
+        path: path.display().to_string(),
+        sha256: format!("{:x}", Sha256::digest(&bytes)),
+        bytes: bytes.len(),
+    });
+    Ok(bytes)
+}
+
+/// Reads and checks an experiment file: UTF-8, then every rule of SPEC §3 that the file alone
+/// decides. An unreadable file is `Err(Error::Read)`; a bad one, `Err(Error::Input)`.
+pub fn experiment(path: &Path) -> Result<(Experiment, InputFile), Error> {
+    let mut inputs = Vec::with_capacity(1);
+    let bytes = read(path, &mut inputs)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+        InputError::new(path.display().to_string(), "is not valid UTF-8")
+            .at_line(line)
+            .hint("save the experiment file as UTF-8")
+    })?;
+    let exp = config::parse(path, &text)?;
+    Ok((exp, inputs.remove(0)))
+}
+
+/// A corpus as read, with everything wrong with it.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub corpus: Corpus,
+    /// Every file read, in order, for the manifest.
+    pub inputs: Vec<InputFile>,
+    /// Problems that refuse a run.
+    pub refusals: Vec<InputError>,
+    /// Findings a run drops and counts (and `--strict` refuses), each with the arms that read
+    /// it (``arm `baseline` ``, ``arms `baseline` and `treatment` ``): `validate` lists them.
+    pub malformed: Vec<(String, InputError)>,
+}
+
+/// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
+/// are validated on each arm's scale and the corpus is checked against the experiment; without
+/// one, only the records are. `Err` only when a file that exists cannot be read.
+pub fn load(dir: &Path, experiment: Option<(&Path, &Experiment)>) -> Result<Loaded, Error> {
+    let mut loaded = Loaded::default();
+    let shown = dir.display().to_string();
+    if dir.is_file() {
+        loaded.refusals.push(
+            InputError::new(&shown, "names a file, but a corpus is a folder")
+                .field("`corpus`")
+                .hint("name the folder that holds reviews.jsonl, queries.jsonl or verdicts.jsonl, relative to the experiment file"),
+        );
+        return Ok(loaded);
+    }
+    if !dir.is_dir() {
+        loaded.refusals.push(
+            InputError::new(&shown, "does not exist")
+                .field("`corpus`")
+                .hint(
+                    "`corpus` in the experiment names the folder, relative to the experiment file",
+                ),
+        );
+        return Ok(loaded);
+    }
+
+    let reviews_path = dir.join("reviews.jsonl");
+    if reviews_path.is_file() {
+        let bytes = read(&reviews_path, &mut loaded.inputs)?;
+        load_reviews(&mut loaded, &reviews_path, &bytes, experiment);
+    }
+    let verdicts_path = dir.join("verdicts.jsonl");
+    if verdicts_path.is_file() {
+        let name = verdicts_path.display().to_string();
+        let (items, problems) = verdicts::parse(&name, &read(&verdicts_path, &mut loaded.inputs)?);
+        if problems.is_empty() {
+            // What the trust verdict would refuse: verdicts under neither arm, or none at all.
+            let judged = match experiment {
+                Some((_, exp)) => crate::analysis::judged_items(exp, &name, &items),
+                None => Ok(items.clone()),
+            };
+            match judged {
+                Ok(judged) if judged.is_empty() => loaded
+                    .refusals
+                    .push(InputError::new(&name, crate::trust::NO_EVIDENCE)),
+                Ok(_) => {}
+                Err(e) => loaded.refusals.push(e),
+            }
+        }
+        loaded.refusals.extend(problems);
+        loaded.corpus.verdicts = Some((name, items));
+    }
+    let queries_path = dir.join("queries.jsonl");
+    if queries_path.is_file() {
+        let name = queries_path.display().to_string();
+        let (all, problems) = queries::parse(&name, &read(&queries_path, &mut loaded.inputs)?);
+        loaded.refusals.extend(problems);
+        if let Some((_, exp)) = experiment {
+            for arm in exp.arms() {
+                if let Err(e) = queries::select(&name, &all, &arm.name, &arm.source) {
+                    loaded.refusals.push(e);
+                }
+            }
+        }
+        loaded.corpus.queries = Some((name, all));
+    }
+    let corpus = &loaded.corpus;
+    if corpus.reviews.is_none() && corpus.verdicts.is_none() && corpus.queries.is_none() {
+        loaded.refusals.push(
+            InputError::new(
+                &shown,
+                "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl to replay",
+            )
+            .hint("`corpus` in the experiment names the folder, relative to the experiment file"),
+        );
+    }
+    Ok(loaded)
+}
+
+/// `reviews.jsonl`: records, the arms' selections with their malformed findings, and the
+/// checks against the experiment.
+fn load_reviews(
+    loaded: &mut Loaded,
+    path: &Path,
+    bytes: &[u8],
+    experiment: Option<(&Path, &Experiment)>,
+) {
+    let name = path.display().to_string();
+    let Some((exp_path, exp)) = experiment else {
+        let (_, problems) = reviews::parse(&name, bytes);
+        loaded.refusals.extend(problems);
+        loaded.corpus.reviews = Some((name, Vec::new()));
+        return;
+    };
+    if !exp.mode_declared {
+        // A code corpus read as doc would drop every finding as malformed (SPEC §3).
+        loaded.refusals.push(
+            InputError::new(exp_path.display().to_string(), "is missing")
+                .field("field `mode`")
+                .hint("the corpus has reviews.jsonl: say how to read it, mode = \"doc\" or mode = \"code\""),
+        );
+    }
+    let wants: Vec<_> = exp
+        .arms()
+        .iter()
+        .map(|a| (a.source.clone(), a.review.scale()))
+        .collect();
+    let parsed = reviews::parse_for(&name, bytes, exp.mode, &wants);
+    loaded.refusals.extend(parsed.problems);
+    if !parsed.labels.is_empty() {
+        for arm in exp.arms() {
+            if !parsed.labels.contains(&arm.source) {
+                loaded.refusals.push(
+                    InputError::new(
+                        &name,
+                        format!(
+                            "arm `{}` reads recorded arm `{}`, but no return carries that label",
+                            arm.name, arm.source
+                        ),
+                    )
+                    .field("field `arm`")
+                    .hint(format!(
+                        "the file's labels: {}; set `source` in [arms.{}] of {}",
+                        label_list(parsed.labels.iter().map(String::as_str)),
+                        arm.name,
+                        exp_path.display()
+                    )),
+                );
+            }
+        }
+    }
+    for selection in &parsed.selections {
+        let readers: Vec<String> = exp
+            .arms()
+            .iter()
+            .filter(|a| a.source == selection.source && a.review.scale() == selection.scale)
+            .map(|a| format!("`{}`", a.name))
+            .collect();
+        let readers = match readers.len() {
+            1 => format!("arm {}", readers[0]),
+            _ => format!("arms {}", readers.join(" and ")),
+        };
+        for r in &selection.returns {
+            for m in &r.malformed {
+                loaded.malformed.push((readers.clone(), m.to_error(&name)));
+            }
+        }
+    }
+    loaded.corpus.reviews = Some((name, parsed.selections));
+}
