@@ -98,6 +98,17 @@ pub struct RunOptions {
     /// directory); one experiment only
     #[arg(long)]
     pub corpus: Option<PathBuf>,
+    /// Worker threads for bootstraps (default: the CPUs available); the figures never depend on it
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+/// The worker threads to use: `--threads`, else every CPU available.
+pub fn threads(flag: Option<u16>) -> usize {
+    flag.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        usize::from,
+    )
 }
 
 #[derive(Debug, Args)]
@@ -173,6 +184,10 @@ pub struct AlphaArgs {
     /// Seed of the bootstrap: same seed, same interval
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Worker threads of the bootstrap (default: the CPUs available); the interval never
+    /// depends on it
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
 }
 
 #[derive(Debug, Args)]

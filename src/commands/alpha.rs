@@ -61,7 +61,7 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
         method,
         replicates: args.bootstrap,
         seed: args.seed,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        threads: crate::cli::threads(args.threads),
     };
     let summary = if args.bootstrap == 0 {
         None

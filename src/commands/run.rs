@@ -230,7 +230,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     let run_id = claim.id().to_string();
     let settings = Settings {
         strict: args.strict,
-        threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        threads: crate::cli::threads(args.threads),
     };
     let Analysis {
         metrics,

@@ -95,7 +95,9 @@ pub fn dispersion(values: &[f64]) -> (usize, f64, usize) {
     if values.is_empty() {
         return (0, 0.0, 0);
     }
-    let mut counts: HashMap<u64, usize> = HashMap::new();
+    // Ordered by value: a floating-point sum depends on its order, and a hash map's order changes
+    // from process to process (the same corpus gave entropies differing in the 16th digit).
+    let mut counts: BTreeMap<u64, usize> = BTreeMap::new();
     for &v in values {
         *counts.entry(round9(v).to_bits()).or_default() += 1;
     }
