@@ -35,19 +35,17 @@ const MAX_SUFFIX: u32 = 10_000;
 
 /// Checks a run id: one plain path component of at most [`MAX_ID_LEN`] characters. `origin`
 /// names where the id came from in the message (`--run-id`, a file).
-pub fn check_id(id: &str, origin: &str) -> Result<(), Error> {
+pub fn check_id(id: &str, origin: &str) -> Result<(), InputError> {
     let plain = !id.is_empty()
         && id != "."
         && id != ".."
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    const RULE: &str =
+        "a run id is one plain name of letters, digits, `.`, `_` and `-`, at most 200 characters";
     if !plain {
-        return Err(
-            InputError::new(origin, format!("`{id}` is not a usable run id"))
-                .hint("use letters, digits, `.`, `_` and `-` only")
-                .into(),
-        );
+        return Err(InputError::new(origin, format!("`{id}` is not a usable run id")).hint(RULE));
     }
     if id.len() > MAX_ID_LEN {
         return Err(InputError::new(
@@ -57,8 +55,7 @@ pub fn check_id(id: &str, origin: &str) -> Result<(), Error> {
                 id.len()
             ),
         )
-        .hint("choose a shorter --run-id")
-        .into());
+        .hint(RULE));
     }
     Ok(())
 }

@@ -436,6 +436,36 @@ fn a_run_directory_is_gated_by_the_policy_of_its_experiment() {
     assert!(!out.contains("(run now)"), "{out}");
 }
 
+// Regression (issue 21): after `run corpora/<name>` (a folder, not a file), `gate runs/<id>`
+// failed: the manifest named the folder and the gate wanted a file.
+#[test]
+fn a_run_made_from_an_experiment_folder_is_gated_by_its_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = root().join("corpora/capacity-50");
+    run_into(dir.path().join("runs"), &folder)
+        .args(["--run-id", "by-folder", "--no-plots"])
+        .assert()
+        .success();
+    let run = dir.path().join("runs/by-folder");
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest["experiment_file"].as_str().unwrap(),
+        folder.join("experiment.toml").display().to_string()
+    );
+    // A manifest written before the fix names the folder itself: still gated.
+    let mut old = manifest.clone();
+    old["experiment_file"] = folder.display().to_string().into();
+    std::fs::write(run.join("manifest.json"), old.to_string()).unwrap();
+    calibench()
+        .arg("gate")
+        .arg(&run)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("experiment.toml [gate]"));
+}
+
 #[test]
 fn gate_refuses_what_is_neither_a_run_nor_an_experiment() {
     let dir = tempfile::tempdir().unwrap();

@@ -284,3 +284,50 @@ fn same_inputs_and_seed_give_the_same_bytes_whatever_the_threads() {
         }
     }
 }
+
+// Regression (issue 21): a failed write must say it is a write failure; and a bad `run_id`
+// inside metrics.json must be blamed on that file, not on `--run-id`.
+#[test]
+fn write_failures_and_forged_run_ids_are_named_for_what_they_are() {
+    let root = tempfile::tempdir().unwrap();
+    let blocker = root.path().join("a-file");
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(experiment())
+        .arg("--runs-dir")
+        .arg(root.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(blocker.join("reports"))
+        .args(["--no-plots", "--run-id", "kept"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let message = stderr(&out);
+    assert!(
+        message.contains("error: cannot write the result:"),
+        "{message}"
+    );
+    assert!(message.contains("calibench report"), "{message}");
+    assert!(root.path().join("runs/kept/metrics.json").is_file());
+
+    let metrics = root.path().join("runs/kept/metrics.json");
+    let text = std::fs::read_to_string(&metrics).unwrap();
+    std::fs::write(
+        &metrics,
+        text.replace("\"run_id\": \"kept\"", "\"run_id\": \"../../x\""),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .arg("gate")
+        .arg(root.path().join("runs/kept"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let message = stderr(&out);
+    assert!(
+        message.contains("metrics.json: `run_id`: `../../x` is not a usable run id"),
+        "{message}"
+    );
+    assert!(!message.contains("--run-id"), "{message}");
+}

@@ -17,7 +17,7 @@ use crate::exit::Verdict;
 use crate::gate::format::{self, About};
 use crate::gate::{self, policy, Outcome, Policy};
 use crate::output::Render;
-use crate::rundir::replace_file;
+use crate::rundir::{self, replace_file};
 
 /// What `gate` found.
 #[derive(Clone, Debug, Serialize)]
@@ -71,6 +71,9 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
                 .field("`run_id`")
                 .into());
             };
+            // The id is joined to the reports folder below: one plain name only.
+            rundir::check_id(run_id, &path.display().to_string())
+                .map_err(|e| e.field("`run_id`"))?;
             let report = args.options.reports_dir.join(run_id).join("report.md");
             (
                 value,
@@ -167,11 +170,19 @@ fn find_policy(target: &Target, flag: Option<&Path>) -> Result<Policy, Error> {
 fn experiment_of(dir: &Path) -> Result<PathBuf, Error> {
     let manifest = dir.join("manifest.json");
     let value = read_json(&manifest)?;
-    match value["experiment_file"].as_str() {
-        Some(p) if Path::new(p).is_file() => Ok(PathBuf::from(p)),
+    // Older manifests record the experiment as given on the command line, which may be the
+    // folder holding experiment.toml.
+    let named = value["experiment_file"]
+        .as_str()
+        .map(|p| super::experiment_file(Path::new(p)));
+    match named {
+        Some(p) if p.is_file() => Ok(p),
         Some(p) => Err(InputError::new(
             manifest.display().to_string(),
-            format!("names the experiment {p}, which is not there to read a [gate] from"),
+            format!(
+                "names the experiment {}, which is not there to read a [gate] from",
+                p.display()
+            ),
         )
         .field("`experiment_file`")
         .hint("run the gate from where the run was made, or pass --policy FILE")

@@ -76,7 +76,12 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
         .hint("the two files come from different runs; re-run the experiment")
         .into());
     }
-    rundir::check_id(&about.run_id, "manifest.json: run_id")?;
+    // The id names the report's folder: it must be one plain name, whatever the file says.
+    rundir::check_id(
+        &about.run_id,
+        &run_dir.join("manifest.json").display().to_string(),
+    )
+    .map_err(|e| e.field("`run_id`"))?;
     Ok((metrics, about))
 }
 

@@ -283,7 +283,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         run_id: run_id.clone(),
         calibench_version: env!("CARGO_PKG_VERSION"),
         command_line: std::env::args().collect(),
-        experiment_file: path.display().to_string(),
+        experiment_file: super::experiment_file(path).display().to_string(),
         experiment: exp.clone(),
         inputs,
         seed: exp.seed,
@@ -299,7 +299,18 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     let run_dir = claim.commit(&files)?;
     timer.lap("write", &mut lap);
     let rendered = super::report::render(&metrics, &about, !args.no_plots)?;
-    let report_dir = super::report::write(&args.reports_dir, &run_id, &rendered)?;
+    let report_dir =
+        super::report::write(&args.reports_dir, &run_id, &rendered).map_err(|e| match e {
+            Error::Write(io) => Error::Write(std::io::Error::new(
+                io.kind(),
+                format!(
+                    "{io}\n  the run itself is whole in {}; render its report elsewhere with `calibench report {} --reports-dir DIR`",
+                    run_dir.display(),
+                    run_dir.display()
+                ),
+            )),
+            other => other,
+        })?;
     timer.lap("report", &mut lap);
     Ok(Completed {
         run_dir,
