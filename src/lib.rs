@@ -22,4 +22,5 @@ pub mod replay;
 pub mod report;
 pub mod rundir;
 pub mod stats;
+pub mod text;
 pub mod trust;

@@ -30,7 +30,11 @@ pub fn render<R: Render>(result: &R, style: Style) -> Vec<u8> {
     } else if style.quiet {
         Vec::new()
     } else {
-        result.human().into_bytes()
+        // Names and reasons from a corpus reach the terminal as text, never as control
+        // sequences (SPEC §6).
+        crate::text::terminal(&result.human())
+            .into_owned()
+            .into_bytes()
     }
 }
 
@@ -66,7 +70,7 @@ fn print_labelled(label: &str, sgr: &str, message: &str) {
     } else {
         format!("{label}:")
     };
-    let _ = writeln!(io::stderr(), "{prefix} {message}");
+    let _ = writeln!(io::stderr(), "{prefix} {}", crate::text::terminal(message));
 }
 
 /// Formats an optional number with `places` decimals, or `—` when absent.

@@ -3,6 +3,7 @@
 
 use super::{num, CheckResult, Outcome};
 use crate::report::html::esc;
+use crate::text;
 use serde_json::Value;
 
 /// What the answer is about.
@@ -106,21 +107,26 @@ pub fn junit(about: &About<'_>, out: &Outcome) -> String {
 }
 
 /// A Markdown summary: the verdict, then a table of every check.
+///
+/// CI posts it as a pull-request comment, so every string in it (experiment, paths, check
+/// names, reasons that quote item ids) is escaped: nothing can add a row, a heading, a link or
+/// a comment that would hide the FAIL rows below it.
 pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
-    let cell = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+    let cell = |t: &str| text::markdown(t);
+    let code = |t: &str| text::markdown_code(t);
     let verdict = if out.passed {
         format!("passed ({} checks)", out.checks.len())
     } else {
         format!("**failed** ({} of {} checks)", out.failed, out.checks.len())
     };
     let mut s = format!(
-        "### calibench gate: {} — {verdict}\n\nRun `{}`, policy `{}`",
+        "### calibench gate: {} — {verdict}\n\nRun {}, policy {}",
         cell(about.experiment),
-        about.run_id,
-        cell(about.policy)
+        code(about.run_id),
+        code(about.policy)
     );
     if let Some(r) = about.report {
-        s += &format!(", report `{}`", cell(r));
+        s += &format!(", report {}", code(r));
     }
     s += ".\n\n| | check | value | bound | why |\n|---|---|---|---|---|\n";
     for c in &out.checks {
@@ -128,9 +134,9 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
             "| {} | {} | {} | {} | {} |\n",
             if c.passed { "pass" } else { "**FAIL**" },
             if c.name == c.metric {
-                format!("`{}`", cell(&c.name))
+                code(&c.name)
             } else {
-                format!("{} (`{}`)", cell(&c.name), c.metric)
+                format!("{} ({})", cell(&c.name), code(&c.metric))
             },
             cell(&shown(&c.value)),
             cell(&bounds(c)),

@@ -145,18 +145,7 @@ fn table(t: &Table, class: &str) -> String {
     s + "</tbody>\n</table>\n"
 }
 
-/// Escapes text for element content and attribute values.
+/// Escapes text for element content and attribute values ([`crate::text::html`]).
 pub(crate) fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    crate::text::html(s)
 }

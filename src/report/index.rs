@@ -3,6 +3,7 @@
 
 use super::document::{Document, Status};
 use super::html::esc;
+use crate::text;
 
 /// One report on the index.
 #[derive(Clone, Debug, PartialEq)]
@@ -31,11 +32,11 @@ pub fn markdown(entries: &[Entry]) -> String {
     for e in entries {
         s += &format!(
             "| [{}]({}/report.md) | {} | {} | {} |\n",
-            e.experiment,
+            text::markdown_link_text(&e.experiment),
             e.run_id,
             e.status.label(),
-            e.headline.replace('|', "\\|"),
-            e.run_id
+            text::markdown(&e.headline),
+            text::markdown(&e.run_id)
         );
     }
     s

@@ -3,10 +3,11 @@
 
 use super::document::{Block, Cell, Document, Status, Table};
 use super::plots::Plot;
+use crate::text;
 
 /// Renders the document. `plots` supplies titles and alt text for the plots it names.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
-    let mut s = format!("# {}\n\n", doc.title);
+    let mut s = format!("# {}\n\n", escape(&doc.title));
     let mark = match doc.verdict.status {
         Status::Trusted => "✅ **Verdict: trusted.**",
         Status::Withheld => "⚠️ **Verdict: withheld.**",
@@ -45,7 +46,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
                         );
                     }
                 }
-                Block::Text(t) => s += &format!("{}\n", escape(t)),
+                Block::Text(t) => s += &format!("{}\n", escape_line(t)),
                 Block::List(items) => {
                     for i in items {
                         s += &format!("- {}\n", escape(i));
@@ -65,7 +66,7 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
 fn table(t: &Table) -> String {
     let mut s = String::new();
     if let Some(c) = &t.caption {
-        s += &format!("{}\n\n", escape(c));
+        s += &format!("{}\n\n", escape_line(c));
     }
     if t.rows.is_empty() {
         return s + "(nothing to show)\n";
@@ -107,44 +108,17 @@ fn table(t: &Table) -> String {
     s
 }
 
-/// Text inside a table cell: pipes escaped, no line breaks.
+/// Text inside a table cell: [`text::markdown`] escapes pipes and folds line breaks too.
 fn cell_text(s: &str) -> String {
-    escape(s).replace('|', "\\|").replace('\n', " ")
+    text::markdown(s)
 }
 
-/// Characters Markdown would read as markup in our prose. Intraword underscores (metric names),
-/// brackets not followed by a link target, and `<` before a digit (`<0.001`) are plain text in
-/// GitHub-flavoured Markdown, so they stay as written and the file reads well raw too.
+/// Every string of the document is text, never markup (SPEC §6).
 fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        let markup = match c {
-            '*' | '`' | '\\' => true,
-            '<' => chars
-                .peek()
-                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
-            _ => false,
-        };
-        if markup {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
+    text::markdown(s)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_only_what_markdown_would_read_as_markup() {
-        assert_eq!(escape("p <0.001, a_b [x]"), "p <0.001, a_b [x]");
-        assert_eq!(
-            escape("<script> *bold* `code` \\"),
-            "\\<script> \\*bold\\* \\`code\\` \\\\"
-        );
-        assert_eq!(cell_text("a | b\nc"), "a \\| b c");
-    }
+/// The same for text that starts a line.
+fn escape_line(s: &str) -> String {
+    text::markdown_line(s)
 }

@@ -420,6 +420,9 @@ pub fn render(spec: &Spec) -> Result<Plot, String> {
         draw(&root, spec)?;
         root.present().map_err(err)?;
     }
+    // plotters escapes `&<>"'` in SVG text but passes control characters from a target or
+    // reviewer name through, which would make the file ill-formed XML.
+    let svg = crate::text::xml_controls(&svg).into_owned();
     let mut rgb = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let font = ab_glyph::FontRef::try_from_slice(FONT_BYTES)

@@ -1,0 +1,250 @@
+//! Strings from a corpus or a collected command (titles, ids, target and reviewer names,
+//! reasons) are data, never markup or terminal control (SPEC §6). This module owns how such a
+//! string is made safe for each kind of output, so that no renderer invents its own:
+//!
+//! * [`markdown`]: `report.md`, `index.md` and the gate's `--summary` (posted as a pull-request
+//!   comment). Line breaks are folded and markup is escaped, so a string cannot add a heading,
+//!   a link, an HTML comment (`<!--` would hide what follows it) or a table row.
+//! * [`markdown_code`]: the same inside a code span.
+//! * [`html`]: `report.html` and `index.html`; [`xml_controls`]: SVG and JUnit. Control
+//!   characters become U+FFFD, so the files stay well-formed.
+//! * [`terminal`]: what is printed to a terminal: control characters (ESC, OSC, NUL, a bare
+//!   carriage return) and bidirectional overrides become U+FFFD.
+//!
+//! Bare URLs are left as text: GitHub turns `https://…` into a link whose text is the URL
+//! itself, which cannot disguise where it goes.
+
+use std::borrow::Cow;
+
+const REPLACEMENT: char = '\u{FFFD}';
+
+/// A line break of any kind: folded to a space where a string must stay on one line.
+fn is_break(c: char) -> bool {
+    matches!(
+        c,
+        '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}'
+    )
+}
+
+/// A character that changes how text is shown rather than showing itself: C0 and C1 controls,
+/// DEL, and the bidirectional embeddings, overrides and isolates ("Trojan source").
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Maps each character through `f` (`None` keeps it), borrowing when nothing changes.
+fn map_chars(s: &str, f: impl Fn(char) -> Option<char>) -> Cow<'_, str> {
+    if s.chars().all(|c| f(c).is_none()) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(s.chars().map(|c| f(c).unwrap_or(c)).collect())
+}
+
+/// One line of visible text: every line break folded to a space (`\r\n` to one), every hidden
+/// character replaced.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    let s: Cow<str> = if s.contains("\r\n") {
+        Cow::Owned(s.replace("\r\n", " "))
+    } else {
+        Cow::Borrowed(s)
+    };
+    match map_chars(&s, |c| {
+        if is_break(c) {
+            Some(' ')
+        } else if is_hidden(c) {
+            Some(REPLACEMENT)
+        } else {
+            None
+        }
+    }) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(o) => Cow::Owned(o),
+    }
+}
+
+/// Text for a terminal: hidden characters replaced; line feeds and tabs kept (calibench's own
+/// output is laid out with them). A carriage return, which would let a string overwrite the
+/// line before it, is replaced too.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    map_chars(s, |c| {
+        (is_hidden(c) && c != '\n' && c != '\t').then_some(REPLACEMENT)
+    })
+}
+
+/// Text for XML that an XML writer has already escaped (`&<>"'`): the characters XML 1.0
+/// forbids (C0 controls but tab, line feed and carriage return) and the ones it discourages
+/// (DEL, C1) replaced.
+pub fn xml_controls(s: &str) -> Cow<'_, str> {
+    map_chars(s, |c| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')).then_some(REPLACEMENT)
+    })
+}
+
+/// Text for HTML: `&<>"'` escaped and hidden characters replaced (line breaks kept: HTML reads
+/// them as spaces).
+pub fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\n' | '\t' => out.push(c),
+            c if is_hidden(c) => out.push(REPLACEMENT),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for GitHub-flavoured Markdown, on one line and inert within a line: in a paragraph
+/// after other text, a list item or a table cell.
+///
+/// Escaped with a backslash: `\`, `` ` ``, `*`, `|` (a table cell's edge), `]` before `(` or
+/// `[` (what makes brackets a link or an image), `<` before what could open a tag, comment or
+/// autolink (a letter, `/`, `!`, `?`), `_` at a word's edge (emphasis; `findings_raw` stays as
+/// written) and `~` (strikethrough). A bracket pair alone links nothing without a reference
+/// definition, and a definition must start a line, which a folded string cannot; so
+/// `[0.57, 0.61]` stays as written. The result reads the same as the input when rendered.
+pub fn markdown(s: &str) -> String {
+    escape_markdown(s, Place::Inline)
+}
+
+/// [`markdown`] for text that starts a line, where `#`, `>`, `-`, `+`, `=`, `1.` or `[` (a
+/// reference definition) at its start would open a block: those are escaped too.
+pub fn markdown_line(s: &str) -> String {
+    escape_markdown(s, Place::LineStart)
+}
+
+/// [`markdown`] for the text of a link calibench makes (`[name](its/report.md)`): every bracket
+/// is escaped, so the text cannot close the link early or nest another.
+pub fn markdown_link_text(s: &str) -> String {
+    escape_markdown(s, Place::LinkText)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Inline,
+    LineStart,
+    LinkText,
+}
+
+fn escape_markdown(s: &str, place: Place) -> String {
+    let s = one_line(s);
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    let word = |i: Option<usize>| {
+        i.and_then(|i| chars.get(i))
+            .is_some_and(|c| c.is_alphanumeric())
+    };
+    let first = chars
+        .iter()
+        .position(|c| *c != ' ')
+        .filter(|_| place == Place::LineStart);
+    // `12.` or `3)` at the start would open an ordered list.
+    let list_number_end = first.and_then(|f| {
+        let digits = chars[f..].iter().take_while(|c| c.is_ascii_digit()).count();
+        (digits > 0 && matches!(chars.get(f + digits), Some('.' | ')'))).then_some(f + digits)
+    });
+    for (i, &c) in chars.iter().enumerate() {
+        let escape = match c {
+            '\\' | '`' | '*' | '|' | '~' => true,
+            ']' => place == Place::LinkText || matches!(chars.get(i + 1), Some('(' | '[')),
+            '[' => place == Place::LinkText || Some(i) == first,
+            '<' => chars
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')),
+            '_' => !(word(i.checked_sub(1)) && word(Some(i + 1))),
+            '#' | '>' | '-' | '+' | '=' => Some(i) == first,
+            _ => Some(i) == list_number_end,
+        };
+        if escape {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A Markdown code span holding `s` on one line: fenced with more backticks than any run in
+/// `s`, padded when `s` starts or ends with one, and with `|` escaped (GitHub splits table
+/// cells on a `|` even inside code).
+pub fn markdown_code(s: &str) -> String {
+    let s = one_line(s).replace('|', "\\|");
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_folds_lines_and_escapes_what_would_be_markup() {
+        assert_eq!(
+            markdown("a\n\n# ✅ Verdict: trusted.\r\n| x |"),
+            "a  # ✅ Verdict: trusted. \\| x \\|"
+        );
+        assert_eq!(markdown_line("# h"), "\\# h");
+        assert_eq!(markdown_line("12. item"), "12\\. item");
+        assert_eq!(markdown_line("- item"), "\\- item");
+        assert_eq!(markdown_line("a - b # c"), "a - b # c");
+        // Within a line the same characters are plain text.
+        assert_eq!(markdown("# h"), "# h");
+        assert_eq!(markdown("-0.25"), "-0.25");
+        assert_eq!(
+            markdown("[x](javascript:alert(1))"),
+            "[x\\](javascript:alert(1))"
+        );
+        assert_eq!(
+            markdown("![i](x) [a][b] [0.57, 0.61]"),
+            "![i\\](x) [a\\][b] [0.57, 0.61]"
+        );
+        assert_eq!(markdown_line("[a]: javascript:x"), "\\[a]: javascript:x");
+        assert_eq!(markdown_link_text("a]b[c"), "a\\]b\\[c");
+        assert_eq!(markdown("<!-- hide"), "\\<!-- hide");
+        assert_eq!(markdown("<img onerror=x>"), "\\<img onerror=x>");
+        assert_eq!(markdown("p <0.001"), "p <0.001");
+        assert_eq!(markdown("findings_raw _em_"), "findings_raw \\_em\\_");
+        assert_eq!(
+            markdown("a\u{1b}]8;;x\u{7}b\u{0}"),
+            "a\u{FFFD}]8;;x\u{FFFD}b\u{FFFD}"
+        );
+    }
+
+    #[test]
+    fn code_spans_hold_any_backticks_and_pipes() {
+        assert_eq!(markdown_code("review.arms"), "`review.arms`");
+        assert_eq!(markdown_code("a`b"), "``a`b``");
+        assert_eq!(markdown_code("`x"), "`` `x ``");
+        assert_eq!(markdown_code("a|b\nc"), "`a\\|b c`");
+    }
+
+    #[test]
+    fn html_terminal_and_xml_replace_controls() {
+        assert_eq!(
+            html("<b>&\"'\u{1b}\n"),
+            "&lt;b&gt;&amp;&quot;&#39;\u{FFFD}\n"
+        );
+        assert_eq!(terminal("ok\n\tfine"), Cow::Borrowed("ok\n\tfine"));
+        assert_eq!(
+            terminal("a\u{1b}[2Jb\rc\u{202E}d"),
+            "a\u{FFFD}[2Jb\u{FFFD}c\u{FFFD}d"
+        );
+        assert_eq!(xml_controls("a\u{0}b\tc\u{85}"), "a\u{FFFD}b\tc\u{FFFD}");
+    }
+}
