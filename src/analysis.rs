@@ -47,6 +47,10 @@ pub struct Metrics {
     pub trust: Option<TrustVerdict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lift: Option<Lift>,
+    /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
+    /// figures may come from partial arms. The report leads with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// Query replay (SPEC §4.3): both confidence models over the recorded traces.
@@ -278,6 +282,7 @@ pub fn analyse(
             agreement,
             trust,
             lift,
+            incomplete: None,
         },
         findings,
         queries: query_rows,

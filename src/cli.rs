@@ -98,6 +98,10 @@ pub struct RunOptions {
     /// directory); one experiment only
     #[arg(long)]
     pub corpus: Option<PathBuf>,
+    /// Replay a collection that did not finish (its collect.json is not complete); the report
+    /// says it is incomplete
+    #[arg(long)]
+    pub allow_incomplete: bool,
     /// Worker threads for bootstraps (default: the CPUs available); the figures never depend on it
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

@@ -162,6 +162,61 @@ pub fn create_live(runs_dir: &Path, id: &RunId) -> Result<String, Error> {
     })
 }
 
+/// The lock file of a run directory written in place.
+const LOCK: &str = ".calibench.lock";
+
+/// An exclusive hold on a run directory that a live collection writes in place (SPEC §8): one
+/// process collects into a run at a time, so no call is made twice and no line written twice.
+/// It is an advisory `flock` on `.calibench.lock` in the directory, which holds the holder's
+/// process id; the kernel releases it when the process ends, however it ends. The file stays
+/// (removing it would let a waiting process and a new one lock two different files).
+#[derive(Debug)]
+pub struct DirLock {
+    _file: std::fs::File,
+}
+
+impl DirLock {
+    /// Takes the lock on `dir`, or refuses naming the process that holds it.
+    pub fn take(dir: &Path) -> Result<DirLock, Error> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        let path = dir.join(LOCK);
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::write(&path, e))?;
+        // SAFETY: flock(2) on a descriptor this File owns; it reads no memory of ours.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if !locked {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if holder.is_empty() {
+                "another calibench process".to_string()
+            } else {
+                format!("another calibench process (process {holder})")
+            };
+            return Err(InputError::new(
+                dir.display().to_string(),
+                format!("is being collected into by {who}"),
+            )
+            .hint("one collection writes a run at a time: wait for it to finish or stop it, then --resume")
+            .into());
+        }
+        let write = |file: &mut std::fs::File| -> std::io::Result<()> {
+            file.set_len(0)?;
+            file.rewind()?;
+            write!(file, "{}", std::process::id())?;
+            file.flush()
+        };
+        write(&mut file).map_err(|e| Error::write(&path, e))?;
+        Ok(DirLock { _file: file })
+    }
+}
+
 /// A run id this process holds until it commits the run or drops the claim.
 #[derive(Debug)]
 pub struct Claim {
@@ -542,6 +597,21 @@ mod tests {
                 .id(),
             "x"
         );
+    }
+
+    #[test]
+    fn a_run_directory_is_locked_by_one_holder_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = DirLock::take(dir.path()).unwrap();
+        // flock locks belong to an open file description: a second open in this process
+        // contends like another process would.
+        let e = DirLock::take(dir.path()).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("(process {})", std::process::id())),
+            "{e}"
+        );
+        drop(held);
+        assert!(DirLock::take(dir.path()).is_ok());
     }
 
     #[test]

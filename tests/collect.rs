@@ -752,3 +752,207 @@ fn the_live_example_is_what_collect_records() {
         .join("again/artifacts/anchored/pricing/product-lens-r1.json")
         .is_file());
 }
+
+/// The process ids the fixture personas wrote to `pids`, once each call had started them.
+fn pids(s: &Setup) -> Vec<String> {
+    std::fs::read_to_string(s.root().join("pids"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
+// Regression (issue 21): a reviewer's grandchild that called `setsid` left the call's process
+// group and survived the timeout kill; a double-forked daemon outlived a call that returned.
+#[test]
+fn nothing_a_call_starts_outlives_it_even_in_a_session_of_its_own() {
+    let s = Setup::new(
+        &["escape", "daemon"],
+        "timeout_s = 1\nconcurrency = 4\nretries = 0",
+    );
+    s.collect("e")
+        .env("PIDS", s.root().join("pids"))
+        .assert()
+        .success();
+    let lines = s.lines("e", "reviews.jsonl");
+    assert_eq!(by_reviewer(&lines, "daemon").len(), 4);
+    assert!(by_reviewer(&lines, "daemon")
+        .iter()
+        .all(|l| l["status"] != "failed"));
+    assert!(by_reviewer(&lines, "escape")
+        .iter()
+        .all(|l| l["reason"].as_str().unwrap().contains("timed out")));
+    let started = pids(&s);
+    assert_eq!(started.len(), 8, "{started:?}");
+    for pid in &started {
+        assert!(dead(pid), "process {pid} outlived its call");
+    }
+}
+
+// Regression (issue 21): a call printing far more than the cap was recorded as "killed by
+// signal 9", which hid why.
+#[test]
+fn a_call_that_floods_stdout_is_recorded_as_over_the_cap() {
+    let s = Setup::new(&["flood"], "");
+    s.collect("f").assert().success();
+    let lines = s.lines("f", "reviews.jsonl");
+    assert_eq!(lines.len(), 4);
+    for l in &lines {
+        assert_eq!(l["status"], "failed");
+        let reason = l["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("printed more than the cap of 16 MiB"),
+            "{reason}"
+        );
+        assert!(!reason.contains("signal"), "{reason}");
+    }
+}
+
+// Regression (issue 21): SIGHUP (a closed terminal) killed calibench and left collect.json
+// "running"; the printed resume command dropped --runs-dir; and `run --corpus` replayed the
+// partial arms with exit 0.
+#[test]
+fn a_hangup_interrupts_resumably_and_a_partial_collection_is_not_replayed_as_whole() {
+    let s = Setup::new(&["slow", "coherence"], "runs = 3\nconcurrency = 2");
+    let bin = assert_cmd::cargo::cargo_bin("calibench");
+    let child = Std::new(&bin)
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            "hup",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&s.run_dir("hup").join("reviews.jsonl"), 3);
+    let ok = Std::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{stdout}");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(s.run_dir("hup").join("collect.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "interrupted");
+    let resume = "calibench collect experiment.toml --resume hup --runs-dir runs";
+    assert!(stdout.contains(resume), "{stdout}");
+
+    // Replaying the partial collection is refused with the command that finishes it…
+    let replay = |extra: &[&str]| {
+        let mut cmd = calibench();
+        cmd.current_dir(s.root())
+            .args(["run", "experiment.toml", "--corpus", "runs/hup"])
+            .args([
+                "--runs-dir",
+                "out/runs",
+                "--reports-dir",
+                "out/reports",
+                "--no-plots",
+            ])
+            .args(extra);
+        cmd
+    };
+    replay(&[])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "is an unfinished collection (status `interrupted`)",
+        ))
+        .stderr(predicate::str::contains("--resume hup --runs-dir runs"))
+        .stderr(predicate::str::contains("--allow-incomplete"));
+    assert!(!s.root().join("out").exists());
+    // …unless asked for, and then the report says so first.
+    replay(&["--allow-incomplete", "--run-id", "partial"])
+        .assert()
+        .success();
+    let report = std::fs::read_to_string(s.root().join("out/reports/partial/report.md")).unwrap();
+    let verdict_block: String = report.lines().take(6).collect::<Vec<_>>().join("\n");
+    assert!(verdict_block.contains("Incomplete:"), "{report}");
+    assert!(
+        report.contains("**Headline:** INCOMPLETE collection"),
+        "{report}"
+    );
+
+    // The printed command, run as printed, finishes the collection; then it replays.
+    let args: Vec<&str> = resume.split(' ').skip(1).collect();
+    calibench()
+        .current_dir(s.root())
+        .args(&args)
+        .assert()
+        .success();
+    replay(&["--run-id", "whole"]).assert().success();
+}
+
+// Regression (issue 21): two `collect --resume` of one run at once both ran, calling every
+// missing reviewer twice and writing 63 lines for 36 calls.
+#[test]
+fn one_collection_writes_a_run_at_a_time() {
+    let s = Setup::new(&["slow", "coherence"], "runs = 2\nconcurrency = 1");
+    let bin = assert_cmd::cargo::cargo_bin("calibench");
+    let first = Std::new(&bin)
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--run-id",
+            "one",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_lines(&s.run_dir("one").join("reviews.jsonl"), 1);
+    let second = calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "one",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "is being collected into by another calibench process (process {})",
+            first.id()
+        )),
+        "{stderr}"
+    );
+    let out = first.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(s.lines("one", "reviews.jsonl").len(), 16);
+    // Once it is done, the run can be resumed (and has nothing left to do).
+    calibench()
+        .current_dir(s.root())
+        .args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            "one",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("0 calls recorded now"));
+}

@@ -3,15 +3,25 @@
 //! timeout; retried with exponential backoff; argv only, never a shell. Finished calls are
 //! handed to one [`Sink`] on the driving task, so whatever it writes is written by one writer.
 //!
-//! Interruption: the first SIGINT or SIGTERM stops launching and lets running calls finish or
-//! time out (a call waiting to retry is abandoned, not recorded); a second kills the running
-//! calls, which are not recorded either. Either way what was recorded stays consistent, and
-//! what was not is left for `--resume`.
+//! Interruption: the first SIGINT, SIGTERM or SIGHUP (a closed terminal or SSH session) stops
+//! launching and lets running calls finish or time out (a call waiting to retry is abandoned,
+//! not recorded); a second kills the running calls, which are not recorded either. Either way
+//! what was recorded stays consistent, and what was not is left for `--resume`.
+//!
+//! Nothing a call starts outlives it. Each call runs in its own process group, and on Linux
+//! calibench also becomes a child subreaper (orphaned descendants are re-parented to it rather
+//! than to init) and tags each call's processes with `CALIBENCH_CALL` in their environment,
+//! which every descendant inherits. When a call ends, for whatever reason, its group is killed
+//! and so is every process that carries its tag, even one that started its own session
+//! (`setsid`) and so left the group; what calibench adopted is reaped. When the collection
+//! ends, any process still carrying one of its tags is killed. Elsewhere only the group is
+//! killed.
 
 use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -96,7 +106,12 @@ pub fn run(ctx: Context, calls: Vec<(usize, Call)>, sink: &mut dyn Sink) -> std:
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(drive(Arc::new(ctx), calls, sink))
+    descendants::become_subreaper();
+    let ended = runtime.block_on(drive(Arc::new(ctx), calls, sink));
+    // Whatever a call left behind (a daemon whose parent exited early), it dies with the
+    // collection.
+    descendants::kill_tagged(&descendants::prefix(), None);
+    ended
 }
 
 async fn drive(
@@ -106,6 +121,7 @@ async fn drive(
 ) -> std::io::Result<Ended> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sigterm = signal(SignalKind::terminate())?;
+    let mut sighup = signal(SignalKind::hangup())?;
     let (level_tx, level_rx) = watch::channel(0u8);
     let mut level = 0u8;
     let mut set: JoinSet<Option<Finished>> = JoinSet::new();
@@ -138,6 +154,7 @@ async fn drive(
             },
             _ = sigint.recv() => stop = true,
             _ = sigterm.recv() => stop = true,
+            _ = sighup.recv() => stop = true,
         }
         if stop && level < 2 {
             level += 1;
@@ -225,10 +242,12 @@ async fn attempt_once(
             );
         }
     }
+    let tag = descendants::new_tag();
     let mut command = Command::new(&ctx.program);
     command
         .args(&call.argv[1..])
         .current_dir(&ctx.cwd)
+        .env(descendants::TAG, &tag)
         .env("CALIBENCH_RUN_ID", &ctx.run_id)
         .env("CALIBENCH_ARTIFACT", &artifact)
         .env("CALIBENCH_ATTEMPT", attempt.to_string())
@@ -273,13 +292,10 @@ async fn attempt_once(
             .await;
         if buf.len() > STDOUT_LIMIT {
             kill_group(pid);
-            return Err(format!(
-                "printed more than {} MiB on stdout",
-                STDOUT_LIMIT >> 20
-            ));
+            return Err(Stdout::OverCap);
         }
         read.map(|_| buf)
-            .map_err(|e| format!("stdout could not be read: {e}"))
+            .map_err(|e| Stdout::Unreadable(e.to_string()))
     };
     let work = async {
         let (_, out, err, status) = tokio::join!(feed, read_out, tail(stderr), child.wait());
@@ -287,7 +303,7 @@ async fn attempt_once(
     };
     enum End {
         Done(
-            Result<Vec<u8>, String>,
+            Result<Vec<u8>, Stdout>,
             String,
             std::io::Result<std::process::ExitStatus>,
         ),
@@ -311,6 +327,7 @@ async fn attempt_once(
     };
     // Whatever happened, nothing the call started outlives it.
     kill_group(pid);
+    descendants::kill_tagged(&tag, Some(pid));
     match end {
         End::Killed => {
             let _ = child.wait().await;
@@ -335,6 +352,10 @@ async fn attempt_once(
             } else {
                 format!("; stderr: {err}")
             };
+            // calibench killed it for printing too much: that, not the signal, is the reason.
+            if let Err(Stdout::OverCap) = out {
+                return Attempt::Failed(Failure::Output, over_cap());
+            }
             if !status.success() {
                 let how = match (status.code(), status.signal()) {
                     (Some(code), _) => format!("exited with status {code}"),
@@ -345,7 +366,10 @@ async fn attempt_once(
             }
             let expect = ctx.expect.get(&call.arm);
             match (out, expect) {
-                (Err(reason), _) => Attempt::Failed(Failure::Output, reason),
+                (Err(Stdout::Unreadable(e)), _) => {
+                    Attempt::Failed(Failure::Output, format!("stdout could not be read: {e}"))
+                }
+                (Err(Stdout::OverCap), _) => Attempt::Failed(Failure::Output, over_cap()),
                 (Ok(_), None) => Attempt::Failed(
                     Failure::Output,
                     format!("arm {:?} has nothing to check against", call.arm),
@@ -357,6 +381,21 @@ async fn attempt_once(
             }
         }
     }
+}
+
+/// The reason recorded for a call that printed more than [`STDOUT_LIMIT`].
+fn over_cap() -> String {
+    format!(
+        "printed more than the cap of {} MiB on stdout, so it was stopped",
+        STDOUT_LIMIT >> 20
+    )
+}
+
+/// Why a call's stdout could not be taken as its return.
+enum Stdout {
+    /// It printed more than [`STDOUT_LIMIT`]; its group was killed for it.
+    OverCap,
+    Unreadable(String),
 }
 
 /// Reads a stream to its end, keeping its last line or so for a failure's reason.
@@ -414,5 +453,131 @@ fn seconds(d: Duration) -> String {
         format!("{s:.0} s")
     } else {
         format!("{s} s")
+    }
+}
+
+/// Finding and killing what a call started, wherever it went (see the module docs).
+mod descendants {
+    use super::{AtomicU64, Ordering};
+
+    /// The environment variable that tags a call's processes.
+    pub const TAG: &str = "CALIBENCH_CALL";
+
+    /// This collection's tags start with its process id, so that two collections on one
+    /// machine never touch each other's processes.
+    pub fn prefix() -> String {
+        format!("{}-", std::process::id())
+    }
+
+    /// A tag no other call of this process has.
+    pub fn new_tag() -> String {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        format!("{}{}", prefix(), NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Makes orphaned descendants this process's children, so that they can be reaped.
+    pub fn become_subreaper() {
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) sets a flag of this process; it reads and
+        // writes no memory of ours.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        }
+    }
+
+    /// Kills every process whose tag is `tag` (with `except`, the call's own child, which the
+    /// runtime waits for), or starts with it when it is a [`prefix`]; then reaps those that
+    /// are this process's children. Rounds repeat while a kill let a fork slip through.
+    pub fn kill_tagged(tag: &str, except: Option<u32>) {
+        #[cfg(target_os = "linux")]
+        {
+            let exact = tag != prefix();
+            let mut killed = Vec::new();
+            for _ in 0..10 {
+                let found = tagged(tag, exact);
+                if found.is_empty() {
+                    break;
+                }
+                for pid in found {
+                    // SAFETY: kill(2) signals a process; it reads no memory of ours.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                    if Some(pid as u32) != except && !killed.contains(&pid) {
+                        killed.push(pid);
+                    }
+                }
+            }
+            reap(&killed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (tag, except);
+    }
+
+    /// Live processes (zombies left out) whose environment holds the tag.
+    #[cfg(target_os = "linux")]
+    fn tagged(tag: &str, exact: bool) -> Vec<libc::pid_t> {
+        let me = std::process::id();
+        let needle = format!("{TAG}={tag}");
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for entry in entries.filter_map(Result::ok) {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .map(|r| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            if zombie {
+                continue;
+            }
+            let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                continue;
+            };
+            let hit = environ.split(|&b| b == 0).any(|var| {
+                if exact {
+                    var == needle.as_bytes()
+                } else {
+                    var.starts_with(needle.as_bytes())
+                }
+            });
+            if hit {
+                if let Ok(pid) = libc::pid_t::try_from(pid) {
+                    out.push(pid);
+                }
+            }
+        }
+        out
+    }
+
+    /// Waits for killed processes that are (or, once their parent dies, become) this process's
+    /// children, so that none is left a zombie; gives up on each after about half a second.
+    #[cfg(target_os = "linux")]
+    fn reap(pids: &[libc::pid_t]) {
+        for &pid in pids {
+            for _ in 0..50 {
+                let mut status = 0;
+                // SAFETY: waitpid writes the status into a local; WNOHANG never blocks.
+                let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                if r != 0 {
+                    break; // reaped, or not our child (ECHILD): its own parent reaps it
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
     }
 }

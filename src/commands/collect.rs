@@ -175,11 +175,17 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         finished_at: None,
     };
 
-    // Where the run goes, and what it already holds.
+    // Where the run goes, and what it already holds. One collection writes a run at a time
+    // (two resumes at once would make every missing call twice, paid calls, and write its line
+    // twice), so the run is locked before what it holds is read.
+    let mut lock = None;
     let (run_id, recorded) = match &args.resume {
         Some(id) => {
             rundir::check_id(id, "--resume")?;
             let dir = args.runs_dir.join(id);
+            if dir.is_dir() && !args.dry_run {
+                lock = Some(rundir::DirLock::take(&dir)?);
+            }
             let earlier = read_manifest(&dir)?;
             check_same(&dir, &earlier, &manifest)?;
             manifest.started_at = earlier.started_at;
@@ -202,7 +208,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
             let id = if args.dry_run {
                 id.preview()
             } else {
-                rundir::create_live(&args.runs_dir, &id).map_err(|e| match e {
+                let taken = rundir::create_live(&args.runs_dir, &id).map_err(|e| match e {
                     Error::Input(e) if matches!(id, RunId::Given(_)) => e
                         .hint(format!(
                             "continue it with --resume {}, or choose another --run-id",
@@ -210,7 +216,9 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                         ))
                         .into(),
                     other => other,
-                })?
+                })?;
+                lock = Some(rundir::DirLock::take(&args.runs_dir.join(&taken))?);
+                taken
             };
             (id, HashSet::new())
         }
@@ -255,6 +263,11 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     }
 
     std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
+    // Held until the collection ends (every path that writes has taken it above).
+    let _lock = match lock {
+        Some(held) => held,
+        None => rundir::DirLock::take(&run_dir)?,
+    };
     let run_dir_abs = run_dir
         .canonicalize()
         .map_err(|e| Error::write(&run_dir, e))?;
@@ -827,13 +840,30 @@ impl Render for CollectReport {
             let left = self.planned - self.already_recorded - self.ok - self.failed;
             let _ = writeln!(
                 s,
-                "interrupted: {left} of {} calls are not recorded yet. Continue: calibench collect {} --resume {}",
+                "interrupted: {left} of {} calls are not recorded yet. Continue: {}",
                 self.planned,
-                self.experiment.display(),
-                self.run_id
+                self.resume_command()
             );
         }
         s
+    }
+}
+
+impl CollectReport {
+    /// The command that continues this collection, with every flag it needs (`--runs-dir`
+    /// included: without it a resume looks in `runs/` and fails), quoted for a POSIX shell.
+    fn resume_command(&self) -> String {
+        let runs_dir = self
+            .run_dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        format!(
+            "calibench collect {} --resume {} --runs-dir {}",
+            shell_quote(&self.experiment.display().to_string()),
+            shell_quote(&self.run_id),
+            shell_quote(&runs_dir.display().to_string())
+        )
     }
 }
 

@@ -177,10 +177,8 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
 /// Reads the experiment (a file, or a folder holding `experiment.toml`) and its corpus — or
 /// `corpus` instead of the one it names — through the corpus loader. Every problem the loader
 /// finds refuses the run, so `validate` (the same loader) reports exactly what is refused here.
-pub fn load(
-    path: &Path,
-    corpus: Option<&Path>,
-) -> Result<(Experiment, Corpus, Vec<InputFile>), Error> {
+pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
+    let corpus = args.corpus.as_deref();
     let path = &super::experiment_file(path);
     let (mut exp, experiment_input) = load::experiment(path)?;
     if let Some(dir) = corpus {
@@ -192,11 +190,26 @@ pub fn load(
         }
         exp.corpus = dir.to_path_buf();
     }
-    let loaded = load::load(&exp.corpus, Some((path, &exp)))?;
+    let loaded = load::load(&exp.corpus, Some((path, &exp)), args.allow_incomplete)?;
     refuse(loaded.refusals)?;
     let mut inputs = vec![experiment_input];
     inputs.extend(loaded.inputs);
-    Ok((exp, loaded.corpus, inputs))
+    Ok(Loaded {
+        experiment: exp,
+        corpus: loaded.corpus,
+        inputs,
+        incomplete: loaded.incomplete,
+    })
+}
+
+/// An experiment and its corpus, read for a run.
+pub struct Loaded {
+    pub experiment: Experiment,
+    pub corpus: Corpus,
+    /// Every file read, for the manifest.
+    pub inputs: Vec<InputFile>,
+    /// What the report must say when an unfinished collection was replayed on purpose.
+    pub incomplete: Option<String>,
 }
 
 pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
@@ -210,7 +223,12 @@ pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
 pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
     let started = SystemTime::now();
     let mut lap = std::time::Instant::now();
-    let (mut exp, corpus, inputs) = load(path, args.corpus.as_deref())?;
+    let Loaded {
+        experiment: mut exp,
+        corpus,
+        inputs,
+        incomplete,
+    } = load(path, args)?;
     timer.lap("read and parse", &mut lap);
     if let Some(b) = args.bootstrap {
         exp.bootstrap = b;
@@ -233,10 +251,11 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         threads: crate::cli::threads(args.threads),
     };
     let Analysis {
-        metrics,
+        mut metrics,
         findings,
         queries,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    metrics.incomplete = incomplete;
     drop(corpus);
     timer.lap("replay and metrics", &mut lap);
 

@@ -97,6 +97,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
     let loaded = load::load(
         &corpus_dir,
         experiment_path.as_deref().zip(experiment.as_ref()),
+        false,
     )?;
     v.checked
         .extend(loaded.inputs.iter().map(|i| i.path.clone()));

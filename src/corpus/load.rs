@@ -60,6 +60,12 @@ pub struct Loaded {
     pub inputs: Vec<InputFile>,
     /// Problems that refuse a run.
     pub refusals: Vec<InputError>,
+    /// Set when the folder is a collection that did not finish and `allow_incomplete` let it
+    /// through: what the report must say.
+    pub incomplete: Option<String>,
+    /// The arm labels such a collection collects (its `collect.json` `arms`): an arm it has not
+    /// reached yet is not a typo.
+    pub collecting: Vec<String>,
     /// Findings a run drops and counts (and `--strict` refuses), each with the arms that read
     /// it (``arm `baseline` ``, ``arms `baseline` and `treatment` ``): `validate` lists them.
     pub malformed: Vec<(String, InputError)>,
@@ -67,8 +73,13 @@ pub struct Loaded {
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
 /// are validated on each arm's scale and the corpus is checked against the experiment; without
-/// one, only the records are. `Err` only when a file that exists cannot be read.
-pub fn load(dir: &Path, experiment: Option<(&Path, &Experiment)>) -> Result<Loaded, Error> {
+/// one, only the records are. A folder that is a collection that did not finish (SPEC §8) is
+/// refused unless `allow_incomplete`. `Err` only when a file that exists cannot be read.
+pub fn load(
+    dir: &Path,
+    experiment: Option<(&Path, &Experiment)>,
+    allow_incomplete: bool,
+) -> Result<Loaded, Error> {
     let mut loaded = Loaded::default();
     let shown = dir.display().to_string();
     if dir.is_file() {
@@ -90,6 +101,10 @@ pub fn load(dir: &Path, experiment: Option<(&Path, &Experiment)>) -> Result<Load
         return Ok(loaded);
     }
 
+    let collection = dir.join("collect.json");
+    if collection.is_file() {
+        check_collection(&mut loaded, &collection, allow_incomplete)?;
+    }
     let reviews_path = dir.join("reviews.jsonl");
     if reviews_path.is_file() {
         let bytes = read(&reviews_path, &mut loaded.inputs)?;
@@ -143,6 +158,69 @@ pub fn load(dir: &Path, experiment: Option<(&Path, &Experiment)>) -> Result<Load
     Ok(loaded)
 }
 
+/// A collect run directory replays only once every call is recorded: an interrupted one holds
+/// partial arms, which would replay as if they were whole.
+fn check_collection(loaded: &mut Loaded, path: &Path, allow: bool) -> Result<(), Error> {
+    let name = path.display().to_string();
+    let bytes = read(path, &mut loaded.inputs)?;
+    let manifest = std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|t| super::strict_json(t).ok());
+    let field = |key: &str| {
+        manifest
+            .as_ref()
+            .and_then(|m| m.get(key))
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let Some(status) = field("status") else {
+        loaded.refusals.push(
+            InputError::new(&name, "is not a collect.json calibench can read (no `status`)")
+                .field("`status`")
+                .hint("a folder that holds collect.json is a collection: let `calibench collect --resume` finish it"),
+        );
+        return Ok(());
+    };
+    if status == "complete" {
+        return Ok(());
+    }
+    let note = format!(
+        "{name} says the collection did not finish (status `{status}`): some calls are not recorded, so arms may be partial"
+    );
+    if allow {
+        loaded.incomplete = Some(note);
+        loaded.collecting = manifest
+            .as_ref()
+            .and_then(|m| m.get("arms"))
+            .and_then(|a| a.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Ok(());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let resume = format!(
+        "calibench collect {} --resume {} --runs-dir {}",
+        field("experiment_file").unwrap_or_else(|| "EXPERIMENT".into()),
+        field("run_id").unwrap_or_else(|| "RUN_ID".into()),
+        dir.parent().unwrap_or(Path::new(".")).display()
+    );
+    loaded.refusals.push(
+        InputError::new(
+            &name,
+            format!("is an unfinished collection (status `{status}`): replaying it would replay partial arms as if they were whole"),
+        )
+        .field("`status`")
+        .hint(format!(
+            "finish it first: {resume}; or replay it as it is with --allow-incomplete, and the report says it is incomplete"
+        )),
+    );
+    Ok(())
+}
+
 /// `reviews.jsonl`: records, the arms' selections with their malformed findings, and the
 /// checks against the experiment.
 fn load_reviews(
@@ -175,7 +253,8 @@ fn load_reviews(
     loaded.refusals.extend(parsed.problems);
     if !parsed.labels.is_empty() {
         for arm in exp.arms() {
-            if !parsed.labels.contains(&arm.source) {
+            let not_reached = loaded.collecting.contains(&arm.source);
+            if !parsed.labels.contains(&arm.source) && !not_reached {
                 loaded.refusals.push(
                     InputError::new(
                         &name,

@@ -226,7 +226,19 @@ fn withheld(m: &Metrics, metric: &str) -> bool {
         .is_some_and(|w| w.metrics.iter().any(|x| x == metric))
 }
 
+/// The verdict, led by a warning when the run replayed an unfinished collection on purpose.
 fn verdict(m: &Metrics) -> Verdict {
+    let mut v = trust_verdict(m);
+    if let Some(note) = &m.incomplete {
+        v.details.insert(
+            0,
+            format!("Incomplete: {note}. Replayed with --allow-incomplete; finish the collection before trusting these figures."),
+        );
+    }
+    v
+}
+
+fn trust_verdict(m: &Metrics) -> Verdict {
     let Some(v) = &m.trust else {
         return Verdict {
             status: Status::NoJudges,
@@ -286,11 +298,15 @@ fn verdict(m: &Metrics) -> Verdict {
 }
 
 fn headline(m: &Metrics, v: &Verdict) -> String {
-    let mut parts = vec![match v.status {
+    let mut parts = Vec::new();
+    if m.incomplete.is_some() {
+        parts.push("INCOMPLETE collection".to_string());
+    }
+    parts.push(match v.status {
         Status::Trusted => "judges trusted".to_string(),
         Status::Withheld => "judges not trusted".to_string(),
         Status::NoJudges => "no judge verdicts".to_string(),
-    }];
+    });
     if let Some(l) = &m.lift {
         parts.push(match (l.withheld, l.value) {
             (true, _) => "lift withheld".into(),
