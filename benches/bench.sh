@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
-# replay of 100,000 queries (SPEC §9). Usage: benches/bench.sh [--quick] [alpha] [replay] [queries]
-# (no section named: all three).
+# replay of 100,000 queries (SPEC §9), and one query of 100,000 tool calls.
+# Usage: benches/bench.sh [--quick] [alpha] [replay] [queries] [wide] (no section named: all).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -16,11 +16,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    alpha|replay|queries) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [alpha] [replay] [queries]" >&2; exit 2 ;;
+    alpha|replay|queries|wide) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [alpha] [replay] [queries] [wide]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" alpha replay queries"
+[ -n "$SECTIONS" ] || SECTIONS=" alpha replay queries wide"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -127,6 +127,18 @@ printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plo
 q0="$DATA/out-queries-noboot"; rm -rf "$DATA/query-runs" "$DATA/query-reports"
 measure3 "$q0" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --reports-dir "$DATA/query-reports" --quiet --timings --bootstrap 0
 printf '  without the bootstrap: replay and metrics %ss; whole command %ss\n' "$(phase "$q0" "replay and metrics")" "$(wall_s "$q0")"
+fi
+
+if want wide; then
+TOOLS=100000
+[ -n "$QUICK" ] && TOOLS=10000
+W="$DATA/wide-query-$TOOLS"
+[ -f "$W/queries.jsonl" ] || cargo run --release --quiet --example generate_wide_query -- "$TOOLS" "$W"
+w="$DATA/out-wide"; rm -rf "$DATA/wide-runs" "$DATA/wide-reports"
+measure3 "$w" "$BIN" run "$W/experiment.toml" --runs-dir "$DATA/wide-runs" --reports-dir "$DATA/wide-reports" --quiet --timings --no-plots
+printf '\none query of %s tool calls (%s MB of queries.jsonl, both models):\n' "$TOOLS" "$(( $(stat -c %s "$W/queries.jsonl") / 1000000 ))"
+printf '  read and parse %ss, replay and metrics %ss; whole command %ss, %s MB\n' \
+  "$(phase "$w" "read and parse")" "$(phase "$w" "replay and metrics")" "$(wall_s "$w")" "$(rss_mb "$w")"
 fi
 
 echo

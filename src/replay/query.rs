@@ -4,6 +4,8 @@
 //! Pure: a [`Query`] and a [`ConfidencePolicy`] in, an [`Outcome`] out, with the breakdown of
 //! the final score by category so a reader can see why a score is what it is.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::config::{BonusMode, CategoryMax, ConfidencePolicy, FlatMean, Normalize};
@@ -253,6 +255,66 @@ pub fn targets_match(a: &str, b: &str) -> bool {
     !a.is_empty() && !b.is_empty() && (a.contains(b) || b.contains(a))
 }
 
+/// For each of `targets` (distinct, non-empty normalized targets, each with a bit set of what
+/// stands behind it), the union of the bit sets of every target that matches it
+/// ([`targets_match`]: either contains the other), itself included.
+///
+/// Few targets (a query's usual handful) are compared pairwise. More are matched in one pass
+/// of an Aho-Corasick automaton over all of them: each target is scanned once for every other
+/// target it contains, so the work grows with the text and the containments found, not with
+/// the square of the targets (a query of 100,000 tools took 44 s pairwise).
+fn matching_unions(targets: &[(String, u8)]) -> Vec<u8> {
+    const PAIRWISE_UP_TO: usize = 32;
+    if targets.len() > PAIRWISE_UP_TO {
+        if let Some(unions) = unions_by_automaton(targets) {
+            return unions;
+        }
+        // Too large for an automaton: slow, but the same answer.
+    }
+    unions_pairwise(targets)
+}
+
+fn unions_pairwise(targets: &[(String, u8)]) -> Vec<u8> {
+    targets
+        .iter()
+        .map(|(a, _)| {
+            targets
+                .iter()
+                .filter(|(b, _)| targets_match(a, b))
+                .fold(0u8, |u, (_, m)| u | m)
+        })
+        .collect()
+}
+
+fn unions_by_automaton(targets: &[(String, u8)]) -> Option<Vec<u8>> {
+    let automaton = aho_corasick::AhoCorasick::new(targets.iter().map(|(t, _)| t)).ok()?;
+    let mut unions: Vec<u8> = targets.iter().map(|(_, m)| *m).collect();
+    for (b, (text, mask)) in targets.iter().enumerate() {
+        for found in automaton.find_overlapping_iter(text) {
+            let a = found.pattern().as_usize(); // target a is contained in target b
+            unions[a] |= mask;
+            unions[b] |= targets[a].1;
+        }
+    }
+    Some(unions)
+}
+
+/// Distinct non-empty targets with the union of their bits, in order of first appearance.
+fn distinct_targets(entries: impl Iterator<Item = (String, u8)>) -> Vec<(String, u8)> {
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut out: Vec<(String, u8)> = Vec::new();
+    for (target, bit) in entries.filter(|(t, _)| !t.is_empty()) {
+        match index.get(&target) {
+            Some(&i) => out[i].1 |= bit,
+            None => {
+                index.insert(target.clone(), out.len());
+                out.push((target, bit));
+            }
+        }
+    }
+    out
+}
+
 /// The tool returned evidence for convergence: search and git found hits, read read files,
 /// anything else ran.
 fn has_evidence(t: &Tool) -> bool {
@@ -293,18 +355,15 @@ pub fn category_scores(tools: &[&Tool]) -> [Option<f64>; 7] {
         out[Category::Search.index()] = Some(if found.is_empty() {
             0.10
         } else {
-            let agreeing = found
-                .iter()
-                .map(|(_, target)| {
-                    let mut kinds: Vec<ToolKind> = found
-                        .iter()
-                        .filter(|(_, other)| targets_match(target, other))
-                        .map(|(k, _)| *k)
-                        .collect();
-                    kinds.sort_unstable();
-                    kinds.dedup();
-                    kinds.len()
-                })
+            // Each search tool kind is one bit: how many kinds agree on one target.
+            let mut kinds: Vec<ToolKind> = found.iter().map(|(k, _)| *k).collect();
+            kinds.sort_unstable();
+            kinds.dedup(); // at most the three search tools
+            let bit = |k: ToolKind| 1u8 << kinds.iter().position(|x| *x == k).unwrap_or(0).min(7);
+            let targets = distinct_targets(found.into_iter().map(|(k, t)| (t, bit(k))));
+            let agreeing = matching_unions(&targets)
+                .into_iter()
+                .map(u8::count_ones)
                 .max()
                 .unwrap_or(0);
             match agreeing {
@@ -398,26 +457,20 @@ pub fn category_scores(tools: &[&Tool]) -> [Option<f64>; 7] {
 /// Convergence (SPEC §4.3 step 3): the most categories confirming one target, and whether
 /// search and read confirm a common one.
 pub fn convergence(tools: &[&Tool]) -> (usize, bool) {
-    let confirming: Vec<(Category, String)> = tools
+    // Each category is one bit of a target's set.
+    let confirming = tools.iter().filter(|t| has_evidence(t)).filter_map(|t| {
+        let target = normalize_target(t.target.as_deref()?);
+        Some((target, 1u8 << t.kind.category().index()))
+    });
+    let targets = distinct_targets(confirming);
+    let both = (1u8 << Category::Search.index()) | (1u8 << Category::Read.index());
+    let unions = matching_unions(&targets);
+    let k = unions
         .iter()
-        .filter(|t| has_evidence(t))
-        .filter_map(|t| {
-            let target = normalize_target(t.target.as_deref()?);
-            (!target.is_empty()).then(|| (t.kind.category(), target))
-        })
-        .collect();
-    let mut k = 0;
-    let mut search_read = false;
-    for (_, candidate) in &confirming {
-        let mut cats = [false; 7];
-        for (c, target) in &confirming {
-            if targets_match(candidate, target) {
-                cats[c.index()] = true;
-            }
-        }
-        k = k.max(cats.iter().filter(|&&x| x).count());
-        search_read |= cats[Category::Search.index()] && cats[Category::Read.index()];
-    }
+        .map(|u| u.count_ones() as usize)
+        .max()
+        .unwrap_or(0);
+    let search_read = unions.iter().any(|u| u & both == both);
     (k, search_read)
 }
 
@@ -930,5 +983,18 @@ mod tests {
         let o = replay(&flat(), &q);
         assert_eq!(o.primary, 0.7);
         assert!(!o.fired);
+    }
+
+    proptest::proptest! {
+        // The one-pass matcher gives what the pairwise definition gives, on targets from a
+        // small alphabet so that containment (and repeats, and overlaps) are common.
+        #[test]
+        fn the_automaton_matches_targets_as_the_pairwise_rule_does(
+            raw in proptest::collection::vec(("[ab]{1,4}", 0u8..7), 1..60)
+        ) {
+            let targets = distinct_targets(raw.into_iter().map(|(t, c)| (t, 1u8 << c)));
+            let fast = unions_by_automaton(&targets).unwrap();
+            proptest::prop_assert_eq!(fast, unions_pairwise(&targets));
+        }
     }
 }
