@@ -33,7 +33,7 @@ use crate::cli::CollectArgs;
 use crate::collect::arrival::Expect;
 use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target, AGENT};
 use crate::collect::runner::{self, Context, Failure, Finished, Sink};
-use crate::config::{self, Experiment};
+use crate::config::Experiment;
 use crate::corpus::{queries, reviews};
 use crate::error::{Error, InputError};
 use crate::output::Render;
@@ -112,9 +112,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let started = Instant::now();
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
-    let text = String::from_utf8(read_file(&exp_path)?)
-        .map_err(|_| InputError::new(&exp_name, "is not valid UTF-8"))?;
-    let exp = config::parse(&exp_path, &text)?;
+    let (exp, _) = crate::corpus::load::experiment(&exp_path)?;
     let Some(collect) = exp.collect.clone() else {
         return Err(InputError::new(&exp_name, "has no [collect] table")
             .field("`collect`")
