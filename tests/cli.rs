@@ -506,3 +506,31 @@ fn bootstrap_counts_above_a_million_are_refused_naming_the_flag() {
             .stderr(predicate::str::contains("more than the 1000000 allowed"));
     }
 }
+
+// Regression (issue 21): `calibrate` read the first of two `confidence` columns, and `alpha`
+// took a wide file's first rater row for its header (α 1.000 instead of 0.923).
+#[test]
+fn a_csv_header_that_repeats_a_column_or_is_data_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.csv");
+    std::fs::write(
+        &twice,
+        "confidence,correct,confidence\n0.9,1,0.1\n0.2,0,0.8\n",
+    )
+    .unwrap();
+    calibench()
+        .args(["calibrate", twice.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "twice.csv:1: column `confidence` is named twice in the header (columns 1 and 3)",
+        ));
+    let headless = dir.path().join("headless.csv");
+    std::fs::write(&headless, "1,1,2,3\n2,1,2,3\n3,1,2,4\n").unwrap();
+    calibench()
+        .args(["alpha", headless.to_str().unwrap()])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the file has no header row"))
+        .stderr(predicate::str::contains("rater,<unit1>,<unit2>,…"));
+}
