@@ -245,3 +245,21 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .stderr(predicate::str::contains("no evidence to trust"));
     assert!(!dir.path().join("runs").exists());
 }
+
+// Regression (issue 21): one judge listed three times per item passed as "trustworthy, IRR
+// 0.980": its agreement with itself was read as agreement between judges.
+#[test]
+fn a_judge_listed_twice_in_an_item_is_refused_by_trust() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = |score: f64| json!({"model": "judge-a", "per_dimension": {"real": score}});
+    let line = json!({"item_id": "i1", "arm": "b", "verdicts": [v(1.0), v(1.0), v(0.9)]});
+    std::fs::write(dir.path().join("verdicts.jsonl"), format!("{line}\n")).unwrap();
+    calibench()
+        .arg("trust")
+        .arg(dir.path().join("verdicts.jsonl"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "judge `judge-a` is listed a second time",
+        ));
+}
