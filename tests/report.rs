@@ -435,3 +435,60 @@ fn each_example_has_the_plots_its_data_supports() {
         ]
     );
 }
+
+/// The run files whose bytes are pinned: everything a run writes but the manifest (paths and
+/// times) and the Parquet copies of the tables (their CSV twins hold the same rows).
+fn pinned_files(run: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(run)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f != "manifest.json" && !f.ends_with(".parquet"))
+        .collect();
+    files.sort();
+    files
+}
+
+// Every example's metrics, trust verdict and tables, byte for byte (run ids are fixed, and
+// nothing else in them varies from run to run or machine to machine). This is what a
+// refactoring must keep: the stored copies in tests/snapshots/outputs/ were taken before it.
+// A change that means to move a figure rewrites them with CALIBENCH_BLESS=1 and says so in its
+// commit.
+#[test]
+fn run_outputs_are_byte_identical_to_their_stored_copies() {
+    let bless = std::env::var_os("CALIBENCH_BLESS").is_some();
+    for name in EXAMPLES {
+        let run = examples().join("runs").join(name);
+        let stored = root().join("tests/snapshots/outputs").join(name);
+        let files = pinned_files(&run);
+        if bless {
+            let _ = std::fs::remove_dir_all(&stored);
+            std::fs::create_dir_all(&stored).unwrap();
+        }
+        let mut expected: Vec<String> = std::fs::read_dir(&stored)
+            .map(|d| {
+                d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        expected.sort();
+        if !bless {
+            assert_eq!(
+                files, expected,
+                "{name}: the run writes other files than stored"
+            );
+        }
+        for file in &files {
+            let now = std::fs::read(run.join(file)).unwrap();
+            if bless {
+                std::fs::write(stored.join(file), &now).unwrap();
+                continue;
+            }
+            let then = std::fs::read(stored.join(file)).unwrap();
+            assert!(
+                now == then,
+                "{name}/{file} differs from tests/snapshots/outputs/{name}/{file}: \
+                 a figure moved (rerun with CALIBENCH_BLESS=1 only if it should)"
+            );
+        }
+    }
+}
