@@ -95,6 +95,19 @@ backoff_s = 0.05
         cmd
     }
 
+    /// `calibench collect experiment.toml --runs-dir runs` with `args`, started in the
+    /// background with its output captured.
+    fn spawn(&self, args: &[&str]) -> std::process::Child {
+        Std::new(assert_cmd::cargo::cargo_bin("calibench"))
+            .current_dir(self.root())
+            .args(["collect", "experiment.toml", "--runs-dir", "runs"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     fn run_dir(&self, id: &str) -> PathBuf {
         self.root().join("runs").join(id)
     }
@@ -398,21 +411,7 @@ fn an_interrupted_collection_resumes_to_the_same_corpus() {
     let whole = std::fs::read(s.run_dir("whole").join("reviews.jsonl")).unwrap();
     assert_eq!(whole.iter().filter(|&&b| b == b'\n').count(), 24);
 
-    let bin = assert_cmd::cargo::cargo_bin("calibench");
-    let child = Std::new(&bin)
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--run-id",
-            "cut",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(&["--run-id", "cut"]);
     let file = s.run_dir("cut").join("reviews.jsonl");
     wait_for_lines(&file, 3);
     interrupt(child.id());
@@ -814,21 +813,7 @@ fn a_call_that_floods_stdout_is_recorded_as_over_the_cap() {
 #[test]
 fn a_hangup_interrupts_resumably_and_a_partial_collection_is_not_replayed_as_whole() {
     let s = Setup::new(&["slow", "coherence"], "runs = 3\nconcurrency = 2");
-    let bin = assert_cmd::cargo::cargo_bin("calibench");
-    let child = Std::new(&bin)
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--run-id",
-            "hup",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = s.spawn(&["--run-id", "hup"]);
     wait_for_lines(&s.run_dir("hup").join("reviews.jsonl"), 3);
     let ok = Std::new("kill")
         .args(["-HUP", &child.id().to_string()])
@@ -897,21 +882,7 @@ fn a_hangup_interrupts_resumably_and_a_partial_collection_is_not_replayed_as_who
 #[test]
 fn one_collection_writes_a_run_at_a_time() {
     let s = Setup::new(&["slow", "coherence"], "runs = 2\nconcurrency = 1");
-    let bin = assert_cmd::cargo::cargo_bin("calibench");
-    let first = Std::new(&bin)
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--run-id",
-            "one",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let first = s.spawn(&["--run-id", "one"]);
     wait_for_lines(&s.run_dir("one").join("reviews.jsonl"), 1);
     let second = calibench()
         .current_dir(s.root())

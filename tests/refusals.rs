@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::calibench;
+use common::{calibench, run_into};
 use serde_json::Value;
 
 /// A copy of the doc-review example (experiment, corpus and accepted run) in a temporary folder.
@@ -153,14 +153,7 @@ fn run_and_validate_refuse_the_same_inputs_with_the_same_message() {
     for (what, edit, phrase) in cases() {
         let dir = example_copy();
         edit(dir.path());
-        let runs = dir.path().join("out/runs");
-        let run = calibench()
-            .arg("run")
-            .arg(dir.path())
-            .arg("--runs-dir")
-            .arg(&runs)
-            .arg("--reports-dir")
-            .arg(dir.path().join("out/reports"))
+        let run = run_into(dir.path().join("out/runs"), dir.path())
             .arg("--no-plots")
             .output()
             .unwrap();
@@ -198,13 +191,7 @@ fn a_byte_order_mark_on_a_corpus_file_is_accepted() {
     }
     // The example carries malformed findings on purpose, so a run (which drops and counts
     // them) is the check: it reads every line.
-    let out = calibench()
-        .arg("run")
-        .arg(dir.path())
-        .arg("--runs-dir")
-        .arg(dir.path().join("out/runs"))
-        .arg("--reports-dir")
-        .arg(dir.path().join("out/reports"))
+    let out = run_into(dir.path().join("out/runs"), dir.path())
         .args(["--no-plots", "--json"])
         .output()
         .unwrap();
