@@ -95,6 +95,20 @@ backoff_s = 0.05
         cmd
     }
 
+    /// `calibench collect experiment.toml --runs-dir runs --resume <id>`.
+    fn resume(&self, id: &str) -> assert_cmd::Command {
+        let mut cmd = calibench();
+        cmd.current_dir(self.root()).args([
+            "collect",
+            "experiment.toml",
+            "--runs-dir",
+            "runs",
+            "--resume",
+            id,
+        ]);
+        cmd
+    }
+
     /// `calibench collect experiment.toml --runs-dir runs` with `args`, started in the
     /// background with its output captured.
     fn spawn(&self, args: &[&str]) -> std::process::Child {
@@ -439,16 +453,7 @@ fn an_interrupted_collection_resumes_to_the_same_corpus() {
     std::io::Write::write_all(&mut f, b"{\"arm\": \"treatment\", \"tar").unwrap();
     drop(f);
 
-    calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "cut",
-        ])
+    s.resume("cut")
         .assert()
         .success()
         .stderr(predicate::str::contains("dropped an incomplete last line"))
@@ -458,16 +463,7 @@ fn an_interrupted_collection_resumes_to_the_same_corpus() {
         )));
     assert_eq!(std::fs::read(&file).unwrap(), whole);
     // Resuming a complete collection runs nothing more.
-    calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "cut",
-        ])
+    s.resume("cut")
         .assert()
         .success()
         .stdout(predicate::str::contains("0 calls recorded now"));
@@ -676,16 +672,7 @@ fn bad_input_exits_2_before_anything_is_created() {
     // A resume must collect what the run began collecting.
     s.collect("one").assert().success();
     write(exp.replace("[\"coherence\"]", "[\"coherence\", \"feasibility\"]"));
-    calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "one",
-        ])
+    s.resume("one")
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
@@ -693,16 +680,7 @@ fn bad_input_exits_2_before_anything_is_created() {
         ));
     write(exp.clone());
     std::fs::write(s.root().join("docs/beta.md"), "changed").unwrap();
-    calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "one",
-        ])
+    s.resume("one")
         .assert()
         .code(2)
         .stderr(predicate::str::contains("its content changed"));
@@ -884,18 +862,7 @@ fn one_collection_writes_a_run_at_a_time() {
     let s = Setup::new(&["slow", "coherence"], "runs = 2\nconcurrency = 1");
     let first = s.spawn(&["--run-id", "one"]);
     wait_for_lines(&s.run_dir("one").join("reviews.jsonl"), 1);
-    let second = calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "one",
-        ])
-        .output()
-        .unwrap();
+    let second = s.resume("one").output().unwrap();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{stderr}");
     assert!(
@@ -913,16 +880,7 @@ fn one_collection_writes_a_run_at_a_time() {
     );
     assert_eq!(s.lines("one", "reviews.jsonl").len(), 16);
     // Once it is done, the run can be resumed (and has nothing left to do).
-    calibench()
-        .current_dir(s.root())
-        .args([
-            "collect",
-            "experiment.toml",
-            "--runs-dir",
-            "runs",
-            "--resume",
-            "one",
-        ])
+    s.resume("one")
         .assert()
         .success()
         .stdout(predicate::str::contains("0 calls recorded now"));
