@@ -187,7 +187,11 @@ fn run_directory_holds_every_file_and_no_partial_one() {
         .assert()
         .success()
         .stdout(predicate::str::contains("tiny →"))
-        .stdout(predicate::str::contains("distinct_values"));
+        .stdout(predicate::str::contains("  verdict: trusted."))
+        .stdout(predicate::str::contains(
+            "distinct confidence values per target",
+        ))
+        .stdout(predicate::str::contains("report.html"));
     let names: Vec<String> = std::fs::read_dir(&runs)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

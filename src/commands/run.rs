@@ -8,17 +8,16 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::Timer;
-use crate::analysis::{self, Analysis, Corpus, Metrics, QuerySection, Settings};
+use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
 use crate::cli::{RunArgs, RunOptions};
 use crate::config::Experiment;
 use crate::corpus::load::{self, InputFile};
 use crate::error::{Error, InputError};
-use crate::output::{fmt_opt, fmt_p, Render};
-use crate::replay::query_metrics::{QueryArmMetrics, QueryCalibration};
+use crate::output::Render;
+use crate::report::document::Document;
 use crate::report::document::Provenance;
-use crate::report::{index, tables};
+use crate::report::{index, tables, terminal};
 use crate::rundir::{self, Claim, RunId};
-use crate::stats::paired::PairedDelta;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// What `run` reports: one entry per experiment.
@@ -34,8 +33,8 @@ pub struct Completed {
     pub run_dir: PathBuf,
     pub report_dir: PathBuf,
     pub metrics: Metrics,
-    /// What the report says, for the index.
-    pub entry: index::Entry,
+    /// What the report says: the terminal summary and the index are rendered from it.
+    pub document: Document,
 }
 
 impl Serialize for RunReport {
@@ -106,7 +105,10 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     }
     bar.finish_and_clear();
     let index = if args.experiments.is_empty() {
-        let entries: Vec<index::Entry> = runs.iter().map(|r| r.entry.clone()).collect();
+        let entries: Vec<index::Entry> = runs
+            .iter()
+            .map(|r| index::Entry::of(&r.metrics.experiment, &r.document))
+            .collect();
         Some(write_index(&args.options.reports_dir, &entries)?)
     } else {
         None
@@ -334,7 +336,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     Ok(Completed {
         run_dir,
         report_dir,
-        entry: index::Entry::of(&metrics.experiment, &rendered.document),
+        document: rendered.document,
         metrics,
     })
 }
@@ -363,253 +365,21 @@ struct Manifest {
 }
 
 impl Render for RunReport {
+    /// Each run's summary, rendered from its report's document (see [`report::terminal`]).
     fn human(&self) -> String {
         let mut s = String::new();
         for run in &self.runs {
-            s += summary(&run.metrics, &run.run_dir).trim_end_matches('\n');
-            s += &format!(
-                "\n  report: {}\n\n",
-                run.report_dir.join("report.html").display()
+            s += &terminal::render(
+                &run.metrics.experiment,
+                &run.document,
+                &run.run_dir,
+                &run.report_dir.join("report.html"),
             );
+            s += "\n";
         }
         if let Some(index) = &self.index {
             s += &format!("index of every report: {}\n", index.display());
         }
         s
     }
-}
-
-/// The baseline-vs-treatment table printed after a run.
-fn summary(m: &Metrics, run_dir: &Path) -> String {
-    let mut s = format!("{} → {}\n", m.experiment, run_dir.display());
-    if let Some(review) = &m.review {
-        let (b, t) = (&review.arms.baseline, &review.arms.treatment);
-        s += &format!(
-            "  review ({:?} mode), per target, mean over runs: {} targets\n",
-            review.mode, b.targets
-        )
-        .to_lowercase();
-        s += &format!(
-            "  {:<22} {:>12} {:>12} {:>9}  {:<19} {:>6}\n",
-            "metric", "baseline", "treatment", "delta", "95% CI", "p"
-        );
-        s += &format!("  {:<22} {:>12} {:>12}\n", "", b.policy, t.policy);
-        for name in [
-            "distinct_values",
-            "entropy_bits",
-            "findings_raw",
-            "merged",
-            "corroborated",
-            "promoted",
-            "promotion_rate",
-            "dropped",
-            "fyi",
-            "actionable",
-            "decisions",
-            "auto_apply",
-            "demoted",
-            "pre_existing",
-            "malformed",
-            "failed_reviewers",
-            "precision",
-        ] {
-            let Some(d) = review.delta.get(name) else {
-                if review
-                    .withheld
-                    .as_ref()
-                    .is_some_and(|w| w.metrics.iter().any(|m| m == name))
-                {
-                    s += &format!("  {name:<22} {:>12} {:>12}\n", "withheld", "withheld");
-                }
-                continue;
-            };
-            s += &delta_row(name, &d.paired, 22, 12, 2);
-        }
-        if let Some(a) = m.agreement.as_ref().and_then(|a| a.reviewers.as_ref()) {
-            s += &format!(
-                "  {:<22} {:>12} {:>12}\n",
-                "reviewer agreement α",
-                fmt_opt(a.baseline.alpha, 3),
-                fmt_opt(a.treatment.alpha, 3)
-            );
-        }
-        if let Some(a) = &m.agreement {
-            if let Some(r) = &a.runs {
-                s += &format!(
-                    "  {:<22} {:>12} {:>12}\n",
-                    "run-to-run α",
-                    fmt_opt(r.baseline.alpha, 3),
-                    fmt_opt(r.treatment.alpha, 3)
-                );
-            }
-        }
-        if b.malformed + t.malformed > 0.0 || b.failed_reviewers + t.failed_reviewers > 0.0 {
-            s += &format!(
-                "  coverage: malformed findings dropped {:.2} / {:.2}, failed reviewer calls {:.2} / {:.2} (sums over targets, mean over runs)\n",
-                b.malformed, t.malformed, b.failed_reviewers, t.failed_reviewers
-            );
-        }
-    }
-    if let Some(q) = &m.queries {
-        s += &query_summary(q);
-    }
-    if let Some(t) = &m.trust {
-        s += &trust_summary(m, t);
-    }
-    s += "\n";
-    s
-}
-
-/// One row of a baseline-vs-treatment table: both values, the delta, its interval and p.
-fn delta_row(
-    name: &str,
-    p: &PairedDelta,
-    name_width: usize,
-    width: usize,
-    places: usize,
-) -> String {
-    let ci = p.ci.map_or("—".into(), |[lo, hi]| {
-        format!("[{lo:+.places$}, {hi:+.places$}]")
-    });
-    format!(
-        "  {name:<name_width$} {:>width$.places$} {:>width$.places$} {:>+9.places$}  {ci:<19} {:>6}\n",
-        p.baseline,
-        p.treatment,
-        p.delta,
-        fmt_p(p.p_value)
-    )
-}
-
-/// The trust verdict, and the lift it guards.
-fn trust_summary(m: &Metrics, t: &crate::trust::TrustVerdict) -> String {
-    let irr = t
-        .inter_rater_reliability
-        .map_or("not computable".into(), |a| format!("{a:.3}"));
-    let mut s = if t.trustworthy {
-        format!(
-            "  judges: trustworthy (IRR {irr} ≥ {}, {} items, {} judges)\n",
-            t.thresholds.irr_floor, t.items, t.judges
-        )
-    } else {
-        let mut s = format!(
-            "  judges: NOT trustworthy (IRR {irr}, {} items, {} judges); judge-derived figures are withheld:\n",
-            t.items, t.judges
-        );
-        for r in &t.trust_reasons {
-            s += &format!("    {r}\n");
-        }
-        s
-    };
-    if let Some(l) = &m.lift {
-        s += &match (l.withheld, l.value, l.ci) {
-            (true, _, _) => format!("  lift: withheld ({} items judged in both arms)\n", l.items),
-            (false, Some(v), Some([lo, hi])) => format!(
-                "  lift (treatment − baseline judge composite): {v:+.3} [{lo:+.3}, {hi:+.3}] over {} items\n",
-                l.items
-            ),
-            (false, Some(v), None) => format!("  lift: {v:+.3} over {} items\n", l.items),
-            (false, None, _) => format!(
-                "  lift: none ({})\n",
-                l.note.as_deref().unwrap_or("no paired items")
-            ),
-        };
-    }
-    s
-}
-
-/// The two confidence models side by side: distribution, bands, the gate, accuracy and
-/// calibration, with intervals.
-fn query_summary(q: &QuerySection) -> String {
-    let (b, t) = (&q.arms.baseline, &q.arms.treatment);
-    let mut s = format!(
-        "  queries: {} baseline, {} treatment\n",
-        b.queries, t.queries
-    );
-    // One row: the same figure of each arm.
-    let mut row = |name: &str, f: &dyn Fn(&QueryArmMetrics) -> String| {
-        s += &format!("  {name:<26} {:>22} {:>22}\n", f(b), f(t));
-    };
-    let interval =
-        |c: Option<[f64; 2]>| c.map_or(String::new(), |[lo, hi]| format!(" [{lo:.2}, {hi:.2}]"));
-    let ci = |m: &QueryArmMetrics, name: &str| interval(m.ci.get(name).copied());
-    let num = |m: &QueryArmMetrics, x: f64, name: &str| format!("{x:.3}{}", ci(m, name));
-    let opt = |m: &QueryArmMetrics, x: Option<f64>, name: &str| {
-        x.map_or("—".into(), |x| num(m, x, name))
-    };
-    let cal = |m: &QueryArmMetrics, f: &dyn Fn(&QueryCalibration) -> String| {
-        m.calibration.as_ref().map_or("—".into(), f)
-    };
-    row("per arm", &|m| m.policy.clone());
-    row("confidence mean", &|m| {
-        num(m, m.confidence_mean, "confidence_mean")
-    });
-    row("confidence median", &|m| {
-        format!("{:.3}", m.confidence_median)
-    });
-    row("distinct values", &|m| m.distinct_values.to_string());
-    row("bands strong/adeq/weak/fail", &|m| {
-        let k = &m.bands;
-        format!("{}/{}/{}/{}", k.strong, k.adequate, k.weak, k.failed)
-    });
-    row("stopped (below stop)", &|m| m.stopped.to_string());
-    row("recovery gate fired", &|m| {
-        format!(
-            "{} ({:.0}%){}",
-            m.recovery_fired,
-            100.0 * m.recovery_fired as f64 / m.queries.max(1) as f64,
-            ci(m, "recovery_gate_rate")
-        )
-    });
-    row("unnecessary recovery", &|m| {
-        num(m, m.unnecessary_recovery_rate, "unnecessary_recovery_rate")
-    });
-    row("first-pass success", &|m| {
-        opt(m, m.first_pass_success, "first_pass_success")
-    });
-    row("final accuracy", &|m| {
-        opt(m, m.final_accuracy, "final_accuracy")
-    });
-    row("recovery success", &|m| {
-        opt(m, m.recovery_success, "recovery_success")
-    });
-    row("calibration ECE", &|m| {
-        cal(m, &|c| {
-            format!("{:.3}{}", c.calibration.ece, interval(c.ece_ci))
-        })
-    });
-    row("Brier score", &|m| {
-        cal(m, &|c| {
-            format!("{:.3}{}", c.calibration.brier, interval(c.brier_ci))
-        })
-    });
-    row("AUROC", &|m| cal(m, &|c| fmt_opt(c.calibration.auroc, 3)));
-    let values = |m: &QueryArmMetrics| {
-        let mut top: Vec<_> = m.values.iter().collect();
-        top.sort_by(|x, y| y.count.cmp(&x.count).then(x.value.total_cmp(&y.value)));
-        let shown: Vec<String> = top
-            .iter()
-            .take(4)
-            .map(|v| format!("{:.3}×{}", v.value, v.count))
-            .collect();
-        let more = top.len().saturating_sub(4);
-        shown.join(" ")
-            + &if more > 0 {
-                format!(" +{more} more")
-            } else {
-                String::new()
-            }
-    };
-    s += &format!("  most common values, baseline:  {}\n", values(b));
-    s += &format!("  most common values, treatment: {}\n", values(t));
-    s += &format!(
-        "  {:<26} {:>9} {:>9} {:>9}  {:<19} {:>6}\n",
-        "paired over queries", "baseline", "treatment", "delta", "95% CI", "p"
-    );
-    for name in crate::replay::query_metrics::DELTA_METRICS {
-        let Some(d) = q.delta.get(name) else {
-            continue;
-        };
-        s += &delta_row(name, &d.paired, 26, 9, 3);
-    }
-    s
 }

@@ -5,7 +5,8 @@
 //! - [`document`]: what a report says, format-free;
 //! - [`markdown`] and [`html`]: the document laid out as `report.md` and `report.html`;
 //! - [`plots`]: the plots, as SVG and PNG;
-//! - [`index`]: the page linking every report of a `calibench run`.
+//! - [`index`]: the page linking every report of a `calibench run`;
+//! - [`terminal`]: the summary `calibench run` prints, from the same document.
 //!
 //! Pure: [`render`] returns the files' bytes; the commands write them.
 
@@ -16,6 +17,7 @@ pub mod markdown;
 pub mod plots;
 mod raster;
 pub mod tables;
+pub mod terminal;
 
 use crate::analysis::Metrics;
 use document::{Document, Provenance};

@@ -1,0 +1,135 @@
+//! The summary `calibench run` prints: the report's [`Document`] as plain text. The verdict,
+//! the headline, the baseline-vs-treatment table and each section's one-line reading. It is
+//! rendered from the same document as `report.md` and `report.html`, so the terminal and the
+//! report cannot disagree, and adding a figure to the document adds it here. The full tables
+//! are in the report, whose path the summary ends with. Pure: returns the text; `output` makes
+//! it terminal-safe and prints it.
+
+use std::path::Path;
+
+use super::document::{Cell, Document, Status, Table};
+
+/// The summary of one run of `experiment`, written to `run_dir`, with its report at `report`.
+pub fn render(experiment: &str, doc: &Document, run_dir: &Path, report: &Path) -> String {
+    let mut s = format!("{experiment} → {}\n", run_dir.display());
+    let verdict = match doc.verdict.status {
+        Status::Trusted => "trusted",
+        Status::Withheld => "withheld",
+        Status::NoJudges => "no judges",
+    };
+    s += &format!("  verdict: {verdict}. {}\n", doc.verdict.sentence);
+    for d in &doc.verdict.details {
+        s += &format!("    - {d}\n");
+    }
+    s += &format!("  headline: {}\n", doc.headline);
+    s += &table(&doc.summary, "  ");
+    for section in &doc.sections {
+        s += &format!("  {}: {}\n", section.title, section.reading);
+    }
+    s += &format!("  report: {}\n", report.display());
+    s
+}
+
+/// A table as aligned columns: numbers (and withheld figures) to the right, text to the left.
+fn table(t: &Table, indent: &str) -> String {
+    if t.rows.is_empty() {
+        return String::new();
+    }
+    let width = |s: &str| s.chars().count();
+    let columns = t.header.len();
+    let mut widths: Vec<usize> = t.header.iter().map(|h| width(h)).collect();
+    let numeric: Vec<bool> = (0..columns)
+        .map(|i| {
+            t.rows
+                .iter()
+                .all(|r| matches!(r.get(i), Some(Cell::Num(_) | Cell::Withheld) | None))
+        })
+        .collect();
+    for row in &t.rows {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(width(cell.text()));
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = " ".repeat(widths[i].saturating_sub(width(c)));
+                if numeric[i] && i > 0 {
+                    format!("{pad}{c}")
+                } else {
+                    format!("{c}{pad}")
+                }
+            })
+            .collect();
+        format!("{indent}{}\n", parts.join("  ").trim_end())
+    };
+    let mut s = line(t.header.iter().map(String::as_str).collect());
+    for row in &t.rows {
+        s += &line(row.iter().take(columns).map(Cell::text).collect());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::document::{Section, Verdict};
+
+    #[test]
+    fn the_summary_is_the_documents_verdict_headline_table_and_readings() {
+        let doc = Document {
+            title: "calibench report: t".into(),
+            run_id: "r".into(),
+            verdict: Verdict {
+                status: Status::Withheld,
+                sentence: "The judges do not agree.".into(),
+                details: vec!["(1) IRR 0.12 < 0.2".into()],
+            },
+            headline: "judges not trusted".into(),
+            summary: Table {
+                caption: None,
+                header: vec!["metric".into(), "baseline".into(), "treatment".into()],
+                rows: vec![
+                    vec![
+                        Cell::Text("distinct values".into()),
+                        Cell::Num("11.67".into()),
+                        Cell::Num("3.50".into()),
+                    ],
+                    vec![
+                        Cell::Text("precision".into()),
+                        Cell::Withheld,
+                        Cell::Withheld,
+                    ],
+                ],
+            },
+            sections: vec![Section {
+                id: "review",
+                title: "Review replay".into(),
+                reading: "Fewer values.".into(),
+                blocks: Vec::new(),
+            }],
+            about: Vec::new(),
+        };
+        let text = render(
+            "t",
+            &doc,
+            Path::new("runs/r"),
+            Path::new("reports/r/report.html"),
+        );
+        assert_eq!(
+            text,
+            "t → runs/r
+  verdict: withheld. The judges do not agree.
+    - (1) IRR 0.12 < 0.2
+  headline: judges not trusted
+  metric           baseline  treatment
+  distinct values     11.67       3.50
+  precision        withheld   withheld
+  Review replay: Fewer values.
+  report: reports/r/report.html
+"
+        );
+    }
+}
