@@ -8,14 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Arm, Experiment, Mode, Scale};
 use crate::corpus::queries::{self, Query};
-use crate::corpus::reviews::{Location, Return, Selection};
+use crate::corpus::reviews::{Return, Selection};
 use crate::corpus::verdicts::Item;
 use crate::error::InputError;
+use crate::replay;
 use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
-use crate::replay::review::{self, Merged, ReturnRef};
+use crate::replay::review::Merged;
 use crate::replay::review_metrics::{
-    self, arm_metrics, by_target, reviewer_units, ArmMetrics, FailedCall, TargetInput,
-    DELTA_METRICS,
+    self, arm_metrics, by_target, ArmMetrics, FailedCall, TargetInput, DELTA_METRICS,
 };
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
@@ -400,9 +400,6 @@ fn composites(exp: &Experiment, items: &[Item]) -> Composites {
     out
 }
 
-/// One run of one target: the returns recorded for it.
-type RunGroup<'a> = (u32, Vec<&'a Return>);
-
 struct ArmReplay {
     metrics: ArmMetrics,
     reviewers: Agreement,
@@ -435,22 +432,6 @@ fn replay_arm(
         }
     }
 
-    // Targets in order of first appearance, each with its runs: a target's runs are replayed
-    // together, so the test-retest bookkeeping lives only as long as one target.
-    let mut targets: Vec<(&str, Vec<RunGroup>)> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    for r in returns {
-        let t = *index.entry(&r.target).or_insert_with(|| {
-            targets.push((&r.target, Vec::new()));
-            targets.len() - 1
-        });
-        let runs = &mut targets[t].1;
-        match runs.iter_mut().find(|(run, _)| *run == r.run) {
-            Some((_, group)) => group.push(r),
-            None => runs.push((r.run, vec![r])),
-        }
-    }
-
     // A verdict on a finding may be filed under the recorded arm label or the arm's name.
     let composite = |id: &str| {
         composites.get(id).and_then(|by_arm| {
@@ -460,76 +441,26 @@ fn replay_arm(
                 .map(|(_, c)| *c)
         })
     };
-    let mut per_target = Vec::with_capacity(returns.len());
-    let mut reviewer_rows: Vec<Vec<f64>> = Vec::new();
-    let mut run_rows: Vec<Vec<f64>> = Vec::new();
-    for (target, runs) in &targets {
-        // (reviewer, fingerprint) → run → confidence, for test-retest agreement.
-        let mut across_runs: HashMap<(&str, String), BTreeMap<u32, f64>> = HashMap::new();
-        for (run, group) in runs {
-            let ok: Vec<&&Return> = group.iter().filter(|r| !r.failed).collect();
-            let refs: Vec<ReturnRef> = ok
-                .iter()
-                .map(|r| ReturnRef {
-                    reviewer: &r.reviewer,
-                    findings: &r.findings,
-                })
-                .collect();
-            let merged = review::replay(&arm.review, exp.mode, &refs);
-            let raw: Vec<f64> = ok
-                .iter()
-                .flat_map(|r| r.findings.iter().map(|f| f.confidence))
-                .collect();
-            let input = TargetInput {
-                target,
-                run: *run,
-                raw_confidences: &raw,
-                malformed: group.iter().map(|r| r.malformed.len()).sum(),
-                failed_reviewers: group.iter().filter(|r| r.failed).count(),
-                merged: &merged,
-            };
-            per_target.push(review_metrics::target_metrics(&input, scale, &composite));
-            reviewer_rows.extend(reviewer_units(&merged));
-            if runs.len() >= 2 {
-                for r in &ok {
-                    for f in &r.findings {
-                        let place = match &f.location {
-                            Location::Doc { section, .. } => section,
-                            Location::Code { file, .. } => file,
-                        };
-                        let fp = format!(
-                            "{}\u{1f}{}",
-                            review::normalize(place),
-                            review::normalize(&f.title)
-                        );
-                        let slot = across_runs
-                            .entry((r.reviewer.as_str(), fp))
-                            .or_default()
-                            .entry(*run)
-                            .or_insert(f64::MIN);
-                        *slot = slot.max(f.confidence);
-                    }
-                }
-            }
-            rows.extend(merged.into_iter().map(|finding| FindingRow {
-                arm: arm.name.clone(),
-                target: target.to_string(),
-                run: *run,
-                finding,
-            }));
-        }
-        // Sorted for a deterministic unit order (α does not depend on it; the bootstrap does).
-        let mut units: Vec<_> = across_runs
-            .into_iter()
-            .filter(|(_, by_run)| by_run.len() >= 2)
-            .collect();
-        units.sort_by(|a, b| a.0.cmp(&b.0));
-        run_rows.extend(
-            units
-                .into_iter()
-                .map(|(_, by_run)| by_run.into_values().collect()),
-        );
+    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, returns);
+    let mut per_target = Vec::with_capacity(replayed.runs.len());
+    for run in replayed.runs {
+        let input = TargetInput {
+            target: run.target,
+            run: run.run,
+            raw_confidences: &run.raw_confidences,
+            malformed: run.malformed,
+            failed_reviewers: run.failed_reviewers,
+            merged: &run.merged,
+        };
+        per_target.push(review_metrics::target_metrics(&input, scale, &composite));
+        rows.extend(run.merged.into_iter().map(|finding| FindingRow {
+            arm: arm.name.clone(),
+            target: run.target.to_string(),
+            run: run.run,
+            finding,
+        }));
     }
+    let (reviewer_rows, run_rows) = (replayed.reviewer_units, replayed.run_units);
 
     let level = match scale {
         Scale::Anchor => Level::Ordinal,
