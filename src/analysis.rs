@@ -25,7 +25,7 @@ use crate::trust::{self, Lift, TrustVerdict};
 pub use crate::corpus::Corpus;
 
 /// A value per arm.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PerArm<T> {
     pub baseline: T,
     pub treatment: T,
@@ -33,7 +33,7 @@ pub struct PerArm<T> {
 
 /// Everything `metrics.json` holds (SPEC §5); sections are absent when the corpus has no file
 /// for them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     pub experiment: String,
     pub run_id: String,
@@ -54,14 +54,14 @@ pub struct Metrics {
 }
 
 /// Query replay (SPEC §4.3): both confidence models over the recorded traces.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuerySection {
     pub arms: PerArm<QueryArmMetrics>,
     /// treatment − baseline, paired over the (query, run) pairs both arms replayed.
     pub delta: BTreeMap<String, Delta>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReviewSection {
     pub mode: Mode,
     pub arms: PerArm<ArmMetrics>,
@@ -72,13 +72,13 @@ pub struct ReviewSection {
     pub withheld: Option<Withheld>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Withheld {
     pub metrics: Vec<String>,
     pub reasons: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delta {
     #[serde(flatten)]
     pub paired: PairedDelta,
@@ -87,7 +87,7 @@ pub struct Delta {
     pub wilson: Option<PerArm<Option<[f64; 2]>>>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgreementSection {
     /// Among the judges, over (arm, item, dimension) units at the trust level.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,7 +101,7 @@ pub struct AgreementSection {
 }
 
 /// Krippendorff's α over some units, with its bootstrap interval.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Agreement {
     pub alpha: Option<f64>,
     pub level: Level,

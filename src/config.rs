@@ -16,7 +16,7 @@ use crate::stats::alpha::Level;
 use crate::stats::bootstrap::MAX_REPLICATES;
 
 /// Review corpora come from document review or code review.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     Doc,
@@ -24,7 +24,7 @@ pub enum Mode {
 }
 
 /// The confidence scale an arm's reviewers recorded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Scale {
     /// A number in [0, 1].
@@ -293,7 +293,7 @@ impl Weights {
 }
 
 /// Lower bounds of the confidence bands; below `weak` is `failed`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bands {
     pub strong: f64,

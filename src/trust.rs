@@ -22,7 +22,7 @@ use crate::stats::calibration::round9;
 use crate::stats::paired::{paired_delta, PairedDelta};
 
 /// One item's disagreement.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemSpread {
     pub arm: String,
     pub item_id: String,
@@ -35,7 +35,7 @@ pub struct ItemSpread {
 }
 
 /// The thresholds the verdict was decided with.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thresholds {
     pub irr_floor: f64,
     pub spread_ceiling: f64,
@@ -61,7 +61,7 @@ impl Thresholds {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrustVerdict {
     pub trustworthy: bool,
     /// Empty iff trustworthy.
@@ -255,7 +255,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
 }
 
 /// Treatment − baseline judge composite over the items judged in both arms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Lift {
     /// Mean paired difference; `None` when withheld or when no item is judged in both arms.
     pub value: Option<f64>,

@@ -2,323 +2,166 @@
 //! hold. A policy naming a path that can never exist is refused before anything runs; a path
 //! that can exist but is absent or null in a given run fails its check as "not found".
 //!
-//! The tree mirrors the `Metrics` types in `analysis`, `replay` and `trust`. `tests/gate.rs`
-//! walks every leaf of the example runs' `metrics.json` through it, and every path it lists
-//! through the example runs, so the two cannot drift apart unnoticed.
+//! The tree is derived from the `Metrics` types themselves (their JSON Schema, by schemars),
+//! so a field added to a metric is a path a check can name, with nothing else to edit. What
+//! the types cannot say is declared here: which maps have a fixed set of keys (the delta tables,
+//! the query intervals), and that a table of exactly `baseline` and `treatment` is per arm.
+//! `tests/gate.rs` walks every leaf of the example runs' `metrics.json` through it, and every
+//! path it lists through the example runs.
 
 use std::fmt;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value};
 
 use crate::replay::{query_metrics, review_metrics};
 
 /// What a path names.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Node {
     /// A number (possibly null in a run: an undefined α, a withheld precision).
     Num,
     Bool,
     Text,
     /// A table with these fields.
-    Obj(&'static [(&'static str, Node)]),
+    Obj(Vec<(String, Node)>),
     /// A table whose keys are these names (or any name, for `None`), each holding the node.
     /// The label names the set in patterns: `<arm>`.
-    Map(
-        Option<(&'static str, &'static [&'static str])>,
-        &'static Node,
-    ),
+    Map(Option<KeySet>, Box<Node>),
     /// A list of the node, indexed from 0.
-    List(&'static Node),
+    List(Box<Node>),
     /// A 95% interval `[lower, upper]`: index 0 is the lower bound, 1 the upper.
     Pair,
 }
 
+/// A named set of keys: its label in patterns and its keys.
+pub type KeySet = (&'static str, &'static [&'static str]);
+
 /// The two arm names every per-arm table has.
 pub const ARMS: &[&str] = &["baseline", "treatment"];
 
-const fn per_arm(node: &'static Node) -> Node {
-    Node::Map(Some(("arm", ARMS)), node)
-}
-
-const INTERVAL: Node = Node::Obj(&[
-    ("lower", Node::Num),
-    ("upper", Node::Num),
-    ("method", Node::Text),
-    ("replicates", Node::Num),
-    ("seed", Node::Num),
-    ("undefined_replicates", Node::Num),
-]);
-
-const AGREEMENT: Node = Node::Obj(&[
-    ("alpha", Node::Num),
-    ("level", Node::Text),
-    ("ci", INTERVAL),
-    ("units", Node::Num),
-    ("raters", Node::Num),
-    ("undefined_reason", Node::Text),
-]);
-
-const PAIRED: &[(&str, Node)] = &[
-    ("baseline", Node::Num),
-    ("treatment", Node::Num),
-    ("delta", Node::Num),
-    ("ci", Node::Pair),
-    ("p_value", Node::Num),
-    ("pairs", Node::Num),
+/// The maps whose keys come from a fixed list, by the pattern of the map's path.
+const NAMED_MAPS: [(&str, KeySet); 3] = [
+    (
+        "review.delta",
+        ("review-delta", &review_metrics::DELTA_NAMES),
+    ),
+    (
+        "queries.delta",
+        ("query-delta", &query_metrics::DELTA_METRICS),
+    ),
+    (
+        "queries.arms.<arm>.ci",
+        ("ci-figure", &query_metrics::CI_METRICS),
+    ),
 ];
 
-const REVIEW_DELTA: Node = Node::Obj(&[
-    ("baseline", Node::Num),
-    ("treatment", Node::Num),
-    ("delta", Node::Num),
-    ("ci", Node::Pair),
-    ("p_value", Node::Num),
-    ("pairs", Node::Num),
-    ("wilson", per_arm(&Node::Pair)),
-]);
+static NUM: Node = Node::Num;
 
-const VALUE_COUNT: Node = Node::Obj(&[("value", Node::Num), ("count", Node::Num)]);
+/// The whole of `metrics.json`, derived once.
+fn metrics() -> &'static Node {
+    static TREE: OnceLock<Node> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let schema = schemars::schema_for!(crate::analysis::Metrics);
+        let root = schema.as_value();
+        let empty = Map::new();
+        let defs = root
+            .get("$defs")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        derive(root, defs, "")
+    })
+}
 
-const TARGET: Node = Node::Obj(&[
-    ("target", Node::Text),
-    ("run", Node::Num),
-    ("findings_raw", Node::Num),
-    ("malformed", Node::Num),
-    ("failed_reviewers", Node::Num),
-    ("distinct_values", Node::Num),
-    ("entropy_bits", Node::Num),
-    ("values_for_80pct", Node::Num),
-    ("merged", Node::Num),
-    ("corroborated", Node::Num),
-    ("promoted", Node::Num),
-    ("promotion_rate", Node::Num),
-    ("dropped", Node::Num),
-    ("fyi", Node::Num),
-    ("actionable", Node::Num),
-    ("decisions", Node::Num),
-    ("auto_apply", Node::Num),
-    ("demoted", Node::Num),
-    ("pre_existing", Node::Num),
-    ("fixer", Node::Num),
-    ("residual", Node::Num),
-    ("report_only", Node::Num),
-    ("dropped_by_value", Node::Map(None, &Node::Num)),
-    ("precision", Node::Num),
-    ("judged_actionable", Node::Num),
-]);
-
-const REVIEW_ARM: Node = Node::Obj(&[
-    ("policy", Node::Text),
-    ("scale", Node::Text),
-    ("targets", Node::Num),
-    ("runs", Node::Num),
-    ("findings_raw", Node::Num),
-    ("malformed", Node::Num),
-    ("failed_reviewers", Node::Num),
-    ("merged", Node::Num),
-    ("corroborated", Node::Num),
-    ("promoted", Node::Num),
-    ("dropped", Node::Num),
-    ("fyi", Node::Num),
-    ("actionable", Node::Num),
-    ("decisions", Node::Num),
-    ("auto_apply", Node::Num),
-    ("demoted", Node::Num),
-    ("pre_existing", Node::Num),
-    ("fixer", Node::Num),
-    ("residual", Node::Num),
-    ("report_only", Node::Num),
-    ("distinct_values_mean", Node::Num),
-    ("distinct_values_max", Node::Num),
-    ("entropy_bits_mean", Node::Num),
-    ("values_for_80pct_mean", Node::Num),
-    ("promotion_rate", Node::Num),
-    ("corroboration_rate", Node::Num),
-    (
-        "rate_ci",
-        Node::Obj(&[
-            ("promotion_rate", Node::Pair),
-            ("corroboration_rate", Node::Pair),
-        ]),
-    ),
-    ("values", Node::List(&VALUE_COUNT)),
-    ("precision", Node::Num),
-    ("judged_actionable", Node::Num),
-    ("dropped_by_value", Node::Map(None, &Node::Num)),
-    (
-        "anchor_calibration",
-        Node::List(&Node::Obj(&[
-            ("value", Node::Text),
-            ("count", Node::Num),
-            ("mean_confidence", Node::Num),
-            ("mean_composite", Node::Num),
-        ])),
-    ),
-    ("malformed_reasons", Node::Map(None, &Node::Num)),
-    (
-        "failed_calls",
-        Node::List(&Node::Obj(&[
-            ("target", Node::Text),
-            ("run", Node::Num),
-            ("reviewer", Node::Text),
-            ("reason", Node::Text),
-        ])),
-    ),
-    ("per_target", Node::List(&TARGET)),
-]);
-
-const QUERY_ARM: Node = Node::Obj(&[
-    ("policy", Node::Text),
-    ("stop_threshold", Node::Num),
-    ("recovery_threshold", Node::Num),
-    (
-        "band_thresholds",
-        Node::Obj(&[
-            ("strong", Node::Num),
-            ("adequate", Node::Num),
-            ("weak", Node::Num),
-        ]),
-    ),
-    ("queries", Node::Num),
-    ("errors", Node::Num),
-    ("stopped", Node::Num),
-    ("recovery_fired", Node::Num),
-    ("recovery_gate_rate", Node::Num),
-    ("recovery_attempts", Node::Num),
-    ("primary_confidence_mean", Node::Num),
-    ("confidence_mean", Node::Num),
-    ("confidence_median", Node::Num),
-    ("distinct_values", Node::Num),
-    ("values", Node::List(&VALUE_COUNT)),
-    (
-        "bands",
-        Node::Obj(&[
-            ("strong", Node::Num),
-            ("adequate", Node::Num),
-            ("weak", Node::Num),
-            ("failed", Node::Num),
-        ]),
-    ),
-    ("first_pass_success", Node::Num),
-    ("final_accuracy", Node::Num),
-    ("recovery_success", Node::Num),
-    ("recovered", Node::Num),
-    ("unnecessary_recovery_rate", Node::Num),
-    ("labelled", Node::Num),
-    (
-        "calibration",
-        Node::Obj(&[
-            ("n", Node::Num),
-            ("ece", Node::Num),
-            ("mce", Node::Num),
-            ("brier", Node::Num),
-            ("auroc", Node::Num),
-            (
-                "bins",
-                Node::List(&Node::Obj(&[
-                    ("lower", Node::Num),
-                    ("upper", Node::Num),
-                    ("count", Node::Num),
-                    ("mean_confidence", Node::Num),
-                    ("accuracy", Node::Num),
-                ])),
-            ),
-            ("ece_ci", Node::Pair),
-            ("brier_ci", Node::Pair),
-        ]),
-    ),
-    (
-        "ci",
-        Node::Map(Some(("ci-figure", &query_metrics::CI_METRICS)), &Node::Pair),
-    ),
-]);
-
-const TRUST: Node = Node::Obj(&[
-    ("trustworthy", Node::Bool),
-    ("trust_reasons", Node::List(&Node::Text)),
-    ("inter_rater_reliability", Node::Num),
-    ("irr_note", Node::Text),
-    (
-        "per_item_spread",
-        Node::List(&Node::Obj(&[
-            ("arm", Node::Text),
-            ("item_id", Node::Text),
-            ("spread", Node::Num),
-            ("dimension", Node::Text),
-            ("survivors", Node::Num),
-            ("judges", Node::Num),
-        ])),
-    ),
-    ("items", Node::Num),
-    ("judges", Node::Num),
-    (
-        "thresholds",
-        Node::Obj(&[
-            ("irr_floor", Node::Num),
-            ("spread_ceiling", Node::Num),
-            ("min_survivors", Node::Num),
-            ("level", Node::Text),
-        ]),
-    ),
-]);
-
-const LIFT: Node = Node::Obj(&[
-    ("value", Node::Num),
-    ("ci", Node::Pair),
-    ("items", Node::Num),
-    ("withheld", Node::Bool),
-    ("reasons", Node::List(&Node::Text)),
-    ("note", Node::Text),
-    ("paired", Node::Obj(PAIRED)),
-]);
-
-/// The whole of `metrics.json`.
-pub const METRICS: Node = Node::Obj(&[
-    ("experiment", Node::Text),
-    ("run_id", Node::Text),
-    (
-        "review",
-        Node::Obj(&[
-            ("mode", Node::Text),
-            ("arms", per_arm(&REVIEW_ARM)),
-            (
-                "delta",
-                Node::Map(
-                    Some(("review-delta", &review_metrics::DELTA_NAMES)),
-                    &REVIEW_DELTA,
-                ),
-            ),
-            (
-                "withheld",
-                Node::Obj(&[
-                    ("metrics", Node::List(&Node::Text)),
-                    ("reasons", Node::List(&Node::Text)),
-                ]),
-            ),
-        ]),
-    ),
-    (
-        "queries",
-        Node::Obj(&[
-            ("arms", per_arm(&QUERY_ARM)),
-            (
-                "delta",
-                Node::Map(
-                    Some(("query-delta", &query_metrics::DELTA_METRICS)),
-                    &Node::Obj(PAIRED),
-                ),
-            ),
-        ]),
-    ),
-    (
-        "agreement",
-        Node::Obj(&[
-            ("judges", AGREEMENT),
-            ("reviewers", per_arm(&AGREEMENT)),
-            ("runs", per_arm(&AGREEMENT)),
-        ]),
-    ),
-    ("trust", TRUST),
-    ("lift", LIFT),
-]);
+/// The node a JSON Schema describes; `path` is the pattern of where it sits (for the named
+/// maps).
+fn derive(schema: &Value, defs: &Map<String, Value>, path: &str) -> Node {
+    let child = |part: &str| {
+        if path.is_empty() {
+            part.to_string()
+        } else {
+            format!("{path}.{part}")
+        }
+    };
+    if let Some(name) = schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.rsplit('/').next())
+    {
+        return defs
+            .get(name)
+            .map_or(Node::Text, |def| derive(def, defs, path));
+    }
+    // `Option<T>` is `anyOf [T, null]`; an enum of strings is `oneOf`/`enum` of constants.
+    if let Some(alternatives) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        let real: Vec<&Value> = alternatives
+            .iter()
+            .filter(|a| a.get("type").and_then(Value::as_str) != Some("null"))
+            .collect();
+        return match real.as_slice() {
+            [one] => derive(one, defs, path),
+            _ => Node::Text,
+        };
+    }
+    if schema.get("enum").is_some() || schema.get("const").is_some() {
+        return Node::Text;
+    }
+    let kind = match schema.get("type") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null")
+            .unwrap_or("null"),
+        _ => "object",
+    };
+    match kind {
+        "number" | "integer" => Node::Num,
+        "boolean" => Node::Bool,
+        "array" => {
+            let count = |k: &str| schema.get(k).and_then(Value::as_u64);
+            let items = schema.get("items").unwrap_or(&Value::Null);
+            let item = derive(items, defs, &child("<i>"));
+            if count("minItems") == Some(2)
+                && count("maxItems") == Some(2)
+                && matches!(item, Node::Num)
+            {
+                Node::Pair
+            } else {
+                Node::List(Box::new(item))
+            }
+        }
+        "object" => {
+            if let Some(fields) = schema.get("properties").and_then(Value::as_object) {
+                let per_arm =
+                    fields.len() == ARMS.len() && ARMS.iter().all(|a| fields.contains_key(*a));
+                if per_arm {
+                    let arm = derive(&fields[ARMS[0]], defs, &child("<arm>"));
+                    return Node::Map(Some(("arm", ARMS)), Box::new(arm));
+                }
+                Node::Obj(
+                    fields
+                        .iter()
+                        .map(|(k, v)| (k.clone(), derive(v, defs, &child(k))))
+                        .collect(),
+                )
+            } else {
+                let named = NAMED_MAPS
+                    .iter()
+                    .find(|(p, _)| *p == path)
+                    .map(|(_, set)| *set);
+                let label = named.map_or("<key>".to_string(), |(l, _)| format!("<{l}>"));
+                let values = schema.get("additionalProperties").unwrap_or(&Value::Null);
+                Node::Map(named, Box::new(derive(values, defs, &child(&label))))
+            }
+        }
+        _ => Node::Text,
+    }
+}
 
 /// A dotted metric path, split into its parts. A part holding a dot is written in double
 /// quotes: `review.arms.baseline.dropped_by_value."(0.45, 0.50]"`.
@@ -423,7 +266,7 @@ pub fn number_at(path: &MetricPath) -> Result<(), String> {
 
 /// The node `path` names, or why it can never exist.
 pub fn node(path: &MetricPath) -> Result<&'static Node, String> {
-    let mut node = &METRICS;
+    let mut node = metrics();
     let mut at: Vec<&str> = Vec::new();
     for part in &path.parts {
         let here = if at.is_empty() {
@@ -435,7 +278,7 @@ pub fn node(path: &MetricPath) -> Result<&'static Node, String> {
             Node::Obj(fields) => match fields.iter().find(|(k, _)| k == part) {
                 Some((_, n)) => n,
                 None => {
-                    let names: Vec<&str> = fields.iter().map(|(k, _)| *k).collect();
+                    let names: Vec<&str> = fields.iter().map(|(k, _)| k.as_str()).collect();
                     return Err(unknown(part, &here, &names));
                 }
             },
@@ -456,7 +299,7 @@ pub fn node(path: &MetricPath) -> Result<&'static Node, String> {
                 n
             }
             Node::Pair => match part.as_str() {
-                "0" | "1" => &Node::Num,
+                "0" | "1" => &NUM,
                 _ => {
                     return Err(format!(
                         "{here} is an interval [lower, upper]: use `.0` for the lower bound \
@@ -490,7 +333,7 @@ pub fn leaf(path: &MetricPath) -> Result<Leaf, String> {
             let numbers: Vec<&str> = fields
                 .iter()
                 .filter(|(_, n)| matches!(n, Node::Num))
-                .map(|(k, _)| *k)
+                .map(|(k, _)| k.as_str())
                 .collect();
             Err(format!(
                 "`{path}` is a table, not a number{}",
@@ -539,7 +382,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// list index, `<key>` any key of the table; named choices are spelled `{a|b|c}`.
 pub fn patterns() -> Vec<(String, Leaf)> {
     let mut out = Vec::new();
-    walk(&METRICS, &mut Vec::new(), &mut out);
+    walk(metrics(), &mut Vec::new(), &mut out);
     out
 }
 
@@ -553,8 +396,8 @@ pub fn number_patterns() -> Vec<String> {
 }
 
 /// The named key sets the patterns use, with their keys: `("arm", ["baseline", "treatment"])`.
-pub fn key_sets() -> Vec<(&'static str, &'static [&'static str])> {
-    fn go(node: &Node, out: &mut Vec<(&'static str, &'static [&'static str])>) {
+pub fn key_sets() -> Vec<KeySet> {
+    fn go(node: &Node, out: &mut Vec<KeySet>) {
         match node {
             Node::Obj(fields) => fields.iter().for_each(|(_, n)| go(n, out)),
             Node::Map(named, n) => {
@@ -570,7 +413,7 @@ pub fn key_sets() -> Vec<(&'static str, &'static [&'static str])> {
         }
     }
     let mut out = Vec::new();
-    go(&METRICS, &mut out);
+    go(metrics(), &mut out);
     out
 }
 
@@ -579,13 +422,13 @@ fn spelled(node: &'static Node, part: Option<&str>) -> Option<(String, &'static 
     match node {
         Node::Obj(fields) => {
             let part = part?;
-            let (k, n) = fields.iter().find(|(k, _)| *k == part)?;
-            Some((k.to_string(), n))
+            let (k, n) = fields.iter().find(|(k, _)| k == part)?;
+            Some((k.clone(), n))
         }
-        Node::Map(Some((label, _)), n) => Some((format!("<{label}>"), *n)),
-        Node::Map(None, n) => Some(("<key>".into(), *n)),
-        Node::List(n) => Some(("<i>".into(), *n)),
-        Node::Pair => Some(("{0|1}".into(), &Node::Num)),
+        Node::Map(Some((label, _)), n) => Some((format!("<{label}>"), n)),
+        Node::Map(None, n) => Some(("<key>".into(), n)),
+        Node::List(n) => Some(("<i>".into(), n)),
+        Node::Pair => Some(("{0|1}".into(), &NUM)),
         Node::Num | Node::Bool | Node::Text => None,
     }
 }
@@ -602,7 +445,7 @@ fn walk(node: &'static Node, prefix: &mut Vec<String>, out: &mut Vec<(String, Le
         return;
     }
     let children: Vec<(String, &'static Node)> = match node {
-        Node::Obj(fields) => fields.iter().map(|(k, n)| (k.to_string(), n)).collect(),
+        Node::Obj(fields) => fields.iter().map(|(k, n)| (k.clone(), n)).collect(),
         _ => spelled(node, None).into_iter().collect(),
     };
     for (part, child) in children {
@@ -615,7 +458,7 @@ fn walk(node: &'static Node, prefix: &mut Vec<String>, out: &mut Vec<(String, Le
 /// The pattern (as [`patterns`] spells it) that a path which can exist falls under.
 pub fn pattern_of(path: &MetricPath) -> Result<String, String> {
     node(path)?;
-    let mut node = &METRICS;
+    let mut node = metrics();
     let mut parts = Vec::new();
     for part in &path.parts {
         let (spelling, next) =

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::stats::calibration::round9;
 
 /// How often one confidence value occurred.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ValueCount {
     pub value: f64,
     pub count: usize,

@@ -115,7 +115,7 @@ pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> V
         .collect()
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BandCounts {
     pub strong: usize,
     pub adequate: usize,
@@ -124,7 +124,7 @@ pub struct BandCounts {
 }
 
 /// Calibration of final confidence against final correctness, with bootstrap intervals.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueryCalibration {
     #[serde(flatten)]
     pub calibration: Calibration,
@@ -133,7 +133,7 @@ pub struct QueryCalibration {
 }
 
 /// SPEC §4.3's query metrics of one arm.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueryArmMetrics {
     pub policy: String,
     pub stop_threshold: f64,

@@ -15,7 +15,7 @@ use crate::stats::calibration::{bin_index, round9};
 use crate::stats::paired::wilson;
 
 /// Metrics of one (target, run).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TargetMetrics {
     pub target: String,
     pub run: u32,
@@ -64,7 +64,7 @@ pub struct CalibrationSums {
 }
 
 /// One row of anchor calibration: how the judges rated findings at one confidence.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CalibrationCell {
     pub value: String,
     pub count: usize,
@@ -217,7 +217,7 @@ fn rate(num: f64, den: f64) -> f64 {
 }
 
 /// Arm-level review metrics (the names of SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmMetrics {
     pub policy: String,
     pub scale: Scale,
@@ -267,7 +267,7 @@ pub struct ArmMetrics {
 }
 
 /// A reviewer call recorded `status: failed`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FailedCall {
     pub target: String,
     pub run: u32,
@@ -275,7 +275,7 @@ pub struct FailedCall {
     pub reason: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RateIntervals {
     pub promotion_rate: Option<[f64; 2]>,
     pub corroboration_rate: Option<[f64; 2]>,

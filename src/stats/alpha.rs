@@ -33,7 +33,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 /// Level of measurement: decides the difference function δ².
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Nominal,

@@ -19,7 +19,7 @@ use super::alpha::{AlphaError, Level, Prepared, Scratch, Units};
 use super::quantile::percentile;
 use super::rng::Rng;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Method {
     Units,
@@ -47,7 +47,7 @@ pub struct Exceedance {
 }
 
 /// A percentile 95% bootstrap interval and how it was drawn.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interval {
     pub lower: Option<f64>,
     pub upper: Option<f64>,

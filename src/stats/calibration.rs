@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One bin of the reliability diagram.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bin {
     pub lower: f64,
     pub upper: f64,
@@ -22,7 +22,7 @@ pub struct Bin {
     pub accuracy: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Calibration {
     pub n: usize,
     pub ece: f64,

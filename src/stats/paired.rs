@@ -8,7 +8,7 @@ use super::bootstrap::{parallel, Method, Plan};
 use super::quantile::percentile;
 
 /// treatment − baseline over the units measured in both arms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairedDelta {
     /// Mean over the paired units.
     pub baseline: f64,
