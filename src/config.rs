@@ -464,7 +464,11 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             ..err
         }
     })?;
-    let ctx = Ctx { name: &name, text };
+    let ctx = Ctx {
+        name: &name,
+        text,
+        spans: toml::de::DeTable::parse(text).ok(),
+    };
     ctx.known(
         &doc,
         "",
@@ -581,23 +585,49 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
 }
 
 /// Parsing context: the file's name and text, to place errors on lines.
+/// The byte offset where `parts` is set in `table`: its last key (or array element).
+fn key_offset(table: &toml::de::DeTable, parts: &[&str]) -> Option<usize> {
+    let (first, rest) = parts.split_first()?;
+    let (key, value) = table.iter().find(|(k, _)| k.get_ref() == first)?;
+    if rest.is_empty() {
+        return Some(key.span().start);
+    }
+    value_offset(value.get_ref(), rest)
+}
+
+fn value_offset(value: &toml::de::DeValue, parts: &[&str]) -> Option<usize> {
+    use toml::de::DeValue;
+    match value {
+        DeValue::Table(table) => key_offset(table, parts),
+        DeValue::Array(items) => {
+            let (first, rest) = parts.split_first()?;
+            let item = items.get(first.parse::<usize>().ok()?)?;
+            if rest.is_empty() {
+                Some(item.span().start)
+            } else {
+                value_offset(item.get_ref(), rest)
+            }
+        }
+        _ => None,
+    }
+}
+
 struct Ctx<'a> {
     name: &'a str,
     text: &'a str,
+    /// The document with the position of every key, to place an error on its line.
+    spans: Option<toml::Spanned<toml::de::DeTable<'a>>>,
 }
 
 impl Ctx<'_> {
-    /// The line where `key` (the last part of a dotted path) is set, or its table header.
+    /// The line where the dotted `path` (`arms.treatment.review.policy`) is set: the position
+    /// of its last key, found by walking the document table by table, so a key is found in its
+    /// own table and not in the first table that has a key of that name. `None` when the path
+    /// is not in the file (a missing key is then placed on its table).
     fn line_of(&self, path: &str) -> Option<u64> {
-        let key = path.rsplit('.').next().unwrap_or(path);
-        self.text
-            .lines()
-            .position(|l| {
-                let t = l.trim_start();
-                (t.starts_with(key) && t[key.len()..].trim_start().starts_with('='))
-                    || (t.starts_with('[') && t.trim_end().trim_end_matches(']').ends_with(path))
-            })
-            .map(|i| i as u64 + 1)
+        let parts: Vec<&str> = path.split('.').collect();
+        let offset = key_offset(self.spans.as_ref()?.get_ref(), &parts)?;
+        Some(crate::error::line_at(self.text, offset))
     }
 
     fn error(&self, path: &str, problem: impl Into<String>) -> InputError {

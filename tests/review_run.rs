@@ -312,6 +312,30 @@ fn experiment_typos_are_named_with_their_line() {
         .stderr(predicate::str::contains("surface_from"));
 }
 
+// Regression (issue 22): an error in the treatment arm was placed on the first line in the
+// file with a key of that name, the baseline's (`policy` on line 14 reported as line 9).
+#[test]
+fn an_error_in_the_treatment_arm_names_the_treatment_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = tiny_corpus(dir.path());
+    let text = EXPERIMENT.replace("policy = \"anchored\"", "policy = \"anchord\"");
+    std::fs::write(&exp, text).unwrap();
+    run_into(dir.path().join("runs"), &exp)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "experiment.toml:14: `arms.treatment.review.policy`",
+        ));
+    let text = EXPERIMENT.replace("source = \"t\"", "source = \"t\"\nsorce = \"t\"");
+    std::fs::write(&exp, text).unwrap();
+    run_into(dir.path().join("runs"), &exp)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "experiment.toml:13: `arms.treatment.sorce`: is not a known key",
+        ));
+}
+
 #[test]
 fn validate_lists_every_problem_and_passes_clean_corpora() {
     let dir = tempfile::tempdir().unwrap();
