@@ -110,6 +110,130 @@ type Key = (String, String, String, u32);
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let started = Instant::now();
+    let Prepared {
+        exp,
+        collect,
+        exp_path,
+        exp_dir,
+        program,
+        calls,
+        index,
+        stdin,
+        mut manifest,
+    } = prepare(args)?;
+    let Place {
+        run_id,
+        recorded,
+        lock,
+    } = place(args, &exp.name, &mut manifest, collect.kind, &index)?;
+    manifest.run_id = run_id.clone();
+    let run_dir = args.runs_dir.join(&run_id);
+    let file = run_dir.join(collect.kind.file());
+    let mut report = CollectReport {
+        run_id: run_id.clone(),
+        run_dir: run_dir.clone(),
+        file: file.clone(),
+        experiment: exp_path.clone(),
+        planned: calls.len(),
+        already_recorded: recorded.len(),
+        ok: 0,
+        failed: 0,
+        failures: BTreeMap::new(),
+        failed_examples: Vec::new(),
+        abandoned: 0,
+        not_started: 0,
+        interrupted: false,
+        complete: false,
+        seconds: 0.0,
+        dry_run: None,
+    };
+    if args.dry_run {
+        report.dry_run = Some(dry_calls(&calls, &run_dir, &recorded));
+        return Ok(report);
+    }
+
+    std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
+    // Held until the collection ends (every path that writes has taken it in `place`).
+    let _lock = match lock {
+        Some(held) => held,
+        None => rundir::DirLock::take(&run_dir)?,
+    };
+    let run_dir_abs = run_dir
+        .canonicalize()
+        .map_err(|e| Error::write(&run_dir, e))?;
+    write_manifest(&run_dir, &manifest)?;
+    let pending: Vec<(usize, Call)> = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !recorded.contains(&c.key()))
+        .map(|(i, c)| (i, c.clone()))
+        .collect();
+    let ctx = Context {
+        program,
+        cwd: exp_dir,
+        run_dir: run_dir_abs,
+        run_id,
+        kind: collect.kind,
+        timeout: collect.timeout,
+        retries: collect.retries,
+        backoff: collect.backoff,
+        concurrency: collect.concurrency,
+        expect: arm_expectations(&exp, &collect),
+        stdin,
+    };
+    let out = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .map_err(|e| Error::write(&file, e))?;
+    let mut writer = Writer {
+        out,
+        calls: &calls,
+        bar: progress.then(|| progress_bar(pending.len())),
+        report: &mut report,
+    };
+    let ended = runner::run(ctx, pending, &mut writer);
+    let Writer { out, bar, .. } = writer;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let ended = ended.map_err(|e| Error::write(&file, e))?;
+    out.sync_all().map_err(|e| Error::write(&file, e))?;
+    drop(out);
+    report.abandoned = ended.abandoned;
+    report.not_started = ended.not_started;
+    report.interrupted = ended.interrupted;
+    report.complete = report.already_recorded + report.ok + report.failed == report.planned;
+    if report.complete {
+        in_plan_order(&file, collect.kind, &index)?;
+        manifest.status = "complete".into();
+    } else {
+        manifest.status = "interrupted".into();
+    }
+    manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
+    write_manifest(&run_dir, &manifest)?;
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Everything checked and planned before anything is created: the experiment and its
+/// `[collect]` table, the targets, the names, the program, the calls, and the manifest.
+struct Prepared {
+    exp: Experiment,
+    collect: Collect,
+    exp_path: PathBuf,
+    /// The experiment's folder, absolute: the commands' working directory.
+    exp_dir: PathBuf,
+    program: PathBuf,
+    calls: Vec<Call>,
+    /// Each call's position in the plan.
+    index: HashMap<Key, usize>,
+    /// Each target's content, given on stdin.
+    stdin: HashMap<String, Arc<Vec<u8>>>,
+    manifest: Manifest,
+}
+
+fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
     let (exp, _) = crate::corpus::load::experiment(&exp_path)?;
@@ -157,7 +281,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         });
         stdin.insert(t.name.clone(), Arc::new(bytes));
     }
-    let mut manifest = Manifest {
+    let manifest = Manifest {
         run_id: String::new(),
         calibench_version: env!("CARGO_PKG_VERSION").into(),
         experiment_file: exp_path.display().to_string(),
@@ -172,10 +296,38 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         status: "running".into(),
         finished_at: None,
     };
+    Ok(Prepared {
+        exp,
+        collect,
+        exp_path,
+        exp_dir,
+        program,
+        calls,
+        index,
+        stdin,
+        manifest,
+    })
+}
 
-    // Where the run goes, and what it already holds. One collection writes a run at a time
-    // (two resumes at once would make every missing call twice, paid calls, and write its line
-    // twice), so the run is locked before what it holds is read.
+/// Where a collection goes: its run id, what the run already holds, and the lock on it.
+struct Place {
+    run_id: String,
+    recorded: HashSet<Key>,
+    /// Taken before what the run holds is read (none for `--dry-run`).
+    lock: Option<rundir::DirLock>,
+}
+
+/// Claims a new run directory, or (`--resume`) locks an existing one, checks it still matches
+/// the experiment and reads what it records. One collection writes a run at a time (two resumes
+/// at once would make every missing call twice, paid calls, and write its line twice), so the
+/// run is locked before what it holds is read.
+fn place(
+    args: &CollectArgs,
+    name: &str,
+    manifest: &mut Manifest,
+    kind: Kind,
+    index: &HashMap<Key, usize>,
+) -> Result<Place, Error> {
     let mut lock = None;
     let (run_id, recorded) = match &args.resume {
         Some(id) => {
@@ -185,10 +337,10 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                 lock = Some(rundir::DirLock::take(&dir)?);
             }
             let earlier = read_manifest(&dir)?;
-            check_same(&dir, &earlier, &manifest)?;
+            check_same(&dir, &earlier, manifest)?;
             manifest.started_at = earlier.started_at;
-            let file = dir.join(collect.kind.file());
-            let recorded = read_recorded(&file, collect.kind, &index)?;
+            let file = dir.join(kind.file());
+            let recorded = read_recorded(&file, kind, index)?;
             (id.clone(), recorded)
         }
         None => {
@@ -199,7 +351,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                 }
                 None => RunId::Default(format!(
                     "{}-collect-{}",
-                    exp.name,
+                    name,
                     rundir::compact_time(SystemTime::now())
                 )),
             };
@@ -221,121 +373,42 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
             (id, HashSet::new())
         }
     };
-    manifest.run_id = run_id.clone();
-    let run_dir = args.runs_dir.join(&run_id);
-    let file = run_dir.join(collect.kind.file());
-    let mut report = CollectReport {
-        run_id: run_id.clone(),
-        run_dir: run_dir.clone(),
-        file: file.clone(),
-        experiment: exp_path.clone(),
-        planned: calls.len(),
-        already_recorded: recorded.len(),
-        ok: 0,
-        failed: 0,
-        failures: BTreeMap::new(),
-        failed_examples: Vec::new(),
-        abandoned: 0,
-        not_started: 0,
-        interrupted: false,
-        complete: false,
-        seconds: 0.0,
-        dry_run: None,
-    };
-    if args.dry_run {
-        report.dry_run = Some(
-            calls
-                .iter()
-                .map(|c| DryCall {
-                    arm: c.arm.clone(),
-                    target: c.target.name.clone(),
-                    reviewer: c.reviewer.clone(),
-                    run: c.run,
-                    argv: c.argv.clone(),
-                    artifact: run_dir.join(&c.artifact),
-                    recorded: recorded.contains(&c.key()),
-                })
-                .collect(),
-        );
-        return Ok(report);
-    }
+    Ok(Place {
+        run_id,
+        recorded,
+        lock,
+    })
+}
 
-    std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
-    // Held until the collection ends (every path that writes has taken it above).
-    let _lock = match lock {
-        Some(held) => held,
-        None => rundir::DirLock::take(&run_dir)?,
-    };
-    let run_dir_abs = run_dir
-        .canonicalize()
-        .map_err(|e| Error::write(&run_dir, e))?;
-    write_manifest(&run_dir, &manifest)?;
-    let pending: Vec<(usize, Call)> = calls
+/// The calls `--dry-run` lists, with their artifact paths and whether each is recorded.
+fn dry_calls(calls: &[Call], run_dir: &Path, recorded: &HashSet<Key>) -> Vec<DryCall> {
+    calls
         .iter()
-        .enumerate()
-        .filter(|(_, c)| !recorded.contains(&c.key()))
-        .map(|(i, c)| (i, c.clone()))
-        .collect();
-    let expect = arm_expectations(&exp, &collect);
-    let ctx = Context {
-        program,
-        cwd: exp_dir.clone(),
-        run_dir: run_dir_abs,
-        run_id: run_id.clone(),
-        kind: collect.kind,
-        timeout: collect.timeout,
-        retries: collect.retries,
-        backoff: collect.backoff,
-        concurrency: collect.concurrency,
-        expect,
-        stdin,
-    };
-    let out = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .map_err(|e| Error::write(&file, e))?;
-    let bar = progress.then(|| {
-        let bar = ProgressBar::new(pending.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{spinner} [{bar:30}] {pos}/{len} calls, {msg} ({elapsed}, ETA {eta})",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-        );
-        bar.set_message("0 failed");
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    });
-    let mut writer = Writer {
-        out,
-        calls: &calls,
-        bar,
-        report: &mut report,
-    };
-    let ended = runner::run(ctx, pending, &mut writer);
-    let Writer { out, bar, .. } = writer;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let ended = ended.map_err(|e| Error::write(&file, e))?;
-    out.sync_all().map_err(|e| Error::write(&file, e))?;
-    drop(out);
-    report.abandoned = ended.abandoned;
-    report.not_started = ended.not_started;
-    report.interrupted = ended.interrupted;
-    report.complete = report.already_recorded + report.ok + report.failed == report.planned;
-    if report.complete {
-        in_plan_order(&file, collect.kind, &index)?;
-        manifest.status = "complete".into();
-    } else {
-        manifest.status = "interrupted".into();
-    }
-    manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
-    write_manifest(&run_dir, &manifest)?;
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+        .map(|c| DryCall {
+            arm: c.arm.clone(),
+            target: c.target.name.clone(),
+            reviewer: c.reviewer.clone(),
+            run: c.run,
+            argv: c.argv.clone(),
+            artifact: run_dir.join(&c.artifact),
+            recorded: recorded.contains(&c.key()),
+        })
+        .collect()
+}
+
+/// The bar drawn on stderr while calls run: done/total, failures, elapsed and ETA.
+fn progress_bar(calls: usize) -> ProgressBar {
+    let bar = ProgressBar::new(calls as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{bar:30}] {pos}/{len} calls, {msg} ({elapsed}, ETA {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message("0 failed");
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }
 
 /// The single writer: appends each finished call's line whole, then counts it.
