@@ -144,64 +144,16 @@ pub fn analyse(
     run_id: &str,
     settings: Settings,
 ) -> Result<Analysis, InputError> {
-    let mut findings = Vec::new();
-    let (review, agreement) = match &corpus.reviews {
+    let verdicts = corpus
+        .verdicts
+        .as_ref()
+        .map_or(&[][..], |(_, v)| v.as_slice());
+    let (mut review, mut agreement, findings) = match &corpus.reviews {
         Some((name, selections)) => {
-            let composites = composites(
-                exp,
-                corpus
-                    .verdicts
-                    .as_ref()
-                    .map_or(&[][..], |(_, v)| v.as_slice()),
-            );
-            // The arms are independent: replay them side by side, each into its own rows, and
-            // join the rows in arm order so the tables do not depend on the threads.
-            let replay = |arm: &Arm| {
-                let mut rows = Vec::new();
-                replay_arm(exp, arm, name, selections, &composites, settings, &mut rows)
-                    .map(|r| (r, rows))
-            };
-            let (baseline, treatment) = std::thread::scope(|scope| {
-                let treatment = scope.spawn(|| replay(&exp.treatment));
-                let baseline = replay(&exp.baseline);
-                let treatment = treatment
-                    .join()
-                    .unwrap_or_else(|e| std::panic::resume_unwind(e));
-                (baseline, treatment)
-            });
-            let (baseline, mut rows) = baseline?;
-            let (treatment, treatment_rows) = treatment?;
-            rows.extend(treatment_rows);
-            findings = rows;
-            let delta = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
-            let runs = match (baseline.runs, treatment.runs) {
-                (Some(baseline), Some(treatment)) => Some(PerArm {
-                    baseline,
-                    treatment,
-                }),
-                _ => None,
-            };
-            (
-                Some(ReviewSection {
-                    withheld: None,
-                    mode: exp.mode,
-                    arms: PerArm {
-                        baseline: baseline.metrics,
-                        treatment: treatment.metrics,
-                    },
-                    delta,
-                }),
-                Some(AgreementSection {
-                    judges: None,
-                    reviewers: Some(PerArm {
-                        baseline: baseline.reviewers,
-                        treatment: treatment.reviewers,
-                    }),
-                    runs,
-                }),
-            )
+            let r = review_section(exp, name, selections, verdicts, settings)?;
+            (Some(r.section), Some(r.agreement), r.findings)
         }
-        None => (None, None),
+        None => (None, None, Vec::new()),
     };
     let (queries, query_rows) = match &corpus.queries {
         Some((name, all)) => {
@@ -210,66 +162,22 @@ pub fn analyse(
         }
         None => (None, Vec::new()),
     };
-    let mut review = review;
-    let mut agreement = agreement;
     let (trust, lift) = match &corpus.verdicts {
         Some((name, items)) => {
-            let judged = judged_items(exp, name, items)?;
-            let verdict =
-                trust::verdict(&judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
-            let judges = {
-                let raters = verdict.judges;
-                agreement_of(
-                    &trust::irr_rows(&judged),
-                    exp.trust.level,
-                    raters,
-                    exp,
-                    settings,
-                    "no item has two surviving judges",
-                )
-            };
+            let judged = judge(exp, name, items, settings)?;
             agreement
                 .get_or_insert(AgreementSection {
                     judges: None,
                     reviewers: None,
                     runs: None,
                 })
-                .judges = Some(judges);
-            let labels = |arm: &Arm, other: &Arm| -> Vec<String> {
-                // A label both arms read cannot tell them apart: only the arm's name then.
-                if arm.source == other.source {
-                    vec![arm.name.clone()]
-                } else {
-                    vec![arm.source.clone(), arm.name.clone()]
-                }
-            };
-            let (b, t) = (
-                labels(&exp.baseline, &exp.treatment),
-                labels(&exp.treatment, &exp.baseline),
-            );
-            let (b, t): (Vec<&str>, Vec<&str>) = (
-                b.iter().map(String::as_str).collect(),
-                t.iter().map(String::as_str).collect(),
-            );
-            let lift = trust::lift(
-                &judged,
-                &b,
-                &t,
-                &exp.trust.dimension_weights,
-                &verdict,
-                Plan {
-                    method: Method::Units,
-                    replicates: exp.bootstrap,
-                    seed: exp.seed,
-                    threads: settings.threads,
-                },
-            );
-            if !verdict.trustworthy {
+                .judges = Some(judged.agreement);
+            if !judged.verdict.trustworthy {
                 if let Some(r) = &mut review {
-                    withhold(r, &verdict.trust_reasons);
+                    withhold(r, &judged.verdict.trust_reasons);
                 }
             }
-            (Some(verdict), Some(lift))
+            (Some(judged.verdict), Some(judged.lift))
         }
         None => (None, None),
     };
@@ -286,6 +194,130 @@ pub fn analyse(
         },
         findings,
         queries: query_rows,
+    })
+}
+
+/// The review section of the result, with the reviewers' and runs' agreement and the
+/// findings table's rows.
+struct Reviewed {
+    section: ReviewSection,
+    agreement: AgreementSection,
+    findings: Vec<FindingRow>,
+}
+
+/// Both arms replayed over their returns (side by side: the arms are independent), their
+/// metrics, and the paired deltas. `verdicts` give precision and anchor calibration.
+fn review_section(
+    exp: &Experiment,
+    name: &str,
+    selections: &[Selection],
+    verdicts: &[Item],
+    settings: Settings,
+) -> Result<Reviewed, InputError> {
+    let composites = composites(exp, verdicts);
+    // Each arm replays into its own rows, joined in arm order so the tables do not depend on
+    // the threads.
+    let replay = |arm: &Arm| {
+        let mut rows = Vec::new();
+        replay_arm(exp, arm, name, selections, &composites, settings, &mut rows).map(|r| (r, rows))
+    };
+    let (baseline, treatment) = std::thread::scope(|scope| {
+        let treatment = scope.spawn(|| replay(&exp.treatment));
+        let baseline = replay(&exp.baseline);
+        let treatment = treatment
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (baseline, treatment)
+    });
+    let (baseline, mut findings) = baseline?;
+    let (treatment, treatment_rows) = treatment?;
+    findings.extend(treatment_rows);
+    let delta = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
+    let runs = match (baseline.runs, treatment.runs) {
+        (Some(baseline), Some(treatment)) => Some(PerArm {
+            baseline,
+            treatment,
+        }),
+        _ => None,
+    };
+    Ok(Reviewed {
+        section: ReviewSection {
+            withheld: None,
+            mode: exp.mode,
+            arms: PerArm {
+                baseline: baseline.metrics,
+                treatment: treatment.metrics,
+            },
+            delta,
+        },
+        agreement: AgreementSection {
+            judges: None,
+            reviewers: Some(PerArm {
+                baseline: baseline.reviewers,
+                treatment: treatment.reviewers,
+            }),
+            runs,
+        },
+        findings,
+    })
+}
+
+/// What the judges' panels give: the trust verdict (SPEC §4.6), the judges' α, and the lift.
+struct Judged {
+    verdict: TrustVerdict,
+    agreement: Agreement,
+    lift: Lift,
+}
+
+fn judge(
+    exp: &Experiment,
+    name: &str,
+    items: &[Item],
+    settings: Settings,
+) -> Result<Judged, InputError> {
+    let judged = judged_items(exp, name, items)?;
+    let verdict = trust::verdict(&judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    let agreement = agreement_of(
+        &trust::irr_rows(&judged),
+        exp.trust.level,
+        verdict.judges,
+        exp,
+        settings,
+        "no item has two surviving judges",
+    );
+    let labels = |arm: &Arm, other: &Arm| -> Vec<String> {
+        // A label both arms read cannot tell them apart: only the arm's name then.
+        if arm.source == other.source {
+            vec![arm.name.clone()]
+        } else {
+            vec![arm.source.clone(), arm.name.clone()]
+        }
+    };
+    let (b, t) = (
+        labels(&exp.baseline, &exp.treatment),
+        labels(&exp.treatment, &exp.baseline),
+    );
+    let (b, t): (Vec<&str>, Vec<&str>) = (
+        b.iter().map(String::as_str).collect(),
+        t.iter().map(String::as_str).collect(),
+    );
+    let lift = trust::lift(
+        &judged,
+        &b,
+        &t,
+        &exp.trust.dimension_weights,
+        &verdict,
+        Plan {
+            method: Method::Units,
+            replicates: exp.bootstrap,
+            seed: exp.seed,
+            threads: settings.threads,
+        },
+    );
+    Ok(Judged {
+        verdict,
+        agreement,
+        lift,
     })
 }
 

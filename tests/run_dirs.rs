@@ -71,6 +71,16 @@ fn wait_for(path: &Path, child: &mut Child) {
     }
 }
 
+/// Waits until a run's claim names its owner: the claim is made first and names its owner a
+/// moment later (a claim without one is left alone for a minute, in case it is that moment).
+fn wait_for_claim(claim: &Path, child: &mut Child) {
+    let owner = claim.join(".calibench-owner");
+    wait_for(&owner, child);
+    while std::fs::read_to_string(&owner).map_or(true, |t| t.trim().is_empty()) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 // Regression (issue 18): runs of one experiment started in the same second took the same
 // default id, and all but one failed with "already exists".
 #[test]
@@ -103,7 +113,7 @@ fn a_given_run_id_is_never_replaced_by_a_concurrent_run() {
     let mut slow = run_cmd(root.path(), &["--run-id", "same", "--bootstrap", "1000000"])
         .spawn()
         .unwrap();
-    wait_for(&root.path().join("runs/.same.partial"), &mut slow);
+    wait_for_claim(&root.path().join("runs/.same.partial"), &mut slow);
     let fast = run_cmd(root.path(), &["--run-id", "same"])
         .output()
         .unwrap();
@@ -160,7 +170,7 @@ fn a_killed_runs_litter_is_swept_by_the_next_run_and_reported_once() {
     .spawn()
     .unwrap();
     let claim = root.path().join("runs/.doomed.partial");
-    wait_for(&claim, &mut doomed);
+    wait_for_claim(&claim, &mut doomed);
     doomed.kill().unwrap(); // SIGKILL: no handler runs
     doomed.wait().unwrap();
     assert!(claim.exists(), "a SIGKILL leaves the claim behind");
