@@ -743,9 +743,10 @@ fn pids(s: &Setup) -> Vec<String> {
 // group and survived the timeout kill; a double-forked daemon outlived a call that returned.
 #[test]
 fn nothing_a_call_starts_outlives_it_even_in_a_session_of_its_own() {
+    // The timeout leaves each grandchild ample time to start and record its pid under load.
     let s = Setup::new(
         &["escape", "daemon"],
-        "timeout_s = 1\nconcurrency = 4\nretries = 0",
+        "timeout_s = 3\nconcurrency = 4\nretries = 0",
     );
     s.collect("e")
         .env("PIDS", s.root().join("pids"))
