@@ -585,6 +585,21 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
 }
 
 /// Parsing context: the file's name and text, to place errors on lines.
+/// Keys every review policy's table may hold.
+const SHARED_REVIEW_KEYS: [&str; 5] = [
+    "policy",
+    "scale",
+    "promotion",
+    "review_mode",
+    "demote_reviewers",
+];
+
+/// The review settings both policies share.
+struct SharedReview {
+    review_mode: ReviewMode,
+    demote_reviewers: Vec<String>,
+}
+
 /// The byte offset where `parts` is set in `table`: its last key (or array element).
 fn key_offset(table: &toml::de::DeTable, parts: &[&str]) -> Option<usize> {
     let (first, rest) = parts.split_first()?;
@@ -913,146 +928,16 @@ impl Ctx<'_> {
         }
     }
 
+    /// An arm's `[review]` table: the keys both policies share, then the policy's own.
     fn review(&self, path: &str, r: &toml::Table, mode: Mode) -> Result<ReviewPolicy, InputError> {
         let policy = self.string(r, path, "policy")?;
-        let common = [
-            "policy",
-            "scale",
-            "promotion",
-            "review_mode",
-            "demote_reviewers",
-        ];
-        let scale_of = |native: Scale| -> Result<Scale, InputError> {
-            match self.string(r, path, "scale")?.as_deref() {
-                None => Ok(native),
-                Some("float") => Ok(Scale::Float),
-                Some("anchor") => Ok(Scale::Anchor),
-                Some(other) => Err(self.error(
-                    &format!("{path}.scale"),
-                    format!("`{other}` is not a scale: use float or anchor"),
-                )),
-            }
-        };
-        let review_mode = match self.string(r, path, "review_mode")?.as_deref() {
-            None | Some("interactive") => ReviewMode::Interactive,
-            Some("report-only") => ReviewMode::ReportOnly,
-            Some("headless") => ReviewMode::Headless,
-            Some("autofix") => ReviewMode::Autofix,
-            Some(other) => {
-                return Err(self.error(
-                    &format!("{path}.review_mode"),
-                    format!("`{other}` is not a review mode: use interactive, report-only, headless or autofix"),
-                ))
-            }
-        };
-        let demote_reviewers = match r.get("demote_reviewers") {
-            None => vec!["testing".to_string(), "maintainability".to_string()],
-            Some(toml::Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| {
-                    self.error(
-                        &format!("{path}.demote_reviewers"),
-                        "must be a list of reviewer names",
-                    )
-                })?,
-            Some(_) => {
-                return Err(self.error(
-                    &format!("{path}.demote_reviewers"),
-                    "must be a list of reviewer names",
-                ))
-            }
-        };
-        let num =
-            |key: &str, default: f64, native: Scale, scale: Scale| -> Result<f64, InputError> {
-                Ok(self
-                    .number(r, path, key)?
-                    .unwrap_or_else(|| scale.convert(default, native)))
-            };
-        let promotion = |scale: Scale| -> Result<Promotion, InputError> {
-            match r.get("promotion") {
-                None | Some(toml::Value::Boolean(true)) => Ok(Promotion::Corroboration {
-                    boost: scale.convert(0.10, Scale::Float),
-                }),
-                Some(toml::Value::Boolean(false)) => Ok(Promotion::None),
-                Some(other) => Err(self.error(
-                    &format!("{path}.promotion"),
-                    format!("must be true or false, not {other}"),
-                )),
-            }
+        let shared = SharedReview {
+            review_mode: self.review_mode(r, path)?,
+            demote_reviewers: self.demote_reviewers(r, path)?,
         };
         match policy.as_deref() {
-            Some("anchored") => {
-                let mut known = common.to_vec();
-                known.extend(["surface_from", "actionable_from", "p0_escape", "collapse"]);
-                self.known(r, path, &known)?;
-                let native = Scale::Anchor;
-                let scale = scale_of(native)?;
-                let (surface, actionable, escape) = match mode {
-                    Mode::Doc => (50.0, 75.0, None),
-                    Mode::Code => (75.0, 75.0, Some(50.0)),
-                };
-                let p0_escape = match self.number(r, path, "p0_escape")? {
-                    Some(v) => Some(v),
-                    None => escape.map(|e| scale.convert(e, native)),
-                };
-                Ok(ReviewPolicy::Anchored(Anchored {
-                    scale,
-                    surface_from: num("surface_from", surface, native, scale)?,
-                    actionable_from: num("actionable_from", actionable, native, scale)?,
-                    p0_escape,
-                    collapse: self.boolean(r, path, "collapse")?.unwrap_or(true),
-                    promotion: promotion(scale)?,
-                    review_mode,
-                    demote_reviewers,
-                }))
-            }
-            Some("float-gates") => {
-                let mut known = common.to_vec();
-                known.extend([
-                    "gates",
-                    "gate",
-                    "p0_gate",
-                    "fyi_floor",
-                    "boost",
-                    "auto_apply_from",
-                ]);
-                self.known(r, path, &known)?;
-                let native = Scale::Float;
-                let scale = scale_of(native)?;
-                let mut gates = [0.50, 0.60, 0.65, 0.75].map(|g| scale.convert(g, native));
-                if let Some(v) = r.get("gates") {
-                    let gpath = format!("{path}.gates");
-                    let toml::Value::Table(t) = v else {
-                        return Err(self.error(&gpath, "must be a table of P0..P3 gates"));
-                    };
-                    self.known(t, &gpath, &["P0", "P1", "P2", "P3"])?;
-                    for (i, sev) in ["P0", "P1", "P2", "P3"].iter().enumerate() {
-                        if let Some(g) = self.number(t, &gpath, sev)? {
-                            gates[i] = g;
-                        }
-                    }
-                }
-                let promotion = match self.number(r, path, "boost")? {
-                    Some(boost) => match promotion(scale)? {
-                        Promotion::None => Promotion::None,
-                        Promotion::Corroboration { .. } => Promotion::Corroboration { boost },
-                    },
-                    None => promotion(scale)?,
-                };
-                Ok(ReviewPolicy::FloatGates(FloatGates {
-                    scale,
-                    gates,
-                    gate: num("gate", 0.60, native, scale)?,
-                    p0_gate: num("p0_gate", 0.50, native, scale)?,
-                    fyi_floor: num("fyi_floor", 0.40, native, scale)?,
-                    auto_apply_from: num("auto_apply_from", 0.85, native, scale)?,
-                    promotion,
-                    review_mode,
-                    demote_reviewers,
-                }))
-            }
+            Some("anchored") => self.anchored(path, r, mode, shared),
+            Some("float-gates") => self.float_gates(path, r, shared),
             Some(other) => Err(self.error(
                 &format!("{path}.policy"),
                 format!("`{other}` is not a review policy: use anchored or float-gates"),
@@ -1060,6 +945,169 @@ impl Ctx<'_> {
             None => Err(self
                 .error(&format!("{path}.policy"), "is missing")
                 .hint("policy = \"anchored\" or \"float-gates\"")),
+        }
+    }
+
+    fn anchored(
+        &self,
+        path: &str,
+        r: &toml::Table,
+        mode: Mode,
+        shared: SharedReview,
+    ) -> Result<ReviewPolicy, InputError> {
+        let mut known = SHARED_REVIEW_KEYS.to_vec();
+        known.extend(["surface_from", "actionable_from", "p0_escape", "collapse"]);
+        self.known(r, path, &known)?;
+        let native = Scale::Anchor;
+        let scale = self.scale(r, path, native)?;
+        let (surface, actionable, escape) = match mode {
+            Mode::Doc => (50.0, 75.0, None),
+            Mode::Code => (75.0, 75.0, Some(50.0)),
+        };
+        let p0_escape = match self.number(r, path, "p0_escape")? {
+            Some(v) => Some(v),
+            None => escape.map(|e| scale.convert(e, native)),
+        };
+        let num = |key: &str, default: f64| self.scaled(r, path, key, default, native, scale);
+        Ok(ReviewPolicy::Anchored(Anchored {
+            scale,
+            surface_from: num("surface_from", surface)?,
+            actionable_from: num("actionable_from", actionable)?,
+            p0_escape,
+            collapse: self.boolean(r, path, "collapse")?.unwrap_or(true),
+            promotion: self.promotion(r, path, scale)?,
+            review_mode: shared.review_mode,
+            demote_reviewers: shared.demote_reviewers,
+        }))
+    }
+
+    fn float_gates(
+        &self,
+        path: &str,
+        r: &toml::Table,
+        shared: SharedReview,
+    ) -> Result<ReviewPolicy, InputError> {
+        let mut known = SHARED_REVIEW_KEYS.to_vec();
+        known.extend([
+            "gates",
+            "gate",
+            "p0_gate",
+            "fyi_floor",
+            "boost",
+            "auto_apply_from",
+        ]);
+        self.known(r, path, &known)?;
+        let native = Scale::Float;
+        let scale = self.scale(r, path, native)?;
+        let mut gates = [0.50, 0.60, 0.65, 0.75].map(|g| scale.convert(g, native));
+        if let Some(v) = r.get("gates") {
+            let gpath = format!("{path}.gates");
+            let toml::Value::Table(t) = v else {
+                return Err(self.error(&gpath, "must be a table of P0..P3 gates"));
+            };
+            self.known(t, &gpath, &["P0", "P1", "P2", "P3"])?;
+            for (i, sev) in ["P0", "P1", "P2", "P3"].iter().enumerate() {
+                if let Some(g) = self.number(t, &gpath, sev)? {
+                    gates[i] = g;
+                }
+            }
+        }
+        let promotion = match (
+            self.number(r, path, "boost")?,
+            self.promotion(r, path, scale)?,
+        ) {
+            (Some(boost), Promotion::Corroboration { .. }) => Promotion::Corroboration { boost },
+            (_, promotion) => promotion,
+        };
+        let num = |key: &str, default: f64| self.scaled(r, path, key, default, native, scale);
+        Ok(ReviewPolicy::FloatGates(FloatGates {
+            scale,
+            gates,
+            gate: num("gate", 0.60)?,
+            p0_gate: num("p0_gate", 0.50)?,
+            fyi_floor: num("fyi_floor", 0.40)?,
+            auto_apply_from: num("auto_apply_from", 0.85)?,
+            promotion,
+            review_mode: shared.review_mode,
+            demote_reviewers: shared.demote_reviewers,
+        }))
+    }
+
+    /// `scale`, or the policy's native scale.
+    fn scale(&self, r: &toml::Table, path: &str, native: Scale) -> Result<Scale, InputError> {
+        match self.string(r, path, "scale")?.as_deref() {
+            None => Ok(native),
+            Some("float") => Ok(Scale::Float),
+            Some("anchor") => Ok(Scale::Anchor),
+            Some(other) => Err(self.error(
+                &format!("{path}.scale"),
+                format!("`{other}` is not a scale: use float or anchor"),
+            )),
+        }
+    }
+
+    /// A threshold: as written, or the default (given on the native scale) on the arm's scale.
+    fn scaled(
+        &self,
+        r: &toml::Table,
+        path: &str,
+        key: &str,
+        default: f64,
+        native: Scale,
+        scale: Scale,
+    ) -> Result<f64, InputError> {
+        Ok(self
+            .number(r, path, key)?
+            .unwrap_or_else(|| scale.convert(default, native)))
+    }
+
+    /// `promotion = true` (the default: one step, or +0.10 on the float scale) or `false`.
+    fn promotion(
+        &self,
+        r: &toml::Table,
+        path: &str,
+        scale: Scale,
+    ) -> Result<Promotion, InputError> {
+        match r.get("promotion") {
+            None | Some(toml::Value::Boolean(true)) => Ok(Promotion::Corroboration {
+                boost: scale.convert(0.10, Scale::Float),
+            }),
+            Some(toml::Value::Boolean(false)) => Ok(Promotion::None),
+            Some(other) => Err(self.error(
+                &format!("{path}.promotion"),
+                format!("must be true or false, not {other}"),
+            )),
+        }
+    }
+
+    fn review_mode(&self, r: &toml::Table, path: &str) -> Result<ReviewMode, InputError> {
+        match self.string(r, path, "review_mode")?.as_deref() {
+            None | Some("interactive") => Ok(ReviewMode::Interactive),
+            Some("report-only") => Ok(ReviewMode::ReportOnly),
+            Some("headless") => Ok(ReviewMode::Headless),
+            Some("autofix") => Ok(ReviewMode::Autofix),
+            Some(other) => Err(self.error(
+                &format!("{path}.review_mode"),
+                format!("`{other}` is not a review mode: use interactive, report-only, headless or autofix"),
+            )),
+        }
+    }
+
+    fn demote_reviewers(&self, r: &toml::Table, path: &str) -> Result<Vec<String>, InputError> {
+        let not_a_list = || {
+            self.error(
+                &format!("{path}.demote_reviewers"),
+                "must be a list of reviewer names",
+            )
+        };
+        match r.get("demote_reviewers") {
+            None => Ok(vec!["testing".to_string(), "maintainability".to_string()]),
+            Some(toml::Value::Array(a)) => a
+                .iter()
+                .map(|v| v.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(not_a_list),
+            Some(_) => Err(not_a_list()),
         }
     }
 }
