@@ -492,3 +492,75 @@ fn run_outputs_are_byte_identical_to_their_stored_copies() {
         }
     }
 }
+
+// The metric catalogue is the one declaration of a per-target review metric: every entry must
+// reach metrics.json, the targets table and the gate's metric paths, and every delta entry
+// `review.delta`, the gate's `<review-delta>` keys and the report's delta table.
+#[test]
+fn every_catalogued_review_metric_reaches_every_output() {
+    use calibench::gate::schema;
+    use calibench::replay::review_metrics::REVIEW_METRICS;
+    let patterns = schema::number_patterns();
+    let delta_keys = schema::key_sets()
+        .into_iter()
+        .find(|(label, _)| *label == "review-delta")
+        .map(|(_, keys)| keys.to_vec())
+        .unwrap();
+    for name in ["code-review-ab", "doc-review-ab", "doc-review-live"] {
+        let run = examples().join("runs").join(name);
+        let metrics: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run.join("metrics.json")).unwrap())
+                .unwrap();
+        let header = std::fs::read_to_string(run.join("targets.csv")).unwrap();
+        let header: Vec<&str> = header.lines().next().unwrap().split(',').collect();
+        let report =
+            std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
+        for m in &REVIEW_METRICS {
+            for arm in ["baseline", "treatment"] {
+                let row = &metrics["review"]["arms"][arm]["per_target"][0];
+                assert!(
+                    row.get(m.name).is_some(),
+                    "{name}: per_target lacks {}",
+                    m.name
+                );
+            }
+            assert!(
+                header.contains(&m.name),
+                "{name}: targets.csv lacks {}",
+                m.name
+            );
+            let path = format!("review.arms.<arm>.per_target.<i>.{}", m.name);
+            assert!(patterns.contains(&path), "the gate cannot name {path}");
+            // A metric with no value anywhere (precision without judges) has no pairs to delta.
+            let valued = ["baseline", "treatment"].iter().any(|arm| {
+                metrics["review"]["arms"][arm]["per_target"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|row| !row[m.name].is_null())
+            });
+            if m.delta && valued {
+                assert!(
+                    metrics["review"]["delta"].get(m.name).is_some()
+                        || metrics["review"]["withheld"]["metrics"]
+                            .as_array()
+                            .is_some_and(|w| w.iter().any(|x| x == m.name)),
+                    "{name}: review.delta lacks {}",
+                    m.name
+                );
+                assert!(
+                    report.contains(&format!("| {} |", m.name)),
+                    "{name}: report.md has no delta row for {}",
+                    m.name
+                );
+            }
+            if m.delta {
+                assert!(
+                    delta_keys.contains(&m.name),
+                    "<review-delta> lacks {}",
+                    m.name
+                );
+            }
+        }
+    }
+}

@@ -310,27 +310,113 @@ pub fn by_target(
 /// Reads one per-target figure (`None` where it does not apply, as precision without verdicts).
 pub type Metric = fn(&TargetMetrics) -> Option<f64>;
 
-/// The per-target metrics that take part in A/B deltas, by name.
-pub const DELTA_METRICS: [(&str, Metric); 18] = [
-    ("findings_raw", |t| Some(t.findings_raw as f64)),
-    ("malformed", |t| Some(t.malformed as f64)),
-    ("failed_reviewers", |t| Some(t.failed_reviewers as f64)),
-    ("distinct_values", |t| Some(t.distinct_values as f64)),
-    ("entropy_bits", |t| Some(t.entropy_bits)),
-    ("values_for_80pct", |t| Some(t.values_for_80pct as f64)),
-    ("merged", |t| Some(t.merged as f64)),
-    ("corroborated", |t| Some(t.corroborated as f64)),
-    ("promoted", |t| Some(t.promoted as f64)),
-    ("promotion_rate", |t| Some(t.promotion_rate)),
-    ("dropped", |t| Some(t.dropped as f64)),
-    ("fyi", |t| Some(t.fyi as f64)),
-    ("actionable", |t| Some(t.actionable as f64)),
-    ("decisions", |t| Some(t.decisions as f64)),
-    ("auto_apply", |t| Some(t.auto_apply as f64)),
-    ("demoted", |t| Some(t.demoted as f64)),
-    ("pre_existing", |t| Some(t.pre_existing as f64)),
-    ("precision", |t| t.precision),
+/// How a per-target figure is held in the targets table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number (a count of findings or returns).
+    Count,
+    /// A real number, always present.
+    Real,
+    /// A real number that may be absent (precision without verdicts).
+    Optional,
+}
+
+/// One per-target review metric (SPEC §4.2), declared once. Its `name` is its key in each
+/// `per_target` row of `metrics.json`, its column in the targets table, and, when it takes
+/// part in A/B deltas, its key in `review.delta` (and so in the report's delta table and the
+/// gate's `<review-delta>` paths).
+#[derive(Clone, Copy, Debug)]
+pub struct ReviewMetric {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Gets a paired treatment − baseline delta over targets.
+    pub delta: bool,
+    pub read: Metric,
+}
+
+const fn metric(name: &'static str, kind: Kind, delta: bool, read: Metric) -> ReviewMetric {
+    ReviewMetric {
+        name,
+        kind,
+        delta,
+        read,
+    }
+}
+
+/// Every per-target review metric, in the order of the targets table's columns (after `arm`,
+/// `target` and `run`) and of the delta table.
+pub const REVIEW_METRICS: [ReviewMetric; 22] = [
+    metric("findings_raw", Kind::Count, true, |t| {
+        Some(t.findings_raw as f64)
+    }),
+    metric("malformed", Kind::Count, true, |t| Some(t.malformed as f64)),
+    metric("failed_reviewers", Kind::Count, true, |t| {
+        Some(t.failed_reviewers as f64)
+    }),
+    metric("distinct_values", Kind::Count, true, |t| {
+        Some(t.distinct_values as f64)
+    }),
+    metric("entropy_bits", Kind::Real, true, |t| Some(t.entropy_bits)),
+    metric("values_for_80pct", Kind::Count, true, |t| {
+        Some(t.values_for_80pct as f64)
+    }),
+    metric("merged", Kind::Count, true, |t| Some(t.merged as f64)),
+    metric("corroborated", Kind::Count, true, |t| {
+        Some(t.corroborated as f64)
+    }),
+    metric("promoted", Kind::Count, true, |t| Some(t.promoted as f64)),
+    metric("promotion_rate", Kind::Real, true, |t| {
+        Some(t.promotion_rate)
+    }),
+    metric("dropped", Kind::Count, true, |t| Some(t.dropped as f64)),
+    metric("fyi", Kind::Count, true, |t| Some(t.fyi as f64)),
+    metric("actionable", Kind::Count, true, |t| {
+        Some(t.actionable as f64)
+    }),
+    metric("decisions", Kind::Count, true, |t| Some(t.decisions as f64)),
+    metric("auto_apply", Kind::Count, true, |t| {
+        Some(t.auto_apply as f64)
+    }),
+    metric("demoted", Kind::Count, true, |t| Some(t.demoted as f64)),
+    metric("pre_existing", Kind::Count, true, |t| {
+        Some(t.pre_existing as f64)
+    }),
+    metric("fixer", Kind::Count, false, |t| Some(t.fixer as f64)),
+    metric("residual", Kind::Count, false, |t| Some(t.residual as f64)),
+    metric("report_only", Kind::Count, false, |t| {
+        Some(t.report_only as f64)
+    }),
+    metric("precision", Kind::Optional, true, |t| t.precision),
+    metric("judged_actionable", Kind::Count, false, |t| {
+        Some(t.judged_actionable as f64)
+    }),
 ];
+
+const DELTA_COUNT: usize = {
+    let (mut i, mut n) = (0, 0);
+    while i < REVIEW_METRICS.len() {
+        if REVIEW_METRICS[i].delta {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The per-target metrics that take part in A/B deltas, by name: the catalogue's `delta`
+/// entries, in its order.
+pub const DELTA_METRICS: [(&str, Metric); DELTA_COUNT] = {
+    let mut out = [("", REVIEW_METRICS[0].read); DELTA_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < REVIEW_METRICS.len() {
+        if REVIEW_METRICS[i].delta {
+            out[n] = (REVIEW_METRICS[i].name, REVIEW_METRICS[i].read);
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+};
 
 /// The names of [`DELTA_METRICS`]: the keys of `review.delta` in `metrics.json`.
 pub const DELTA_NAMES: [&str; DELTA_METRICS.len()] = {

@@ -10,7 +10,7 @@ use crate::corpus::queries::Category;
 use crate::replay::query::Part;
 use crate::replay::query_metrics::QueryRow;
 use crate::replay::review::MergedLocation;
-use crate::replay::review_metrics::TargetMetrics;
+use crate::replay::review_metrics::{Kind, TargetMetrics, REVIEW_METRICS};
 
 /// Columns of one table, all of one height.
 struct Columns {
@@ -52,7 +52,6 @@ pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
     .into_iter()
     .flat_map(|(arm, m)| m.per_target.iter().map(move |t| (arm, t)))
     .collect();
-    let col = |f: fn(&TargetMetrics) -> u64| rows.iter().map(|(_, t)| f(t)).collect::<Vec<u64>>();
     let mut c = Columns::new(rows.len());
     c.push("arm", rows.iter().map(|(a, _)| *a).collect::<Vec<&str>>())
         .push(
@@ -61,44 +60,31 @@ pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
                 .map(|(_, t)| t.target.as_str())
                 .collect::<Vec<&str>>(),
         )
-        .push("run", rows.iter().map(|(_, t)| t.run).collect::<Vec<u32>>())
-        .push("findings_raw", col(|t| t.findings_raw as u64))
-        .push("malformed", col(|t| t.malformed as u64))
-        .push("failed_reviewers", col(|t| t.failed_reviewers as u64))
-        .push("distinct_values", col(|t| t.distinct_values as u64))
-        .push(
-            "entropy_bits",
-            rows.iter()
-                .map(|(_, t)| t.entropy_bits)
-                .collect::<Vec<f64>>(),
-        )
-        .push("values_for_80pct", col(|t| t.values_for_80pct as u64))
-        .push("merged", col(|t| t.merged as u64))
-        .push("corroborated", col(|t| t.corroborated as u64))
-        .push("promoted", col(|t| t.promoted as u64))
-        .push(
-            "promotion_rate",
-            rows.iter()
-                .map(|(_, t)| t.promotion_rate)
-                .collect::<Vec<f64>>(),
-        )
-        .push("dropped", col(|t| t.dropped as u64))
-        .push("fyi", col(|t| t.fyi as u64))
-        .push("actionable", col(|t| t.actionable as u64))
-        .push("decisions", col(|t| t.decisions as u64))
-        .push("auto_apply", col(|t| t.auto_apply as u64))
-        .push("demoted", col(|t| t.demoted as u64))
-        .push("pre_existing", col(|t| t.pre_existing as u64))
-        .push("fixer", col(|t| t.fixer as u64))
-        .push("residual", col(|t| t.residual as u64))
-        .push("report_only", col(|t| t.report_only as u64))
-        .push(
-            "precision",
-            rows.iter()
-                .map(|(_, t)| t.precision)
-                .collect::<Vec<Option<f64>>>(),
-        )
-        .push("judged_actionable", col(|t| t.judged_actionable as u64));
+        .push("run", rows.iter().map(|(_, t)| t.run).collect::<Vec<u32>>());
+    // One column per per-target metric, as the catalogue declares them.
+    for m in &REVIEW_METRICS {
+        let read = |t: &TargetMetrics| (m.read)(t);
+        match m.kind {
+            Kind::Count => c.push(
+                m.name,
+                rows.iter()
+                    .map(|(_, t)| read(t).unwrap_or(0.0) as u64)
+                    .collect::<Vec<u64>>(),
+            ),
+            Kind::Real => c.push(
+                m.name,
+                rows.iter()
+                    .map(|(_, t)| read(t).unwrap_or(f64::NAN))
+                    .collect::<Vec<f64>>(),
+            ),
+            Kind::Optional => c.push(
+                m.name,
+                rows.iter()
+                    .map(|(_, t)| read(t))
+                    .collect::<Vec<Option<f64>>>(),
+            ),
+        };
+    }
     c.finish().map(Some)
 }
 
