@@ -467,7 +467,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     let ctx = Ctx {
         name: &name,
         text,
-        spans: toml::de::DeTable::parse(text).ok(),
+        spans: std::cell::OnceCell::new(),
     };
     ctx.known(
         &doc,
@@ -630,8 +630,9 @@ fn value_offset(value: &toml::de::DeValue, parts: &[&str]) -> Option<usize> {
 struct Ctx<'a> {
     name: &'a str,
     text: &'a str,
-    /// The document with the position of every key, to place an error on its line.
-    spans: Option<toml::Spanned<toml::de::DeTable<'a>>>,
+    /// The document with the position of every key, to place an error on its line; parsed
+    /// only when an error needs a line.
+    spans: std::cell::OnceCell<Option<toml::Spanned<toml::de::DeTable<'a>>>>,
 }
 
 impl Ctx<'_> {
@@ -641,7 +642,10 @@ impl Ctx<'_> {
     /// is not in the file (a missing key is then placed on its table).
     fn line_of(&self, path: &str) -> Option<u64> {
         let parts: Vec<&str> = path.split('.').collect();
-        let offset = key_offset(self.spans.as_ref()?.get_ref(), &parts)?;
+        let spans = self
+            .spans
+            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+        let offset = key_offset(spans.as_ref()?.get_ref(), &parts)?;
         Some(crate::error::line_at(self.text, offset))
     }
 

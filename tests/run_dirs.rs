@@ -226,9 +226,9 @@ fn runs_and_reports_in_one_folder_or_nested_are_refused_before_any_work() {
 }
 
 // Regression (issue 21): a 300-character run id failed only when the directory was written,
-// after the whole replay.
+// after the whole replay, with an operating-system error; it is refused by length, naming it.
 #[test]
-fn an_overlong_run_id_is_refused_before_the_replay() {
+fn an_overlong_run_id_is_refused_by_its_length() {
     let root = tempfile::tempdir().unwrap();
     let id = "x".repeat(300);
     let out = run_cmd(root.path(), &["--run-id", &id]).output().unwrap();

@@ -116,15 +116,17 @@ pub fn load(
         let (items, problems) = verdicts::parse(&name, &read(&verdicts_path, &mut loaded.inputs)?);
         if problems.is_empty() {
             // What the trust verdict would refuse: verdicts under neither arm, or none at all.
-            let judged = match experiment {
-                Some((_, exp)) => crate::analysis::judged_items(exp, &name, &items),
-                None => Ok(items.clone()),
+            let nothing_judged = match experiment {
+                Some((_, exp)) => {
+                    crate::analysis::judged_items(exp, &name, &items).map(|j| j.is_empty())
+                }
+                None => Ok(items.is_empty()),
             };
-            match judged {
-                Ok(judged) if judged.is_empty() => loaded
+            match nothing_judged {
+                Ok(true) => loaded
                     .refusals
                     .push(InputError::new(&name, crate::trust::NO_EVIDENCE)),
-                Ok(_) => {}
+                Ok(false) => {}
                 Err(e) => loaded.refusals.push(e),
             }
         }
