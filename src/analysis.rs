@@ -15,7 +15,7 @@ use crate::replay;
 use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
 use crate::replay::review::Merged;
 use crate::replay::review_metrics::{
-    self, arm_metrics, by_target, ArmMetrics, FailedCall, TargetInput, DELTA_METRICS,
+    self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
@@ -347,17 +347,28 @@ pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<
 
 /// The judges are not trustworthy: every judge-derived review figure is withheld.
 fn withhold(review: &mut ReviewSection, reasons: &[String]) {
+    let judged: Vec<usize> = (0..REVIEW_METRICS.len())
+        .filter(|&i| REVIEW_METRICS[i].judged)
+        .collect();
     for arm in [&mut review.arms.baseline, &mut review.arms.treatment] {
         arm.precision = None;
         arm.anchor_calibration.clear();
         for t in &mut arm.per_target {
-            t.precision = None;
+            for &i in &judged {
+                t.figures[i] = Figure::Optional(None);
+            }
             t.calibration_sums.clear();
         }
     }
-    review.delta.remove("precision");
+    for &i in &judged {
+        review.delta.remove(REVIEW_METRICS[i].name);
+    }
     review.withheld = Some(Withheld {
-        metrics: vec!["precision".into(), "anchor_calibration".into()],
+        metrics: judged
+            .iter()
+            .map(|&i| REVIEW_METRICS[i].name.to_string())
+            .chain(["anchor_calibration".to_string()])
+            .collect(),
         reasons: reasons.to_vec(),
     });
 }
@@ -618,10 +629,11 @@ fn deltas(
     threads: usize,
 ) -> BTreeMap<String, Delta> {
     let mut out = BTreeMap::new();
-    for (name, metric) in DELTA_METRICS {
-        let base: HashMap<String, f64> = by_target(&b.per_target, metric).into_iter().collect();
+    for (i, m) in REVIEW_METRICS.iter().enumerate().filter(|(_, m)| m.delta) {
+        let name = m.name;
+        let base: HashMap<String, f64> = by_target_of(&b.per_target, i).into_iter().collect();
         let (mut xs, mut ys) = (Vec::new(), Vec::new());
-        for (target, y) in by_target(&t.per_target, metric) {
+        for (target, y) in by_target_of(&t.per_target, i) {
             if let Some(&x) = base.get(&target) {
                 xs.push(x);
                 ys.push(y);
@@ -631,8 +643,8 @@ fn deltas(
             continue;
         };
         let wilson = (name == "promotion_rate").then(|| PerArm {
-            baseline: wilson(b.promoted, b.merged),
-            treatment: wilson(t.promoted, t.merged),
+            baseline: wilson(b.figure("promoted"), b.figure("merged")),
+            treatment: wilson(t.figure("promoted"), t.figure("merged")),
         });
         out.insert(name.to_string(), Delta { paired, wilson });
     }

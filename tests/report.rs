@@ -499,8 +499,16 @@ fn run_outputs_are_byte_identical_to_their_stored_copies() {
 #[test]
 fn every_catalogued_review_metric_reaches_every_output() {
     use calibench::gate::schema;
-    use calibench::replay::review_metrics::REVIEW_METRICS;
+    use calibench::replay::review_metrics::{arm_figure_names, Kind, REVIEW_METRICS};
     let patterns = schema::number_patterns();
+    let listed = String::from_utf8(
+        calibench()
+            .args(["gate", "--list-metrics"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
     let delta_keys = schema::key_sets()
         .into_iter()
         .find(|(label, _)| *label == "review-delta")
@@ -524,13 +532,27 @@ fn every_catalogued_review_metric_reaches_every_output() {
                     m.name
                 );
             }
-            assert!(
+            // A histogram is no column: one cell holds one number.
+            assert_eq!(
                 header.contains(&m.name),
-                "{name}: targets.csv lacks {}",
+                m.kind != Kind::ByValue,
+                "{name}: targets.csv and {}",
                 m.name
             );
             let path = format!("review.arms.<arm>.per_target.<i>.{}", m.name);
-            assert!(patterns.contains(&path), "the gate cannot name {path}");
+            let pattern = if m.kind == Kind::ByValue {
+                format!("{path}.<key>")
+            } else {
+                path
+            };
+            assert!(
+                patterns.contains(&pattern),
+                "the gate cannot name {pattern}"
+            );
+            assert!(
+                listed.lines().any(|l| l == pattern),
+                "--list-metrics lacks {pattern}"
+            );
             // A metric with no value anywhere (precision without judges) has no pairs to delta.
             let valued = ["baseline", "treatment"].iter().any(|arm| {
                 metrics["review"]["arms"][arm]["per_target"]
@@ -561,6 +583,26 @@ fn every_catalogued_review_metric_reaches_every_output() {
                     m.name
                 );
             }
+            if let Some((_, label, _)) = m.summary.filter(|_| valued) {
+                assert!(
+                    report.contains(&format!("| {label} |")),
+                    "{name}: the summary has no row {label}"
+                );
+            }
+        }
+        // Each arm figure the catalogue's aggregates make is in metrics.json and a gate path.
+        for (figure, _, _) in arm_figure_names() {
+            for arm in ["baseline", "treatment"] {
+                assert!(
+                    metrics["review"]["arms"][arm][figure.as_str()].is_number(),
+                    "{name}: {arm} lacks {figure}"
+                );
+            }
+            let path = format!("review.arms.<arm>.{figure}");
+            assert!(
+                listed.lines().any(|l| l == path),
+                "--list-metrics lacks {path}"
+            );
         }
     }
 }

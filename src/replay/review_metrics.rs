@@ -14,45 +14,797 @@ use crate::config::Scale;
 use crate::stats::calibration::{bin_index, round9};
 use crate::stats::paired::wilson;
 
-/// Metrics of one (target, run).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+/// Metrics of one (target, run): its figures, one per [`REVIEW_METRICS`] entry and in its order.
+///
+/// In `metrics.json` a row is `target`, `run`, then each figure under its catalogue name.
+#[derive(Clone, Debug, PartialEq)]
 pub struct TargetMetrics {
     pub target: String,
     pub run: u32,
-    pub findings_raw: usize,
-    pub malformed: usize,
-    pub failed_reviewers: usize,
-    pub distinct_values: usize,
-    pub entropy_bits: f64,
-    pub values_for_80pct: usize,
-    pub merged: usize,
-    pub corroborated: usize,
-    pub promoted: usize,
-    pub promotion_rate: f64,
-    pub dropped: usize,
-    pub fyi: usize,
-    pub actionable: usize,
-    pub decisions: usize,
-    pub auto_apply: usize,
-    pub demoted: usize,
-    pub pre_existing: usize,
-    /// Code mode's partition of actionable findings.
-    pub fixer: usize,
-    pub residual: usize,
-    pub report_only: usize,
-    /// Dropped findings per confidence value (anchor) or right-closed 0.05 bin (float).
-    pub dropped_by_value: BTreeMap<String, usize>,
-    /// Mean judge composite of the actionable findings that were judged; `None` when none were.
-    pub precision: Option<f64>,
-    /// Actionable findings with a judge composite.
-    pub judged_actionable: usize,
+    pub figures: Vec<Figure>,
     /// Sum of composites by final confidence value (anchor) or 0.1 bin (float); see
     /// [`CalibrationCell`]. Kept as sums so that arms can pool them exactly.
-    #[serde(skip)]
     pub calibration_sums: BTreeMap<String, CalibrationSums>,
     /// The raw confidence values with their counts, pooled per arm into [`ArmMetrics::values`].
-    #[serde(skip)]
     pub values: Vec<ValueCount>,
+}
+
+impl TargetMetrics {
+    /// The figure the catalogue names `name`.
+    ///
+    /// # Panics
+    /// If `name` is not in [`REVIEW_METRICS`]: a misspelt name in calibench's own code, which
+    /// every report test reaches.
+    pub fn figure(&self, name: &str) -> &Figure {
+        &self.figures[index(name)]
+    }
+
+    /// A scalar figure as a number (`None` for an absent optional figure).
+    pub fn number(&self, name: &str) -> Option<f64> {
+        self.figure(name).number()
+    }
+}
+
+/// One figure of one (target, run), held as its metric's [`Kind`] says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Figure {
+    Count(usize),
+    Real(f64),
+    Optional(Option<f64>),
+    ByValue(BTreeMap<String, usize>),
+}
+
+impl Figure {
+    /// The figure as a number; `None` for an absent optional figure or a histogram.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Figure::Count(n) => Some(*n as f64),
+            Figure::Real(x) => Some(*x),
+            Figure::Optional(x) => *x,
+            Figure::ByValue(_) => None,
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        match self {
+            Figure::Count(_) => Kind::Count,
+            Figure::Real(_) => Kind::Real,
+            Figure::Optional(_) => Kind::Optional,
+            Figure::ByValue(_) => Kind::ByValue,
+        }
+    }
+}
+
+/// How a per-target figure is held: in `metrics.json`, the targets table and the JSON Schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A whole number (a count of findings or returns).
+    Count,
+    /// A real number, always present.
+    Real,
+    /// A real number that may be absent (precision without verdicts).
+    Optional,
+    /// Counts by confidence value; not a column of the targets table, no delta.
+    ByValue,
+}
+
+/// How a per-target figure becomes figures of the arm (each target first averaged over its
+/// runs, so a target reviewed three times weighs as much as one reviewed once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Summed over targets, under the metric's own name.
+    Sum,
+    /// Averaged over targets, as `<name>_mean`.
+    Mean,
+    /// The largest target's value, as `<name>_max`.
+    Max,
+}
+
+/// How a per-target figure is computed from one replayed (target, run).
+#[derive(Clone, Copy)]
+pub enum Compute {
+    /// The number of merged findings for which this holds.
+    Merged(fn(&Merged) -> bool),
+    /// Anything else, from the (target, run)'s [`Facts`].
+    Facts(fn(&Facts<'_>) -> Figure),
+}
+
+/// A row of the report's summary table: its rank there (rows are ordered by it), its label and
+/// its decimals.
+pub type SummaryRow = (u8, &'static str, usize);
+
+/// One per-target review metric (SPEC §4.2), declared once. Its `name` is its key in each
+/// `per_target` row of `metrics.json` and its column in the targets table; each of its `arm`
+/// aggregates is a figure of the arm (`fyi`, `distinct_values_mean`); when it takes part in
+/// A/B deltas, `name` is its key in `review.delta`, its row in the report's delta table and a
+/// gate's `<review-delta>` path. Adding a count is adding an entry.
+#[derive(Clone, Copy)]
+pub struct ReviewMetric {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// Gets a paired treatment − baseline delta over targets.
+    pub delta: bool,
+    /// Decimals in the report's delta table.
+    pub places: usize,
+    /// The figures of the arm it yields.
+    pub arm: &'static [Aggregate],
+    /// Derived from judge verdicts: withheld, with its delta, when the judges are not trusted.
+    pub judged: bool,
+    /// Its row in the report's summary table, if it has one.
+    pub summary: Option<SummaryRow>,
+    pub compute: Compute,
+}
+
+impl std::fmt::Debug for ReviewMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A count of merged findings, summed per arm, with a delta.
+const fn count(name: &'static str, holds: fn(&Merged) -> bool) -> ReviewMetric {
+    ReviewMetric {
+        name,
+        kind: Kind::Count,
+        delta: true,
+        places: 2,
+        arm: &[Aggregate::Sum],
+        judged: false,
+        summary: None,
+        compute: Compute::Merged(holds),
+    }
+}
+
+/// Any other figure: no arm aggregate, no delta, until the entry says so.
+const fn figure(name: &'static str, kind: Kind, compute: fn(&Facts<'_>) -> Figure) -> ReviewMetric {
+    ReviewMetric {
+        name,
+        kind,
+        delta: false,
+        places: 2,
+        arm: &[],
+        judged: false,
+        summary: None,
+        compute: Compute::Facts(compute),
+    }
+}
+
+impl ReviewMetric {
+    const fn summed(mut self) -> Self {
+        self.arm = &[Aggregate::Sum];
+        self
+    }
+    const fn arm(mut self, arm: &'static [Aggregate]) -> Self {
+        self.arm = arm;
+        self
+    }
+    const fn delta(mut self, places: usize) -> Self {
+        self.delta = true;
+        self.places = places;
+        self
+    }
+    const fn no_delta(mut self) -> Self {
+        self.delta = false;
+        self
+    }
+    const fn judged(mut self) -> Self {
+        self.judged = true;
+        self
+    }
+    const fn summary(mut self, rank: u8, label: &'static str, places: usize) -> Self {
+        self.summary = Some((rank, label, places));
+        self
+    }
+}
+
+/// What one (target, run) contributed besides its merged findings.
+pub struct TargetInput<'a> {
+    pub target: &'a str,
+    pub run: u32,
+    /// Recorded confidences of the valid findings, before any policy touched them.
+    pub raw_confidences: &'a [f64],
+    pub malformed: usize,
+    pub failed_reviewers: usize,
+    pub merged: &'a [Merged],
+}
+
+/// Everything a per-target figure is computed from.
+pub struct Facts<'a> {
+    pub input: &'a TargetInput<'a>,
+    pub scale: Scale,
+    /// [`dispersion`] of the raw confidences.
+    pub dispersion: (usize, f64, usize),
+    /// Judge composites of the actionable findings that were judged.
+    pub judged: &'a [f64],
+}
+
+impl Facts<'_> {
+    fn count(&self, holds: fn(&Merged) -> bool) -> usize {
+        self.input.merged.iter().filter(|f| holds(f)).count()
+    }
+}
+
+fn tier(f: &Merged, t: Tier) -> bool {
+    f.tier == t
+}
+
+/// Every per-target review metric, in the order of a `per_target` row, of the targets table's
+/// columns (after `arm`, `target` and `run`) and of the delta table.
+pub const REVIEW_METRICS: [ReviewMetric; 23] = [
+    figure("findings_raw", Kind::Count, |x| {
+        Figure::Count(x.input.raw_confidences.len())
+    })
+    .summed()
+    .delta(2),
+    figure("malformed", Kind::Count, |x| {
+        Figure::Count(x.input.malformed)
+    })
+    .summed()
+    .delta(2),
+    figure("failed_reviewers", Kind::Count, |x| {
+        Figure::Count(x.input.failed_reviewers)
+    })
+    .summed()
+    .delta(2),
+    figure("distinct_values", Kind::Count, |x| {
+        Figure::Count(x.dispersion.0)
+    })
+    .arm(&[Aggregate::Mean, Aggregate::Max])
+    .delta(2)
+    .summary(0, "distinct confidence values per target", 2),
+    figure("entropy_bits", Kind::Real, |x| Figure::Real(x.dispersion.1))
+        .arm(&[Aggregate::Mean])
+        .delta(2)
+        .summary(1, "entropy of confidence values (bits)", 2),
+    figure("values_for_80pct", Kind::Count, |x| {
+        Figure::Count(x.dispersion.2)
+    })
+    .arm(&[Aggregate::Mean])
+    .delta(2),
+    figure("merged", Kind::Count, |x| {
+        Figure::Count(x.input.merged.len())
+    })
+    .summed()
+    .delta(2),
+    count("corroborated", |f| f.corroborated),
+    count("promoted", |f| f.promoted),
+    figure("promotion_rate", Kind::Real, |x| {
+        Figure::Real(rate(
+            x.count(|f| f.promoted) as f64,
+            x.input.merged.len() as f64,
+        ))
+    })
+    .delta(3)
+    .summary(2, "promotion rate", 3),
+    count("dropped", |f| tier(f, Tier::Dropped)).summary(5, "dropped findings per target", 2),
+    count("fyi", |f| tier(f, Tier::Fyi)).summary(4, "FYI findings per target", 2),
+    count("actionable", |f| tier(f, Tier::Actionable)).summary(
+        3,
+        "actionable findings per target",
+        2,
+    ),
+    count("decisions", |f| f.route == Some(Route::Decision)).summary(
+        6,
+        "decisions asked of the user per target",
+        2,
+    ),
+    count("auto_apply", |f| f.route == Some(Route::AutoApply)),
+    count("demoted", |f| {
+        matches!(f.tier, Tier::Soft | Tier::Suppressed)
+    }),
+    count("pre_existing", |f| tier(f, Tier::PreExisting)),
+    // Code mode's partition of actionable findings.
+    count("fixer", |f| f.queue == Some(Queue::Fixer)).no_delta(),
+    count("residual", |f| f.queue == Some(Queue::Residual)).no_delta(),
+    count("report_only", |f| f.queue == Some(Queue::ReportOnly)).no_delta(),
+    // Dropped findings per confidence value (anchor) or right-closed 0.05 bin (float).
+    figure("dropped_by_value", Kind::ByValue, |x| {
+        let mut by = BTreeMap::new();
+        for f in x.input.merged.iter().filter(|f| f.tier == Tier::Dropped) {
+            *by.entry(value_label(f.confidence, x.scale, 0.05))
+                .or_default() += 1;
+        }
+        Figure::ByValue(by)
+    }),
+    // Mean judge composite of the actionable findings that were judged; absent when none were.
+    figure("precision", Kind::Optional, |x| {
+        Figure::Optional(
+            (!x.judged.is_empty()).then(|| x.judged.iter().sum::<f64>() / x.judged.len() as f64),
+        )
+    })
+    .delta(2)
+    .judged()
+    .summary(7, "precision (mean judge composite of actionable)", 3),
+    // Actionable findings with a judge composite.
+    figure("judged_actionable", Kind::Count, |x| {
+        Figure::Count(x.judged.len())
+    }),
+];
+
+/// The catalogue position of `name`.
+///
+/// # Panics
+/// If no entry has that name (a misspelling in calibench's own code).
+pub fn index(name: &str) -> usize {
+    REVIEW_METRICS
+        .iter()
+        .position(|m| m.name == name)
+        .unwrap_or_else(|| panic!("`{name}` is not in REVIEW_METRICS"))
+}
+
+const DELTA_COUNT: usize = {
+    let (mut i, mut n) = (0, 0);
+    while i < REVIEW_METRICS.len() {
+        if REVIEW_METRICS[i].delta {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The keys of `review.delta` in `metrics.json`: the catalogue's `delta` entries, in its order.
+pub const DELTA_NAMES: [&str; DELTA_COUNT] = {
+    let mut names = [""; DELTA_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < REVIEW_METRICS.len() {
+        if REVIEW_METRICS[i].delta {
+            names[n] = REVIEW_METRICS[i].name;
+            n += 1;
+        }
+        i += 1;
+    }
+    names
+};
+
+/// The catalogue's entries that take part in A/B deltas, in its order.
+pub fn delta_metrics() -> impl Iterator<Item = &'static ReviewMetric> {
+    REVIEW_METRICS.iter().filter(|m| m.delta)
+}
+
+/// The entries with a row in the report's summary table, in the table's order.
+pub fn summary_metrics() -> Vec<(&'static ReviewMetric, SummaryRow)> {
+    let mut rows: Vec<_> = REVIEW_METRICS
+        .iter()
+        .filter_map(|m| m.summary.map(|s| (m, s)))
+        .collect();
+    rows.sort_by_key(|(_, (rank, _, _))| *rank);
+    rows
+}
+
+/// Metrics of one (target, run). `composite` maps a finding id to its judge composite.
+pub fn target_metrics(
+    input: &TargetInput<'_>,
+    scale: Scale,
+    composite: &dyn Fn(&str) -> Option<f64>,
+) -> TargetMetrics {
+    let mut calibration_sums: BTreeMap<String, CalibrationSums> = BTreeMap::new();
+    let mut judged = Vec::new();
+    for f in input.merged {
+        // A merged finding's composite: the mean over its judged contributions.
+        let scores: Vec<f64> = f
+            .contributions
+            .iter()
+            .filter_map(|c| c.id.as_deref().and_then(composite))
+            .collect();
+        if !scores.is_empty() {
+            let c = scores.iter().sum::<f64>() / scores.len() as f64;
+            let cell = calibration_sums
+                .entry(value_label(f.confidence, scale, 0.1))
+                .or_default();
+            cell.count += 1;
+            cell.confidence += f.confidence;
+            cell.composite += c;
+            if f.tier == Tier::Actionable {
+                judged.push(c);
+            }
+        }
+    }
+    let facts = Facts {
+        input,
+        scale,
+        dispersion: dispersion(input.raw_confidences),
+        judged: &judged,
+    };
+    let figures = REVIEW_METRICS
+        .iter()
+        .map(|m| {
+            let figure = match m.compute {
+                Compute::Merged(holds) => Figure::Count(facts.count(holds)),
+                Compute::Facts(f) => f(&facts),
+            };
+            debug_assert_eq!(figure.kind(), m.kind, "{} computes another kind", m.name);
+            figure
+        })
+        .collect();
+    TargetMetrics {
+        target: input.target.to_string(),
+        run: input.run,
+        figures,
+        calibration_sums,
+        values: value_counts(input.raw_confidences.iter().copied()),
+    }
+}
+
+fn rate(num: f64, den: f64) -> f64 {
+    if den == 0.0 {
+        0.0
+    } else {
+        num / den
+    }
+}
+
+/// The arm's figures from the catalogue's `arm` aggregates: every sum in catalogue order, then
+/// every mean and maximum. Their names and order are those of [`arm_figure_names`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArmFigures(pub Vec<f64>);
+
+impl ArmFigures {
+    /// The arm figure named `name` (`fyi`, `distinct_values_max`).
+    ///
+    /// # Panics
+    /// If no catalogue aggregate has that name (a misspelling in calibench's own code).
+    pub fn get(&self, name: &str) -> f64 {
+        let i = arm_figure_names()
+            .iter()
+            .position(|(n, _, _)| n == name)
+            .unwrap_or_else(|| panic!("`{name}` is not an arm figure of REVIEW_METRICS"));
+        self.0[i]
+    }
+}
+
+/// Each arm figure's name, catalogue position and aggregate, in `metrics.json` order.
+pub fn arm_figure_names() -> &'static [(String, usize, Aggregate)] {
+    static NAMES: std::sync::OnceLock<Vec<(String, usize, Aggregate)>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        let of = |sums: bool| {
+            REVIEW_METRICS.iter().enumerate().flat_map(move |(i, m)| {
+                m.arm
+                    .iter()
+                    .filter(move |a| (**a == Aggregate::Sum) == sums)
+                    .map(move |a| {
+                        let name = match a {
+                            Aggregate::Sum => m.name.to_string(),
+                            Aggregate::Mean => format!("{}_mean", m.name),
+                            Aggregate::Max => format!("{}_max", m.name),
+                        };
+                        (name, i, *a)
+                    })
+            })
+        };
+        of(true).chain(of(false)).collect()
+    })
+}
+
+/// Arm-level review metrics (the names of SPEC §4.2).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArmMetrics {
+    pub policy: String,
+    pub scale: Scale,
+    pub targets: usize,
+    /// The most runs any target has.
+    pub runs: usize,
+    /// Sums over targets and per-target means and maxima, as the catalogue declares them.
+    #[serde(flatten)]
+    pub figures: ArmFigures,
+    /// promoted / merged over the arm.
+    pub promotion_rate: f64,
+    /// corroborated / merged over the arm.
+    pub corroboration_rate: f64,
+    /// 95% Wilson intervals of the two rates, on the arm's counts (mean over runs).
+    pub rate_ci: RateIntervals,
+    /// Every raw confidence value of the arm's valid findings with its count, over all targets
+    /// and runs (the anchor-dispersion histogram).
+    pub values: Vec<ValueCount>,
+    /// Pooled over every (target, run); `None` when nothing actionable was judged.
+    pub precision: Option<f64>,
+    pub judged_actionable: usize,
+    pub dropped_by_value: BTreeMap<String, f64>,
+    pub anchor_calibration: Vec<CalibrationCell>,
+    /// Malformed findings by reason, over all targets and runs.
+    pub malformed_reasons: BTreeMap<String, usize>,
+    /// Every failed reviewer call, in corpus order, with its reason when the corpus gives one.
+    #[serde(default)]
+    pub failed_calls: Vec<FailedCall>,
+    pub per_target: Vec<TargetMetrics>,
+}
+
+impl ArmMetrics {
+    /// The arm figure named `name`; see [`ArmFigures::get`].
+    pub fn figure(&self, name: &str) -> f64 {
+        self.figures.get(name)
+    }
+}
+
+/// A reviewer call recorded `status: failed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FailedCall {
+    pub target: String,
+    pub run: u32,
+    pub reviewer: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RateIntervals {
+    pub promotion_rate: Option<[f64; 2]>,
+    pub corroboration_rate: Option<[f64; 2]>,
+}
+
+/// Per-target values averaged over the target's runs, in target order of first appearance.
+pub fn by_target(
+    per_target: &[TargetMetrics],
+    metric: impl Fn(&TargetMetrics) -> Option<f64>,
+) -> Vec<(String, f64)> {
+    let mut order: Vec<String> = Vec::new();
+    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+    for t in per_target {
+        if let Some(v) = metric(t) {
+            let e = sums.entry(&t.target).or_insert_with(|| {
+                order.push(t.target.clone());
+                (0.0, 0)
+            });
+            e.0 += v;
+            e.1 += 1;
+        }
+    }
+    order
+        .into_iter()
+        .map(|t| {
+            let (s, n) = sums[t.as_str()];
+            (t, s / n as f64)
+        })
+        .collect()
+}
+
+/// [`by_target`] of the catalogue entry at `index`.
+pub fn by_target_of(per_target: &[TargetMetrics], index: usize) -> Vec<(String, f64)> {
+    by_target(per_target, |t| t.figures[index].number())
+}
+
+/// Aggregates one arm's per-(target, run) metrics.
+pub fn arm_metrics(
+    policy: &str,
+    scale: Scale,
+    per_target: Vec<TargetMetrics>,
+    malformed_reasons: BTreeMap<String, usize>,
+) -> ArmMetrics {
+    let figures = ArmFigures(
+        arm_figure_names()
+            .iter()
+            .map(|(_, i, aggregate)| {
+                let values = by_target_of(&per_target, *i);
+                let all = values.iter().map(|(_, v)| *v);
+                match aggregate {
+                    Aggregate::Sum => all.sum::<f64>(),
+                    Aggregate::Mean if values.is_empty() => 0.0,
+                    Aggregate::Mean => all.sum::<f64>() / values.len() as f64,
+                    Aggregate::Max => all.fold(0.0, f64::max),
+                }
+            })
+            .collect(),
+    );
+    let mut runs: HashMap<&str, usize> = HashMap::new();
+    for t in &per_target {
+        *runs.entry(&t.target).or_default() += 1;
+    }
+    let merged = figures.get("merged");
+    let promoted = figures.get("promoted");
+    let corroborated = figures.get("corroborated");
+    let values = merge_counts(per_target.iter().flat_map(|t| t.values.iter().cloned()));
+
+    // Precision and anchor calibration pool every judged finding.
+    let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {
+        let count = t.number("judged_actionable").unwrap_or(0.0) as usize;
+        (
+            n + count,
+            s + t.number("precision").map_or(0.0, |p| p * count as f64),
+        )
+    });
+    let mut cells: BTreeMap<String, CalibrationSums> = BTreeMap::new();
+    for t in &per_target {
+        for (k, s) in &t.calibration_sums {
+            let c = cells.entry(k.clone()).or_default();
+            c.count += s.count;
+            c.confidence += s.confidence;
+            c.composite += s.composite;
+        }
+    }
+    let anchor_calibration = cells
+        .into_iter()
+        .map(|(value, s)| CalibrationCell {
+            value,
+            count: s.count,
+            mean_confidence: s.confidence / s.count as f64,
+            mean_composite: s.composite / s.count as f64,
+        })
+        .collect();
+    let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
+    for t in &per_target {
+        let n = runs[t.target.as_str()] as f64;
+        if let Figure::ByValue(by) = t.figure("dropped_by_value") {
+            for (k, &c) in by {
+                *dropped_by_value.entry(k.clone()).or_default() += c as f64 / n;
+            }
+        }
+    }
+
+    ArmMetrics {
+        policy: policy.to_string(),
+        scale,
+        targets: runs.len(),
+        runs: runs.values().copied().max().unwrap_or(0),
+        figures,
+        promotion_rate: rate(promoted, merged),
+        corroboration_rate: rate(corroborated, merged),
+        rate_ci: RateIntervals {
+            promotion_rate: wilson(promoted, merged),
+            corroboration_rate: wilson(corroborated, merged),
+        },
+        values,
+        precision: (judged > 0).then(|| judged_sum / judged as f64),
+        judged_actionable: judged,
+        dropped_by_value,
+        anchor_calibration,
+        malformed_reasons,
+        failed_calls: Vec::new(),
+        per_target,
+    }
+}
+
+// How the figures are written: each row and each arm's figures as one JSON object keyed by the
+// catalogue's names, read back the same way (a key the catalogue names and the file lacks is an
+// error), and described to JSON Schema from the same entries.
+
+impl Serialize for Figure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Figure::Count(n) => s.serialize_u64(*n as u64),
+            Figure::Real(x) => s.serialize_f64(*x),
+            Figure::Optional(x) => x.serialize(s),
+            Figure::ByValue(by) => by.serialize(s),
+        }
+    }
+}
+
+impl Kind {
+    fn read(self, v: serde_json::Value) -> Result<Figure, serde_json::Error> {
+        Ok(match self {
+            Kind::Count => Figure::Count(serde_json::from_value(v)?),
+            Kind::Real => Figure::Real(serde_json::from_value(v)?),
+            Kind::Optional => Figure::Optional(serde_json::from_value(v)?),
+            Kind::ByValue => Figure::ByValue(serde_json::from_value(v)?),
+        })
+    }
+
+    fn schema(self, g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        match self {
+            Kind::Count => g.subschema_for::<usize>(),
+            Kind::Real => g.subschema_for::<f64>(),
+            Kind::Optional => g.subschema_for::<Option<f64>>(),
+            Kind::ByValue => g.subschema_for::<BTreeMap<String, usize>>(),
+        }
+    }
+}
+
+impl Serialize for TargetMetrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2 + self.figures.len()))?;
+        map.serialize_entry("target", &self.target)?;
+        map.serialize_entry("run", &self.run)?;
+        for (m, f) in REVIEW_METRICS.iter().zip(&self.figures) {
+            map.serialize_entry(m.name, f)?;
+        }
+        map.end()
+    }
+}
+
+/// Takes the catalogue-named key `name` out of a JSON object read back.
+fn take<E: serde::de::Error>(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    what: &str,
+) -> Result<serde_json::Value, E> {
+    map.remove(name)
+        .ok_or_else(|| E::custom(format!("{what} lacks `{name}`")))
+}
+
+impl<'de> Deserialize<'de> for TargetMetrics {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = serde_json::Map::deserialize(d)?;
+        let what = "a per_target row";
+        let target =
+            serde_json::from_value(take(&mut map, "target", what)?).map_err(D::Error::custom)?;
+        let run = serde_json::from_value(take(&mut map, "run", what)?).map_err(D::Error::custom)?;
+        let figures = REVIEW_METRICS
+            .iter()
+            .map(|m| {
+                m.kind
+                    .read(take(&mut map, m.name, what)?)
+                    .map_err(|e| D::Error::custom(format!("`{}`: {e}", m.name)))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(TargetMetrics {
+            target,
+            run,
+            figures,
+            calibration_sums: BTreeMap::new(),
+            values: Vec::new(),
+        })
+    }
+}
+
+impl schemars::JsonSchema for TargetMetrics {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "TargetMetrics".into()
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        properties.insert("target".into(), g.subschema_for::<String>().to_value());
+        properties.insert("run".into(), g.subschema_for::<u32>().to_value());
+        for m in &REVIEW_METRICS {
+            properties.insert(m.name.into(), m.kind.schema(g).to_value());
+        }
+        let required: Vec<&String> = properties.keys().collect();
+        schemars::json_schema!({
+            "description": "Metrics of one (target, run): one figure per catalogue entry.",
+            "type": "object",
+            "properties": properties,
+            "required": required,
+        })
+    }
+}
+
+impl Serialize for ArmFigures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for ((name, _, _), x) in arm_figure_names().iter().zip(&self.0) {
+            map.serialize_entry(name, x)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ArmFigures {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut map = serde_json::Map::deserialize(d)?;
+        arm_figure_names()
+            .iter()
+            .map(|(name, _, _)| {
+                serde_json::from_value(take(&mut map, name, "an arm")?)
+                    .map_err(|e| D::Error::custom(format!("`{name}`: {e}")))
+            })
+            .collect::<Result<_, _>>()
+            .map(ArmFigures)
+    }
+}
+
+impl schemars::JsonSchema for ArmFigures {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ArmFigures".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let mut properties = serde_json::Map::new();
+        for (name, _, _) in arm_figure_names() {
+            properties.insert(name.clone(), g.subschema_for::<f64>().to_value());
+        }
+        let required: Vec<&String> = properties.keys().collect();
+        schemars::json_schema!({
+            "type": "object",
+            "properties": properties,
+            "required": required,
+        })
+    }
 }
 
 /// Running sums behind one [`CalibrationCell`].
@@ -124,417 +876,6 @@ pub fn dispersion(values: &[f64]) -> (usize, f64, usize) {
     (counts.len(), entropy, needed)
 }
 
-/// What one (target, run) contributed besides its merged findings.
-pub struct TargetInput<'a> {
-    pub target: &'a str,
-    pub run: u32,
-    /// Recorded confidences of the valid findings, before any policy touched them.
-    pub raw_confidences: &'a [f64],
-    pub malformed: usize,
-    pub failed_reviewers: usize,
-    pub merged: &'a [Merged],
-}
-
-/// Metrics of one (target, run). `composite` maps a finding id to its judge composite.
-pub fn target_metrics(
-    input: &TargetInput<'_>,
-    scale: Scale,
-    composite: &dyn Fn(&str) -> Option<f64>,
-) -> TargetMetrics {
-    let (distinct_values, entropy_bits, values_for_80pct) = dispersion(input.raw_confidences);
-    let mut m = TargetMetrics {
-        target: input.target.to_string(),
-        run: input.run,
-        findings_raw: input.raw_confidences.len(),
-        malformed: input.malformed,
-        failed_reviewers: input.failed_reviewers,
-        distinct_values,
-        entropy_bits,
-        values_for_80pct,
-        merged: input.merged.len(),
-        values: value_counts(input.raw_confidences.iter().copied()),
-        ..TargetMetrics::default()
-    };
-    let mut judged = Vec::new();
-    for f in input.merged {
-        m.corroborated += usize::from(f.corroborated);
-        m.promoted += usize::from(f.promoted);
-        match f.tier {
-            Tier::Dropped => {
-                m.dropped += 1;
-                *m.dropped_by_value
-                    .entry(value_label(f.confidence, scale, 0.05))
-                    .or_default() += 1;
-            }
-            Tier::Fyi => m.fyi += 1,
-            Tier::Actionable => m.actionable += 1,
-            Tier::Soft | Tier::Suppressed => m.demoted += 1,
-            Tier::PreExisting => m.pre_existing += 1,
-        }
-        match f.route {
-            Some(Route::AutoApply) => m.auto_apply += 1,
-            Some(Route::Decision) => m.decisions += 1,
-            None => {}
-        }
-        match f.queue {
-            Some(Queue::Fixer) => m.fixer += 1,
-            Some(Queue::Residual) => m.residual += 1,
-            Some(Queue::ReportOnly) => m.report_only += 1,
-            None => {}
-        }
-        // A merged finding's composite: the mean over its judged contributions.
-        let scores: Vec<f64> = f
-            .contributions
-            .iter()
-            .filter_map(|c| c.id.as_deref().and_then(composite))
-            .collect();
-        if !scores.is_empty() {
-            let c = scores.iter().sum::<f64>() / scores.len() as f64;
-            let cell = m
-                .calibration_sums
-                .entry(value_label(f.confidence, scale, 0.1))
-                .or_default();
-            cell.count += 1;
-            cell.confidence += f.confidence;
-            cell.composite += c;
-            if f.tier == Tier::Actionable {
-                judged.push(c);
-            }
-        }
-    }
-    m.promotion_rate = rate(m.promoted as f64, m.merged as f64);
-    m.judged_actionable = judged.len();
-    m.precision = (!judged.is_empty()).then(|| judged.iter().sum::<f64>() / judged.len() as f64);
-    m
-}
-
-fn rate(num: f64, den: f64) -> f64 {
-    if den == 0.0 {
-        0.0
-    } else {
-        num / den
-    }
-}
-
-/// Arm-level review metrics (the names of SPEC §4.2).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ArmMetrics {
-    pub policy: String,
-    pub scale: Scale,
-    pub targets: usize,
-    /// The most runs any target has.
-    pub runs: usize,
-    pub findings_raw: f64,
-    pub malformed: f64,
-    pub failed_reviewers: f64,
-    pub merged: f64,
-    pub corroborated: f64,
-    pub promoted: f64,
-    pub dropped: f64,
-    pub fyi: f64,
-    pub actionable: f64,
-    pub decisions: f64,
-    pub auto_apply: f64,
-    pub demoted: f64,
-    pub pre_existing: f64,
-    pub fixer: f64,
-    pub residual: f64,
-    pub report_only: f64,
-    pub distinct_values_mean: f64,
-    pub distinct_values_max: f64,
-    pub entropy_bits_mean: f64,
-    pub values_for_80pct_mean: f64,
-    /// promoted / merged over the arm.
-    pub promotion_rate: f64,
-    /// corroborated / merged over the arm.
-    pub corroboration_rate: f64,
-    /// 95% Wilson intervals of the two rates, on the arm's counts (mean over runs).
-    pub rate_ci: RateIntervals,
-    /// Every raw confidence value of the arm's valid findings with its count, over all targets
-    /// and runs (the anchor-dispersion histogram).
-    pub values: Vec<ValueCount>,
-    /// Pooled over every (target, run); `None` when nothing actionable was judged.
-    pub precision: Option<f64>,
-    pub judged_actionable: usize,
-    pub dropped_by_value: BTreeMap<String, f64>,
-    pub anchor_calibration: Vec<CalibrationCell>,
-    /// Malformed findings by reason, over all targets and runs.
-    pub malformed_reasons: BTreeMap<String, usize>,
-    /// Every failed reviewer call, in corpus order, with its reason when the corpus gives one.
-    #[serde(default)]
-    pub failed_calls: Vec<FailedCall>,
-    pub per_target: Vec<TargetMetrics>,
-}
-
-/// A reviewer call recorded `status: failed`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FailedCall {
-    pub target: String,
-    pub run: u32,
-    pub reviewer: String,
-    pub reason: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RateIntervals {
-    pub promotion_rate: Option<[f64; 2]>,
-    pub corroboration_rate: Option<[f64; 2]>,
-}
-
-/// Per-target values averaged over the target's runs, in target order of first appearance.
-pub fn by_target(
-    per_target: &[TargetMetrics],
-    metric: fn(&TargetMetrics) -> Option<f64>,
-) -> Vec<(String, f64)> {
-    let mut order: Vec<String> = Vec::new();
-    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
-    for t in per_target {
-        if let Some(v) = metric(t) {
-            let e = sums.entry(&t.target).or_insert_with(|| {
-                order.push(t.target.clone());
-                (0.0, 0)
-            });
-            e.0 += v;
-            e.1 += 1;
-        }
-    }
-    order
-        .into_iter()
-        .map(|t| {
-            let (s, n) = sums[t.as_str()];
-            (t, s / n as f64)
-        })
-        .collect()
-}
-
-/// Reads one per-target figure (`None` where it does not apply, as precision without verdicts).
-pub type Metric = fn(&TargetMetrics) -> Option<f64>;
-
-/// How a per-target figure is held in the targets table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A whole number (a count of findings or returns).
-    Count,
-    /// A real number, always present.
-    Real,
-    /// A real number that may be absent (precision without verdicts).
-    Optional,
-}
-
-/// One per-target review metric (SPEC §4.2), declared once. Its `name` is its key in each
-/// `per_target` row of `metrics.json`, its column in the targets table, and, when it takes
-/// part in A/B deltas, its key in `review.delta` (and so in the report's delta table and the
-/// gate's `<review-delta>` paths).
-#[derive(Clone, Copy, Debug)]
-pub struct ReviewMetric {
-    pub name: &'static str,
-    pub kind: Kind,
-    /// Gets a paired treatment − baseline delta over targets.
-    pub delta: bool,
-    pub read: Metric,
-}
-
-const fn metric(name: &'static str, kind: Kind, delta: bool, read: Metric) -> ReviewMetric {
-    ReviewMetric {
-        name,
-        kind,
-        delta,
-        read,
-    }
-}
-
-/// Every per-target review metric, in the order of the targets table's columns (after `arm`,
-/// `target` and `run`) and of the delta table.
-pub const REVIEW_METRICS: [ReviewMetric; 22] = [
-    metric("findings_raw", Kind::Count, true, |t| {
-        Some(t.findings_raw as f64)
-    }),
-    metric("malformed", Kind::Count, true, |t| Some(t.malformed as f64)),
-    metric("failed_reviewers", Kind::Count, true, |t| {
-        Some(t.failed_reviewers as f64)
-    }),
-    metric("distinct_values", Kind::Count, true, |t| {
-        Some(t.distinct_values as f64)
-    }),
-    metric("entropy_bits", Kind::Real, true, |t| Some(t.entropy_bits)),
-    metric("values_for_80pct", Kind::Count, true, |t| {
-        Some(t.values_for_80pct as f64)
-    }),
-    metric("merged", Kind::Count, true, |t| Some(t.merged as f64)),
-    metric("corroborated", Kind::Count, true, |t| {
-        Some(t.corroborated as f64)
-    }),
-    metric("promoted", Kind::Count, true, |t| Some(t.promoted as f64)),
-    metric("promotion_rate", Kind::Real, true, |t| {
-        Some(t.promotion_rate)
-    }),
-    metric("dropped", Kind::Count, true, |t| Some(t.dropped as f64)),
-    metric("fyi", Kind::Count, true, |t| Some(t.fyi as f64)),
-    metric("actionable", Kind::Count, true, |t| {
-        Some(t.actionable as f64)
-    }),
-    metric("decisions", Kind::Count, true, |t| Some(t.decisions as f64)),
-    metric("auto_apply", Kind::Count, true, |t| {
-        Some(t.auto_apply as f64)
-    }),
-    metric("demoted", Kind::Count, true, |t| Some(t.demoted as f64)),
-    metric("pre_existing", Kind::Count, true, |t| {
-        Some(t.pre_existing as f64)
-    }),
-    metric("fixer", Kind::Count, false, |t| Some(t.fixer as f64)),
-    metric("residual", Kind::Count, false, |t| Some(t.residual as f64)),
-    metric("report_only", Kind::Count, false, |t| {
-        Some(t.report_only as f64)
-    }),
-    metric("precision", Kind::Optional, true, |t| t.precision),
-    metric("judged_actionable", Kind::Count, false, |t| {
-        Some(t.judged_actionable as f64)
-    }),
-];
-
-const DELTA_COUNT: usize = {
-    let (mut i, mut n) = (0, 0);
-    while i < REVIEW_METRICS.len() {
-        if REVIEW_METRICS[i].delta {
-            n += 1;
-        }
-        i += 1;
-    }
-    n
-};
-
-/// The per-target metrics that take part in A/B deltas, by name: the catalogue's `delta`
-/// entries, in its order.
-pub const DELTA_METRICS: [(&str, Metric); DELTA_COUNT] = {
-    let mut out = [("", REVIEW_METRICS[0].read); DELTA_COUNT];
-    let (mut i, mut n) = (0, 0);
-    while i < REVIEW_METRICS.len() {
-        if REVIEW_METRICS[i].delta {
-            out[n] = (REVIEW_METRICS[i].name, REVIEW_METRICS[i].read);
-            n += 1;
-        }
-        i += 1;
-    }
-    out
-};
-
-/// The names of [`DELTA_METRICS`]: the keys of `review.delta` in `metrics.json`.
-pub const DELTA_NAMES: [&str; DELTA_METRICS.len()] = {
-    let mut names = [""; DELTA_METRICS.len()];
-    let mut i = 0;
-    while i < names.len() {
-        names[i] = DELTA_METRICS[i].0;
-        i += 1;
-    }
-    names
-};
-
-/// Aggregates one arm's per-(target, run) metrics.
-pub fn arm_metrics(
-    policy: &str,
-    scale: Scale,
-    per_target: Vec<TargetMetrics>,
-    malformed_reasons: BTreeMap<String, usize>,
-) -> ArmMetrics {
-    let sum = |f: Metric| {
-        by_target(&per_target, f)
-            .iter()
-            .map(|(_, v)| v)
-            .sum::<f64>()
-    };
-    let per = |f: Metric| by_target(&per_target, f);
-    let mean = |v: &[(String, f64)]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().map(|(_, x)| x).sum::<f64>() / v.len() as f64
-        }
-    };
-    let distinct = per(|t| Some(t.distinct_values as f64));
-    let mut runs: HashMap<&str, usize> = HashMap::new();
-    for t in &per_target {
-        *runs.entry(&t.target).or_default() += 1;
-    }
-    let merged = sum(|t| Some(t.merged as f64));
-    let promoted = sum(|t| Some(t.promoted as f64));
-    let corroborated = sum(|t| Some(t.corroborated as f64));
-    let values = merge_counts(per_target.iter().flat_map(|t| t.values.iter().cloned()));
-
-    // Precision and anchor calibration pool every judged finding.
-    let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {
-        (
-            n + t.judged_actionable,
-            s + t.precision.map_or(0.0, |p| p * t.judged_actionable as f64),
-        )
-    });
-    let mut cells: BTreeMap<String, CalibrationSums> = BTreeMap::new();
-    for t in &per_target {
-        for (k, s) in &t.calibration_sums {
-            let c = cells.entry(k.clone()).or_default();
-            c.count += s.count;
-            c.confidence += s.confidence;
-            c.composite += s.composite;
-        }
-    }
-    let anchor_calibration = cells
-        .into_iter()
-        .map(|(value, s)| CalibrationCell {
-            value,
-            count: s.count,
-            mean_confidence: s.confidence / s.count as f64,
-            mean_composite: s.composite / s.count as f64,
-        })
-        .collect();
-    let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
-    for t in &per_target {
-        let n = runs[t.target.as_str()] as f64;
-        for (k, &c) in &t.dropped_by_value {
-            *dropped_by_value.entry(k.clone()).or_default() += c as f64 / n;
-        }
-    }
-
-    ArmMetrics {
-        policy: policy.to_string(),
-        scale,
-        targets: runs.len(),
-        runs: runs.values().copied().max().unwrap_or(0),
-        findings_raw: sum(|t| Some(t.findings_raw as f64)),
-        malformed: sum(|t| Some(t.malformed as f64)),
-        failed_reviewers: sum(|t| Some(t.failed_reviewers as f64)),
-        merged,
-        corroborated,
-        promoted,
-        dropped: sum(|t| Some(t.dropped as f64)),
-        fyi: sum(|t| Some(t.fyi as f64)),
-        actionable: sum(|t| Some(t.actionable as f64)),
-        decisions: sum(|t| Some(t.decisions as f64)),
-        auto_apply: sum(|t| Some(t.auto_apply as f64)),
-        demoted: sum(|t| Some(t.demoted as f64)),
-        pre_existing: sum(|t| Some(t.pre_existing as f64)),
-        fixer: sum(|t| Some(t.fixer as f64)),
-        residual: sum(|t| Some(t.residual as f64)),
-        report_only: sum(|t| Some(t.report_only as f64)),
-        distinct_values_mean: mean(&distinct),
-        distinct_values_max: distinct.iter().map(|(_, v)| *v).fold(0.0, f64::max),
-        entropy_bits_mean: mean(&per(|t| Some(t.entropy_bits))),
-        values_for_80pct_mean: mean(&per(|t| Some(t.values_for_80pct as f64))),
-        promotion_rate: rate(promoted, merged),
-        corroboration_rate: rate(corroborated, merged),
-        rate_ci: RateIntervals {
-            promotion_rate: wilson(promoted, merged),
-            corroboration_rate: wilson(corroborated, merged),
-        },
-        values,
-        precision: (judged > 0).then(|| judged_sum / judged as f64),
-        judged_actionable: judged,
-        dropped_by_value,
-        anchor_calibration,
-        malformed_reasons,
-        failed_calls: Vec::new(),
-        per_target,
-    }
-}
-
 /// Reliability units for `agreement.reviewers`: one per corroborated merged finding, holding
 /// each contributing reviewer's recorded confidence (the highest, if one reviewer contributed
 /// twice).
@@ -593,13 +934,23 @@ mod tests {
         corroborated: usize,
         raw: &[f64],
     ) -> TargetMetrics {
+        let mut figures: Vec<Figure> = REVIEW_METRICS
+            .iter()
+            .map(|m| match m.kind {
+                Kind::Count => Figure::Count(0),
+                Kind::Real => Figure::Real(0.0),
+                Kind::Optional => Figure::Optional(None),
+                Kind::ByValue => Figure::ByValue(BTreeMap::new()),
+            })
+            .collect();
+        figures[index("merged")] = Figure::Count(merged);
+        figures[index("corroborated")] = Figure::Count(corroborated);
         TargetMetrics {
             target: name.to_string(),
             run,
-            merged,
-            corroborated,
+            figures,
+            calibration_sums: BTreeMap::new(),
             values: value_counts(raw.iter().copied()),
-            ..TargetMetrics::default()
         }
     }
 

@@ -318,7 +318,8 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
         let (b, t) = (&r.arms.baseline, &r.arms.treatment);
         parts.push(format!(
             "distinct values per target {:.1} → {:.1}",
-            b.distinct_values_mean, t.distinct_values_mean
+            b.figure("distinct_values_mean"),
+            t.figure("distinct_values_mean")
         ));
         parts.push(format!(
             "promotion rate {} → {}",
@@ -347,24 +348,8 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
 fn summary(m: &Metrics) -> Table {
     let mut rows = Vec::new();
     if let Some(r) = &m.review {
-        for (name, label, places) in [
-            (
-                "distinct_values",
-                "distinct confidence values per target",
-                2,
-            ),
-            ("entropy_bits", "entropy of confidence values (bits)", 2),
-            ("promotion_rate", "promotion rate", 3),
-            ("actionable", "actionable findings per target", 2),
-            ("fyi", "FYI findings per target", 2),
-            ("dropped", "dropped findings per target", 2),
-            ("decisions", "decisions asked of the user per target", 2),
-            (
-                "precision",
-                "precision (mean judge composite of actionable)",
-                3,
-            ),
-        ] {
+        for (metric, (_, label, places)) in crate::replay::review_metrics::summary_metrics() {
+            let name = metric.name;
             match r.delta.get(name) {
                 Some(d) => rows.push(delta_row(label, d, places)),
                 None if withheld(m, name) => rows.push(withheld_row(label)),
@@ -420,21 +405,21 @@ fn review_section(
     let reading = format!(
         "Under {}, findings carry {:.1} distinct confidence values per target against {:.1} under {}; {} of merged findings are promoted against {}, and {} actionable findings per target reach the user against {}.",
         t.policy,
-        t.distinct_values_mean,
-        b.distinct_values_mean,
+        t.figure("distinct_values_mean"),
+        b.figure("distinct_values_mean"),
         b.policy,
         pct(t.promotion_rate),
         pct(b.promotion_rate),
-        per_target(t.actionable, t.targets),
-        per_target(b.actionable, b.targets),
+        per_target(t.figure("actionable"), t.targets),
+        per_target(b.figure("actionable"), b.targets),
     );
     let mut blocks = Vec::new();
     if has("review-values") {
         blocks.push(Block::Plot("review-values"));
     }
     let mut rows = Vec::new();
-    for (name, _) in crate::replay::review_metrics::DELTA_METRICS {
-        let places = if name.ends_with("rate") { 3 } else { 2 };
+    for metric in crate::replay::review_metrics::delta_metrics() {
+        let (name, places) = (metric.name, metric.places);
         match r.delta.get(name) {
             Some(d) => rows.push(delta_row(name, d, places)),
             None if withheld(m, name) => rows.push(withheld_row(name)),
@@ -493,10 +478,14 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
         ],
         vec![
             text("findings (raw)"),
-            num(b.findings_raw, 2),
-            num(t.findings_raw, 2),
+            num(b.figure("findings_raw"), 2),
+            num(t.figure("findings_raw"), 2),
         ],
-        vec![text("merged"), num(b.merged, 2), num(t.merged, 2)],
+        vec![
+            text("merged"),
+            num(b.figure("merged"), 2),
+            num(t.figure("merged"), 2),
+        ],
         vec![
             text("corroboration rate [95% Wilson]"),
             rate(b.corroboration_rate, b.rate_ci.corroboration_rate),
@@ -514,13 +503,29 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
         ],
         vec![
             text("decisions / auto-apply"),
-            numeric(format!("{:.2} / {:.2}", b.decisions, b.auto_apply)),
-            numeric(format!("{:.2} / {:.2}", t.decisions, t.auto_apply)),
+            numeric(format!(
+                "{:.2} / {:.2}",
+                b.figure("decisions"),
+                b.figure("auto_apply")
+            )),
+            numeric(format!(
+                "{:.2} / {:.2}",
+                t.figure("decisions"),
+                t.figure("auto_apply")
+            )),
         ],
         vec![
             text("demoted / pre-existing"),
-            numeric(format!("{:.2} / {:.2}", b.demoted, b.pre_existing)),
-            numeric(format!("{:.2} / {:.2}", t.demoted, t.pre_existing)),
+            numeric(format!(
+                "{:.2} / {:.2}",
+                b.figure("demoted"),
+                b.figure("pre_existing")
+            )),
+            numeric(format!(
+                "{:.2} / {:.2}",
+                t.figure("demoted"),
+                t.figure("pre_existing")
+            )),
         ],
     ];
     Table {
@@ -531,7 +536,12 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
 }
 
 fn tiers(a: &ArmMetrics) -> String {
-    format!("{:.2} / {:.2} / {:.2}", a.actionable, a.fyi, a.dropped)
+    format!(
+        "{:.2} / {:.2} / {:.2}",
+        a.figure("actionable"),
+        a.figure("fyi"),
+        a.figure("dropped")
+    )
 }
 
 fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
@@ -987,8 +997,8 @@ fn coverage_section(m: &Metrics) -> Section {
         let (b, t) = (&r.arms.baseline, &r.arms.treatment);
         parts.push(format!(
             "malformed findings per run: {}; failed reviewer calls per run: {} (baseline → treatment)",
-            change(b.malformed, t.malformed, 2),
-            change(b.failed_reviewers, t.failed_reviewers, 2)
+            change(b.figure("malformed"), t.figure("malformed"), 2),
+            change(b.figure("failed_reviewers"), t.figure("failed_reviewers"), 2)
         ));
         blocks.push(Block::Table(Table {
             caption: Some("Counts summed over targets, mean over runs.".into()),
@@ -996,18 +1006,18 @@ fn coverage_section(m: &Metrics) -> Section {
             rows: vec![
                 vec![
                     text("malformed findings (dropped by validation)"),
-                    num(b.malformed, 2),
-                    num(t.malformed, 2),
+                    num(b.figure("malformed"), 2),
+                    num(t.figure("malformed"), 2),
                 ],
                 vec![
                     text("failed reviewer calls"),
-                    num(b.failed_reviewers, 2),
-                    num(t.failed_reviewers, 2),
+                    num(b.figure("failed_reviewers"), 2),
+                    num(t.figure("failed_reviewers"), 2),
                 ],
                 vec![
                     text("findings dropped by the gate"),
-                    num(b.dropped, 2),
-                    num(t.dropped, 2),
+                    num(b.figure("dropped"), 2),
+                    num(t.figure("dropped"), 2),
                 ],
             ],
         }));

@@ -17,7 +17,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::raster::Raster;
 use crate::analysis::{Agreement, Metrics, PerArm};
 use crate::config::Scale;
-use crate::replay::review_metrics::{by_target, ArmMetrics, Metric, TargetMetrics};
+use crate::replay::review_metrics::{by_target_of, index, ArmMetrics, TargetMetrics};
 use crate::replay::ValueCount;
 
 /// Pixel size of every plot.
@@ -138,8 +138,8 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
             title: "Raw confidence values (anchor dispersion)".into(),
             alt: format!(
                 "How many findings carried each raw confidence value: {} distinct values per target in the baseline, {} in the treatment.",
-                one(arms.baseline.distinct_values_mean),
-                one(arms.treatment.distinct_values_mean)
+                one(arms.baseline.figure("distinct_values_mean")),
+                one(arms.treatment.figure("distinct_values_mean"))
             ),
             kind: Kind::Values(per_arm(arms, review_values_panel)),
         });
@@ -290,7 +290,7 @@ fn review_values_panel(label: String, a: &ArmMetrics) -> ValuesPanel {
     ValuesPanel {
         label: format!(
             "{label}: {} distinct per target",
-            one(a.distinct_values_mean)
+            one(a.figure("distinct_values_mean"))
         ),
         bars: bars(&a.values),
         x_max: scale_max(a.scale),
@@ -352,14 +352,15 @@ fn query_values_panel(arm: &str, a: &crate::replay::query_metrics::QueryArmMetri
 }
 
 fn tier_panel(label: String, per_target: &[TargetMetrics]) -> TierPanel {
-    let columns: [(&str, Metric); 5] = [
-        ("actionable", |t| Some(t.actionable as f64)),
-        ("fyi", |t| Some(t.fyi as f64)),
-        ("dropped", |t| Some(t.dropped as f64)),
-        ("demoted", |t| Some(t.demoted as f64)),
-        ("pre-existing", |t| Some(t.pre_existing as f64)),
+    // (label, catalogue name)
+    let columns = [
+        ("actionable", "actionable"),
+        ("fyi", "fyi"),
+        ("dropped", "dropped"),
+        ("demoted", "demoted"),
+        ("pre-existing", "pre_existing"),
     ];
-    let merged = by_target(per_target, |t| Some(t.merged as f64));
+    let merged = by_target_of(per_target, index("merged"));
     // The targets with the most findings, in their first-appearance order.
     let mut keep: Vec<(usize, f64)> = merged.iter().map(|(_, v)| *v).enumerate().collect();
     keep.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -368,9 +369,9 @@ fn tier_panel(label: String, per_target: &[TargetMetrics]) -> TierPanel {
     let targets: Vec<String> = keep.iter().map(|(i, _)| merged[*i].0.clone()).collect();
     let tiers = columns
         .iter()
-        .map(|(name, f)| {
-            let all = by_target(per_target, *f);
-            (*name, keep.iter().map(|(i, _)| all[*i].1).collect())
+        .map(|(label, name)| {
+            let all = by_target_of(per_target, index(name));
+            (*label, keep.iter().map(|(i, _)| all[*i].1).collect())
         })
         .collect();
     TierPanel {
