@@ -438,16 +438,103 @@ pub const CI_METRICS: [&str; 6] = [
     "unnecessary_recovery_rate",
 ];
 
-/// The metrics compared query by query, in output order.
-pub const DELTA_METRICS: [&str; 7] = [
-    "confidence_mean",
-    "primary_confidence_mean",
-    "recovery_gate_rate",
-    "unnecessary_recovery_rate",
-    "final_accuracy",
-    "brier",
-    "ece",
+/// One query metric compared between the arms (SPEC §4.3), declared once: its key in
+/// `queries.delta`, its row in the report's delta table and a gate's `<query-delta>` path.
+#[derive(Clone, Copy)]
+pub struct QueryDelta {
+    pub name: &'static str,
+    /// Its value on one pair cell in one arm (0 baseline, 1 treatment), whose per-query
+    /// differences the exact sign test compares and whose mean is the arm's figure; `None` for
+    /// a figure that is not a mean over queries (ECE), whose p-value is the bootstrap's.
+    per_query: Option<fn(&PairCell, usize) -> f64>,
+    /// Over the pairs with a final outcome in both arms only.
+    pub labelled: bool,
+    /// Its row in the report's summary table: (rank, label).
+    pub summary: Option<(u8, &'static str)>,
+}
+
+const fn delta(
+    name: &'static str,
+    labelled: bool,
+    per_query: Option<fn(&PairCell, usize) -> f64>,
+    summary: Option<(u8, &'static str)>,
+) -> QueryDelta {
+    QueryDelta {
+        name,
+        per_query,
+        labelled,
+        summary,
+    }
+}
+
+/// Bit `k` of a pair cell's flags for `arm`: 0 the gate fired, 1 recovery was unnecessary,
+/// 2 the final answer is right.
+fn bit(c: &PairCell, arm: usize, k: usize) -> f64 {
+    f64::from((c.flags >> (1 + 3 * arm + k)) & 1)
+}
+
+/// Every query delta, in output order. [`pair_stats`] computes them in one packed pass over
+/// the pairs, in this order; a test checks it against each entry's `per_query` mean.
+pub const QUERY_DELTAS: [QueryDelta; 7] = [
+    delta(
+        "confidence_mean",
+        false,
+        Some(|c, a| c.conf[a]),
+        Some((0, "mean final confidence")),
+    ),
+    delta(
+        "primary_confidence_mean",
+        false,
+        Some(|c, a| c.primary[a]),
+        None,
+    ),
+    delta(
+        "recovery_gate_rate",
+        false,
+        Some(|c, a| bit(c, a, 0)),
+        Some((1, "recovery gate rate")),
+    ),
+    delta(
+        "unnecessary_recovery_rate",
+        false,
+        Some(|c, a| bit(c, a, 1)),
+        Some((2, "unnecessary recovery rate")),
+    ),
+    delta(
+        "final_accuracy",
+        true,
+        Some(|c, a| bit(c, a, 2)),
+        Some((3, "final accuracy")),
+    ),
+    delta(
+        "brier",
+        true,
+        Some(|c, a| (c.conf[a] - bit(c, a, 2)).powi(2)),
+        Some((5, "Brier score")),
+    ),
+    delta("ece", true, None, Some((4, "calibration error (ECE)"))),
 ];
+
+/// The names of [`QUERY_DELTAS`]: the keys of `queries.delta`.
+pub const DELTA_METRICS: [&str; QUERY_DELTAS.len()] = {
+    let mut names = [""; QUERY_DELTAS.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = QUERY_DELTAS[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// The deltas with a row in the report's summary table, in the table's order.
+pub fn summary_deltas() -> Vec<(&'static str, &'static str)> {
+    let mut rows: Vec<(u8, &str, &str)> = QUERY_DELTAS
+        .iter()
+        .filter_map(|d| d.summary.map(|(rank, label)| (rank, d.name, label)))
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    rows.into_iter().map(|(_, n, l)| (n, l)).collect()
+}
 
 /// treatment − baseline over the (query, run) pairs both arms replayed. Every metric but `ece`
 /// is a mean of per-query values, with the exact sign test over the per-query differences;
@@ -510,19 +597,14 @@ pub fn deltas(
     // Per-query differences for the sign tests; outcomes only where both arms have one.
     let labelled: Vec<&PairCell> = cells.iter().filter(|c| c.flags & 1 == 1).collect();
     let all: Vec<&PairCell> = cells.iter().collect();
-    let diffs = |f: &dyn Fn(&PairCell, usize) -> f64, of: &[&PairCell]| -> Vec<f64> {
-        of.iter().map(|c| f(c, 1) - f(c, 0)).collect()
-    };
-    let bit = |c: &PairCell, arm: usize, k: usize| f64::from((c.flags >> (1 + 3 * arm + k)) & 1);
-    let per_query: [Option<Vec<f64>>; 7] = [
-        Some(diffs(&|c, a| c.conf[a], &all)),
-        Some(diffs(&|c, a| c.primary[a], &all)),
-        Some(diffs(&|c, a| bit(c, a, 0), &all)),
-        Some(diffs(&|c, a| bit(c, a, 1), &all)),
-        Some(diffs(&|c, a| bit(c, a, 2), &labelled)),
-        Some(diffs(&|c, a| (c.conf[a] - bit(c, a, 2)).powi(2), &labelled)),
-        None,
-    ];
+    let per_query: Vec<Option<Vec<f64>>> = QUERY_DELTAS
+        .iter()
+        .map(|d| {
+            let of = if d.labelled { &labelled } else { &all };
+            d.per_query
+                .map(|f| of.iter().map(|c| f(c, 1) - f(c, 0)).collect())
+        })
+        .collect();
 
     let mut out = Vec::new();
     for (m, name) in DELTA_METRICS.iter().enumerate() {
@@ -540,7 +622,11 @@ pub fn deltas(
                 (2.0 * below.min(above) / column.len() as f64).min(1.0)
             }
         };
-        let pairs = if m >= 4 { labelled.len() } else { n };
+        let pairs = if QUERY_DELTAS[m].labelled {
+            labelled.len()
+        } else {
+            n
+        };
         out.push((
             *name,
             PairedDelta {
@@ -693,6 +779,55 @@ mod tests {
         let fewer = deltas(&b[..2], &t, plan(50, 1));
         assert_eq!(fewer[0].1.pairs, 2);
         assert!(deltas(&b[..0], &t, plan(50, 1)).is_empty());
+    }
+
+    /// The packed pass computes each catalogued delta: its point estimate in each arm is the
+    /// mean of the entry's per-query value over the pairs the entry counts.
+    #[test]
+    fn the_packed_pass_agrees_with_every_catalogued_delta() {
+        let b = rows(&ConfidencePolicy::FlatMean(FlatMean::default()));
+        let t = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
+        let out = deltas(&b, &t, plan(20, 1));
+        let names: Vec<&str> = out.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, DELTA_METRICS);
+        let cells: Vec<PairCell> = b
+            .iter()
+            .zip(&t)
+            .map(|(b, t)| {
+                let mut flags = u16::from(b.final_correct.is_some() && t.final_correct.is_some());
+                for (arm, r) in [b, t].into_iter().enumerate() {
+                    let shift = 1 + 3 * arm;
+                    flags |= u16::from(r.outcome.fired) << shift;
+                    flags |= u16::from(r.unnecessary()) << (shift + 1);
+                    flags |= u16::from(r.final_correct == Some(true)) << (shift + 2);
+                }
+                PairCell {
+                    conf: [b.outcome.confidence, t.outcome.confidence],
+                    primary: [b.outcome.primary, t.outcome.primary],
+                    flags,
+                    bin: [0, 0],
+                }
+            })
+            .collect();
+        let mut checked = 0;
+        for (d, (_, got)) in QUERY_DELTAS.iter().zip(&out) {
+            let Some(f) = d.per_query else { continue };
+            let of: Vec<&PairCell> = cells
+                .iter()
+                .filter(|c| !d.labelled || c.flags & 1 == 1)
+                .collect();
+            assert_eq!(got.pairs, of.len(), "{}", d.name);
+            for (arm, value) in [(0, got.baseline), (1, got.treatment)] {
+                let mean = of.iter().map(|c| f(c, arm)).sum::<f64>() / of.len() as f64;
+                assert!(
+                    (mean - value).abs() < 1e-12,
+                    "{} arm {arm}: {mean} ≠ {value}",
+                    d.name
+                );
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, QUERY_DELTAS.len() - 1, "every mean but ECE");
     }
 
     #[test]

@@ -373,14 +373,7 @@ fn summary(m: &Metrics) -> Table {
         }
     }
     if let Some(q) = &m.queries {
-        for (name, label) in [
-            ("confidence_mean", "mean final confidence"),
-            ("recovery_gate_rate", "recovery gate rate"),
-            ("unnecessary_recovery_rate", "unnecessary recovery rate"),
-            ("final_accuracy", "final accuracy"),
-            ("ece", "calibration error (ECE)"),
-            ("brier", "Brier score"),
-        ] {
+        for (name, label) in crate::replay::query_metrics::summary_deltas() {
             if let Some(d) = q.delta.get(name) {
                 rows.push(delta_row(label, d, 3));
             }
