@@ -55,7 +55,7 @@ impl Scale {
 }
 
 /// Code-review mode, which decides where demoted findings go (SPEC §4.1 step 7).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReviewMode {
     Interactive,
@@ -158,7 +158,7 @@ impl ReviewPolicy {
 }
 
 /// The confidence model of one arm for query replay (SPEC §4.3).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "policy", rename_all = "kebab-case")]
 pub enum ConfidencePolicy {
     FlatMean(FlatMean),
@@ -197,7 +197,7 @@ impl ConfidencePolicy {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlatMean {
     #[serde(default = "FlatMean::default_recovery")]
@@ -235,7 +235,7 @@ fn default_stop() -> f64 {
 }
 
 /// How `base` is normalized: over the categories present, or over every weight.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Normalize {
     Present,
@@ -243,7 +243,7 @@ pub enum Normalize {
 }
 
 /// How the convergence bonus applies to `base`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BonusMode {
     Multiplicative,
@@ -251,7 +251,7 @@ pub enum BonusMode {
 }
 
 /// Raw category weights; a table that names some categories keeps the defaults of the others.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Weights {
     pub search: f64,
@@ -311,7 +311,7 @@ impl Default for Bands {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CategoryMax {
     #[serde(default = "CategoryMax::default_recovery")]
@@ -372,7 +372,7 @@ impl Default for CategoryMax {
 }
 
 /// The trust gate's thresholds (SPEC §4.6).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Trust {
     #[serde(default = "Trust::default_irr_floor")]
@@ -454,62 +454,168 @@ impl Experiment {
     }
 }
 
-/// Parses an experiment file; `path` is used for messages and to resolve `corpus`.
-pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
-    let name = path.display().to_string();
-    let doc: toml::Table = text.parse::<toml::Table>().map_err(|e| {
-        let err = InputError::toml(&name, text, &e);
+/// `experiment.toml` as written (SPEC §3): every table and key it may hold, read by serde in
+/// one pass (an unknown key is refused) and then checked into an [`Experiment`]. Its JSON
+/// Schema, derived from these types, is what `calibench schema experiment` prints.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawExperiment {
+    /// Names the run and its report; default: the experiment's folder name.
+    pub name: Option<String>,
+    /// Required when the corpus has review returns.
+    pub mode: Option<Mode>,
+    /// The corpus folder, relative to this file (default: this file's folder).
+    pub corpus: Option<String>,
+    /// Seeds every bootstrap (default 20260421).
+    pub seed: Option<u64>,
+    /// Bootstrap replicates for every interval (default 2000, at most 1000000).
+    pub bootstrap: Option<u64>,
+    pub arms: RawArms,
+    pub trust: Option<Trust>,
+    /// The CI gate policy (SPEC §7).
+    pub gate: Option<crate::gate::policy::RawPolicy>,
+    /// How to record the corpus live (SPEC §8).
+    pub collect: Option<crate::collect::plan::RawCollect>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawArms {
+    pub baseline: RawArm,
+    pub treatment: RawArm,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawArm {
+    /// The recorded `arm` label this arm reads (default: the arm's name).
+    pub source: Option<String>,
+    /// Default: float-gates for the baseline, anchored for the treatment.
+    pub review: Option<RawReview>,
+    /// Default: flat-mean for the baseline, category-max for the treatment.
+    pub confidence: Option<ConfidencePolicy>,
+}
+
+/// An arm's `[review]` table, by `policy`. Thresholds left out take the policy's defaults on
+/// the arm's scale.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum RawReview {
+    Anchored(RawAnchored),
+    FloatGates(RawFloatGates),
+}
+
+#[derive(Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawAnchored {
+    pub scale: Option<Scale>,
+    pub promotion: Option<bool>,
+    pub review_mode: Option<ReviewMode>,
+    pub demote_reviewers: Option<Vec<String>>,
+    pub surface_from: Option<f64>,
+    pub actionable_from: Option<f64>,
+    pub p0_escape: Option<f64>,
+    pub collapse: Option<bool>,
+}
+
+#[derive(Default, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawFloatGates {
+    pub scale: Option<Scale>,
+    pub promotion: Option<bool>,
+    pub review_mode: Option<ReviewMode>,
+    pub demote_reviewers: Option<Vec<String>>,
+    /// Doc mode's per-severity gates.
+    pub gates: Option<RawGates>,
+    pub gate: Option<f64>,
+    pub p0_gate: Option<f64>,
+    pub fyi_floor: Option<f64>,
+    pub boost: Option<f64>,
+    pub auto_apply_from: Option<f64>,
+}
+
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(non_snake_case)]
+pub struct RawGates {
+    pub P0: Option<f64>,
+    pub P1: Option<f64>,
+    pub P2: Option<f64>,
+    pub P3: Option<f64>,
+}
+
+/// Reads `text` as `T`, naming the dotted path, line and problem of the first thing serde
+/// refuses: an unknown key (with the keys known there), a missing one, a value of the wrong
+/// type or not among the choices.
+fn read_toml<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Result<T, InputError> {
+    let de = toml::de::Deserializer::parse(ctx.text).map_err(|e| {
+        let err = InputError::toml(ctx.name, ctx.text, &e);
         InputError {
             problem: format!("not valid TOML: {}", err.problem),
             ..err
         }
     })?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        // serde's path, as the dotted keys this file's errors use: `check[0]` is `check.0`,
+        // and a position wrapper (`Spanned`) is no key.
+        let path = e.path().to_string();
+        let path = path
+            .split('.')
+            .filter(|p| !p.is_empty() && !p.starts_with("$__serde_spanned"))
+            .map(|p| p.replace('[', ".").replace(']', ""))
+            .collect::<Vec<_>>()
+            .join(".");
+        let inner = e.into_inner();
+        ctx.serde_error(&path, inner.message().trim_end(), inner.span())
+    })
+}
+
+/// The backquoted words of a serde message: `a`, `b` → [a, b].
+fn quoted(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether serde's description of a refused value (`string "high"`, `integer `5``,
+/// `floating point `1.5``, `boolean `true``) is this TOML value.
+fn unexpected_is(got: &str, v: &toml::de::DeValue<'_>) -> bool {
+    use toml::de::DeValue;
+    let literal = |prefix: &str| {
+        got.strip_prefix(prefix)
+            .map(|rest| rest.trim_matches(|c| c == '`' || c == '"').to_string())
+    };
+    match v {
+        DeValue::String(s) => literal("string ").is_some_and(|l| l == s.as_ref()),
+        DeValue::Integer(i) => literal("integer ").is_some_and(|l| l == i.to_string()),
+        DeValue::Float(f) => literal("floating point ").is_some_and(|l| l == f.to_string()),
+        DeValue::Boolean(b) => literal("boolean ").is_some_and(|l| l == b.to_string()),
+        _ => false,
+    }
+}
+
+/// Parses an experiment file; `path` is used for messages and to resolve `corpus`.
+pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
+    let name = path.display().to_string();
     let ctx = Ctx {
         name: &name,
         text,
         spans: std::cell::OnceCell::new(),
     };
-    ctx.known(
-        &doc,
-        "",
-        &[
-            "name",
-            "mode",
-            "corpus",
-            "seed",
-            "bootstrap",
-            "arms",
-            "trust",
-            "gate",
-            "collect",
-        ],
-    )?;
+    let raw: RawExperiment = read_toml(&ctx)?;
 
-    let exp_name = ctx.string(&doc, "", "name")?.unwrap_or_else(|| {
+    let exp_name = raw.name.unwrap_or_else(|| {
         path.parent()
             .and_then(|p| p.file_name())
             .map_or("experiment".into(), |n| n.to_string_lossy().into_owned())
     });
-    let declared_mode = ctx.string(&doc, "", "mode")?;
-    let mode = match declared_mode.as_deref() {
-        None | Some("doc") => Mode::Doc,
-        Some("code") => Mode::Code,
-        Some(other) => {
-            return Err(ctx.error("mode", format!("`{other}` is not a mode: use doc or code")))
-        }
-    };
-    let corpus_rel = ctx
-        .string(&doc, "", "corpus")?
-        .unwrap_or_else(|| ".".into());
+    let mode = raw.mode.unwrap_or(Mode::Doc);
     let base = path.parent().unwrap_or(Path::new("."));
     // `corpus = "."` names the experiment's own folder: keep paths in messages free of `/./`.
     let corpus: PathBuf = base
-        .join(corpus_rel)
+        .join(raw.corpus.as_deref().unwrap_or("."))
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect();
-    let seed = ctx.integer(&doc, "", "seed")?.unwrap_or(20260421);
-    let bootstrap = ctx.integer(&doc, "", "bootstrap")?.unwrap_or(2000);
+    let bootstrap = raw.bootstrap.unwrap_or(2000);
     if bootstrap > MAX_REPLICATES as u64 {
         return Err(ctx
             .error(
@@ -518,38 +624,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             )
             .hint("2000 replicates give stable 95% intervals; 10000 are plenty"));
     }
-    let bootstrap = bootstrap as usize;
-
-    let arms = match doc.get("arms") {
-        Some(toml::Value::Table(t)) => t,
-        Some(_) => {
-            return Err(ctx.error(
-                "arms",
-                "must be a table of [arms.baseline] and [arms.treatment]",
-            ))
-        }
-        None => {
-            return Err(ctx
-                .error("arms", "is missing")
-                .hint("an experiment has [arms.baseline] and [arms.treatment]"))
-        }
-    };
-    ctx.known(arms, "arms", &["baseline", "treatment"])?;
-    let arm = |arm_name: &str| -> Result<Arm, InputError> {
-        match arms.get(arm_name) {
-            Some(toml::Value::Table(t)) => ctx.arm(arm_name, t, mode),
-            Some(_) => Err(ctx.error(&format!("arms.{arm_name}"), "must be a table")),
-            None => Err(ctx
-                .error(&format!("arms.{arm_name}"), "is missing")
-                .hint("an experiment has exactly two arms, baseline and treatment")),
-        }
-    };
-    let (baseline, treatment) = (arm("baseline")?, arm("treatment")?);
-
-    let trust = match doc.get("trust") {
-        None => Trust::default(),
-        Some(v) => ctx.typed::<Trust>(v, "trust")?,
-    };
+    let baseline = ctx.arm("baseline", raw.arms.baseline, mode)?;
+    let treatment = ctx.arm("treatment", raw.arms.treatment, mode)?;
+    let trust = raw.trust.unwrap_or_default();
     if !trust.irr_floor.is_finite() {
         return Err(ctx.error("trust.irr_floor", "must be a finite number"));
     }
@@ -572,32 +649,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     Ok(Experiment {
         name: exp_name,
         mode,
-        mode_declared: declared_mode.is_some(),
+        mode_declared: raw.mode.is_some(),
         corpus,
-        seed,
-        bootstrap,
+        seed: raw.seed.unwrap_or(20260421),
+        bootstrap: bootstrap as usize,
         baseline,
         treatment,
         trust,
-        gate: crate::gate::policy::parse_in_experiment(path, text)?,
-        collect: crate::collect::plan::parse_in_experiment(path, text)?,
+        gate: raw
+            .gate
+            .map(|g| crate::gate::policy::in_experiment(path, text, g))
+            .transpose()?,
+        collect: raw
+            .collect
+            .map(|c| crate::collect::plan::in_experiment(path, text, c))
+            .transpose()?,
     })
-}
-
-/// Parsing context: the file's name and text, to place errors on lines.
-/// Keys every review policy's table may hold.
-const SHARED_REVIEW_KEYS: [&str; 5] = [
-    "policy",
-    "scale",
-    "promotion",
-    "review_mode",
-    "demote_reviewers",
-];
-
-/// The review settings both policies share.
-struct SharedReview {
-    review_mode: ReviewMode,
-    demote_reviewers: Vec<String>,
 }
 
 /// The byte offset where `parts` is set in `table`: its last key (or array element).
@@ -664,195 +731,153 @@ impl Ctx<'_> {
         }
     }
 
-    fn join(prefix: &str, key: &str) -> String {
-        if prefix.is_empty() {
-            key.to_string()
-        } else {
-            format!("{prefix}.{key}")
-        }
-    }
-
-    fn known(&self, table: &toml::Table, prefix: &str, allowed: &[&str]) -> Result<(), InputError> {
-        match table.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(k) => Err(self
-                .error(&Self::join(prefix, k), "is not a known key")
-                .hint(format!("known keys here: {}", allowed.join(", ")))),
-            None => Ok(()),
-        }
-    }
-
-    fn string(
+    /// The dotted path of the first key, at or below the table at `path` and breadth first,
+    /// for which `hit(key, value)` holds.
+    fn find(
         &self,
-        t: &toml::Table,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<String>, InputError> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.error(
-                &Self::join(prefix, key),
-                format!("must be a string, not {}", other.type_str()),
-            )),
-        }
-    }
-
-    fn integer(&self, t: &toml::Table, prefix: &str, key: &str) -> Result<Option<u64>, InputError> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Integer(i)) if *i >= 0 => Ok(Some(*i as u64)),
-            Some(other) => Err(self.error(
-                &Self::join(prefix, key),
-                format!("must be a non-negative integer, not {other}"),
-            )),
-        }
-    }
-
-    fn number(&self, t: &toml::Table, prefix: &str, key: &str) -> Result<Option<f64>, InputError> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
-            Some(toml::Value::Float(f)) if f.is_finite() => Ok(Some(*f)),
-            Some(other) => Err(self.error(
-                &Self::join(prefix, key),
-                format!("must be a number, not {other}"),
-            )),
-        }
-    }
-
-    fn boolean(
-        &self,
-        t: &toml::Table,
-        prefix: &str,
-        key: &str,
-    ) -> Result<Option<bool>, InputError> {
-        match t.get(key) {
-            None => Ok(None),
-            Some(toml::Value::Boolean(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.error(
-                &Self::join(prefix, key),
-                format!("must be true or false, not {other}"),
-            )),
-        }
-    }
-
-    fn typed<T: serde::de::DeserializeOwned>(
-        &self,
-        v: &toml::Value,
         path: &str,
-    ) -> Result<T, InputError> {
-        v.clone().try_into::<T>().map_err(|e| {
-            let msg = e.message().to_string();
-            // serde names an unknown field as "unknown field `x`, expected …": place it on its line.
-            let field = msg
-                .strip_prefix("unknown field `")
-                .and_then(|rest| rest.split('`').next())
-                .map_or(path.to_string(), |k| format!("{path}.{k}"));
-            self.error(&field, msg)
-        })
+        hit: &dyn Fn(&str, &toml::de::DeValue<'_>) -> bool,
+    ) -> Option<String> {
+        use toml::de::DeValue;
+        let spans = self
+            .spans
+            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+        let mut table = spans.as_ref()?.get_ref();
+        for part in path.split('.').filter(|p| !p.is_empty()) {
+            match table.iter().find(|(k, _)| k.get_ref() == part)?.1.get_ref() {
+                DeValue::Table(t) => table = t,
+                _ => return None,
+            }
+        }
+        let mut queue = vec![(path.to_string(), table)];
+        while !queue.is_empty() {
+            let mut next = Vec::new();
+            for (at, t) in queue {
+                for (k, v) in t.iter() {
+                    let here = if at.is_empty() {
+                        k.get_ref().to_string()
+                    } else {
+                        format!("{at}.{}", k.get_ref())
+                    };
+                    if hit(k.get_ref(), v.get_ref()) {
+                        return Some(here);
+                    }
+                    if let DeValue::Table(inner) = v.get_ref() {
+                        next.push((here, inner));
+                    }
+                }
+            }
+            queue = next;
+        }
+        None
     }
 
-    fn arm(&self, arm_name: &str, t: &toml::Table, mode: Mode) -> Result<Arm, InputError> {
-        let prefix = format!("arms.{arm_name}");
-        self.known(t, &prefix, &["source", "review", "confidence"])?;
-        let source = self
-            .string(t, &prefix, "source")?
-            .unwrap_or_else(|| arm_name.to_string());
-        let review = match t.get("review") {
-            Some(toml::Value::Table(r)) => self.review(&format!("{prefix}.review"), r, mode)?,
-            Some(_) => return Err(self.error(&format!("{prefix}.review"), "must be a table")),
-            None => {
-                let default = if arm_name == "baseline" {
-                    "float-gates"
-                } else {
-                    "anchored"
-                };
-                let mut r = toml::Table::new();
-                r.insert("policy".into(), toml::Value::String(default.into()));
-                self.review(&format!("{prefix}.review"), &r, mode)?
+    /// What serde refused at `path`, in the words of this file's other errors.
+    fn serde_error(
+        &self,
+        path: &str,
+        message: &str,
+        span: Option<std::ops::Range<usize>>,
+    ) -> InputError {
+        let join = |key: &str| {
+            if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
             }
         };
-        let confidence = match t.get("confidence") {
-            Some(v @ toml::Value::Table(c)) => {
-                let path = format!("{prefix}.confidence");
-                let policy = self.string(c, &path, "policy")?;
-                let mut rest = v.clone();
-                if let toml::Value::Table(r) = &mut rest {
-                    r.remove("policy");
+        let located = |e: InputError| match (e.line, span.clone()) {
+            (None, Some(s)) => e.at_line(crate::error::line_at(self.text, s.start)),
+            _ => e,
+        };
+        if let Some(rest) = message.strip_prefix("unknown field `") {
+            let (key, expected) = rest.split_once('`').unwrap_or((rest, ""));
+            let known = quoted(expected);
+            // The path ends at the key, or, inside a `policy`-tagged table (read as a whole),
+            // at the table: then the key is found below it.
+            let field = if path.rsplit('.').next() == Some(key) {
+                path.to_string()
+            } else {
+                self.find(path, &|k, _| k == key)
+                    .unwrap_or_else(|| join(key))
+            };
+            let e = self.error(&field, "is not a known key");
+            return located(if known.is_empty() {
+                e.hint("this table takes no keys")
+            } else {
+                e.hint(format!("known keys here: {}", known.join(", ")))
+            });
+        }
+        if let Some(rest) = message.strip_prefix("missing field `") {
+            let key = rest.split('`').next().unwrap_or(rest);
+            let e = self.error(&join(key), "is missing");
+            return located(match key {
+                "arms" | "baseline" | "treatment" => {
+                    e.hint("an experiment has exactly two arms, [arms.baseline] and [arms.treatment]")
                 }
-                // Nested tables: name an unknown key with its full path.
-                let nested: [(&str, &[&str]); 2] = [
-                    (
-                        "weights",
-                        &[
-                            "search",
-                            "read",
-                            "discovery",
-                            "verification",
-                            "git",
-                            "ci",
-                            "other",
-                        ],
-                    ),
-                    ("bands", &["strong", "adequate", "weak"]),
-                ];
-                for (key, known) in nested {
-                    if let Some(toml::Value::Table(t)) = c.get(key) {
-                        let prefix = format!("{path}.{key}");
-                        self.known(t, &prefix, known)?;
-                        for k in known {
-                            self.number(t, &prefix, k)?;
-                        }
-                    }
-                }
-                for key in [
-                    "recovery_threshold",
-                    "stop_threshold",
-                    "recovery_entry_score",
-                    "bonus_two",
-                    "bonus_three",
-                    "bonus_search_read",
-                ] {
-                    self.number(c, &path, key)?;
-                }
-                for (key, choices) in [
-                    ("normalize", ["present", "all"]),
-                    ("bonus_mode", ["multiplicative", "additive"]),
-                ] {
-                    if let Some(v) = self.string(c, &path, key)? {
-                        if !choices.contains(&v.as_str()) {
-                            return Err(self.error(
-                                &format!("{path}.{key}"),
-                                format!("`{v}` is not one of {}", choices.join(", ")),
-                            ));
-                        }
-                    }
-                }
-                let policy = match policy.as_deref() {
-                    Some("flat-mean") => ConfidencePolicy::FlatMean(self.typed(&rest, &path)?),
-                    Some("category-max") => {
-                        ConfidencePolicy::CategoryMax(self.typed(&rest, &path)?)
-                    }
-                    Some(other) => {
-                        return Err(self.error(
-                            &format!("{path}.policy"),
-                            format!(
-                            "`{other}` is not a confidence policy: use flat-mean or category-max"
-                        ),
-                        ))
-                    }
-                    None => return Err(self.error(&format!("{path}.policy"), "is missing")),
+                "policy" => e.hint("policy = \"anchored\" or \"float-gates\" under [review]; \"flat-mean\" or \"category-max\" under [confidence]"),
+                _ => e,
+            });
+        }
+        if let Some(rest) = message.strip_prefix("unknown variant `") {
+            let (value, expected) = rest.split_once('`').unwrap_or((rest, ""));
+            // Inside a `policy`-tagged table (read as a whole) the path ends at the table: the
+            // field is the key below it that holds the value (`policy` itself, or `normalize`).
+            let field = self
+                .find(path, &|_, v| v.as_str() == Some(value))
+                .filter(|f| f != path)
+                .unwrap_or_else(|| path.to_string());
+            return located(self.error(
+                &field,
+                format!("`{value}` is not one of {}", quoted(expected).join(", ")),
+            ));
+        }
+        // "invalid type: string \"x\", expected a boolean" → "must be a boolean, not string "x""
+        let problem = match message
+            .strip_prefix("invalid type: ")
+            .or_else(|| message.strip_prefix("invalid value: "))
+            .and_then(|rest| rest.rsplit_once(", expected "))
+        {
+            Some((got, want)) => {
+                let want = match want {
+                    "u64" | "usize" | "u32" => "a non-negative integer",
+                    "i64" => "an integer",
+                    "f64" => "a number",
+                    other => other,
                 };
-                self.check_confidence(&path, &policy)?;
+                format!("must be {want}, not {got}")
+            }
+            None => message.to_string(),
+        };
+        // Inside a tagged table, the field is the key below it holding the refused value.
+        let field = message
+            .strip_prefix("invalid type: ")
+            .or_else(|| message.strip_prefix("invalid value: "))
+            .and_then(|rest| rest.rsplit_once(", expected "))
+            .and_then(|(got, _)| self.find(path, &|_, v| unexpected_is(got, v)))
+            .unwrap_or_else(|| path.to_string());
+        located(self.error(if field.is_empty() { "(top)" } else { &field }, problem))
+    }
+
+    fn arm(&self, arm_name: &str, raw: RawArm, mode: Mode) -> Result<Arm, InputError> {
+        let prefix = format!("arms.{arm_name}");
+        let review = match raw.review {
+            Some(r) => r,
+            None if arm_name == "baseline" => RawReview::FloatGates(RawFloatGates::default()),
+            None => RawReview::Anchored(RawAnchored::default()),
+        };
+        let review = self.review(&format!("{prefix}.review"), review, mode)?;
+        let confidence = match raw.confidence {
+            Some(policy) => {
+                self.check_confidence(&format!("{prefix}.confidence"), &policy)?;
                 policy
             }
-            Some(_) => return Err(self.error(&format!("{prefix}.confidence"), "must be a table")),
             None if arm_name == "baseline" => ConfidencePolicy::FlatMean(FlatMean::default()),
             None => ConfidencePolicy::CategoryMax(CategoryMax::default()),
         };
         Ok(Arm {
             name: arm_name.to_string(),
-            source,
+            source: raw.source.unwrap_or_else(|| arm_name.to_string()),
             review,
             confidence,
         })
@@ -932,188 +957,104 @@ impl Ctx<'_> {
         }
     }
 
-    /// An arm's `[review]` table: the keys both policies share, then the policy's own.
-    fn review(&self, path: &str, r: &toml::Table, mode: Mode) -> Result<ReviewPolicy, InputError> {
-        let policy = self.string(r, path, "policy")?;
-        let shared = SharedReview {
-            review_mode: self.review_mode(r, path)?,
-            demote_reviewers: self.demote_reviewers(r, path)?,
-        };
-        match policy.as_deref() {
-            Some("anchored") => self.anchored(path, r, mode, shared),
-            Some("float-gates") => self.float_gates(path, r, shared),
-            Some(other) => Err(self.error(
-                &format!("{path}.policy"),
-                format!("`{other}` is not a review policy: use anchored or float-gates"),
-            )),
-            None => Err(self
-                .error(&format!("{path}.policy"), "is missing")
-                .hint("policy = \"anchored\" or \"float-gates\"")),
-        }
-    }
-
-    fn anchored(
+    /// A threshold: as written (finite), or the default (given on the native scale) on the
+    /// arm's scale.
+    fn threshold(
         &self,
-        path: &str,
-        r: &toml::Table,
-        mode: Mode,
-        shared: SharedReview,
-    ) -> Result<ReviewPolicy, InputError> {
-        let mut known = SHARED_REVIEW_KEYS.to_vec();
-        known.extend(["surface_from", "actionable_from", "p0_escape", "collapse"]);
-        self.known(r, path, &known)?;
-        let native = Scale::Anchor;
-        let scale = self.scale(r, path, native)?;
-        let (surface, actionable, escape) = match mode {
-            Mode::Doc => (50.0, 75.0, None),
-            Mode::Code => (75.0, 75.0, Some(50.0)),
-        };
-        let p0_escape = match self.number(r, path, "p0_escape")? {
-            Some(v) => Some(v),
-            None => escape.map(|e| scale.convert(e, native)),
-        };
-        let num = |key: &str, default: f64| self.scaled(r, path, key, default, native, scale);
-        Ok(ReviewPolicy::Anchored(Anchored {
-            scale,
-            surface_from: num("surface_from", surface)?,
-            actionable_from: num("actionable_from", actionable)?,
-            p0_escape,
-            collapse: self.boolean(r, path, "collapse")?.unwrap_or(true),
-            promotion: self.promotion(r, path, scale)?,
-            review_mode: shared.review_mode,
-            demote_reviewers: shared.demote_reviewers,
-        }))
-    }
-
-    fn float_gates(
-        &self,
-        path: &str,
-        r: &toml::Table,
-        shared: SharedReview,
-    ) -> Result<ReviewPolicy, InputError> {
-        let mut known = SHARED_REVIEW_KEYS.to_vec();
-        known.extend([
-            "gates",
-            "gate",
-            "p0_gate",
-            "fyi_floor",
-            "boost",
-            "auto_apply_from",
-        ]);
-        self.known(r, path, &known)?;
-        let native = Scale::Float;
-        let scale = self.scale(r, path, native)?;
-        let mut gates = [0.50, 0.60, 0.65, 0.75].map(|g| scale.convert(g, native));
-        if let Some(v) = r.get("gates") {
-            let gpath = format!("{path}.gates");
-            let toml::Value::Table(t) = v else {
-                return Err(self.error(&gpath, "must be a table of P0..P3 gates"));
-            };
-            self.known(t, &gpath, &["P0", "P1", "P2", "P3"])?;
-            for (i, sev) in ["P0", "P1", "P2", "P3"].iter().enumerate() {
-                if let Some(g) = self.number(t, &gpath, sev)? {
-                    gates[i] = g;
-                }
-            }
-        }
-        let promotion = match (
-            self.number(r, path, "boost")?,
-            self.promotion(r, path, scale)?,
-        ) {
-            (Some(boost), Promotion::Corroboration { .. }) => Promotion::Corroboration { boost },
-            (_, promotion) => promotion,
-        };
-        let num = |key: &str, default: f64| self.scaled(r, path, key, default, native, scale);
-        Ok(ReviewPolicy::FloatGates(FloatGates {
-            scale,
-            gates,
-            gate: num("gate", 0.60)?,
-            p0_gate: num("p0_gate", 0.50)?,
-            fyi_floor: num("fyi_floor", 0.40)?,
-            auto_apply_from: num("auto_apply_from", 0.85)?,
-            promotion,
-            review_mode: shared.review_mode,
-            demote_reviewers: shared.demote_reviewers,
-        }))
-    }
-
-    /// `scale`, or the policy's native scale.
-    fn scale(&self, r: &toml::Table, path: &str, native: Scale) -> Result<Scale, InputError> {
-        match self.string(r, path, "scale")?.as_deref() {
-            None => Ok(native),
-            Some("float") => Ok(Scale::Float),
-            Some("anchor") => Ok(Scale::Anchor),
-            Some(other) => Err(self.error(
-                &format!("{path}.scale"),
-                format!("`{other}` is not a scale: use float or anchor"),
-            )),
-        }
-    }
-
-    /// A threshold: as written, or the default (given on the native scale) on the arm's scale.
-    fn scaled(
-        &self,
-        r: &toml::Table,
         path: &str,
         key: &str,
+        written: Option<f64>,
         default: f64,
         native: Scale,
         scale: Scale,
     ) -> Result<f64, InputError> {
-        Ok(self
-            .number(r, path, key)?
-            .unwrap_or_else(|| scale.convert(default, native)))
-    }
-
-    /// `promotion = true` (the default: one step, or +0.10 on the float scale) or `false`.
-    fn promotion(
-        &self,
-        r: &toml::Table,
-        path: &str,
-        scale: Scale,
-    ) -> Result<Promotion, InputError> {
-        match r.get("promotion") {
-            None | Some(toml::Value::Boolean(true)) => Ok(Promotion::Corroboration {
-                boost: scale.convert(0.10, Scale::Float),
-            }),
-            Some(toml::Value::Boolean(false)) => Ok(Promotion::None),
-            Some(other) => Err(self.error(
-                &format!("{path}.promotion"),
-                format!("must be true or false, not {other}"),
+        match written {
+            Some(x) if !x.is_finite() => Err(self.error(
+                &format!("{path}.{key}"),
+                format!("must be a number, not {x}"),
             )),
+            Some(x) => Ok(x),
+            None => Ok(scale.convert(default, native)),
         }
     }
 
-    fn review_mode(&self, r: &toml::Table, path: &str) -> Result<ReviewMode, InputError> {
-        match self.string(r, path, "review_mode")?.as_deref() {
-            None | Some("interactive") => Ok(ReviewMode::Interactive),
-            Some("report-only") => Ok(ReviewMode::ReportOnly),
-            Some("headless") => Ok(ReviewMode::Headless),
-            Some("autofix") => Ok(ReviewMode::Autofix),
-            Some(other) => Err(self.error(
-                &format!("{path}.review_mode"),
-                format!("`{other}` is not a review mode: use interactive, report-only, headless or autofix"),
-            )),
+    /// An arm's `[review]` table, resolved with its policy's defaults.
+    fn review(&self, path: &str, raw: RawReview, mode: Mode) -> Result<ReviewPolicy, InputError> {
+        match raw {
+            RawReview::Anchored(r) => {
+                let native = Scale::Anchor;
+                let scale = r.scale.unwrap_or(native);
+                let (surface, actionable, escape) = match mode {
+                    Mode::Doc => (50.0, 75.0, None),
+                    Mode::Code => (75.0, 75.0, Some(50.0)),
+                };
+                let num = |key: &str, written: Option<f64>, default: f64| {
+                    self.threshold(path, key, written, default, native, scale)
+                };
+                let p0_escape = match (r.p0_escape, escape) {
+                    (None, None) => None,
+                    (written, default) => Some(num("p0_escape", written, default.unwrap_or(0.0))?),
+                };
+                Ok(ReviewPolicy::Anchored(Anchored {
+                    scale,
+                    surface_from: num("surface_from", r.surface_from, surface)?,
+                    actionable_from: num("actionable_from", r.actionable_from, actionable)?,
+                    p0_escape,
+                    collapse: r.collapse.unwrap_or(true),
+                    promotion: promotion(r.promotion, None, scale),
+                    review_mode: r.review_mode.unwrap_or(ReviewMode::Interactive),
+                    demote_reviewers: demote_reviewers(r.demote_reviewers),
+                }))
+            }
+            RawReview::FloatGates(r) => {
+                let native = Scale::Float;
+                let scale = r.scale.unwrap_or(native);
+                let num = |key: &str, written: Option<f64>, default: f64| {
+                    self.threshold(path, key, written, default, native, scale)
+                };
+                let mut gates = [0.50, 0.60, 0.65, 0.75].map(|g| scale.convert(g, native));
+                if let Some(g) = &r.gates {
+                    for (i, (sev, written)) in
+                        [("P0", g.P0), ("P1", g.P1), ("P2", g.P2), ("P3", g.P3)]
+                            .into_iter()
+                            .enumerate()
+                    {
+                        gates[i] = num(&format!("gates.{sev}"), written, gates[i])?;
+                    }
+                }
+                let boost = match r.boost {
+                    Some(b) => Some(num("boost", Some(b), 0.0)?),
+                    None => None,
+                };
+                Ok(ReviewPolicy::FloatGates(FloatGates {
+                    scale,
+                    gates,
+                    gate: num("gate", r.gate, 0.60)?,
+                    p0_gate: num("p0_gate", r.p0_gate, 0.50)?,
+                    fyi_floor: num("fyi_floor", r.fyi_floor, 0.40)?,
+                    auto_apply_from: num("auto_apply_from", r.auto_apply_from, 0.85)?,
+                    promotion: promotion(r.promotion, boost, scale),
+                    review_mode: r.review_mode.unwrap_or(ReviewMode::Interactive),
+                    demote_reviewers: demote_reviewers(r.demote_reviewers),
+                }))
+            }
         }
     }
+}
 
-    fn demote_reviewers(&self, r: &toml::Table, path: &str) -> Result<Vec<String>, InputError> {
-        let not_a_list = || {
-            self.error(
-                &format!("{path}.demote_reviewers"),
-                "must be a list of reviewer names",
-            )
-        };
-        match r.get("demote_reviewers") {
-            None => Ok(vec!["testing".to_string(), "maintainability".to_string()]),
-            Some(toml::Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(not_a_list),
-            Some(_) => Err(not_a_list()),
-        }
+/// `promotion = true` (the default: one step, or +0.10 on the float scale, or `boost`) or
+/// `false`.
+fn promotion(on: Option<bool>, boost: Option<f64>, scale: Scale) -> Promotion {
+    match on {
+        Some(false) => Promotion::None,
+        _ => Promotion::Corroboration {
+            boost: boost.unwrap_or_else(|| scale.convert(0.10, Scale::Float)),
+        },
     }
+}
+
+fn demote_reviewers(written: Option<Vec<String>>) -> Vec<String> {
+    written.unwrap_or_else(|| vec!["testing".to_string(), "maintainability".to_string()])
 }
 
 #[cfg(test)]
@@ -1252,11 +1193,8 @@ dimension_weights = {}
         assert!(e.hint.unwrap().contains("surface_from"));
 
         let e = parse_str(&SPEC_EXAMPLE.replace("irr_floor", "irr_flor")).unwrap_err();
-        assert!(
-            e.problem.contains("unknown field `irr_flor`"),
-            "{}",
-            e.problem
-        );
+        assert_eq!(e.field.as_deref(), Some("`trust.irr_flor`"));
+        assert!(e.hint.unwrap().contains("irr_floor"));
         assert_eq!(e.line, Some(23));
 
         let e = parse_str(&format!("bootstrapp = 3\n{SPEC_EXAMPLE}")).unwrap_err();
@@ -1272,12 +1210,18 @@ dimension_weights = {}
     #[test]
     fn bad_values_are_refused() {
         let e = parse_str(&SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"prose\"")).unwrap_err();
-        assert!(e.problem.contains("`prose` is not a mode"));
+        assert_eq!(e.field.as_deref(), Some("`mode`"));
+        assert!(e.problem.contains("`prose` is not one of doc, code"), "{e}");
         let e = parse_str(&SPEC_EXAMPLE.replace("policy = \"anchored\"", "policy = \"anchor\""))
             .unwrap_err();
-        assert!(e.problem.contains("not a review policy"));
+        assert_eq!(e.field.as_deref(), Some("`arms.treatment.review.policy`"));
+        assert!(
+            e.problem
+                .contains("`anchor` is not one of anchored, float-gates"),
+            "{e}"
+        );
         let e = parse_str(&SPEC_EXAMPLE.replace("seed = 20260421", "seed = \"x\"")).unwrap_err();
-        assert!(e.problem.contains("non-negative integer"));
+        assert!(e.problem.contains("must be a non-negative integer"), "{e}");
         let e = parse_str("name = [").unwrap_err();
         assert!(e.problem.starts_with("not valid TOML"));
         let e = parse_str("name = \"x\"\n").unwrap_err();
@@ -1414,7 +1358,7 @@ dimension_weights = {}
             (
                 "recovery_entry_score = 0.5",
                 "`arms.treatment.confidence.recovery_entry_score`",
-                "unknown field",
+                "is not a known key",
             ),
         ];
         for (line, field, problem) in cases {
@@ -1427,5 +1371,84 @@ dimension_weights = {}
             assert!(e.problem.contains(problem), "{line}: {}", e.problem);
             assert!(e.line.is_some(), "{line}");
         }
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// The schema node at a `$ref`, or the node itself.
+    fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
+        match node.get("$ref").and_then(Value::as_str) {
+            Some(r) => &root["$defs"][r.rsplit('/').next().unwrap()],
+            None => node,
+        }
+    }
+
+    /// Whether `key` is a property of `node`, looking through optional and tagged variants.
+    fn property<'a>(node: &'a Value, root: &'a Value, key: &str) -> Option<&'a Value> {
+        let node = resolve(node, root);
+        if let Some(p) = node.get("properties").and_then(|p| p.get(key)) {
+            return Some(p);
+        }
+        ["anyOf", "oneOf"]
+            .iter()
+            .filter_map(|k| node.get(*k).and_then(Value::as_array))
+            .flatten()
+            .find_map(|alt| property(alt, root, key))
+    }
+
+    fn walk(table: &toml::Table, node: &Value, root: &Value, at: &str) {
+        for (key, value) in table {
+            let here = format!("{at}.{key}");
+            let child = property(node, root, key)
+                .unwrap_or_else(|| panic!("the experiment schema lacks {here}"));
+            match value {
+                toml::Value::Table(t) => walk(t, child, root, &here),
+                toml::Value::Array(items) => {
+                    let child = resolve(child, root);
+                    let item = child
+                        .get("items")
+                        .or_else(|| {
+                            child["anyOf"]
+                                .as_array()
+                                .and_then(|a| a.iter().find_map(|x| x.get("items")))
+                        })
+                        .unwrap_or(&Value::Null);
+                    for v in items {
+                        if let toml::Value::Table(t) = v {
+                            walk(t, item, root, &here);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The JSON Schema is derived from the types the reader uses: every key the example
+    /// experiments set (arms, review and confidence policies, trust, gate checks, collect) is a
+    /// property at its place in it.
+    #[test]
+    fn the_derived_schema_describes_every_key_of_the_examples() {
+        let schema = serde_json::to_value(schemars::schema_for!(RawExperiment)).unwrap();
+        let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&corpora).unwrap() {
+            let path = entry.unwrap().path().join("experiment.toml");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            parse(&path, &text).unwrap();
+            let table: toml::Table = text.parse().unwrap();
+            walk(&table, &schema, &schema, "");
+            seen += 1;
+        }
+        assert!(seen >= 4, "{seen} example experiments");
+        // And a key the reader refuses is not in it.
+        assert!(property(&schema, &schema, "arms").is_some());
+        assert!(property(&schema, &schema, "bootstrapp").is_none());
     }
 }

@@ -71,33 +71,39 @@ pub const AGENT: &str = "agent";
 /// The placeholders `command` may use, each replaced as a whole argument.
 pub const PLACEHOLDERS: [&str; 5] = ["{reviewer}", "{target}", "{target_path}", "{arm}", "{run}"];
 
-#[derive(Deserialize)]
+/// An experiment's `[collect]` table as written, read by serde with the position of each
+/// value; its JSON Schema is derived from it.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct Raw {
+pub struct RawCollect {
+    /// `reviews` (default) or `queries`.
+    #[schemars(with = "Option<String>")]
     kind: Option<Spanned<String>>,
+    /// The argv of one call, with placeholders {reviewer}, {target}, {target_path}, {arm},
+    /// {run}.
+    #[schemars(with = "Vec<String>")]
     command: Spanned<Vec<String>>,
+    #[schemars(with = "Option<Vec<String>>")]
     reviewers: Option<Spanned<Vec<String>>>,
+    /// A glob, relative to the experiment file, of the targets to review.
+    #[schemars(with = "String")]
     targets: Spanned<String>,
+    #[schemars(with = "Option<i64>")]
     runs: Option<Spanned<i64>>,
+    #[schemars(with = "Option<i64>")]
     concurrency: Option<Spanned<i64>>,
+    #[schemars(with = "Option<f64>")]
     timeout_s: Option<Spanned<f64>>,
+    #[schemars(with = "Option<i64>")]
     retries: Option<Spanned<i64>>,
+    #[schemars(with = "Option<f64>")]
     backoff_s: Option<Spanned<f64>>,
 }
 
-#[derive(Deserialize)]
-struct InExperiment {
-    collect: Option<Raw>,
-}
-
-/// The `[collect]` table of an experiment file, if it has one.
-pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, InputError> {
+/// The `[collect]` table of an experiment file, read with the rest of it by `config`.
+pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect, InputError> {
     let name = file.display().to_string();
     let line = |offset: usize| line_at(text, offset);
-    let raw: InExperiment = toml::from_str(text).map_err(|e| InputError::toml(&name, text, &e))?;
-    let Some(raw) = raw.collect else {
-        return Ok(None);
-    };
     let error = |span: std::ops::Range<usize>, field: &str, problem: String| {
         InputError::new(&name, problem)
             .at_line(line(span.start))
@@ -211,7 +217,7 @@ pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, I
     if raw.targets.get_ref().trim().is_empty() {
         return Err(error(raw.targets.span(), "targets", "is empty".into()));
     }
-    Ok(Some(Collect {
+    Ok(Collect {
         kind,
         command,
         reviewers,
@@ -226,7 +232,7 @@ pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Collect>, I
             reviewers: raw.reviewers.as_ref().map_or(0, |r| line(r.span().start)),
             targets: line(raw.targets.span().start),
         },
-    }))
+    })
 }
 
 /// A name reduced to `[A-Za-z0-9._-]` for use as one path component: other characters become
@@ -348,8 +354,18 @@ timeout_s = 300
 retries = 1
 "#;
 
+    /// The `[collect]` table of an experiment text, read alone.
     fn parse(text: &str) -> Result<Option<Collect>, InputError> {
-        parse_in_experiment(Path::new("e/experiment.toml"), text)
+        #[derive(Deserialize)]
+        struct Only {
+            collect: Option<RawCollect>,
+        }
+        let file = Path::new("e/experiment.toml");
+        let only: Only =
+            toml::from_str(text).map_err(|e| InputError::toml("e/experiment.toml", text, &e))?;
+        only.collect
+            .map(|c| in_experiment(file, text, c))
+            .transpose()
     }
 
     #[test]

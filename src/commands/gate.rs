@@ -142,7 +142,7 @@ fn find_policy(target: &Target, flag: Option<&Path>) -> Result<Policy, Error> {
         Target::Experiment(p) => p.clone(),
         Target::RunDir(dir) => experiment_of(dir)?,
     };
-    let in_experiment = policy::parse_in_experiment(&experiment, &read_text(&experiment)?)?;
+    let in_experiment = crate::config::parse(&experiment, &read_text(&experiment)?)?.gate;
     let beside = experiment
         .parent()
         .unwrap_or(Path::new(""))

@@ -87,31 +87,38 @@ impl Bound {
     }
 }
 
-#[derive(Deserialize)]
+/// A gate policy as written (`gate.toml`, or an experiment's `[gate]` table), read by serde
+/// with the position of each value; its JSON Schema is derived from it.
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct RawPolicy {
+pub struct RawPolicy {
+    /// Fail unless the judges are trusted (default true).
     require_trustworthy: Option<bool>,
+    /// The accepted run relative bounds compare against.
+    #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
     #[serde(default)]
+    #[schemars(with = "Vec<RawCheck>")]
     check: Vec<Spanned<RawCheck>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawCheck {
     name: Option<String>,
+    /// A dotted path into metrics.json (`calibench gate --list-metrics`).
+    #[schemars(with = "Option<String>")]
     metric: Option<Spanned<String>>,
+    #[schemars(with = "Option<f64>")]
     min: Option<Spanned<f64>>,
+    #[schemars(with = "Option<f64>")]
     max: Option<Spanned<f64>>,
+    #[schemars(with = "Option<f64>")]
     max_increase: Option<Spanned<f64>>,
+    #[schemars(with = "Option<f64>")]
     max_decrease: Option<Spanned<f64>>,
+    #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
-}
-
-/// An experiment file read only for its `[gate]` table; every other key is left to `config`.
-#[derive(Deserialize)]
-struct InExperiment {
-    gate: Option<RawPolicy>,
 }
 
 /// Parses a `gate.toml`. `file` names it in messages; relative `baseline` paths are resolved
@@ -122,13 +129,9 @@ pub fn parse(file: &Path, text: &str) -> Result<Policy, InputError> {
     ctx.build(raw, file.display().to_string())
 }
 
-/// The `[gate]` table of an experiment file, if it has one.
-pub fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Policy>, InputError> {
-    let ctx = Ctx::new(file, text, "gate.");
-    let raw: InExperiment = toml::from_str(text).map_err(|e| ctx.toml(&e))?;
-    raw.gate
-        .map(|g| ctx.build(g, format!("{} [gate]", file.display())))
-        .transpose()
+/// The `[gate]` table of an experiment file, read with the rest of it by `config`.
+pub fn in_experiment(file: &Path, text: &str, raw: RawPolicy) -> Result<Policy, InputError> {
+    Ctx::new(file, text, "gate.").build(raw, format!("{} [gate]", file.display()))
 }
 
 struct Ctx<'a> {
@@ -432,6 +435,17 @@ baseline = "runs/accepted/metrics.json"
         let p = parse_str("").unwrap();
         assert!(p.require_trustworthy);
         assert!(p.checks.is_empty());
+    }
+
+    /// The `[gate]` table of an experiment text, read alone.
+    fn parse_in_experiment(file: &Path, text: &str) -> Result<Option<Policy>, InputError> {
+        #[derive(Deserialize)]
+        struct Only {
+            gate: Option<RawPolicy>,
+        }
+        let only: Only = toml::from_str(text)
+            .map_err(|e| InputError::toml(file.display().to_string(), text, &e))?;
+        only.gate.map(|g| in_experiment(file, text, g)).transpose()
     }
 
     #[test]
