@@ -257,7 +257,13 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
     };
     let mut written = Vec::new();
     if let Some(path) = &args.junit {
-        replace_file(path, &format::junit(&about, &r.outcome))?;
+        let xml = format::junit(&about, &r.outcome).map_err(|e| {
+            Error::Write(std::io::Error::other(format!(
+                "{}: could not write JUnit XML: {e}",
+                path.display()
+            )))
+        })?;
+        replace_file(path, &xml)?;
         written.push(path.clone());
     }
     let markdown = format::markdown(&about, &r.outcome);

@@ -2,7 +2,6 @@
 //! `$GITHUB_STEP_SUMMARY` or a pull-request comment.
 
 use super::{num, CheckResult, Outcome};
-use crate::report::html::esc;
 use crate::text;
 use serde_json::Value;
 
@@ -45,42 +44,24 @@ pub fn bounds(c: &CheckResult) -> String {
 }
 
 /// JUnit XML: one `<testsuite>` for the run, one `<testcase>` per check, a `<failure>` with
-/// the reason for each failed check.
-pub fn junit(about: &About<'_>, out: &Outcome) -> String {
-    let tests = out.checks.len();
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    s += &format!(
-        "<testsuites name=\"calibench gate\" tests=\"{tests}\" failures=\"{}\" errors=\"0\">\n",
-        out.failed
-    );
-    s += &format!(
-        "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-        esc(about.experiment),
-        out.failed
-    );
-    s += "    <properties>\n";
+/// the reason for each failed check. Written by quick-junit, which escapes every text and
+/// drops what XML cannot hold.
+pub fn junit(about: &About<'_>, out: &Outcome) -> Result<String, quick_junit::SerializeError> {
+    use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut suite = TestSuite::new(about.experiment);
     for (name, value) in [
         ("run_id", about.run_id),
         ("policy", about.policy),
         ("report", about.report.unwrap_or("")),
     ] {
         if !value.is_empty() {
-            s += &format!(
-                "      <property name=\"{name}\" value=\"{}\"/>\n",
-                esc(value)
-            );
+            suite.add_property(Property::new(name, value));
         }
     }
-    s += "    </properties>\n";
     let class = format!("calibench.gate.{}", about.experiment);
     for c in &out.checks {
-        let open = format!(
-            "    <testcase classname=\"{}\" name=\"{}\"",
-            esc(&class),
-            esc(&c.name)
-        );
-        if c.passed {
-            s += &format!("{open}/>\n");
+        let status = if c.passed {
+            TestCaseStatus::success()
         } else {
             let kind = if c.message.starts_with("not found") {
                 "not_found"
@@ -89,21 +70,26 @@ pub fn junit(about: &About<'_>, out: &Outcome) -> String {
             } else {
                 "bound"
             };
-            s += &format!(
-                "{open}>\n      <failure type=\"{kind}\" message=\"{}\">{}</failure>\n    </testcase>\n",
-                esc(&c.message),
-                esc(&format!(
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            status
+                .set_type(kind)
+                .set_message(c.message.as_str())
+                .set_description(format!(
                     "{}: value {}; bound {}; {}",
                     c.metric,
                     shown(&c.value),
                     bounds(c),
                     c.message
-                ))
-            );
-        }
+                ));
+            status
+        };
+        let mut case = TestCase::new(c.name.as_str(), status);
+        case.set_classname(class.as_str());
+        suite.add_test_case(case);
     }
-    s += "  </testsuite>\n</testsuites>\n";
-    s
+    let mut report = Report::new("calibench gate");
+    report.add_test_suite(suite);
+    report.to_string()
 }
 
 /// A Markdown summary: the verdict, then a table of every check.
