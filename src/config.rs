@@ -570,6 +570,19 @@ fn read_toml<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Result<T, InputEr
     })
 }
 
+/// Reads a whole TOML file `name` as `T`, with [`read_toml`]'s messages: for files other than
+/// the experiment that are read through serde-derived raw types (`gate.toml`).
+pub fn read_toml_file<T: serde::de::DeserializeOwned>(
+    name: &str,
+    text: &str,
+) -> Result<T, InputError> {
+    read_toml(&Ctx {
+        name,
+        text,
+        spans: std::cell::OnceCell::new(),
+    })
+}
+
 /// The backquoted words of a serde message: `a`, `b` → [a, b].
 fn quoted(text: &str) -> Vec<&str> {
     text.split('`').skip(1).step_by(2).collect()

@@ -244,7 +244,7 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
     for (text, needle) in [
         (
             "[[check]]\nmetric = \"agreement.judges.alpha\"\nminimum = 0.6\n",
-            "gate.toml:3: unknown field `minimum`",
+            "gate.toml:3: `check.0.minimum`: is not a known key",
         ),
         (
             "[[check]]\nmetric = \"queries.arms.treatment.calibration.eec\"\nmax = 0.2\n",

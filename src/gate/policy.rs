@@ -125,7 +125,7 @@ struct RawCheck {
 /// against its folder.
 pub fn parse(file: &Path, text: &str) -> Result<Policy, InputError> {
     let ctx = Ctx::new(file, text, "");
-    let raw: RawPolicy = toml::from_str(text).map_err(|e| ctx.toml(&e))?;
+    let raw: RawPolicy = crate::config::read_toml_file(&ctx.file, text)?;
     ctx.build(raw, file.display().to_string())
 }
 
@@ -154,10 +154,6 @@ impl<'a> Ctx<'a> {
 
     fn line(&self, offset: usize) -> u64 {
         line_at(self.text, offset)
-    }
-
-    fn toml(&self, e: &toml::de::Error) -> InputError {
-        InputError::toml(&self.file, self.text, e)
     }
 
     fn error<T>(&self, at: &Spanned<T>, field: &str, problem: impl Into<String>) -> InputError {
@@ -374,10 +370,10 @@ baseline = "runs/accepted/metrics.json"
     fn unknown_keys_are_refused_with_their_line() {
         let e = refused("[[check]]\nmetric = \"lift.value\"\nmn = 0\n");
         assert!(e.starts_with("ci/gate.toml:"), "{e}");
-        assert!(e.contains("unknown field `mn`"), "{e}");
+        assert!(e.contains("`check.0.mn`: is not a known key"), "{e}");
         let e = refused("require_trustworthy = true\nthreshold = 3\n");
         assert!(e.contains("ci/gate.toml:2"), "{e}");
-        assert!(e.contains("unknown field `threshold`"), "{e}");
+        assert!(e.contains("`threshold`: is not a known key"), "{e}");
     }
 
     #[test]
@@ -418,10 +414,13 @@ baseline = "runs/accepted/metrics.json"
                 "not a finite number",
             ),
             ("require_trustworthy = false\n", "checks nothing"),
-            ("require_trustworthy = \"yes\"\n", "invalid type"),
+            (
+                "require_trustworthy = \"yes\"\n",
+                "must be a boolean, not string",
+            ),
             (
                 "[[check]]\nmetric = \"lift.value\"\nmax = \"0.2\"\n",
-                "invalid type",
+                "`check.0.max`: must be",
             ),
         ] {
             let e = refused(text);
