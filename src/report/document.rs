@@ -469,16 +469,8 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
             numeric(format!("{} × {}", b.targets, b.runs)),
             numeric(format!("{} × {}", t.targets, t.runs)),
         ],
-        vec![
-            text("findings (raw)"),
-            num(b.figure("findings_raw"), 2),
-            num(t.figure("findings_raw"), 2),
-        ],
-        vec![
-            text("merged"),
-            num(b.figure("merged"), 2),
-            num(t.figure("merged"), 2),
-        ],
+        figures_row("findings (raw)", &["findings_raw"], b, t),
+        figures_row("merged", &["merged"], b, t),
         vec![
             text("corroboration rate [95% Wilson]"),
             rate(b.corroboration_rate, b.rate_ci.corroboration_rate),
@@ -489,37 +481,14 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
             rate(b.promotion_rate, b.rate_ci.promotion_rate),
             rate(t.promotion_rate, t.rate_ci.promotion_rate),
         ],
-        vec![
-            text("actionable / FYI / dropped"),
-            numeric(tiers(b)),
-            numeric(tiers(t)),
-        ],
-        vec![
-            text("decisions / auto-apply"),
-            numeric(format!(
-                "{:.2} / {:.2}",
-                b.figure("decisions"),
-                b.figure("auto_apply")
-            )),
-            numeric(format!(
-                "{:.2} / {:.2}",
-                t.figure("decisions"),
-                t.figure("auto_apply")
-            )),
-        ],
-        vec![
-            text("demoted / pre-existing"),
-            numeric(format!(
-                "{:.2} / {:.2}",
-                b.figure("demoted"),
-                b.figure("pre_existing")
-            )),
-            numeric(format!(
-                "{:.2} / {:.2}",
-                t.figure("demoted"),
-                t.figure("pre_existing")
-            )),
-        ],
+        figures_row(
+            "actionable / FYI / dropped",
+            &["actionable", "fyi", "dropped"],
+            b,
+            t,
+        ),
+        figures_row("decisions / auto-apply", &["decisions", "auto_apply"], b, t),
+        figures_row("demoted / pre-existing", &["demoted", "pre_existing"], b, t),
     ];
     Table {
         caption: Some("Per arm: counts summed over targets, mean over runs.".into()),
@@ -528,13 +497,16 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
     }
 }
 
-fn tiers(a: &ArmMetrics) -> String {
-    format!(
-        "{:.2} / {:.2} / {:.2}",
-        a.figure("actionable"),
-        a.figure("fyi"),
-        a.figure("dropped")
-    )
+/// A row of arm figures, each to 2 places and several joined by " / ": `1.50 / 0.25`.
+fn figures_row(label: &str, names: &[&str], b: &ArmMetrics, t: &ArmMetrics) -> Vec<Cell> {
+    let cell = |a: &ArmMetrics| {
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| format!("{:.2}", a.figure(n)))
+            .collect();
+        numeric(parts.join(" / "))
+    };
+    vec![text(label), cell(b), cell(t)]
 }
 
 fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
@@ -997,21 +969,14 @@ fn coverage_section(m: &Metrics) -> Section {
             caption: Some("Counts summed over targets, mean over runs.".into()),
             header: header(&["", "baseline", "treatment"]),
             rows: vec![
-                vec![
-                    text("malformed findings (dropped by validation)"),
-                    num(b.figure("malformed"), 2),
-                    num(t.figure("malformed"), 2),
-                ],
-                vec![
-                    text("failed reviewer calls"),
-                    num(b.figure("failed_reviewers"), 2),
-                    num(t.figure("failed_reviewers"), 2),
-                ],
-                vec![
-                    text("findings dropped by the gate"),
-                    num(b.figure("dropped"), 2),
-                    num(t.figure("dropped"), 2),
-                ],
+                figures_row(
+                    "malformed findings (dropped by validation)",
+                    &["malformed"],
+                    b,
+                    t,
+                ),
+                figures_row("failed reviewer calls", &["failed_reviewers"], b, t),
+                figures_row("findings dropped by the gate", &["dropped"], b, t),
             ],
         }));
         let mut reasons = Vec::new();
