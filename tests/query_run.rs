@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{calibench, run_into};
+use common::{calibench, json_of, run_into};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -42,16 +42,7 @@ fn corpus(dir: &Path, traces: &str) -> PathBuf {
 }
 
 fn run_json(experiment: &Path, runs: &Path) -> Value {
-    let out = run_into(runs, experiment)
-        .args(["--run-id", "r", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(run_into(runs, experiment).args(["--run-id", "r", "--json"]))
 }
 
 fn n(v: &Value) -> f64 {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{calibench, run_into};
+use common::{calibench, json_of, run_into};
 use serde_json::Value;
 
 /// A copy of the doc-review example (experiment, corpus and accepted run) in a temporary folder.
@@ -191,16 +191,8 @@ fn a_byte_order_mark_on_a_corpus_file_is_accepted() {
     }
     // The example carries malformed findings on purpose, so a run (which drops and counts
     // them) is the check: it reads every line.
-    let out = run_into(dir.path().join("out/runs"), dir.path())
-        .args(["--no-plots", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m =
+        json_of(run_into(dir.path().join("out/runs"), dir.path()).args(["--no-plots", "--json"]));
     assert!(m["trust"]["trustworthy"].is_boolean());
     assert!(
         m["review"]["arms"]["baseline"]["findings_raw"]

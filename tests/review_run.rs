@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{calibench, run_into};
+use common::{calibench, json_of, run_into};
 use predicates::prelude::*;
 use serde_json::{json, Value};
 
@@ -97,17 +97,7 @@ fn tiny_corpus(dir: &Path) -> PathBuf {
 }
 
 fn run_json(experiment: &Path, runs: &Path, extra: &[&str]) -> Value {
-    let out = run_into(runs, experiment)
-        .args(extra)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of(run_into(runs, experiment).args(extra).arg("--json"))
 }
 
 fn n(v: &Value) -> f64 {

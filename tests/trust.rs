@@ -5,7 +5,7 @@ use std::path::Path;
 
 mod common;
 
-use common::{calibench, run_into};
+use common::{calibench, json_of, run_into};
 use predicates::prelude::*;
 use serde_json::{json, Value};
 
@@ -159,19 +159,13 @@ fn example_runs_show_the_lift_or_withhold_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let run = |name: &str| -> (Value, Value) {
-        let out = run_into(
-            dir.path().join("runs"),
-            root.join(format!("corpora/{name}/experiment.toml")),
-        )
-        .args(["--run-id", name, "--json"])
-        .output()
-        .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let metrics = json_of(
+            run_into(
+                dir.path().join("runs"),
+                root.join(format!("corpora/{name}/experiment.toml")),
+            )
+            .args(["--run-id", name, "--json"]),
         );
-        let metrics: Value = serde_json::from_slice(&out.stdout).unwrap();
         let trust: Value = serde_json::from_slice(
             &std::fs::read(dir.path().join("runs").join(name).join("trust.json")).unwrap(),
         )

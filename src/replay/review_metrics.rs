@@ -532,7 +532,7 @@ pub struct RateIntervals {
 }
 
 /// Per-target values averaged over the target's runs, in target order of first appearance.
-pub fn by_target(
+fn by_target(
     per_target: &[TargetMetrics],
     metric: impl Fn(&TargetMetrics) -> Option<f64>,
 ) -> Vec<(String, f64)> {
@@ -594,11 +594,14 @@ pub fn arm_metrics(
     let values = merge_counts(per_target.iter().flat_map(|t| t.values.iter().cloned()));
 
     // Precision and anchor calibration pool every judged finding.
+    let (judged_i, precision_i) = (index("judged_actionable"), index("precision"));
     let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {
-        let count = t.number("judged_actionable").unwrap_or(0.0) as usize;
+        let count = t.figures[judged_i].number().unwrap_or(0.0) as usize;
         (
             n + count,
-            s + t.number("precision").map_or(0.0, |p| p * count as f64),
+            s + t.figures[precision_i]
+                .number()
+                .map_or(0.0, |p| p * count as f64),
         )
     });
     let mut cells: BTreeMap<String, CalibrationSums> = BTreeMap::new();
@@ -620,9 +623,10 @@ pub fn arm_metrics(
         })
         .collect();
     let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
+    let by_value_i = index("dropped_by_value");
     for t in &per_target {
         let n = runs[t.target.as_str()] as f64;
-        if let Figure::ByValue(by) = t.figure("dropped_by_value") {
+        if let Figure::ByValue(by) = &t.figures[by_value_i] {
             for (k, &c) in by {
                 *dropped_by_value.entry(k.clone()).or_default() += c as f64 / n;
             }

@@ -22,3 +22,15 @@ pub fn run_into(runs: impl AsRef<Path>, experiment: impl AsRef<Path>) -> Command
         .arg(runs.with_file_name("reports"));
     cmd
 }
+
+/// Runs `cmd`, which must succeed (its stderr is the failure message), and reads its stdout
+/// as JSON.
+pub fn json_of(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
