@@ -628,6 +628,12 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         .components()
         .filter(|c| !matches!(c, std::path::Component::CurDir))
         .collect();
+    // An experiment in the current folder naming its own folder: `.`, not the empty path.
+    let corpus = if corpus.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        corpus
+    };
     let bootstrap = raw.bootstrap.unwrap_or(2000);
     if bootstrap > MAX_REPLICATES as u64 {
         return Err(ctx
@@ -1112,6 +1118,11 @@ dimension_weights = {}
         let e = parse_str(SPEC_EXAMPLE).unwrap();
         assert_eq!(e.name, "doc-review-anchors");
         assert_eq!(e.corpus, Path::new("corpora/x"));
+        // Run from the experiment's own folder, `corpus = "."` is that folder, not the empty
+        // path (which "does not exist").
+        let here = parse(Path::new("experiment.toml"), SPEC_EXAMPLE).unwrap();
+        assert_eq!(here.corpus, Path::new("."));
+        assert!(here.corpus.is_dir());
         assert_eq!((e.seed, e.bootstrap), (20260421, 2000));
         let ReviewPolicy::FloatGates(f) = &e.baseline.review else {
             panic!()
@@ -1390,56 +1401,7 @@ dimension_weights = {}
 #[cfg(test)]
 mod schema_tests {
     use super::*;
-    use serde_json::Value;
-
-    /// The schema node at a `$ref`, or the node itself.
-    fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
-        match node.get("$ref").and_then(Value::as_str) {
-            Some(r) => &root["$defs"][r.rsplit('/').next().unwrap()],
-            None => node,
-        }
-    }
-
-    /// Whether `key` is a property of `node`, looking through optional and tagged variants.
-    fn property<'a>(node: &'a Value, root: &'a Value, key: &str) -> Option<&'a Value> {
-        let node = resolve(node, root);
-        if let Some(p) = node.get("properties").and_then(|p| p.get(key)) {
-            return Some(p);
-        }
-        ["anyOf", "oneOf"]
-            .iter()
-            .filter_map(|k| node.get(*k).and_then(Value::as_array))
-            .flatten()
-            .find_map(|alt| property(alt, root, key))
-    }
-
-    fn walk(table: &toml::Table, node: &Value, root: &Value, at: &str) {
-        for (key, value) in table {
-            let here = format!("{at}.{key}");
-            let child = property(node, root, key)
-                .unwrap_or_else(|| panic!("the experiment schema lacks {here}"));
-            match value {
-                toml::Value::Table(t) => walk(t, child, root, &here),
-                toml::Value::Array(items) => {
-                    let child = resolve(child, root);
-                    let item = child
-                        .get("items")
-                        .or_else(|| {
-                            child["anyOf"]
-                                .as_array()
-                                .and_then(|a| a.iter().find_map(|x| x.get("items")))
-                        })
-                        .unwrap_or(&Value::Null);
-                    for v in items {
-                        if let toml::Value::Table(t) = v {
-                            walk(t, item, root, &here);
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
+    use crate::schema_walk::{every_key_is_described, property};
 
     /// The JSON Schema is derived from the types the reader uses: every key the example
     /// experiments set (arms, review and confidence policies, trust, gate checks, collect) is a
@@ -1456,7 +1418,8 @@ mod schema_tests {
             };
             parse(&path, &text).unwrap();
             let table: toml::Table = text.parse().unwrap();
-            walk(&table, &schema, &schema, "");
+            let value = serde_json::to_value(table).unwrap();
+            every_key_is_described(&value, &schema, &path.display().to_string(), &[]);
             seen += 1;
         }
         assert!(seen >= 4, "{seen} example experiments");

@@ -43,6 +43,8 @@ pub mod output;
 pub mod replay;
 pub mod report;
 pub mod rundir;
+#[cfg(test)]
+mod schema_walk;
 pub mod stats;
 pub mod text;
 pub mod trust;

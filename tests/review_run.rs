@@ -339,7 +339,7 @@ fn validate_lists_every_problem_and_passes_clean_corpora() {
             "reviews.jsonl:2: field `confidence`",
         ))
         .stdout(predicate::str::contains(
-            "1 problems: 0 that refuse a run, 1 malformed",
+            "1 problem: 0 that refuse a run, 1 malformed finding that",
         ));
     let mut text = std::fs::read_to_string(dir.path().join("reviews.jsonl")).unwrap();
     text = text.replace("\"confidence\":85", "\"confidence\":0.85");

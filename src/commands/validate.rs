@@ -28,6 +28,9 @@ pub struct Problem {
     pub line: Option<u64>,
     pub field: Option<String>,
     pub problem: String,
+    /// What to do about it, when calibench knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
     /// `refused` stops a run; `malformed` findings are dropped and counted (refused under --strict).
     pub kind: &'static str,
 }
@@ -38,6 +41,8 @@ impl Problem {
             file: e.file.clone(),
             line: e.line,
             field: e.field.clone(),
+            // A malformed finding's hint is the --strict note the summary line gives once.
+            hint: e.hint.clone().filter(|_| kind == "refused"),
             problem: e.problem.clone(),
             kind,
         }
@@ -118,6 +123,7 @@ impl Render for Validation {
             let mut e = InputError::new(&p.file, &p.problem);
             e.line = p.line;
             e.field = p.field.clone();
+            e.hint = p.hint.clone();
             s += &format!("{e}\n");
         }
         for n in &self.notes {
@@ -128,9 +134,14 @@ impl Render for Validation {
         if self.problems.is_empty() {
             s += &format!("no problems in {}\n", self.checked.join(", "));
         } else {
+            let n = |count: usize, one: &str, many: &str| {
+                format!("{count} {}", if count == 1 { one } else { many })
+            };
             s += &format!(
-                "{} problems: {refused} that refuse a run, {malformed} malformed findings that a run drops and counts\n",
-                self.problems.len()
+                "{}: {} a run, {} that a run drops and counts\n",
+                n(self.problems.len(), "problem", "problems"),
+                n(refused, "that refuses", "that refuse"),
+                n(malformed, "malformed finding", "malformed findings"),
             );
         }
         s

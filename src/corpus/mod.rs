@@ -3,11 +3,13 @@
 pub mod load;
 pub mod queries;
 pub mod reviews;
+pub mod schema;
 pub mod verdicts;
 
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use schemars::JsonSchema;
+use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use crate::error::InputError;
@@ -58,6 +60,174 @@ pub(crate) fn objects<'a>(
                     .hint(hint)),
             }
         })
+}
+
+/// A string field that must hold something: `""` or blanks are refused as "is empty".
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+pub struct Text(#[schemars(pattern(r"\S"))] pub String);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.trim().is_empty() {
+            return Err(de::Error::custom("is empty"));
+        }
+        Ok(Text(s))
+    }
+}
+
+/// An id: a non-blank string, or a number read as its decimal text (`"item_id": 7` is `"7"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Id(pub String);
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::Number(n) => Ok(Id(n.to_string())),
+            Value::String(s) if s.trim().is_empty() => Err(de::Error::custom("is empty")),
+            Value::String(s) => Ok(Id(s)),
+            other => Err(de::Error::custom(format_args!(
+                "must be a string, not {}",
+                kind(&other)
+            ))),
+        }
+    }
+}
+
+impl JsonSchema for Id {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Id".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A non-blank string, or a number read as its decimal text.",
+            "anyOf": [{"type": "string", "pattern": "\\S"}, {"type": "number"}]
+        })
+    }
+}
+
+/// The lines of a JSON Lines file read as `T`, the file's serde-derived line type: each line's
+/// object from [`objects`], then [`typed`].
+pub(crate) fn records<'a, T: DeserializeOwned>(
+    name: &'a str,
+    bytes: &'a [u8],
+    hint: &'static str,
+    hints: &'a [(&'static str, &'static str)],
+) -> impl Iterator<Item = Result<(u64, T), InputError>> + 'a {
+    objects(name, bytes, hint)
+        .map(move |o| o.and_then(|(line, o)| Ok((line, typed(name, line, o, hints)?))))
+}
+
+/// Reads one line's object as `T`. A refusal names the field by its path in the line
+/// (`verdicts[1].model`) and says what the field must be, in the words the rest of calibench
+/// uses; `hints` adds advice for a field, by its path with indices dropped (`tools.tool`).
+pub(crate) fn typed<T: DeserializeOwned>(
+    name: &str,
+    line: u64,
+    object: Map<String, Value>,
+    hints: &[(&str, &str)],
+) -> Result<T, InputError> {
+    serde_path_to_error::deserialize(Value::Object(object)).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        let message = e.inner().to_string();
+        let (field, problem) = field_problem(&path, &message);
+        let bare: String = {
+            // `tools[3].hits` → `tools.hits`, the key `hints` are written under.
+            let mut out = String::with_capacity(field.len());
+            let mut skip = false;
+            for c in field.chars() {
+                match c {
+                    '[' => skip = true,
+                    ']' => skip = false,
+                    _ if !skip => out.push(c),
+                    _ => {}
+                }
+            }
+            out
+        };
+        let err = InputError::new(name, problem).at_line(line).field(format!(
+            "field `{}`",
+            if field.is_empty() { "(line)" } else { &field }
+        ));
+        match hints.iter().find(|(f, _)| *f == bare) {
+            Some((_, hint)) => err.hint(*hint),
+            None => err,
+        }
+    })
+}
+
+/// The field a serde refusal at `path` is about, and the problem in calibench's words:
+/// "is missing", "`x` is not one of a, b", "must be a string, not 5".
+fn field_problem(path: &str, message: &str) -> (String, String) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    let quoted = |list: &str| -> Vec<String> {
+        list.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect()
+    };
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let key = rest.split('`').next().unwrap_or(rest);
+        return (join(key), "is missing".into());
+    }
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        let (value, expected) = rest.split_once('`').unwrap_or((rest, ""));
+        return (
+            path.to_string(),
+            format!("`{value}` is not one of {}", quoted(expected).join(", ")),
+        );
+    }
+    let problem = match message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.rsplit_once(", expected "))
+    {
+        Some((got, want)) => format!("must be {}, not {}", wanted(want), unexpected(got)),
+        None => message.to_string(),
+    };
+    (path.to_string(), problem)
+}
+
+/// serde's name for what a field takes, as a message says it.
+fn wanted(want: &str) -> &str {
+    match want {
+        "u64" | "u32" | "usize" => "a whole number ≥ 0",
+        "i64" => "a whole number",
+        "f64" => "a number",
+        "a sequence" => "an array",
+        "a map" => "an object",
+        "a boolean" => "true or false",
+        w if w.starts_with("struct ") => "an object",
+        w => w,
+    }
+}
+
+/// serde's description of a value it refused (`integer `5``, `map`), as a message says it.
+fn unexpected(got: &str) -> String {
+    let ticked = |prefix: &str| {
+        got.strip_prefix(prefix)
+            .map(|v| v.trim_matches('`').to_string())
+    };
+    if let Some(v) = ticked("integer ").or_else(|| ticked("floating point ")) {
+        return v;
+    }
+    if let Some(v) = ticked("boolean ") {
+        return v;
+    }
+    match got {
+        "map" => "an object".into(),
+        "sequence" => "an array".into(),
+        "unit value" => "null".into(),
+        other => other.strip_prefix("string ").unwrap_or(other).to_string(),
+    }
 }
 
 /// "an array", "a string", …: what a JSON value is, for messages.

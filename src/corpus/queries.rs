@@ -12,9 +12,10 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
+use super::{Id, Text};
 use crate::error::InputError;
 
 /// The tools of SPEC §2.2; any other name is `Generic`.
@@ -103,7 +104,7 @@ impl Category {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Primary,
@@ -170,6 +171,81 @@ impl Query {
 /// The arm label of a query without one.
 pub const RECORDED: &str = "recorded";
 
+/// One line of `queries.jsonl` as written. Its JSON Schema is derived from this type; what a
+/// tool's evidence must hold, by tool, is [`check_tool`]'s.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(
+    title = "queries.jsonl line",
+    description = "One agent query trace (SPEC §2.2)."
+)]
+pub struct RawQuery {
+    /// Unique per (arm, run).
+    pub query_id: Id,
+    /// The recorded agent version; `recorded` when absent.
+    pub arm: Option<Text>,
+    /// Repeat index, 0 when absent.
+    #[schemars(range(max = 4294967295u32))]
+    pub run: Option<u64>,
+    pub query: Option<String>,
+    /// Was the answer right before any recovery.
+    pub first_pass_correct: Option<bool>,
+    /// Was the final recorded answer right.
+    pub correct: Option<bool>,
+    /// The agent failed.
+    pub error: Option<String>,
+    /// Tool invocations in order (`[]` for a query that ran none).
+    pub tools: Vec<RawTool>,
+}
+
+/// One tool invocation as written, with every evidence field any tool takes.
+#[derive(Deserialize, JsonSchema)]
+pub struct RawTool {
+    /// `find`, `grep`, `references`, `read`, `discovery`, `cmake`, `ctest`, `git`, `gh`; any
+    /// other name is a generic tool.
+    pub tool: Text,
+    pub phase: Option<Phase>,
+    /// The recovery attempt, from 1.
+    #[schemars(range(min = 1, max = 4294967295u32))]
+    pub attempt: Option<u64>,
+    /// The search term or path.
+    pub target: Option<String>,
+    /// false for a tool that failed (it then needs no evidence); true when absent.
+    pub ok: Option<bool>,
+    /// Search tools and git: how many hits.
+    pub hits: Option<u64>,
+    /// read: how many files it returned.
+    pub files: Option<u64>,
+    /// read: true, false, or how many of the files were relevant.
+    pub relevant: Option<Relevant>,
+    /// discovery (0 to 4) and gh (0 to 3).
+    #[schemars(range(max = 4))]
+    pub factors: Option<u64>,
+    /// cmake: did the build pass.
+    pub passed: Option<bool>,
+    pub tests_run: Option<u64>,
+    pub tests_passed: Option<u64>,
+    pub tests_failed: Option<u64>,
+    /// The per-tool score the agent recorded; computed from the evidence when absent.
+    #[schemars(range(min = 0, max = 1))]
+    pub score: Option<f64>,
+}
+
+/// A read's `relevant`: all or none of the files, or how many.
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(untagged, expecting = "must be true, false or a count of the files")]
+pub enum Relevant {
+    All(bool),
+    Count(u64),
+}
+
+const HINTS: &[(&str, &str)] = &[
+    ("tools", "write \"tools\": [] for a query that ran no tool"),
+    (
+        "tools.relevant",
+        "true, false, or how many of the files were relevant",
+    ),
+];
+
 const HINT: &str = "each line holds one query: {\"query_id\", \"tools\": [{\"tool\", \"target\", ...}], \"first_pass_correct\", \"correct\"}";
 
 /// Parses every query, collecting every problem. A `query_id` seen twice in one (arm, run) is an
@@ -178,8 +254,8 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Vec<InputError>) {
     let mut queries = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashMap<(String, u32, String), u64> = HashMap::new();
-    for object in super::objects(name, bytes, HINT) {
-        match object.and_then(|(line, o)| parse_query(name, line, &o)) {
+    for raw in super::records(name, bytes, HINT, HINTS) {
+        match raw.and_then(|(line, raw)| check_query(name, line, raw)) {
             Ok(q) => {
                 let key = (q.arm.clone(), q.run, q.query_id.clone());
                 if let Some(first) = seen.get(&key) {
@@ -229,160 +305,65 @@ pub fn select<'a>(
     Ok(chosen)
 }
 
-/// Field access on one line's object, with errors that name the line and the field.
-struct Line<'a> {
-    name: &'a str,
-    line: u64,
-}
-
-impl Line<'_> {
-    fn err(&self, field: &str, problem: impl Into<String>) -> InputError {
-        InputError::new(self.name, problem)
-            .at_line(self.line)
+fn check_query(name: &str, line: u64, raw: RawQuery) -> Result<Query, InputError> {
+    let err = |field: &str, problem: String| {
+        InputError::new(name, problem)
+            .at_line(line)
             .field(format!("field `{field}`"))
-    }
-
-    fn string(
-        &self,
-        o: &Map<String, Value>,
-        key: &str,
-        field: &str,
-    ) -> Result<Option<String>, InputError> {
-        match o.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(self.err(field, format!("must be a string, not {other}"))),
-        }
-    }
-
-    fn bool(
-        &self,
-        o: &Map<String, Value>,
-        key: &str,
-        field: &str,
-    ) -> Result<Option<bool>, InputError> {
-        match o.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(*b)),
-            Some(other) => Err(self.err(field, format!("must be true or false, not {other}"))),
-        }
-    }
-
-    fn count(
-        &self,
-        o: &Map<String, Value>,
-        key: &str,
-        field: &str,
-    ) -> Result<Option<u64>, InputError> {
-        match o.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v
-                .as_u64()
-                .map(Some)
-                .ok_or_else(|| self.err(field, format!("must be a whole number ≥ 0, not {v}"))),
-        }
-    }
-}
-
-fn parse_query(name: &str, line: u64, o: &Map<String, Value>) -> Result<Query, InputError> {
-    let at = Line { name, line };
-    let query_id = match o.get("query_id") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::String(_)) => return Err(at.err("query_id", "is empty")),
-        Some(other) => return Err(at.err("query_id", format!("must be a string, not {other}"))),
-        None => return Err(at.err("query_id", "is missing")),
     };
-    let arm = match at.string(o, "arm", "arm")? {
-        Some(a) if a.trim().is_empty() => return Err(at.err("arm", "is empty")),
-        Some(a) => a,
-        None => RECORDED.to_string(),
-    };
-    let run = match at.count(o, "run", "run")? {
+    let run = match raw.run {
         None => 0,
         Some(r) => u32::try_from(r)
-            .map_err(|_| at.err("run", format!("{r} is too large for a repeat index")))?,
+            .map_err(|_| err("run", format!("{r} is too large for a repeat index")))?,
     };
-    let tools = match o.get("tools") {
-        Some(Value::Array(ts)) => ts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| parse_tool(&at, i, t))
-            .collect::<Result<Vec<_>, _>>()?,
-        Some(other) => {
-            return Err(at.err(
-                "tools",
-                format!("must be an array of tool invocations, not {other}"),
-            ))
-        }
-        None => {
-            return Err(at
-                .err("tools", "is missing")
-                .hint("write \"tools\": [] for a query that ran no tool"))
-        }
-    };
+    let tools = raw
+        .tools
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            check_tool(t, &|key, problem| {
+                err(&format!("tools[{i}].{key}"), problem)
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Query {
         line,
-        query_id,
-        arm,
+        query_id: raw.query_id.0,
+        arm: raw.arm.map_or_else(|| RECORDED.to_string(), |a| a.0),
         run,
-        query: at.string(o, "query", "query")?,
-        first_pass_correct: at.bool(o, "first_pass_correct", "first_pass_correct")?,
-        correct: at.bool(o, "correct", "correct")?,
-        error: at.string(o, "error", "error")?,
+        query: raw.query,
+        first_pass_correct: raw.first_pass_correct,
+        correct: raw.correct,
+        error: raw.error,
         tools,
     })
 }
 
-fn parse_tool(at: &Line, i: usize, v: &Value) -> Result<Tool, InputError> {
-    let f = |key: &str| format!("tools[{i}].{key}");
-    let Value::Object(o) = v else {
-        return Err(at.err(
-            &format!("tools[{i}]"),
-            format!("must be an object, not {v}"),
-        ));
-    };
-    let name = match o.get("tool") {
-        Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
-        Some(Value::String(_)) => return Err(at.err(&f("tool"), "is empty")),
-        Some(other) => return Err(at.err(&f("tool"), format!("must be a string, not {other}"))),
-        None => return Err(at.err(&f("tool"), "is missing")),
-    };
+/// A tool's values checked against each other: the evidence its kind needs when it ran, counts
+/// that add up, factors within the tool's range. `err` names a key of this tool.
+fn check_tool(raw: RawTool, err: &dyn Fn(&str, String) -> InputError) -> Result<Tool, InputError> {
+    let name = raw.tool.0.trim().to_string();
     let kind = ToolKind::from_name(&name);
-    let phase = match at.string(o, "phase", &f("phase"))?.as_deref() {
-        None | Some("primary") => Phase::Primary,
-        Some("recovery") => Phase::Recovery,
-        Some(other) => {
-            return Err(at.err(
-                &f("phase"),
-                format!("`{other}` is not a phase: use primary or recovery"),
+    let attempt = match raw.attempt {
+        None => 1,
+        Some(0) => {
+            return Err(err(
+                "attempt",
+                "must be 1 or more (attempts count from 1)".into(),
             ))
         }
+        Some(a) => u32::try_from(a).map_err(|_| err("attempt", format!("{a} is too large")))?,
     };
-    let attempt = match at.count(o, "attempt", &f("attempt"))? {
-        None => 1,
-        Some(0) => return Err(at.err(&f("attempt"), "must be 1 or more (attempts count from 1)")),
-        Some(a) => {
-            u32::try_from(a).map_err(|_| at.err(&f("attempt"), format!("{a} is too large")))?
-        }
-    };
-    let ok = at.bool(o, "ok", &f("ok"))?.unwrap_or(true);
-    let score = match o.get("score") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_f64() {
-            Some(s) if (0.0..=1.0).contains(&s) => Some(s),
-            _ => return Err(at.err(&f("score"), format!("must be a number in [0, 1], not {v}"))),
-        },
-    };
-    let target = at
-        .string(o, "target", &f("target"))?
-        .filter(|t| !t.trim().is_empty());
+    if let Some(s) = raw.score.filter(|s| !(0.0..=1.0).contains(s)) {
+        return Err(err("score", format!("must be a number in [0, 1], not {s}")));
+    }
+    let ok = raw.ok.unwrap_or(true);
 
     // Evidence: required for a tool that ran, since both models read it.
-    let need = |key: &str| -> Result<u64, InputError> {
-        at.count(o, key, &f(key))?.ok_or_else(|| {
-            at.err(
-                &f(key),
+    let need = |key: &str, value: Option<u64>| -> Result<u64, InputError> {
+        value.ok_or_else(|| {
+            err(
+                key,
                 format!("is missing: a `{name}` that ran needs `{key}`"),
             )
             .hint("mark a tool that failed with \"ok\": false; it then needs no evidence")
@@ -393,68 +374,63 @@ fn parse_tool(at: &Line, i: usize, v: &Value) -> Result<Tool, InputError> {
     } else {
         match kind {
             ToolKind::Find | ToolKind::Grep | ToolKind::References | ToolKind::Git => {
-                Evidence::Hits(need("hits")?)
+                Evidence::Hits(need("hits", raw.hits)?)
             }
             ToolKind::Read => {
-                let files = need("files")?;
-                let relevant = match o.get("relevant") {
-                    None | Some(Value::Null) if files == 0 => 0,
-                    None | Some(Value::Null) => {
-                        return Err(at
-                            .err(
-                                &f("relevant"),
-                                format!("is missing: the read returned {files} file(s)"),
-                            )
-                            .hint("true, false, or how many of the files were relevant"))
+                let files = need("files", raw.files)?;
+                let relevant = match raw.relevant {
+                    None if files == 0 => 0,
+                    None => {
+                        return Err(err(
+                            "relevant",
+                            format!("is missing: the read returned {files} file(s)"),
+                        )
+                        .hint("true, false, or how many of the files were relevant"))
                     }
-                    Some(Value::Bool(true)) => files,
-                    Some(Value::Bool(false)) => 0,
-                    Some(v) => match v.as_u64() {
-                        Some(r) if r <= files => r,
-                        _ => {
-                            return Err(at.err(
-                                &f("relevant"),
-                                format!(
-                                "must be true, false or a count from 0 to files ({files}), not {v}"
+                    Some(Relevant::All(true)) => files,
+                    Some(Relevant::All(false)) => 0,
+                    Some(Relevant::Count(r)) if r <= files => r,
+                    Some(Relevant::Count(r)) => {
+                        return Err(err(
+                            "relevant",
+                            format!(
+                                "must be true, false or a count from 0 to files ({files}), not {r}"
                             ),
-                            ))
-                        }
-                    },
+                        ))
+                    }
                 };
                 Evidence::Read { files, relevant }
             }
             ToolKind::Discovery | ToolKind::Gh => {
                 let most = if kind == ToolKind::Discovery { 4 } else { 3 };
-                let factors = need("factors")?;
+                let factors = need("factors", raw.factors)?;
                 if factors > most {
-                    return Err(at.err(
-                        &f("factors"),
+                    return Err(err(
+                        "factors",
                         format!("{factors} is out of range: a `{name}` has 0 to {most} factors"),
                     ));
                 }
                 Evidence::Factors(factors)
             }
-            ToolKind::Cmake => match at.bool(o, "passed", &f("passed"))? {
+            ToolKind::Cmake => match raw.passed {
                 Some(passed) => Evidence::Build { passed },
                 None => {
-                    return Err(at.err(
-                        &f("passed"),
-                        "is missing: a `cmake` that ran needs `passed` (true or false)",
+                    return Err(err(
+                        "passed",
+                        "is missing: a `cmake` that ran needs `passed` (true or false)".into(),
                     ))
                 }
             },
             ToolKind::Ctest => {
-                let run = need("tests_run")?;
-                let passed = at.count(o, "tests_passed", &f("tests_passed"))?;
-                let failed = at.count(o, "tests_failed", &f("tests_failed"))?;
-                let (passed, failed) = match (passed, failed) {
+                let run = need("tests_run", raw.tests_run)?;
+                let (passed, failed) = match (raw.tests_passed, raw.tests_failed) {
                     (Some(p), Some(x)) => (p, x),
                     (Some(p), None) if p <= run => (p, run - p),
                     (None, Some(x)) if x <= run => (run - x, x),
                     (None, None) if run == 0 => (0, 0),
                     (None, None) => {
-                        return Err(at.err(
-                            &f("tests_passed"),
+                        return Err(err(
+                            "tests_passed",
                             format!("is missing, and so is tests_failed: {run} test(s) ran, with what result?"),
                         ))
                     }
@@ -462,8 +438,8 @@ fn parse_tool(at: &Line, i: usize, v: &Value) -> Result<Tool, InputError> {
                     (None, Some(x)) => (0, x),
                 };
                 if passed.saturating_add(failed) > run {
-                    return Err(at.err(
-                        &f("tests_run"),
+                    return Err(err(
+                        "tests_run",
                         format!(
                             "{run} is fewer than tests_passed ({passed}) + tests_failed ({failed})"
                         ),
@@ -480,12 +456,12 @@ fn parse_tool(at: &Line, i: usize, v: &Value) -> Result<Tool, InputError> {
     };
     Ok(Tool {
         kind,
-        phase,
+        phase: raw.phase.unwrap_or(Phase::Primary),
         attempt,
-        target,
+        target: raw.target.filter(|t| !t.trim().is_empty()),
         ok,
         evidence,
-        score,
+        score: raw.score,
     })
 }
 
@@ -620,7 +596,7 @@ mod tests {
             (
                 r#"{"query_id": "q", "tools": [{"tool": "git", "hits": 1, "phase": "retry"}]}"#,
                 "field `tools[0].phase`",
-                "not a phase",
+                "`retry` is not one of primary, recovery",
             ),
             (
                 r#"{"query_id": "q", "tools": [{"tool": "git", "hits": 1, "attempt": 0}]}"#,

@@ -10,9 +10,11 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
+use super::Text;
 use crate::config::{Mode, Scale};
 use crate::error::InputError;
 use crate::stats::calibration::round9;
@@ -90,7 +92,7 @@ pub struct Finding {
     pub location: Location,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -116,6 +118,40 @@ pub struct Record {
     pub testing_gaps: Vec<String>,
 }
 
+/// One line of `reviews.jsonl` as written: the return's envelope. Its JSON Schema is derived
+/// from this type. Findings stay JSON values here: a finding that breaks a field rule is
+/// malformed, dropped and counted by [`select`] under the reading arm's scale, never a refusal
+/// of the line (SPEC §2.1).
+#[derive(Deserialize, JsonSchema)]
+#[schemars(
+    title = "reviews.jsonl line",
+    description = "One reviewer's return for one target, in one recorded arm and run (SPEC §2.1).",
+    extend(
+        "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},
+        "else" = {"required": ["findings"]}
+    )
+)]
+pub struct RawReturn {
+    /// The reviewed document (doc mode) or change id (code mode).
+    pub target: Text,
+    /// The recorded variant that produced it.
+    pub arm: Text,
+    /// Persona name, e.g. `feasibility`.
+    pub reviewer: Text,
+    /// Repeat index, 0 when absent.
+    #[schemars(range(max = 4294967295u32))]
+    pub run: Option<u64>,
+    /// `failed`: the reviewer errored, a failed rater, never "zero findings". `ok` when absent.
+    pub status: Option<Status>,
+    /// Why a failed return failed.
+    pub reason: Option<String>,
+    /// Doc or code findings; required when the status is ok (`[]` for none).
+    pub findings: Option<Vec<Value>>,
+    pub residual_risks: Option<Vec<String>>,
+    pub deferred_questions: Option<Vec<String>>,
+    pub testing_gaps: Option<Vec<String>>,
+}
+
 /// Parses every record, collecting every record-level problem instead of stopping at the first.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
     let mut records = Vec::new();
@@ -131,8 +167,12 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
     let mut ids: HashMap<String, u64> = HashMap::new();
     let mut returns: HashMap<(String, String, String, u32), u64> = HashMap::new();
     const HINT: &str = "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}";
-    for object in super::objects(name, bytes, HINT) {
-        match object.and_then(|(line, o)| parse_record(name, line, o)) {
+    const HINTS: &[(&str, &str)] = &[(
+        "findings",
+        "a return with status ok lists its findings, [] when there are none",
+    )];
+    for raw in super::records(name, bytes, HINT, HINTS) {
+        match raw.and_then(|(line, raw)| check_record(name, line, raw)) {
             Ok(record) => {
                 let key = (
                     record.target.clone(),
@@ -177,96 +217,40 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
     problems
 }
 
-fn parse_record(name: &str, line: u64, object: Map<String, Value>) -> Result<Record, InputError> {
+/// The rules across a return's values: a repeat index that fits, findings when it is ok.
+fn check_record(name: &str, line: u64, raw: RawReturn) -> Result<Record, InputError> {
     let err = |field: &str, problem: String| {
         InputError::new(name, problem)
             .at_line(line)
             .field(format!("field `{field}`"))
     };
-    let required = |field: &str| -> Result<String, InputError> {
-        match object.get(field) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-            Some(Value::String(_)) => Err(err(field, "is empty".into())),
-            Some(other) => Err(err(field, format!("must be a string, not {}", kind(other)))),
-            None => Err(err(field, "is missing".into())),
-        }
+    let run = match raw.run {
+        None => 0,
+        Some(r) => u32::try_from(r)
+            .map_err(|_| err("run", format!("{r} is too large for a repeat index")))?,
     };
-    let (target, arm, reviewer) = (required("target")?, required("arm")?, required("reviewer")?);
-    let run = match object.get("run") {
-        None | Some(Value::Null) => 0,
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .and_then(|r| u32::try_from(r).ok())
-            .ok_or_else(|| err("run", format!("{n} is not a whole number ≥ 0")))?,
-        Some(other) => {
-            return Err(err(
-                "run",
-                format!("must be a whole number ≥ 0, not {}", kind(other)),
-            ))
-        }
-    };
-    let status = match object.get("status") {
-        None | Some(Value::Null) => Status::Ok,
-        Some(Value::String(s)) if s == "ok" => Status::Ok,
-        Some(Value::String(s)) if s == "failed" => Status::Failed,
-        Some(other) => {
-            return Err(err(
-                "status",
-                format!("must be \"ok\" or \"failed\", not {other}"),
-            ))
-        }
-    };
-    let findings = match (object.get("findings"), &status) {
-        (Some(Value::Array(a)), _) => a.clone(),
-        (None | Some(Value::Null), Status::Failed) => Vec::new(),
+    let status = raw.status.unwrap_or(Status::Ok);
+    let findings = match (raw.findings, &status) {
+        (Some(findings), _) => findings,
+        (None, Status::Failed) => Vec::new(),
         (None, Status::Ok) => {
             return Err(err("findings", "is missing".into())
                 .hint("a return with status ok lists its findings, [] when there are none"))
         }
-        (Some(other), _) => {
-            return Err(err(
-                "findings",
-                format!("must be an array, not {}", kind(other)),
-            ))
-        }
-    };
-    let strings = |field: &str| -> Result<Vec<String>, InputError> {
-        match object.get(field) {
-            None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| v.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or_else(|| err(field, "must be a list of strings".into())),
-            Some(other) => Err(err(
-                field,
-                format!("must be a list of strings, not {}", kind(other)),
-            )),
-        }
-    };
-    let reason = match object.get("reason") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            return Err(err(
-                "reason",
-                format!("must be a string, not {}", kind(other)),
-            ))
-        }
     };
     Ok(Record {
         line,
-        target,
-        arm,
+        target: raw.target.0,
+        arm: raw.arm.0,
         run,
-        reviewer,
+        reviewer: raw.reviewer.0,
         status,
-        reason,
+        reason: raw.reason,
         duplicate_id_of: Vec::new(),
         findings,
-        residual_risks: strings("residual_risks")?,
-        deferred_questions: strings("deferred_questions")?,
-        testing_gaps: strings("testing_gaps")?,
+        residual_risks: raw.residual_risks.unwrap_or_default(),
+        deferred_questions: raw.deferred_questions.unwrap_or_default(),
+        testing_gaps: raw.testing_gaps.unwrap_or_default(),
     })
 }
 

@@ -3,8 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde_json::{Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer};
 
+use super::{Id, Text};
 use crate::error::InputError;
 
 /// One judge's verdict: scores per dimension, or `None` when the judge failed.
@@ -49,15 +51,62 @@ impl Item {
     }
 }
 
+/// One line of `verdicts.jsonl` as written. Its JSON Schema is derived from this type; the
+/// rules across its values (a judge once per item, scores on [0, 1]) are [`check`]'s.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(
+    title = "verdicts.jsonl line",
+    description = "One judged item in one arm (SPEC §2.3)."
+)]
+pub struct RawItem {
+    /// A finding's `id` (that finding is judged) or any other item's id.
+    pub item_id: Id,
+    pub arm: Text,
+    /// One verdict per judge.
+    pub verdicts: Vec<RawVerdict>,
+}
+
+/// One judge's verdict as written.
+#[derive(Deserialize, JsonSchema)]
+pub struct RawVerdict {
+    pub model: Text,
+    /// Scores per dimension, each in [0, 1]; `null` for a judge that failed (never a zero).
+    #[serde(deserialize_with = "present")]
+    #[schemars(
+        required,
+        with = "Option<BTreeMap<String, Score>>",
+        extend("type" = ["object", "null"], "minProperties" = 1)
+    )]
+    pub per_dimension: Option<BTreeMap<String, f64>>,
+}
+
+/// A judge's score, for the schema: a number in [0, 1].
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Score(#[schemars(range(min = 0, max = 1))] f64);
+
+/// An `Option` that must be written: `null` is `None`, a missing key is refused.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Option::deserialize(d)
+}
+
+const HINT: &str =
+    "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}";
+const HINTS: &[(&str, &str)] = &[
+    (
+        "verdicts",
+        "an array of {\"model\", \"per_dimension\"}, one per judge",
+    ),
+    ("verdicts.per_dimension", "null marks a failed judge"),
+];
+
 /// Parses every item, collecting every problem. An (arm, item_id) pair judged twice is an error.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
     let mut items = Vec::new();
     let mut problems = Vec::new();
     let mut seen: HashMap<(String, String), u64> = HashMap::new();
-    const HINT: &str =
-        "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}";
-    for object in super::objects(name, bytes, HINT) {
-        match object.and_then(|(line, o)| parse_item(name, line, o)) {
+    for raw in super::records(name, bytes, HINT, HINTS) {
+        match raw.and_then(|(line, raw)| check(name, line, raw)) {
             Ok(item) => {
                 let key = (item.arm.clone(), item.item_id.clone());
                 if let Some(first) = seen.insert(key, item.line) {
@@ -82,94 +131,54 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
     (items, problems)
 }
 
-fn parse_item(name: &str, line: u64, object: Map<String, Value>) -> Result<Item, InputError> {
+/// The rules across one line's values: each judge once, every score a number in [0, 1], a
+/// verdict that is not `null` scores at least one dimension.
+fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
     let err = |field: &str, problem: String| {
         InputError::new(name, problem)
             .at_line(line)
             .field(format!("field `{field}`"))
     };
-    let string = |field: &str| -> Result<String, InputError> {
-        match object.get(field) {
-            Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
-            Some(Value::Number(n)) if field == "item_id" => Ok(n.to_string()),
-            Some(Value::String(_)) => Err(err(field, "is empty".into())),
-            Some(other) => Err(err(field, format!("must be a string, not {other}"))),
-            None => Err(err(field, "is missing".into())),
-        }
-    };
-    let (item_id, arm) = (string("item_id")?, string("arm")?);
-    let Some(Value::Array(raw)) = object.get("verdicts") else {
-        return Err(err(
-            "verdicts",
-            "must be an array of {model, per_dimension}".into(),
-        ));
-    };
-    let mut verdicts = Vec::with_capacity(raw.len());
-    let mut models: HashMap<String, usize> = HashMap::with_capacity(raw.len());
-    for (j, v) in raw.iter().enumerate() {
+    let mut verdicts = Vec::with_capacity(raw.verdicts.len());
+    let mut models: HashMap<&str, usize> = HashMap::with_capacity(raw.verdicts.len());
+    for (j, v) in raw.verdicts.iter().enumerate() {
         let field = |f: &str| format!("verdicts[{j}].{f}");
-        let Value::Object(v) = v else {
-            return Err(err(&format!("verdicts[{j}]"), "must be an object".into()));
-        };
-        let model = match v.get("model") {
-            Some(Value::String(s)) if !s.is_empty() => s.clone(),
-            _ => return Err(err(&field("model"), "must be a non-empty string".into())),
-        };
+        let model = v.model.0.as_str();
         // One judge listed twice would count its own consistency as agreement among judges.
-        if let Some(first) = models.insert(model.clone(), j) {
+        if let Some(first) = models.insert(model, j) {
             return Err(err(
                 &field("model"),
                 format!("judge `{model}` is listed a second time in this item (first as verdicts[{first}])"),
             )
             .hint("each judge gives one verdict per item: its self-consistency is not agreement between judges"));
         }
-        let scores = match v.get("per_dimension") {
-            Some(Value::Null) => None,
-            Some(Value::Object(dims)) => {
-                let mut scores = BTreeMap::new();
-                for (dim, s) in dims {
-                    let Some(x) = s.as_f64().filter(|x| x.is_finite()) else {
-                        return Err(err(
-                            &field(&format!("per_dimension.{dim}")),
-                            format!("must be a finite number, not {s}"),
-                        ));
-                    };
-                    if !(0.0..=1.0).contains(&x) {
-                        return Err(err(
-                            &field(&format!("per_dimension.{dim}")),
-                            format!("{s} is outside [0, 1]"),
-                        )
-                        .hint("judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4"));
-                    }
-                    scores.insert(dim.clone(), x);
-                }
-                if scores.is_empty() {
-                    return Err(err(
-                        &field("per_dimension"),
-                        "has no dimension: write null for a failed judge".into(),
-                    ));
-                }
-                Some(scores)
-            }
-            None => {
+        if let Some(scores) = &v.per_dimension {
+            if scores.is_empty() {
                 return Err(err(
                     &field("per_dimension"),
-                    "is missing (null marks a failed judge)".into(),
-                ))
+                    "has no dimension: write null for a failed judge".into(),
+                ));
             }
-            Some(other) => {
+            if let Some((dim, s)) = scores.iter().find(|(_, s)| !(0.0..=1.0).contains(*s)) {
                 return Err(err(
-                    &field("per_dimension"),
-                    format!("must be an object or null, not {other}"),
-                ))
+                    &field(&format!("per_dimension.{dim}")),
+                    // As JSON writes it (`1e+308`), not as 309 digits.
+                    format!("{} is outside [0, 1]", serde_json::Value::from(*s)),
+                )
+                .hint("judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4"));
             }
-        };
-        verdicts.push(Verdict { model, scores });
+        }
+    }
+    for v in raw.verdicts {
+        verdicts.push(Verdict {
+            model: v.model.0,
+            scores: v.per_dimension,
+        });
     }
     Ok(Item {
         line,
-        item_id,
-        arm,
+        item_id: raw.item_id.0,
+        arm: raw.arm.0,
         verdicts,
     })
 }
@@ -254,5 +263,35 @@ mod tests {
             ]
         );
         assert_eq!(items[0].composite(&BTreeMap::new()), None);
+    }
+
+    // The line type's refusals, in calibench's words: the field by its path, what it must be.
+    #[test]
+    fn shape_refusals_say_what_the_field_must_be() {
+        let cases = [
+            (r#"{"item_id": "x", "arm": "b", "verdicts": [{"model": "a"}]}"#, "verdicts[0].per_dimension", "is missing", Some("null marks a failed judge")),
+            (r#"{"item_id": "x", "arm": "b", "verdicts": [{"model": 7, "per_dimension": null}]}"#, "verdicts[0].model", "must be a string, not 7", None),
+            (r#"{"item_id": "x", "arm": "b", "verdicts": [{"model": "a", "per_dimension": [1]}]}"#, "verdicts[0].per_dimension", "must be an object, not an array", Some("null marks a failed judge")),
+            (r#"{"item_id": "x", "arm": "b", "verdicts": {}}"#, "verdicts", "must be an array, not an object", Some("an array of {\"model\", \"per_dimension\"}, one per judge")),
+            (r#"{"item_id": " ", "arm": "b", "verdicts": []}"#, "item_id", "is empty", None),
+            (r#"{"item_id": true, "arm": "b", "verdicts": []}"#, "item_id", "must be a string, not a boolean", None),
+            (r#"{"item_id": "x", "arm": "", "verdicts": []}"#, "arm", "is empty", None),
+            (r#"{"item_id": "x", "arm": "b", "verdicts": [{"model": "a", "per_dimension": {"r": 1e308}}]}"#, "verdicts[0].per_dimension.r", "1e+308 is outside [0, 1]", Some("judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4")),
+        ];
+        for (line, field, problem, hint) in cases {
+            let (_, problems) = parse("v.jsonl", line.as_bytes());
+            let p = &problems[0];
+            assert_eq!(
+                p.field.as_deref(),
+                Some(format!("field `{field}`").as_str()),
+                "{line}"
+            );
+            assert_eq!(p.problem, problem, "{line}");
+            assert_eq!(p.hint.as_deref(), hint, "{line}");
+        }
+        // A numeric id is read as its text.
+        let (items, problems) = parse("v.jsonl", br#"{"item_id": 7, "arm": "b", "verdicts": []}"#);
+        assert!(problems.is_empty());
+        assert_eq!(items[0].item_id, "7");
     }
 }

@@ -18,6 +18,7 @@
 use std::collections::HashMap;
 
 use super::{csv_with_header, for_each_row, missing_columns};
+use crate::corpus::Id;
 use crate::error::InputError;
 use crate::stats::alpha::{Level, Units};
 
@@ -392,55 +393,49 @@ fn read_long_csv(
     builder.finish(name)
 }
 
+/// One line of a long JSON Lines reliability file as written.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct RawRating {
+    pub unit: Id,
+    pub rater: Id,
+    /// A number, a string the level reads (`"3"`, `"NA"`), or null for a missing value.
+    #[serde(deserialize_with = "written")]
+    #[schemars(required)]
+    pub value: Option<RawValue>,
+}
+
+/// A rating's value as written.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(untagged, expecting = "must be a number, a string or null")]
+pub enum RawValue {
+    Number(serde_json::Number),
+    Text(String),
+}
+
+/// An `Option` that must be written: `null` is `None`, a missing key is refused.
+fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawValue>, D::Error> {
+    serde::Deserialize::deserialize(d)
+}
+
 fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
     let mut cells = CellParser::new(level);
     let mut builder = LongBuilder::new();
     const HINT: &str = "each line holds one object with unit, rater and value";
-    for object in crate::corpus::objects(name, bytes, HINT) {
-        let (line, object) = object?;
-        let key = |field: &str| -> Result<String, InputError> {
-            match object.get(field) {
-                Some(serde_json::Value::String(s)) if !s.trim().is_empty() => {
-                    Ok(s.trim().to_string())
-                }
-                Some(serde_json::Value::Number(n)) => Ok(n.to_string()),
-                Some(other) => Err(InputError::new(
-                    name,
-                    format!("must be a non-empty string or a number, not {other}"),
-                )
-                .at_line(line)
-                .field(format!("field `{field}`"))),
-                None => Err(InputError::new(name, "is missing")
-                    .at_line(line)
-                    .field(format!("field `{field}`"))),
-            }
+    const HINTS: &[(&str, &str)] = &[("value", "write null for a missing value")];
+    for raw in crate::corpus::records::<RawRating>(name, bytes, HINT, HINTS) {
+        let (line, raw) = raw?;
+        let text = match &raw.value {
+            None => None,
+            Some(RawValue::Number(n)) => Some(n.to_string()),
+            Some(RawValue::Text(s)) => Some(s.clone()),
         };
-        let (unit, rater) = (key("unit")?, key("rater")?);
-        let value = match object.get("value") {
-            None => {
-                return Err(
-                    InputError::new(name, "is missing (write null for a missing value)")
-                        .at_line(line)
-                        .field("field `value`"),
-                )
-            }
-            Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::Number(n)) => cells
-                .parse(&n.to_string())
+        let value = match text {
+            None => None,
+            Some(t) => cells
+                .parse(&t)
                 .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
-            Some(serde_json::Value::String(s)) => cells
-                .parse(s)
-                .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
-            Some(other) => {
-                return Err(InputError::new(
-                    name,
-                    format!("must be a number, a string or null, not {other}"),
-                )
-                .at_line(line)
-                .field("field `value`"))
-            }
         };
-        builder.push(&unit, &rater, value, line);
+        builder.push(raw.unit.0.trim(), raw.rater.0.trim(), value, line);
     }
     builder.finish(name)
 }

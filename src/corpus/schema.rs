@@ -1,0 +1,91 @@
+//! The JSON Schema of each corpus file's line, derived from the type its reader deserializes the
+//! line into: a field added to `RawQuery` is in the `queries` schema without another word.
+//! The rules across values (a judge once per item, a tool's evidence by kind, a finding's field
+//! rules under an arm's scale) are the readers'; a schema states the shape and each value's range.
+
+use schemars::{schema_for, Schema};
+
+use super::{queries::RawQuery, reviews::RawReturn, verdicts::RawItem};
+
+/// Derives one line type's schema.
+type Derive = fn() -> Schema;
+
+/// Each corpus file by its stem, with its line's schema.
+pub const FILES: &[(&str, Derive)] = &[
+    ("reviews", || schema_for!(RawReturn)),
+    ("queries", || schema_for!(RawQuery)),
+    ("verdicts", || schema_for!(RawItem)),
+];
+
+/// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`).
+pub fn of(stem: &str) -> Option<Schema> {
+    FILES.iter().find(|(s, _)| *s == stem).map(|(_, f)| f())
+}
+
+/// The stems [`of`] knows, for a message naming them.
+pub fn stems() -> Vec<&'static str> {
+    FILES.iter().map(|(s, _)| *s).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::schema_walk::every_key_is_described;
+
+    /// Every key of every example corpus line is a property at its place in its file's derived
+    /// schema, and every line reads: the schema and the reader come from one type.
+    #[test]
+    fn the_derived_schemas_describe_every_key_of_the_example_corpora() {
+        let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+        let mut lines = 0;
+        for entry in std::fs::read_dir(&corpora).unwrap() {
+            for (stem, schema) in FILES {
+                let path = entry.as_ref().unwrap().path().join(format!("{stem}.jsonl"));
+                let Ok(text) = std::fs::read_to_string(&path) else {
+                    continue;
+                };
+                let schema = serde_json::to_value(schema()).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    let value: serde_json::Value = serde_json::from_str(line).unwrap();
+                    let at = format!("{}:{}", path.display(), i + 1);
+                    every_key_is_described(&value, &schema, &at, &["findings"]);
+                    lines += 1;
+                }
+            }
+        }
+        assert!(lines > 1000, "{lines} example lines");
+        assert_eq!(stems(), ["reviews", "queries", "verdicts"]);
+        assert!(of("targets").is_none());
+        // The walk can fail: a key no schema describes, at depth.
+        let q = serde_json::to_value(of("queries").unwrap()).unwrap();
+        let typo = serde_json::json!({"query_id": "q", "tools": [{"tool": "find", "hitz": 1}]});
+        let walked = std::panic::catch_unwind(|| every_key_is_described(&typo, &q, "typo", &[]));
+        assert!(walked.is_err());
+    }
+
+    /// The ranges and requirements the readers enforce are stated in the schemas.
+    #[test]
+    fn the_schemas_state_the_readers_ranges_and_requirements() {
+        let q = serde_json::to_value(of("queries").unwrap()).unwrap();
+        let required = |v: &serde_json::Value| v["required"].clone();
+        assert_eq!(required(&q), serde_json::json!(["query_id", "tools"]));
+        let tool = &q["$defs"]["RawTool"];
+        assert_eq!(tool["properties"]["score"]["maximum"], 1);
+        assert_eq!(tool["properties"]["attempt"]["minimum"], 1);
+        let v = serde_json::to_value(of("verdicts").unwrap()).unwrap();
+        let verdict = &v["$defs"]["RawVerdict"];
+        assert_eq!(
+            required(verdict),
+            serde_json::json!(["model", "per_dimension"])
+        );
+        // Written, but `null` for a judge that failed.
+        let scores = &verdict["properties"]["per_dimension"];
+        assert_eq!(scores["type"], serde_json::json!(["object", "null"]));
+        assert_eq!(scores["minProperties"], 1);
+        let r = serde_json::to_value(of("reviews").unwrap()).unwrap();
+        assert_eq!(r["else"]["required"], serde_json::json!(["findings"]));
+        assert_eq!(r["$defs"]["Text"]["pattern"], "\\S");
+    }
+}
