@@ -241,15 +241,8 @@ pub fn doc_review(seed: u64) -> Files {
         for (p, &(plan, _, _)) in PLANS.iter().enumerate() {
             for run in 0..3u32 {
                 for (who, persona) in DOC_PERSONAS.iter().enumerate() {
-                    let mut d = Draw::new(
-                        seed,
-                        1000 + (p as u64) * 100
-                            + u64::from(run) * 10
-                            + who as u64
-                            + if anchored { 50_000 } else { 0 },
-                    );
-                    if d.chance(0.015) {
-                        reviews.push(json!({"target": plan, "arm": arm, "run": run, "reviewer": persona, "status": "failed"}).to_string());
+                    let mut d = review_draw(seed, 1000, p, (run, 10), who, anchored);
+                    if failed_return(&mut d, 0.015, &mut reviews, (plan, arm, run, persona)) {
                         continue;
                     }
                     let mut findings = Vec::new();
@@ -322,21 +315,9 @@ pub fn doc_review(seed: u64) -> Files {
     // Whole-plan verdicts. Authors find the anchored reviews more useful: fewer values to
     // second-guess, FYI kept apart from decisions. Its own stream, so the findings above do not
     // move.
-    let mut d = Draw::new(seed, 11);
-    for &(plan, _, _) in &PLANS {
-        let base = 0.45 + 0.2 * d.0.unit_f64();
-        for (arm, useful) in [
-            ("baseline", base),
-            ("treatment", base + 0.12 + d.normal(0.05)),
-        ] {
-            verdicts.push(review_verdict(&mut d, plan, arm, useful, false));
-        }
-    }
-    vec![
-        ("reviews.jsonl", lines(reviews)),
-        ("verdicts.jsonl", lines(verdicts)),
-        ("experiment.toml", DOC_EXPERIMENT.to_string()),
-    ]
+    let (mut d, plans) = (Draw::new(seed, 11), PLANS.iter().map(|p| p.0));
+    whole_target_verdicts(&mut d, plans, (0.45, 0.12), None, &mut verdicts);
+    review_files(reviews, verdicts, DOC_EXPERIMENT)
 }
 
 const DOC_EXPERIMENT: &str = include_str!("generate/doc-review-ab.toml");
@@ -463,15 +444,8 @@ pub fn code_review(seed: u64) -> Files {
                 .collect();
             for run in 0..2u32 {
                 for (who, persona) in personas.iter().enumerate() {
-                    let mut d = Draw::new(
-                        seed,
-                        2000 + (c as u64) * 100
-                            + u64::from(run) * 20
-                            + who as u64
-                            + if anchored { 50_000 } else { 0 },
-                    );
-                    if d.chance(0.02) {
-                        reviews.push(json!({"target": change, "arm": arm, "run": run, "reviewer": persona, "status": "failed"}).to_string());
+                    let mut d = review_draw(seed, 2000, c, (run, 20), who, anchored);
+                    if failed_return(&mut d, 0.02, &mut reviews, (change, arm, run, persona)) {
                         continue;
                     }
                     let mut findings = Vec::new();
@@ -527,25 +501,22 @@ pub fn code_review(seed: u64) -> Files {
     }
     // Whole-change verdicts, where a fourth judge reviewed the payment-retry change against a
     // stale checkout and disagrees with the other three: the trust gate should refuse the lift.
-    let mut d = Draw::new(seed, 12);
-    for &(change, _, _) in &CHANGES {
-        let base = 0.5 + 0.2 * d.0.unit_f64();
-        for (arm, useful) in [
-            ("baseline", base),
-            ("treatment", base + 0.08 + d.normal(0.05)),
-        ] {
-            let dissent = change == "pr-1860-payment-retry";
-            verdicts.push(review_verdict(&mut d, change, arm, useful, dissent));
-        }
-    }
-    vec![
-        ("reviews.jsonl", lines(reviews)),
-        ("verdicts.jsonl", lines(verdicts)),
-        ("experiment.toml", CODE_EXPERIMENT.to_string()),
-    ]
+    let (mut d, changes) = (Draw::new(seed, 12), CHANGES.iter().map(|c| c.0));
+    let dissent = Some("pr-1860-payment-retry");
+    whole_target_verdicts(&mut d, changes, (0.5, 0.08), dissent, &mut verdicts);
+    review_files(reviews, verdicts, CODE_EXPERIMENT)
 }
 
 const CODE_EXPERIMENT: &str = include_str!("generate/code-review-ab.toml");
+
+/// A review example's files: its returns, its verdicts and its experiment.
+fn review_files(reviews: Vec<String>, verdicts: Vec<String>, experiment: &str) -> Files {
+    vec![
+        ("reviews.jsonl", lines(reviews)),
+        ("verdicts.jsonl", lines(verdicts)),
+        ("experiment.toml", experiment.to_string()),
+    ]
+}
 
 fn lines(v: Vec<String>) -> String {
     let mut s = v.join("\n");
@@ -560,4 +531,68 @@ pub fn all(seed: u64) -> Vec<(&'static str, Files)> {
         ("code-review-ab", code_review(seed)),
         ("capacity-50", capacity::capacity(seed)),
     ]
+}
+
+/// Each target's whole-target verdicts in both arms: a base usefulness drawn from
+/// `[low, low + 0.2)`, and the treatment `lift` above it give or take a little; the `dissent`
+/// target has a judge who disagrees with the others.
+fn whole_target_verdicts<'a>(
+    d: &mut Draw,
+    targets: impl Iterator<Item = &'a str>,
+    (low, lift): (f64, f64),
+    dissent: Option<&str>,
+    verdicts: &mut Vec<String>,
+) {
+    for target in targets {
+        let base = low + 0.2 * d.0.unit_f64();
+        for (arm, useful) in [
+            ("baseline", base),
+            ("treatment", base + lift + d.normal(0.05)),
+        ] {
+            verdicts.push(review_verdict(
+                d,
+                target,
+                arm,
+                useful,
+                dissent == Some(target),
+            ));
+        }
+    }
+}
+
+/// The draw of one reviewer's return, seeded by its place in the corpus: the example's `base`,
+/// the target's index, the run (with the example's stride), the persona and the arm.
+fn review_draw(
+    seed: u64,
+    base: u64,
+    target: usize,
+    (run, stride): (u32, u64),
+    who: usize,
+    anchored: bool,
+) -> Draw {
+    Draw::new(
+        seed,
+        base + (target as u64) * 100
+            + u64::from(run) * stride
+            + who as u64
+            + if anchored { 50_000 } else { 0 },
+    )
+}
+
+/// With probability `rate` the reviewer failed: its failed return is recorded and `true`
+/// returned.
+fn failed_return(
+    d: &mut Draw,
+    rate: f64,
+    reviews: &mut Vec<String>,
+    (target, arm, run, persona): (&str, &str, u32, &str),
+) -> bool {
+    let failed = d.chance(rate);
+    if failed {
+        reviews.push(
+            json!({"target": target, "arm": arm, "run": run, "reviewer": persona, "status": "failed"})
+                .to_string(),
+        );
+    }
+    failed
 }

@@ -110,31 +110,21 @@ type Key = (String, String, String, u32);
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let started = Instant::now();
-    let Prepared {
-        exp,
-        collect,
-        exp_path,
-        exp_dir,
-        program,
-        calls,
-        index,
-        stdin,
-        mut manifest,
-    } = prepare(args)?;
+    let mut p = prepare(args)?;
     let Place {
         run_id,
         recorded,
         lock,
-    } = place(args, &exp.name, &mut manifest, collect.kind, &index)?;
-    manifest.run_id = run_id.clone();
+    } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
+    p.manifest.run_id = run_id.clone();
     let run_dir = args.runs_dir.join(&run_id);
-    let file = run_dir.join(collect.kind.file());
+    let file = run_dir.join(p.collect.kind.file());
     let mut report = CollectReport {
         run_id: run_id.clone(),
         run_dir: run_dir.clone(),
         file: file.clone(),
-        experiment: exp_path.clone(),
-        planned: calls.len(),
+        experiment: p.exp_path.clone(),
+        planned: p.calls.len(),
         already_recorded: recorded.len(),
         ok: 0,
         failed: 0,
@@ -148,7 +138,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         dry_run: None,
     };
     if args.dry_run {
-        report.dry_run = Some(dry_calls(&calls, &run_dir, &recorded));
+        report.dry_run = Some(dry_calls(&p.calls, &run_dir, &recorded));
         return Ok(report);
     }
 
@@ -161,25 +151,26 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let run_dir_abs = run_dir
         .canonicalize()
         .map_err(|e| Error::write(&run_dir, e))?;
-    write_manifest(&run_dir, &manifest)?;
-    let pending: Vec<(usize, Call)> = calls
+    write_manifest(&run_dir, &p.manifest)?;
+    let pending: Vec<(usize, Call)> = p
+        .calls
         .iter()
         .enumerate()
         .filter(|(_, c)| !recorded.contains(&c.key()))
         .map(|(i, c)| (i, c.clone()))
         .collect();
     let ctx = Context {
-        program,
-        cwd: exp_dir,
+        program: p.program,
+        cwd: p.exp_dir,
         run_dir: run_dir_abs,
         run_id,
-        kind: collect.kind,
-        timeout: collect.timeout,
-        retries: collect.retries,
-        backoff: collect.backoff,
-        concurrency: collect.concurrency,
-        expect: arm_expectations(&exp, &collect),
-        stdin,
+        kind: p.collect.kind,
+        timeout: p.collect.timeout,
+        retries: p.collect.retries,
+        backoff: p.collect.backoff,
+        concurrency: p.collect.concurrency,
+        expect: arm_expectations(&p.exp, &p.collect),
+        stdin: p.stdin,
     };
     let out = OpenOptions::new()
         .create(true)
@@ -188,7 +179,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         .map_err(|e| Error::write(&file, e))?;
     let mut writer = Writer {
         out,
-        calls: &calls,
+        calls: &p.calls,
         bar: progress.then(|| progress_bar(pending.len())),
         report: &mut report,
     };
@@ -205,13 +196,13 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     report.interrupted = ended.interrupted;
     report.complete = report.already_recorded + report.ok + report.failed == report.planned;
     if report.complete {
-        in_plan_order(&file, collect.kind, &index)?;
-        manifest.status = "complete".into();
+        in_plan_order(&file, p.collect.kind, &p.index)?;
+        p.manifest.status = "complete".into();
     } else {
-        manifest.status = "interrupted".into();
+        p.manifest.status = "interrupted".into();
     }
-    manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
-    write_manifest(&run_dir, &manifest)?;
+    p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
+    write_manifest(&run_dir, &p.manifest)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }

@@ -106,16 +106,73 @@ impl JsonSchema for Id {
     }
 }
 
+/// How a JSON Lines file's lines are described in messages: what one line holds, and advice per
+/// field, by its path with indices dropped (`tools.relevant`).
+pub(crate) struct Lines {
+    pub holds: &'static str,
+    pub hints: &'static [(&'static str, &'static str)],
+}
+
 /// The lines of a JSON Lines file read as `T`, the file's serde-derived line type: each line's
 /// object from [`objects`], then [`typed`].
 pub(crate) fn records<'a, T: DeserializeOwned>(
     name: &'a str,
     bytes: &'a [u8],
-    hint: &'static str,
-    hints: &'a [(&'static str, &'static str)],
+    lines: &'a Lines,
 ) -> impl Iterator<Item = Result<(u64, T), InputError>> + 'a {
-    objects(name, bytes, hint)
-        .map(move |o| o.and_then(|(line, o)| Ok((line, typed(name, line, o, hints)?))))
+    objects(name, bytes, lines.holds)
+        .map(move |o| o.and_then(|(line, o)| Ok((line, typed(name, line, o, lines.hints)?))))
+}
+
+/// Reads every line as `R` and checks it into `T`, calling `keep` with each one whose `key` no
+/// earlier line had; a repeat is refused with `repeat(t, line, first_line)`. Returns every
+/// problem, so that `validate` lists them all.
+pub(crate) fn each_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
+    (name, bytes): (&str, &[u8]),
+    lines: &Lines,
+    check: impl Fn(u64, R) -> Result<T, InputError>,
+    key: impl Fn(&T) -> K,
+    repeat: impl Fn(&T, u64, u64) -> InputError,
+    mut keep: impl FnMut(T),
+) -> Vec<InputError> {
+    let mut problems = Vec::new();
+    let mut first: std::collections::HashMap<K, u64> = std::collections::HashMap::new();
+    for raw in records(name, bytes, lines) {
+        match raw.and_then(|(line, raw)| Ok((line, check(line, raw)?))) {
+            Ok((line, t)) => match first.entry(key(&t)) {
+                std::collections::hash_map::Entry::Occupied(o) => {
+                    problems.push(repeat(&t, line, *o.get()))
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(line);
+                    keep(t);
+                }
+            },
+            Err(e) => problems.push(e),
+        }
+    }
+    problems
+}
+
+/// The error for `field` of one line.
+pub(crate) fn field_error(name: &str, line: u64, field: &str, problem: String) -> InputError {
+    InputError::new(name, problem)
+        .at_line(line)
+        .field(format!("field `{field}`"))
+}
+
+/// A repeat index as written (`run`): a whole number that fits.
+pub(crate) fn repeat_index(name: &str, line: u64, run: Option<u64>) -> Result<u32, InputError> {
+    run.map_or(Ok(0), |r| {
+        u32::try_from(r).map_err(|_| {
+            field_error(
+                name,
+                line,
+                "run",
+                format!("{r} is too large for a repeat index"),
+            )
+        })
+    })
 }
 
 /// Reads one line's object as `T`. A refusal names the field by its path in the line

@@ -10,12 +10,10 @@
 //! `files` (and `relevant` when it read any), and so on. A tool that failed (`ok: false`) yields
 //! no evidence in either model, so it needs none.
 
-use std::collections::HashMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Id, Text};
+use super::{Id, Lines, Text};
 use crate::error::InputError;
 
 /// The tools of SPEC §2.2; any other name is `Generic`.
@@ -238,47 +236,40 @@ pub enum Relevant {
     Count(u64),
 }
 
-const HINTS: &[(&str, &str)] = &[
-    ("tools", "write \"tools\": [] for a query that ran no tool"),
-    (
-        "tools.relevant",
-        "true, false, or how many of the files were relevant",
-    ),
-];
-
-const HINT: &str = "each line holds one query: {\"query_id\", \"tools\": [{\"tool\", \"target\", ...}], \"first_pass_correct\", \"correct\"}";
+const LINES: Lines = Lines {
+    holds: "each line holds one query: {\"query_id\", \"tools\": [{\"tool\", \"target\", ...}], \"first_pass_correct\", \"correct\"}",
+    hints: &[
+        ("tools", "write \"tools\": [] for a query that ran no tool"),
+        (
+            "tools.relevant",
+            "true, false, or how many of the files were relevant",
+        ),
+    ],
+};
 
 /// Parses every query, collecting every problem. A `query_id` seen twice in one (arm, run) is an
 /// error naming the first line.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Vec<InputError>) {
     let mut queries = Vec::new();
-    let mut problems = Vec::new();
-    let mut seen: HashMap<(String, u32, String), u64> = HashMap::new();
-    for raw in super::records(name, bytes, HINT, HINTS) {
-        match raw.and_then(|(line, raw)| check_query(name, line, raw)) {
-            Ok(q) => {
-                let key = (q.arm.clone(), q.run, q.query_id.clone());
-                if let Some(first) = seen.get(&key) {
-                    problems.push(
-                        InputError::new(
-                            name,
-                            format!(
-                                "query `{}` appears a second time in arm `{}`, run {} (first on line {first})",
-                                q.query_id, q.arm, q.run
-                            ),
-                        )
-                        .at_line(q.line)
-                        .field("field `query_id`")
-                        .hint("a query id is unique per (arm, run); repeats of a query go in another `run`"),
-                    );
-                } else {
-                    seen.insert(key, q.line);
-                    queries.push(q);
-                }
-            }
-            Err(e) => problems.push(e),
-        }
-    }
+    let problems = super::each_unique(
+        (name, bytes),
+        &LINES,
+        |line, raw| check_query(name, line, raw),
+        |q: &Query| (q.arm.clone(), q.run, q.query_id.clone()),
+        |q, line, first| {
+            super::field_error(
+                name,
+                line,
+                "query_id",
+                format!(
+                    "query `{}` appears a second time in arm `{}`, run {} (first on line {first})",
+                    q.query_id, q.arm, q.run
+                ),
+            )
+            .hint("a query id is unique per (arm, run); repeats of a query go in another `run`")
+        },
+        |q| queries.push(q),
+    );
     (queries, problems)
 }
 
@@ -306,16 +297,8 @@ pub fn select<'a>(
 }
 
 fn check_query(name: &str, line: u64, raw: RawQuery) -> Result<Query, InputError> {
-    let err = |field: &str, problem: String| {
-        InputError::new(name, problem)
-            .at_line(line)
-            .field(format!("field `{field}`"))
-    };
-    let run = match raw.run {
-        None => 0,
-        Some(r) => u32::try_from(r)
-            .map_err(|_| err("run", format!("{r} is too large for a repeat index")))?,
-    };
+    let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
+    let run = super::repeat_index(name, line, raw.run)?;
     let tools = raw
         .tools
         .into_iter()
@@ -530,99 +513,37 @@ mod tests {
 
     #[test]
     fn every_problem_names_line_and_field() {
-        let cases = [
-            (r#"{"tools": []}"#, "field `query_id`", "is missing"),
-            (r#"{"query_id": "q"}"#, "field `tools`", "is missing"),
-            (
-                r#"{"query_id": "q", "tools": {}}"#,
-                "field `tools`",
-                "must be an array",
-            ),
-            (
-                r#"{"query_id": "q", "run": -1, "tools": []}"#,
-                "field `run`",
-                "whole number",
-            ),
-            (
-                r#"{"query_id": "q", "correct": "yes", "tools": []}"#,
-                "field `correct`",
-                "true or false",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "find"}]}"#,
-                "field `tools[0].hits`",
-                "is missing",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "find", "hits": 2.5}]}"#,
-                "field `tools[0].hits`",
-                "whole number",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "read", "files": 2}]}"#,
-                "field `tools[0].relevant`",
-                "is missing",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "read", "files": 2, "relevant": 3}]}"#,
-                "field `tools[0].relevant`",
-                "from 0 to files",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "discovery", "factors": 5}]}"#,
-                "field `tools[0].factors`",
-                "0 to 4",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "gh", "factors": 4}]}"#,
-                "field `tools[0].factors`",
-                "0 to 3",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "cmake"}]}"#,
-                "field `tools[0].passed`",
-                "is missing",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "ctest", "tests_run": 2, "tests_passed": 2, "tests_failed": 1}]}"#,
-                "field `tools[0].tests_run`",
-                "fewer than",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "ctest", "tests_run": 2}]}"#,
-                "field `tools[0].tests_passed`",
-                "is missing",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "git", "hits": 1, "phase": "retry"}]}"#,
-                "field `tools[0].phase`",
-                "`retry` is not one of primary, recovery",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "git", "hits": 1, "attempt": 0}]}"#,
-                "field `tools[0].attempt`",
-                "1 or more",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"tool": "git", "hits": 1, "score": 1.5}]}"#,
-                "field `tools[0].score`",
-                "[0, 1]",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [{"hits": 1}]}"#,
-                "field `tools[0].tool`",
-                "is missing",
-            ),
-            (
-                r#"{"query_id": "q", "tools": [3]}"#,
-                "field `tools[0]`",
-                "must be an object",
-            ),
-        ];
-        for (text, field, problem) in cases {
+        // Each row: a line, the field its error names, and words its problem holds.
+        let cases = r#"
+            {"tools": []} | query_id | is missing
+            {"query_id": "q"} | tools | is missing
+            {"query_id": "q", "tools": {}} | tools | must be an array
+            {"query_id": "q", "run": -1, "tools": []} | run | whole number
+            {"query_id": "q", "correct": "yes", "tools": []} | correct | true or false
+            {"query_id": "q", "tools": [{"tool": "find"}]} | tools[0].hits | is missing
+            {"query_id": "q", "tools": [{"tool": "find", "hits": 2.5}]} | tools[0].hits | whole number
+            {"query_id": "q", "tools": [{"tool": "read", "files": 2}]} | tools[0].relevant | is missing
+            {"query_id": "q", "tools": [{"tool": "read", "files": 2, "relevant": 3}]} | tools[0].relevant | from 0 to files
+            {"query_id": "q", "tools": [{"tool": "discovery", "factors": 5}]} | tools[0].factors | 0 to 4
+            {"query_id": "q", "tools": [{"tool": "gh", "factors": 4}]} | tools[0].factors | 0 to 3
+            {"query_id": "q", "tools": [{"tool": "cmake"}]} | tools[0].passed | is missing
+            {"query_id": "q", "tools": [{"tool": "ctest", "tests_run": 2, "tests_passed": 2, "tests_failed": 1}]} | tools[0].tests_run | fewer than
+            {"query_id": "q", "tools": [{"tool": "ctest", "tests_run": 2}]} | tools[0].tests_passed | is missing
+            {"query_id": "q", "tools": [{"tool": "git", "hits": 1, "phase": "retry"}]} | tools[0].phase | `retry` is not one of primary, recovery
+            {"query_id": "q", "tools": [{"tool": "git", "hits": 1, "attempt": 0}]} | tools[0].attempt | 1 or more
+            {"query_id": "q", "tools": [{"tool": "git", "hits": 1, "score": 1.5}]} | tools[0].score | [0, 1]
+            {"query_id": "q", "tools": [{"hits": 1}]} | tools[0].tool | is missing
+            {"query_id": "q", "tools": [3]} | tools[0] | must be an object"#;
+        for case in cases.lines().filter(|l| !l.trim().is_empty()) {
+            let [text, field, problem] =
+                [0, 1, 2].map(|i| case.split(" | ").nth(i).unwrap().trim());
             let e = one(text).unwrap_err();
             assert_eq!(e.line, Some(1), "{text}");
-            assert_eq!(e.field.as_deref(), Some(field), "{text}");
+            assert_eq!(
+                e.field.as_deref(),
+                Some(format!("field `{field}`").as_str()),
+                "{text}"
+            );
             assert!(e.problem.contains(problem), "{text}: {}", e.problem);
         }
     }

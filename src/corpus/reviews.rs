@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Text;
+use super::{Lines, Text};
 use crate::config::{Mode, Scale};
 use crate::error::InputError;
 use crate::stats::calibration::round9;
@@ -163,79 +163,62 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
 /// record-level problems. A second return for one (target, arm, reviewer, run) is one of them
 /// (SPEC §2.1): `cat a.jsonl b.jsonl` must not count a review twice.
 fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<InputError> {
-    let mut problems = Vec::new();
+    const LINES: Lines = Lines {
+        holds: "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}",
+        hints: &[(
+            "findings",
+            "a return with status ok lists its findings, [] when there are none",
+        )],
+    };
     let mut ids: HashMap<String, u64> = HashMap::new();
-    let mut returns: HashMap<(String, String, String, u32), u64> = HashMap::new();
-    const HINT: &str = "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}";
-    const HINTS: &[(&str, &str)] = &[(
-        "findings",
-        "a return with status ok lists its findings, [] when there are none",
-    )];
-    for raw in super::records(name, bytes, HINT, HINTS) {
-        match raw.and_then(|(line, raw)| check_record(name, line, raw)) {
-            Ok(record) => {
-                let key = (
-                    record.target.clone(),
-                    record.arm.clone(),
-                    record.reviewer.clone(),
-                    record.run,
-                );
-                if let Some(first) = returns.insert(key, record.line) {
-                    problems.push(
-                        InputError::new(
-                            name,
-                            format!(
-                                "a second return of reviewer `{}` on target `{}` in arm `{}`, run {} (the first is on line {first})",
-                                record.reviewer, record.target, record.arm, record.run
-                            ),
-                        )
-                        .at_line(record.line)
-                        .hint("each (target, arm, reviewer, run) has one return; a concatenated file must not count a review twice (give repeats their own `run`)"),
-                    );
-                    continue;
-                }
-                let mut record = record;
-                record.duplicate_id_of = record
-                    .findings
-                    .iter()
-                    .map(|f| {
-                        let id = f.get("id")?.as_str()?;
-                        match ids.get(id) {
-                            Some(&first) => Some(first),
-                            None => {
-                                ids.insert(id.to_string(), record.line);
-                                None
-                            }
+    super::each_unique(
+        (name, bytes),
+        &LINES,
+        |line, raw| check_record(name, line, raw),
+        |r: &Record| (r.target.clone(), r.arm.clone(), r.reviewer.clone(), r.run),
+        |r, line, first| {
+            InputError::new(
+                name,
+                format!(
+                    "a second return of reviewer `{}` on target `{}` in arm `{}`, run {} (the first is on line {first})",
+                    r.reviewer, r.target, r.arm, r.run
+                ),
+            )
+            .at_line(line)
+            .hint("each (target, arm, reviewer, run) has one return; a concatenated file must not count a review twice (give repeats their own `run`)")
+        },
+        |mut record| {
+            record.duplicate_id_of = record
+                .findings
+                .iter()
+                .map(|f| {
+                    let id = f.get("id")?.as_str()?;
+                    match ids.get(id) {
+                        Some(&first) => Some(first),
+                        None => {
+                            ids.insert(id.to_string(), record.line);
+                            None
                         }
-                    })
-                    .collect();
-                f(record);
-            }
-            Err(e) => problems.push(e),
-        }
-    }
-    problems
+                    }
+                })
+                .collect();
+            f(record);
+        },
+    )
 }
 
 /// The rules across a return's values: a repeat index that fits, findings when it is ok.
 fn check_record(name: &str, line: u64, raw: RawReturn) -> Result<Record, InputError> {
-    let err = |field: &str, problem: String| {
-        InputError::new(name, problem)
-            .at_line(line)
-            .field(format!("field `{field}`"))
-    };
-    let run = match raw.run {
-        None => 0,
-        Some(r) => u32::try_from(r)
-            .map_err(|_| err("run", format!("{r} is too large for a repeat index")))?,
-    };
+    let run = super::repeat_index(name, line, raw.run)?;
     let status = raw.status.unwrap_or(Status::Ok);
     let findings = match (raw.findings, &status) {
         (Some(findings), _) => findings,
         (None, Status::Failed) => Vec::new(),
         (None, Status::Ok) => {
-            return Err(err("findings", "is missing".into())
-                .hint("a return with status ok lists its findings, [] when there are none"))
+            return Err(
+                super::field_error(name, line, "findings", "is missing".into())
+                    .hint("a return with status ok lists its findings, [] when there are none"),
+            )
         }
     };
     Ok(Record {

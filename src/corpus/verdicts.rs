@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 
-use super::{Id, Text};
+use super::{Id, Lines, Text};
 use crate::error::InputError;
 
 /// One judge's verdict: scores per dimension, or `None` when the judge failed.
@@ -90,55 +90,45 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
     Option::deserialize(d)
 }
 
-const HINT: &str =
-    "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}";
-const HINTS: &[(&str, &str)] = &[
-    (
-        "verdicts",
-        "an array of {\"model\", \"per_dimension\"}, one per judge",
-    ),
-    ("verdicts.per_dimension", "null marks a failed judge"),
-];
+const LINES: Lines = Lines {
+    holds: "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}",
+    hints: &[
+        (
+            "verdicts",
+            "an array of {\"model\", \"per_dimension\"}, one per judge",
+        ),
+        ("verdicts.per_dimension", "null marks a failed judge"),
+    ],
+};
 
 /// Parses every item, collecting every problem. An (arm, item_id) pair judged twice is an error.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
     let mut items = Vec::new();
-    let mut problems = Vec::new();
-    let mut seen: HashMap<(String, String), u64> = HashMap::new();
-    for raw in super::records(name, bytes, HINT, HINTS) {
-        match raw.and_then(|(line, raw)| check(name, line, raw)) {
-            Ok(item) => {
-                let key = (item.arm.clone(), item.item_id.clone());
-                if let Some(first) = seen.insert(key, item.line) {
-                    problems.push(
-                        InputError::new(
-                            name,
-                            format!(
-                                "item `{}` in arm `{}` is judged a second time (first on line {first})",
-                                item.item_id, item.arm
-                            ),
-                        )
-                        .at_line(item.line)
-                        .field("field `item_id`"),
-                    );
-                } else {
-                    items.push(item);
-                }
-            }
-            Err(e) => problems.push(e),
-        }
-    }
+    let problems = super::each_unique(
+        (name, bytes),
+        &LINES,
+        |line, raw| check(name, line, raw),
+        |item: &Item| (item.arm.clone(), item.item_id.clone()),
+        |item, line, first| {
+            super::field_error(
+                name,
+                line,
+                "item_id",
+                format!(
+                    "item `{}` in arm `{}` is judged a second time (first on line {first})",
+                    item.item_id, item.arm
+                ),
+            )
+        },
+        |item| items.push(item),
+    );
     (items, problems)
 }
 
 /// The rules across one line's values: each judge once, every score a number in [0, 1], a
 /// verdict that is not `null` scores at least one dimension.
 fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
-    let err = |field: &str, problem: String| {
-        InputError::new(name, problem)
-            .at_line(line)
-            .field(format!("field `{field}`"))
-    };
+    let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
     let mut verdicts = Vec::with_capacity(raw.verdicts.len());
     let mut models: HashMap<&str, usize> = HashMap::with_capacity(raw.verdicts.len());
     for (j, v) in raw.verdicts.iter().enumerate() {

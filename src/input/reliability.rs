@@ -18,7 +18,7 @@
 use std::collections::HashMap;
 
 use super::{csv_with_header, for_each_row, missing_columns};
-use crate::corpus::Id;
+use crate::corpus::{Id, Lines};
 use crate::error::InputError;
 use crate::stats::alpha::{Level, Units};
 
@@ -420,9 +420,11 @@ fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawValue>, D
 fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
     let mut cells = CellParser::new(level);
     let mut builder = LongBuilder::new();
-    const HINT: &str = "each line holds one object with unit, rater and value";
-    const HINTS: &[(&str, &str)] = &[("value", "write null for a missing value")];
-    for raw in crate::corpus::records::<RawRating>(name, bytes, HINT, HINTS) {
+    const LINES: Lines = Lines {
+        holds: "each line holds one object with unit, rater and value",
+        hints: &[("value", "write null for a missing value")],
+    };
+    for raw in crate::corpus::records::<RawRating>(name, bytes, &LINES) {
         let (line, raw) = raw?;
         let text = match &raw.value {
             None => None,

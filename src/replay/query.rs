@@ -757,51 +757,36 @@ mod tests {
 
     #[test]
     fn category_max_search_scores() {
-        let cat = |tools: Vec<Tool>| {
+        // Each case: the search tools run, as `kind:target:hits`, and the category's score.
+        // Two kinds with hits on unrelated targets do not agree; the same kind twice is one
+        // method; `Alpha.h` and `alpha` name one thing.
+        let cases = "
+            find:a:0 grep:a:0                                          0.10
+            find:a:2 grep:a:0                                          0.65
+            find:alpha:2 grep:beta:9                                   0.65
+            grep:alpha:2 grep:alpha:9                                  0.65
+            find:Alpha.h:2 grep:alpha:9                                0.80
+            find:alpha:2 grep:alpha:9 references:src/alpha_x.cpp:1     0.92";
+        for case in cases.lines().filter(|l| !l.trim().is_empty()) {
+            let mut words: Vec<&str> = case.split_whitespace().collect();
+            let want: f64 = words.pop().unwrap().parse().unwrap();
+            let tools: Vec<Tool> = words
+                .iter()
+                .map(|w| {
+                    let (kind, rest) = w.split_once(':').unwrap();
+                    let (target, hits) = rest.rsplit_once(':').unwrap();
+                    tool(kind, target, Evidence::Hits(hits.parse().unwrap()))
+                })
+                .collect();
             let refs: Vec<&Tool> = tools.iter().collect();
-            category_scores(&refs)[Category::Search.index()]
-        };
-        let h = Evidence::Hits;
+            let got = category_scores(&refs)[Category::Search.index()];
+            assert_eq!(got, Some(want), "{case}");
+        }
+        let reads = [read("a", 1, 1)];
         assert_eq!(
-            cat(vec![tool("find", "a", h(0)), tool("grep", "a", h(0))]),
-            Some(0.10)
+            category_scores(&[&reads[0]])[Category::Search.index()],
+            None
         );
-        assert_eq!(
-            cat(vec![tool("find", "a", h(2)), tool("grep", "a", h(0))]),
-            Some(0.65)
-        );
-        // Two kinds with hits but on unrelated targets: no agreement.
-        assert_eq!(
-            cat(vec![
-                tool("find", "alpha", h(2)),
-                tool("grep", "beta", h(9))
-            ]),
-            Some(0.65)
-        );
-        // The same kind twice is one method.
-        assert_eq!(
-            cat(vec![
-                tool("grep", "alpha", h(2)),
-                tool("grep", "alpha", h(9))
-            ]),
-            Some(0.65)
-        );
-        assert_eq!(
-            cat(vec![
-                tool("find", "Alpha.h", h(2)),
-                tool("grep", "alpha", h(9))
-            ]),
-            Some(0.80)
-        );
-        assert_eq!(
-            cat(vec![
-                tool("find", "alpha", h(2)),
-                tool("grep", "alpha", h(9)),
-                tool("references", "src/alpha_x.cpp", h(1)),
-            ]),
-            Some(0.92)
-        );
-        assert_eq!(cat(vec![read("a", 1, 1)]), None);
     }
 
     #[test]
