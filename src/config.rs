@@ -570,7 +570,7 @@ fn read_toml<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Result<T, InputEr
     })
 }
 
-/// Reads a whole TOML file `name` as `T`, with [`read_toml`]'s messages: for files other than
+/// Reads a whole TOML file `name` as `T`, with `read_toml`'s messages: for files other than
 /// the experiment that are read through serde-derived raw types (`gate.toml`).
 pub fn read_toml_file<T: serde::de::DeserializeOwned>(
     name: &str,

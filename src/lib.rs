@@ -14,8 +14,10 @@
 //!
 //! Where each part of the specification lives:
 //! * `config`: the experiment file, typed, defaults resolved, unknown keys refused (§3).
-//! * `corpus`: the JSON Lines readers (§2.1–2.3) and `corpus::load`, the one loader `run`,
-//!   `gate` and `validate` share, so that `validate` reports exactly what `run` refuses.
+//! * `corpus`: the JSON Lines readers (§2.1–2.3), each reading a line through its serde-derived
+//!   line type (whose JSON Schema `corpus::schema` derives) and then checking the rules across
+//!   values; and `corpus::load`, the one loader `run`, `gate` and `validate` share, so that
+//!   `validate` reports exactly what `run` refuses.
 //! * `input`: the CSV readers of `alpha` and `calibrate` (§2.4).
 //! * `replay`, `stats`, `trust`: the pure core: values in, values out; no files, clock or
 //!   global randomness (every bootstrap takes a seed).

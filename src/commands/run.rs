@@ -365,7 +365,7 @@ struct Manifest {
 }
 
 impl Render for RunReport {
-    /// Each run's summary, rendered from its report's document (see [`report::terminal`]).
+    /// Each run's summary, rendered from its report's document (see `report::terminal`).
     fn human(&self) -> String {
         let mut s = String::new();
         for run in &self.runs {

@@ -170,7 +170,7 @@ impl Query {
 pub const RECORDED: &str = "recorded";
 
 /// One line of `queries.jsonl` as written. Its JSON Schema is derived from this type; what a
-/// tool's evidence must hold, by tool, is [`check_tool`]'s.
+/// tool's evidence must hold, by tool, is `check_tool`'s.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "queries.jsonl line",

@@ -52,7 +52,7 @@ impl Item {
 }
 
 /// One line of `verdicts.jsonl` as written. Its JSON Schema is derived from this type; the
-/// rules across its values (a judge once per item, scores on [0, 1]) are [`check`]'s.
+/// rules across its values (a judge once per item, scores on 0 to 1) are `check`'s.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "verdicts.jsonl line",

@@ -473,7 +473,7 @@ fn bit(c: &PairCell, arm: usize, k: usize) -> f64 {
     f64::from((c.flags >> (1 + 3 * arm + k)) & 1)
 }
 
-/// Every query delta, in output order. [`pair_stats`] computes them in one packed pass over
+/// Every query delta, in output order. `pair_stats` computes them in one packed pass over
 /// the pairs, in this order; a test checks it against each entry's `per_query` mean.
 pub const QUERY_DELTAS: [QueryDelta; 7] = [
     delta(

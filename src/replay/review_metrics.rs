@@ -557,7 +557,7 @@ fn by_target(
         .collect()
 }
 
-/// [`by_target`] of the catalogue entry at `index`.
+/// `by_target` of the catalogue entry at `index`.
 pub fn by_target_of(per_target: &[TargetMetrics], index: usize) -> Vec<(String, f64)> {
     by_target(per_target, |t| t.figures[index].number())
 }
