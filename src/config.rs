@@ -64,6 +64,109 @@ pub enum ReviewMode {
     Autofix,
 }
 
+/// When the validation pass runs (SPEC §4.7).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ValidationRun {
+    #[default]
+    Never,
+    /// Where the measured pipeline runs it: headless, autofix, interactive file-tickets.
+    Auto,
+    Always,
+}
+
+/// Where interactive review sends actionable findings (SPEC §4.7; interactive only).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum InteractiveRoute {
+    #[default]
+    WalkThrough,
+    BestJudgment,
+    FileTickets,
+    ReportOnly,
+}
+
+/// A PR skip condition (SPEC §4.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipRule {
+    Closed,
+    Draft,
+    TrivialPattern,
+    TrivialJudgment,
+    Reviewed,
+}
+
+impl SkipRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipRule::Closed => "closed",
+            SkipRule::Draft => "draft",
+            SkipRule::TrivialPattern => "trivial-pattern",
+            SkipRule::TrivialJudgment => "trivial-judgment",
+            SkipRule::Reviewed => "reviewed",
+        }
+    }
+}
+
+/// Lint-ignore suppression (SPEC §4.7).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LintIgnore {
+    #[default]
+    Off,
+    Suppress,
+}
+
+/// Code review's precision controls of one arm (SPEC §4.7), each off by default: the
+/// validation pass, PR skip conditions and lint-ignore suppression.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Controls {
+    pub validation: ValidationRun,
+    pub validation_budget: usize,
+    pub route: InteractiveRoute,
+    pub skip: Vec<SkipRule>,
+    pub lint_ignore: LintIgnore,
+}
+
+impl Default for Controls {
+    fn default() -> Self {
+        Controls {
+            validation: ValidationRun::Never,
+            validation_budget: 15,
+            route: InteractiveRoute::WalkThrough,
+            skip: Vec::new(),
+            lint_ignore: LintIgnore::Off,
+        }
+    }
+}
+
+impl Controls {
+    /// Every control off, as in an experiment written before they existed.
+    pub fn is_off(&self) -> bool {
+        *self == Controls::default()
+    }
+
+    /// Whether the validation pass runs under `review_mode` (SPEC §4.7).
+    pub fn validates(&self, review_mode: ReviewMode) -> bool {
+        match self.validation {
+            ValidationRun::Never => false,
+            ValidationRun::Always => true,
+            ValidationRun::Auto => match review_mode {
+                ReviewMode::Headless | ReviewMode::Autofix => true,
+                ReviewMode::Interactive => self.route == InteractiveRoute::FileTickets,
+                ReviewMode::ReportOnly => false,
+            },
+        }
+    }
+}
+
 /// What corroboration does to a confidence (SPEC §4.1 step 5).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
@@ -424,6 +527,9 @@ pub struct Arm {
     /// The query-replay model; when the arm names none, flat-mean for the baseline and
     /// category-max for the treatment.
     pub confidence: ConfidencePolicy,
+    /// Code review's precision controls, from the arm's review table (SPEC §4.7).
+    #[serde(skip_serializing_if = "Controls::is_off")]
+    pub controls: Controls,
 }
 
 /// A resolved experiment.
@@ -516,6 +622,12 @@ pub struct RawAnchored {
     pub actionable_from: Option<f64>,
     pub p0_escape: Option<f64>,
     pub collapse: Option<bool>,
+    /// Code mode's precision controls (SPEC §4.7).
+    pub validation: Option<ValidationRun>,
+    pub validation_budget: Option<u64>,
+    pub route: Option<InteractiveRoute>,
+    pub skip: Option<Vec<SkipRule>>,
+    pub lint_ignore: Option<LintIgnore>,
 }
 
 #[derive(Default, Deserialize, schemars::JsonSchema)]
@@ -532,6 +644,12 @@ pub struct RawFloatGates {
     pub fyi_floor: Option<f64>,
     pub boost: Option<f64>,
     pub auto_apply_from: Option<f64>,
+    /// Code mode's precision controls (SPEC §4.7).
+    pub validation: Option<ValidationRun>,
+    pub validation_budget: Option<u64>,
+    pub route: Option<InteractiveRoute>,
+    pub skip: Option<Vec<SkipRule>>,
+    pub lint_ignore: Option<LintIgnore>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -781,6 +899,12 @@ impl Ctx<'_> {
                     if hit(k.get_ref(), v.get_ref()) {
                         return Some(here);
                     }
+                    // A value in an array (`skip = ["stale"]`): the key holding it.
+                    if let DeValue::Array(items) = v.get_ref() {
+                        if let Some(i) = items.iter().position(|x| hit(k.get_ref(), x.get_ref())) {
+                            return Some(format!("{here}.{i}"));
+                        }
+                    }
                     if let DeValue::Table(inner) = v.get_ref() {
                         next.push((here, inner));
                     }
@@ -885,6 +1009,7 @@ impl Ctx<'_> {
             None if arm_name == "baseline" => RawReview::FloatGates(RawFloatGates::default()),
             None => RawReview::Anchored(RawAnchored::default()),
         };
+        let controls = self.controls(&format!("{prefix}.review"), &review, mode)?;
         let review = self.review(&format!("{prefix}.review"), review, mode)?;
         let confidence = match raw.confidence {
             Some(policy) => {
@@ -899,6 +1024,78 @@ impl Ctx<'_> {
             source: raw.source.unwrap_or_else(|| arm_name.to_string()),
             review,
             confidence,
+            controls,
+        })
+    }
+
+    /// The precision controls of an arm's review table: code mode only, `route` only in
+    /// interactive review, a budget of at least 1, each skip rule once.
+    fn controls(&self, path: &str, raw: &RawReview, mode: Mode) -> Result<Controls, InputError> {
+        let (RawReview::Anchored(RawAnchored {
+            validation,
+            validation_budget,
+            route,
+            skip,
+            lint_ignore,
+            review_mode,
+            ..
+        })
+        | RawReview::FloatGates(RawFloatGates {
+            validation,
+            validation_budget,
+            route,
+            skip,
+            lint_ignore,
+            review_mode,
+            ..
+        })) = raw;
+        let written = [
+            ("validation", validation.is_some()),
+            ("validation_budget", validation_budget.is_some()),
+            ("route", route.is_some()),
+            ("skip", skip.is_some()),
+            ("lint_ignore", lint_ignore.is_some()),
+        ];
+        if mode == Mode::Doc {
+            if let Some((key, _)) = written.iter().find(|(_, w)| *w) {
+                return Err(self
+                    .error(&format!("{path}.{key}"), "is a code review control, but mode is doc")
+                    .hint("the validation pass, skip rules and lint-ignore replay code review (mode = \"code\")"));
+            }
+        }
+        let review_mode = review_mode.unwrap_or(ReviewMode::Interactive);
+        if route.is_some() && review_mode != ReviewMode::Interactive {
+            return Err(self
+                .error(
+                    &format!("{path}.route"),
+                    "applies to interactive review only",
+                )
+                .hint("route is where interactive review sends findings; set review_mode = \"interactive\" or remove route"));
+        }
+        let budget = match *validation_budget {
+            None => 15,
+            Some(0) => {
+                return Err(self
+                    .error(&format!("{path}.validation_budget"), "must be 1 or more")
+                    .hint("validation = \"never\" turns the pass off"))
+            }
+            Some(b) => usize::try_from(b).unwrap_or(usize::MAX),
+        };
+        let skip = skip.clone().unwrap_or_default();
+        for (i, rule) in skip.iter().enumerate() {
+            if skip[..i].contains(rule) {
+                return Err(self.error(
+                    &format!("{path}.skip"),
+                    format!("`{}` is listed twice", rule.name()),
+                ));
+            }
+        }
+        Ok(Controls {
+            validation: validation.unwrap_or_default(),
+            validation_budget: budget,
+            route: route.unwrap_or_default(),
+            skip,
+            lint_ignore: lint_ignore.unwrap_or_default(),
         })
     }
 
@@ -1186,6 +1383,113 @@ dimension_weights = {}
             (50.0, 75.0, Some(50.0))
         );
         assert_eq!(a.review_mode, ReviewMode::Headless);
+    }
+
+    /// SPEC §4.7's arm parameters: off by default, read under either policy, refused where
+    /// they cannot apply.
+    #[test]
+    fn precision_controls_are_off_by_default_and_checked() {
+        let code = SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"code\"");
+        let e = parse_str(&code).unwrap();
+        assert!(e.baseline.controls.is_off() && e.treatment.controls.is_off());
+        assert_eq!(e.treatment.controls.validation_budget, 15);
+        let bundle = code.replace(
+            "policy = \"anchored\"",
+            "policy = \"anchored\"\nreview_mode = \"headless\"\nvalidation = \"auto\"\nvalidation_budget = 3\nskip = [\"closed\", \"trivial-pattern\", \"reviewed\"]\nlint_ignore = \"suppress\"",
+        );
+        let c = parse_str(&bundle).unwrap().treatment.controls;
+        assert_eq!(c.validation, ValidationRun::Auto);
+        assert_eq!(c.validation_budget, 3);
+        assert_eq!(
+            c.skip,
+            [
+                SkipRule::Closed,
+                SkipRule::TrivialPattern,
+                SkipRule::Reviewed
+            ]
+        );
+        assert_eq!(c.lint_ignore, LintIgnore::Suppress);
+        // Under the float-gates policy too, with an interactive route.
+        let float = code.replace(
+            "policy = \"float-gates\"",
+            "policy = \"float-gates\"\nvalidation = \"always\"\nroute = \"file-tickets\"",
+        );
+        let c = parse_str(&float).unwrap().baseline.controls;
+        assert_eq!(
+            (c.validation, c.route),
+            (ValidationRun::Always, InteractiveRoute::FileTickets)
+        );
+
+        for (text, field, problem) in [
+            (
+                SPEC_EXAMPLE.replace(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nvalidation = \"auto\"",
+                ),
+                "`arms.treatment.review.validation`",
+                "mode is doc",
+            ),
+            (
+                code.replace(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nreview_mode = \"headless\"\nroute = \"file-tickets\"",
+                ),
+                "`arms.treatment.review.route`",
+                "interactive review only",
+            ),
+            (
+                code.replace(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nvalidation_budget = 0",
+                ),
+                "`arms.treatment.review.validation_budget`",
+                "1 or more",
+            ),
+            (
+                code.replace(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nskip = [\"closed\", \"closed\"]",
+                ),
+                "`arms.treatment.review.skip`",
+                "listed twice",
+            ),
+            (
+                code.replace(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nskip = [\"stale\"]",
+                ),
+                "`arms.treatment.review.skip.0`",
+                "is not one of closed, draft, trivial-pattern, trivial-judgment, reviewed",
+            ),
+        ] {
+            let e = parse_str(&text).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+            assert!(e.problem.contains(problem), "{e}");
+            assert!(e.line.is_some(), "{e}");
+        }
+    }
+
+    /// When the validation pass runs (SPEC §4.7): `auto` where the measured pipeline runs it.
+    #[test]
+    fn auto_validation_runs_where_the_pipeline_runs_it() {
+        let with = |validation, route| Controls {
+            validation,
+            route,
+            ..Controls::default()
+        };
+        use InteractiveRoute::{BestJudgment, FileTickets, WalkThrough};
+        use ReviewMode::{Autofix, Headless, Interactive};
+        let auto = |mode, route| with(ValidationRun::Auto, route).validates(mode);
+        assert!(auto(Headless, WalkThrough) && auto(Autofix, WalkThrough));
+        assert!(auto(Interactive, FileTickets));
+        for route in [WalkThrough, BestJudgment, InteractiveRoute::ReportOnly] {
+            assert!(!auto(Interactive, route));
+        }
+        assert!(!auto(ReviewMode::ReportOnly, WalkThrough));
+        for mode in [Interactive, ReviewMode::ReportOnly, Headless, Autofix] {
+            assert!(with(ValidationRun::Always, WalkThrough).validates(mode));
+            assert!(!with(ValidationRun::Never, FileTickets).validates(mode));
+        }
     }
 
     #[test]
