@@ -112,6 +112,16 @@ fn exercise_corpus(bytes: &[u8]) {
         }
     }
     let _ = verdicts::parse("v.jsonl", bytes);
+    let v = calibench::corpus::validations::parse("val.jsonl", bytes);
+    assert!(v
+        .problems
+        .iter()
+        .chain(&v.malformed)
+        .all(|p| p.file == "val.jsonl" && p.line.is_some()));
+    let (_, problems) = calibench::corpus::targets::parse("t.jsonl", bytes);
+    assert!(problems
+        .iter()
+        .all(|p| p.file == "t.jsonl" && p.line.is_some()));
     exercise_queries(bytes);
     let _ = config::parse(
         std::path::Path::new("e.toml"),

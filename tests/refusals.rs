@@ -148,10 +148,73 @@ fn cases() -> Vec<Case> {
     ]
 }
 
+/// A copy of the code-review example's experiment and corpus in a temporary folder.
+fn code_example_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");
+    for file in ["experiment.toml", "reviews.jsonl", "verdicts.jsonl"] {
+        std::fs::copy(from.join(file), dir.path().join(file)).unwrap();
+    }
+    dir
+}
+
+const FIRST_TARGET: &str = "pr-1841-auth-token-refresh";
+const FIRST_ID: &str = "baseline-pr-1841-auth-token-refresh-r0-correctness-0";
+
+/// The files of code review's precision controls (SPEC §2.5, §2.6), each broken one way.
+fn code_cases() -> Vec<Case> {
+    vec![
+        (
+            "a validator call naming a finding no return holds",
+            |d| {
+                let line = format!(
+                    "{{\"arm\": \"baseline\", \"target\": \"{FIRST_TARGET}\", \"finding\": \"{FIRST_ID}\", \"validated\": true}}\n{{\"arm\": \"baseline\", \"target\": \"{FIRST_TARGET}\", \"run\": 7, \"finding\": \"{FIRST_ID}\", \"validated\": true}}\n"
+                );
+                std::fs::write(d.join("validations.jsonl"), line).unwrap();
+            },
+            "validations.jsonl:2: field `finding`: names finding",
+        ),
+        (
+            "a pull request in a state GitHub does not have",
+            |d| {
+                let line = format!(
+                    "{{\"target\": \"{FIRST_TARGET}\", \"pr\": {{\"state\": \"DONE\"}}}}\n"
+                );
+                std::fs::write(d.join("targets.jsonl"), line).unwrap();
+            },
+            "targets.jsonl:1: field `pr.state`: `DONE` is not one of OPEN, CLOSED, MERGED",
+        ),
+        (
+            "a finding's file that would lead out of its source snapshot",
+            |d| {
+                std::fs::create_dir_all(d.join("sources").join(FIRST_TARGET)).unwrap();
+                edit_first_line(d.join("reviews.jsonl"), |v| {
+                    v["findings"][0]["file"] = "../../../etc/passwd".into();
+                });
+            },
+            "reviews.jsonl:1: field `findings[0].file`: `../../../etc/passwd` would lead outside",
+        ),
+    ]
+}
+
+#[test]
+fn run_and_validate_refuse_bad_precision_control_files() {
+    for (what, edit, phrase) in code_cases() {
+        refused_by_both(code_example_copy(), what, edit, phrase);
+    }
+}
+
 #[test]
 fn run_and_validate_refuse_the_same_inputs_with_the_same_message() {
     for (what, edit, phrase) in cases() {
-        let dir = example_copy();
+        refused_by_both(example_copy(), what, edit, phrase);
+    }
+}
+
+/// `run` and `validate` both refuse the folder once `edit` has broken it, printing `phrase`,
+/// and `run` writes nothing.
+fn refused_by_both(dir: tempfile::TempDir, what: &str, edit: fn(&Path), phrase: &str) {
+    {
         edit(dir.path());
         let run = run_into(dir.path().join("out/runs"), dir.path())
             .arg("--no-plots")

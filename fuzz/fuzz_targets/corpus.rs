@@ -1,14 +1,17 @@
-//! Arbitrary bytes into the reviews, queries, verdicts and experiment readers, then the review
+//! Arbitrary bytes into the reviews, queries, verdicts, validations, targets and experiment
+//! readers, then the review
 //! and query replays of whatever they accept: never a panic.
 #![no_main]
 
 use calibench::config::{Mode, Scale};
-use calibench::corpus::{queries, reviews, verdicts};
+use calibench::corpus::{queries, reviews, targets, validations, verdicts};
 use calibench::replay::review::{replay, ReturnRef};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let _ = verdicts::parse("v.jsonl", data);
+    let _ = validations::parse("val.jsonl", data);
+    let _ = targets::parse("t.jsonl", data);
     let (traces, _) = queries::parse("q.jsonl", data);
     let refs: Vec<&queries::Query> = traces.iter().collect();
     let _ = calibench::config::parse(std::path::Path::new("e.toml"), &String::from_utf8_lossy(data));

@@ -13,7 +13,8 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::{label_list, queries, reviews, verdicts, Corpus};
+use super::sources::{self, Sources};
+use super::{label_list, queries, reviews, targets, validations, verdicts, Corpus};
 use crate::config::{self, Experiment};
 use crate::error::{Error, InputError};
 
@@ -106,10 +107,12 @@ pub fn load(
         check_collection(&mut loaded, &collection, allow_incomplete)?;
     }
     let reviews_path = dir.join("reviews.jsonl");
+    let mut index = reviews::Index::default();
     if reviews_path.is_file() {
         let bytes = read(&reviews_path, &mut loaded.inputs)?;
-        load_reviews(&mut loaded, &reviews_path, &bytes, experiment);
+        index = load_reviews(&mut loaded, &reviews_path, &bytes, experiment);
     }
+    load_controls(&mut loaded, dir, &reviews_path, &index)?;
     let verdicts_path = dir.join("verdicts.jsonl");
     if verdicts_path.is_file() {
         let name = verdicts_path.display().to_string();
@@ -230,13 +233,15 @@ fn load_reviews(
     path: &Path,
     bytes: &[u8],
     experiment: Option<(&Path, &Experiment)>,
-) {
+) -> reviews::Index {
     let name = path.display().to_string();
     let Some((exp_path, exp)) = experiment else {
-        let (_, problems) = reviews::parse(&name, bytes);
+        let (records, problems) = reviews::parse(&name, bytes);
         loaded.refusals.extend(problems);
         loaded.corpus.reviews = Some((name, Vec::new()));
-        return;
+        let mut index = reviews::Index::default();
+        records.iter().for_each(|r| index.add(r));
+        return index;
     };
     if !exp.mode_declared {
         // A code corpus read as doc would drop every finding as malformed (SPEC §3).
@@ -294,4 +299,123 @@ fn load_reviews(
         }
     }
     loaded.corpus.reviews = Some((name, parsed.selections));
+    parsed.index
+}
+
+/// The files of code review's precision controls (SPEC §2.5, §2.6): validator calls, each
+/// naming a finding some return holds; target metadata; and the source snapshots of the files
+/// the findings name, none of which may lead outside `sources/<target>/`.
+fn load_controls(
+    loaded: &mut Loaded,
+    dir: &Path,
+    reviews_path: &Path,
+    index: &reviews::Index,
+) -> Result<(), Error> {
+    let path = dir.join("validations.jsonl");
+    if path.is_file() {
+        let name = path.display().to_string();
+        let parsed = validations::parse(&name, &read(&path, &mut loaded.inputs)?);
+        loaded.refusals.extend(parsed.problems);
+        for e in parsed.malformed {
+            loaded.malformed.push(("the arms reading it".into(), e));
+        }
+        for c in &parsed.calls {
+            let key = (c.arm.clone(), c.target.clone(), c.run, c.finding.clone());
+            if !index.ids.contains(&key) {
+                loaded.refusals.push(
+                    InputError::new(
+                        &name,
+                        format!(
+                            "names finding `{}`, but no return of arm `{}` on target `{}`, run {} in {} holds it",
+                            c.finding,
+                            c.arm,
+                            c.target,
+                            c.run,
+                            reviews_path.display()
+                        ),
+                    )
+                    .at_line(c.line)
+                    .field("field `finding`")
+                    .hint("a validator call names the `id` of a finding in the return it came from (same arm, target and run)"),
+                );
+            }
+        }
+        loaded.corpus.validations = Some((name, parsed.calls));
+    }
+    let path = dir.join("targets.jsonl");
+    if path.is_file() {
+        let name = path.display().to_string();
+        let (targets, problems) = targets::parse(&name, &read(&path, &mut loaded.inputs)?);
+        loaded.refusals.extend(problems);
+        loaded.corpus.targets = Some((name, targets));
+    }
+    let root = dir.join("sources");
+    if root.is_dir() {
+        loaded.corpus.sources = Some(read_sources(loaded, &root, reviews_path, index)?);
+    }
+    Ok(())
+}
+
+/// The snapshot of each file a code finding names, for the targets with a folder under `root`.
+fn read_sources(
+    loaded: &mut Loaded,
+    root: &Path,
+    reviews_path: &Path,
+    index: &reviews::Index,
+) -> Result<Sources, Error> {
+    let mut out = Sources::default();
+    let reviews_name = reviews_path.display().to_string();
+    let outside = |what: String| format!("{what} would lead outside {}", root.display());
+    for target in &index.targets {
+        if !sources::stays_inside(target) {
+            if root.join(target).exists() {
+                loaded.refusals.push(
+                    InputError::new(root.display().to_string(), outside(format!("target `{target}`")))
+                        .hint("a target's snapshot is the folder sources/<target>/; name targets without `..` or a leading /"),
+                );
+            }
+            continue;
+        }
+        let folder = root.join(target);
+        if !folder.is_dir() {
+            continue;
+        }
+        out.add_target(target);
+        let canonical_folder = folder.canonicalize().map_err(|e| Error::read(&folder, e))?;
+        let mut seen = std::collections::HashSet::new();
+        for (line, i, file) in index.files.get(target).into_iter().flatten() {
+            if !seen.insert(file.as_str()) {
+                continue;
+            }
+            let refuse = |problem: String| {
+                InputError::new(&reviews_name, problem)
+                    .at_line(*line)
+                    .field(format!("field `findings[{i}].file`"))
+                    .hint(format!(
+                        "lint-ignore reads the finding's file under {}; a file path is relative to the change's root",
+                        folder.display()
+                    ))
+            };
+            if !sources::stays_inside(file) {
+                loaded.refusals.push(refuse(outside(format!("`{file}`"))));
+                continue;
+            }
+            let path = folder.join(file);
+            if !path.is_file() {
+                continue;
+            }
+            // A link inside the snapshot must not lead out of it either.
+            let real = path.canonicalize().map_err(|e| Error::read(&path, e))?;
+            if !real.starts_with(&canonical_folder) {
+                loaded.refusals.push(refuse(outside(format!(
+                    "`{file}` (a link to {})",
+                    real.display()
+                ))));
+                continue;
+            }
+            let bytes = read(&path, &mut loaded.inputs)?;
+            out.add_file(target, file, String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    Ok(out)
 }

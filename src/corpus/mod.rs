@@ -4,6 +4,9 @@ pub mod load;
 pub mod queries;
 pub mod reviews;
 pub mod schema;
+pub mod sources;
+pub mod targets;
+pub mod validations;
 pub mod verdicts;
 
 use std::fmt;
@@ -26,6 +29,12 @@ pub struct Corpus {
     pub verdicts: Option<(String, Vec<Item>)>,
     /// `queries.jsonl`: its name for messages, and every query in file order.
     pub queries: Option<(String, Vec<Query>)>,
+    /// `validations.jsonl`: its name for messages, and every validator call in file order.
+    pub validations: Option<(String, Vec<validations::Validation>)>,
+    /// `targets.jsonl`: its name for messages, and every target's metadata.
+    pub targets: Option<(String, Vec<targets::Target>)>,
+    /// `sources/`: the snapshots lint-ignore reads.
+    pub sources: Option<sources::Sources>,
 }
 
 /// The non-blank lines of a JSON Lines file, numbered from 1, each parsed as one JSON object

@@ -8,7 +8,7 @@
 //!   dropped and counted with its reason by [`select`], which validates findings against the
 //!   scale of the arm that reads them. `--strict` turns malformed findings into refusals.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -116,6 +116,38 @@ pub struct Record {
     pub residual_risks: Vec<String>,
     pub deferred_questions: Vec<String>,
     pub testing_gaps: Vec<String>,
+}
+
+/// What the corpus's other files are checked against: every finding `id` of every return, valid
+/// or malformed, by the return's (arm, target, run) (`validations.jsonl` names them), and every
+/// code finding's `file` by target (`sources/<target>/` holds them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Index {
+    /// Every target with a return.
+    pub targets: BTreeSet<String>,
+    pub ids: HashSet<(String, String, u32, String)>,
+    /// Target → (line, finding's position in its return, `file`).
+    pub files: BTreeMap<String, Vec<(u64, usize, String)>>,
+}
+
+impl Index {
+    pub fn add(&mut self, r: &Record) {
+        if !self.targets.contains(&r.target) {
+            self.targets.insert(r.target.clone());
+        }
+        for (i, f) in r.findings.iter().enumerate() {
+            if let Some(id) = f.get("id").and_then(Value::as_str) {
+                self.ids
+                    .insert((r.arm.clone(), r.target.clone(), r.run, id.to_string()));
+            }
+            if let Some(file) = f.get("file").and_then(Value::as_str) {
+                self.files
+                    .entry(r.target.clone())
+                    .or_default()
+                    .push((r.line, i, file.to_string()));
+            }
+        }
+    }
 }
 
 /// One line of `reviews.jsonl` as written: the return's envelope. Its JSON Schema is derived
@@ -295,6 +327,8 @@ pub struct Selection {
 pub struct Parsed {
     /// One per distinct (source, scale) wanted, in the order first wanted.
     pub selections: Vec<Selection>,
+    /// What the corpus's other files are checked against.
+    pub index: Index,
     /// Every `arm` label of a readable record: what a `source` may name.
     pub labels: BTreeSet<String>,
     /// Record-level problems, as in [`parse`].
@@ -317,7 +351,9 @@ pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]
         }
     }
     let mut labels = BTreeSet::new();
+    let mut index = Index::default();
     let problems = each_record(name, bytes, |record| {
+        index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns.push(to_return(&record, mode, sel.scale));
         }
@@ -327,6 +363,7 @@ pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]
     });
     Parsed {
         selections: out,
+        index,
         labels,
         problems,
     }

@@ -5,7 +5,10 @@
 
 use schemars::{schema_for, Schema};
 
-use super::{queries::RawQuery, reviews::RawReturn, verdicts::RawItem};
+use super::{
+    queries::RawQuery, reviews::RawReturn, targets::RawTarget, validations::RawValidation,
+    verdicts::RawItem,
+};
 
 /// Derives one line type's schema.
 type Derive = fn() -> Schema;
@@ -15,9 +18,12 @@ pub const FILES: &[(&str, Derive)] = &[
     ("reviews", || schema_for!(RawReturn)),
     ("queries", || schema_for!(RawQuery)),
     ("verdicts", || schema_for!(RawItem)),
+    ("validations", || schema_for!(RawValidation)),
+    ("targets", || schema_for!(RawTarget)),
 ];
 
-/// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`).
+/// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
+/// `validations`, `targets`).
 pub fn of(stem: &str) -> Option<Schema> {
     FILES.iter().find(|(s, _)| *s == stem).map(|(_, f)| f())
 }
@@ -56,8 +62,11 @@ mod tests {
             }
         }
         assert!(lines > 1000, "{lines} example lines");
-        assert_eq!(stems(), ["reviews", "queries", "verdicts"]);
-        assert!(of("targets").is_none());
+        assert_eq!(
+            stems(),
+            ["reviews", "queries", "verdicts", "validations", "targets"]
+        );
+        assert!(of("sources").is_none());
         // The walk can fail: a key no schema describes, at depth.
         let q = serde_json::to_value(of("queries").unwrap()).unwrap();
         let typo = serde_json::json!({"query_id": "q", "tools": [{"tool": "find", "hitz": 1}]});
