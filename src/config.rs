@@ -137,17 +137,20 @@ pub struct Controls {
 
 impl Default for Controls {
     fn default() -> Self {
-        Controls {
-            validation: ValidationRun::Never,
-            validation_budget: 15,
-            route: InteractiveRoute::WalkThrough,
-            skip: Vec::new(),
-            lint_ignore: LintIgnore::Off,
-        }
+        Controls::OFF
     }
 }
 
 impl Controls {
+    /// Every control off.
+    pub const OFF: Controls = Controls {
+        validation: ValidationRun::Never,
+        validation_budget: 15,
+        route: InteractiveRoute::WalkThrough,
+        skip: Vec::new(),
+        lint_ignore: LintIgnore::Off,
+    };
+
     /// Every control off, as in an experiment written before they existed.
     pub fn is_off(&self) -> bool {
         *self == Controls::default()

@@ -11,8 +11,12 @@
 
 use serde::Serialize;
 
-use crate::config::{Mode, Promotion, ReviewMode, ReviewPolicy, Scale};
+use crate::config::{
+    Controls, InteractiveRoute, LintIgnore, Mode, Promotion, ReviewMode, ReviewPolicy, Scale,
+};
 use crate::corpus::reviews::{Autofix, Finding, FindingType, Location, Owner, Severity};
+use crate::corpus::sources::Sources;
+use crate::corpus::validations::{Validation, Verdict};
 use crate::stats::calibration::round9;
 
 /// One reviewer's valid return, as the pipeline reads it.
@@ -35,7 +39,59 @@ pub enum Tier {
     Suppressed,
     /// Code mode: the issue predates the change; it leaves the pipeline (step 6).
     PreExisting,
+    /// Code mode, `lint_ignore = "suppress"`: on a line that carries a lint suppression comment,
+    /// dropped before the gate (SPEC §4.7).
+    LintSuppressed,
 }
+
+/// What the validation pass made of a selected finding (SPEC §4.7).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Check {
+    Validated,
+    /// With the reason of the first rejecting call in file order.
+    Rejected(String),
+    Failed,
+    /// The corpus holds no call for any of its contributors.
+    Missing,
+    OverBudget,
+}
+
+impl Check {
+    /// The findings table's `validation` value.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Check::Validated => "validated",
+            Check::Rejected(_) => "rejected",
+            Check::Failed => "failed",
+            Check::Missing => "missing",
+            Check::OverBudget => "over_budget",
+        }
+    }
+}
+
+/// What the precision controls need to replay one (arm, target, run) (SPEC §4.7).
+#[derive(Clone, Copy, Debug)]
+pub struct Precision<'a> {
+    pub controls: &'a Controls,
+    pub target: &'a str,
+    /// The corpus's source snapshots, when it has `sources/`.
+    pub sources: Option<&'a Sources>,
+    /// The validator calls recorded for this (source label, target, run), in file order.
+    pub calls: &'a [&'a Validation],
+}
+
+/// Every control off: the pipeline of §4.1 alone.
+pub const NO_CONTROLS: Precision<'static> = Precision {
+    controls: &Controls::OFF,
+    target: "",
+    sources: None,
+    calls: &[],
+};
+
+/// The reviewer whose findings lint-ignore never suppresses: the suppression itself may break
+/// a project rule.
+pub const PROJECT_STANDARDS: &str = "project-standards";
 
 /// How an actionable finding reaches the user (step 9).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -61,6 +117,10 @@ pub struct Contribution {
     pub id: Option<String>,
     /// The confidence the reviewer recorded.
     pub confidence: f64,
+    pub severity: Severity,
+    pub title: String,
+    /// Code mode: its own file and line.
+    pub place: Option<(String, u32)>,
 }
 
 /// A finding after dedup, with its route.
@@ -87,6 +147,21 @@ pub struct Merged {
     pub tier: Tier,
     pub route: Option<Route>,
     pub queue: Option<Queue>,
+    /// The representative contributor, in `contributions`: highest severity, then highest
+    /// confidence, then first in document order.
+    pub lead: usize,
+    /// Whether a contributor sits on a line with a lint suppression comment; `None` when the
+    /// target has no source snapshot.
+    pub on_suppressed_line: Option<bool>,
+    /// What the validation pass made of it; `None` when it was not selected (`not_run`).
+    pub validation: Option<Check>,
+}
+
+impl Merged {
+    /// Actionable after the validation pass: what reaches the user (SPEC §4.7).
+    pub fn externalized(&self) -> bool {
+        self.tier == Tier::Actionable && matches!(self.validation, None | Some(Check::Validated))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -128,8 +203,19 @@ struct Working<'a> {
     order: usize,
 }
 
-/// Runs steps 2–10 over one (arm, target, run).
+/// Runs steps 2–10 over one (arm, target, run), without the precision controls.
 pub fn replay(policy: &ReviewPolicy, mode: Mode, returns: &[ReturnRef<'_>]) -> Vec<Merged> {
+    replay_with(policy, mode, &NO_CONTROLS, returns)
+}
+
+/// Runs steps 2–10 over one (arm, target, run), with the precision controls of SPEC §4.7 in
+/// their place: lint-ignore after step 7, the validation pass between the gate and routing.
+pub fn replay_with(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    precision: &Precision<'_>,
+    returns: &[ReturnRef<'_>],
+) -> Vec<Merged> {
     let mut working = Vec::new();
     for ret in returns {
         let mut mine: Vec<Working> = ret
@@ -159,10 +245,95 @@ pub fn replay(policy: &ReviewPolicy, mode: Mode, returns: &[ReturnRef<'_>]) -> V
         corroborate(m, policy.promotion(), policy.scale());
     }
     for m in &mut merged {
-        route(m, policy, mode);
+        m.on_suppressed_line = on_suppressed_line(m, precision);
+        route(m, policy, mode, precision.controls);
+    }
+    if mode == Mode::Code && precision.controls.validates(policy.review_mode()) {
+        validation_pass(&mut merged, policy, precision);
     }
     sort_for_listing(&mut merged, mode);
     merged
+}
+
+/// Whether any contributor, by its own file and line, sits on a line that carries a lint
+/// suppression comment (or below one); `None` without a snapshot of the target.
+fn on_suppressed_line(m: &Merged, precision: &Precision<'_>) -> Option<bool> {
+    let sources = precision.sources?;
+    if !sources.has(precision.target) {
+        return None;
+    }
+    Some(m.contributions.iter().any(|c| {
+        c.place.as_ref().is_some_and(|(file, line)| {
+            sources.suppressed(precision.target, file, *line) == Some(true)
+        })
+    }))
+}
+
+/// The validation pass (Stage 5b, SPEC §4.7), after the gate: the selected findings in budget
+/// order, the first `validation_budget` looked up among the recorded calls, the rest over
+/// budget; whatever is not validated loses its route and does not externalize.
+fn validation_pass(merged: &mut [Merged], policy: &ReviewPolicy, precision: &Precision<'_>) {
+    let controls = precision.controls;
+    let tickets = policy.review_mode() == ReviewMode::Interactive
+        && controls.route == InteractiveRoute::FileTickets;
+    let mut selected: Vec<usize> = (0..merged.len())
+        .filter(|&i| {
+            let m = &merged[i];
+            m.tier == Tier::Actionable && !(tickets && m.route == Some(Route::AutoApply))
+        })
+        .collect();
+    // Budget order: severity P0..P3, confidence descending (on 9 decimals), then the
+    // representative contributor's file, line and title, byte by byte.
+    let place = |m: &Merged| {
+        let lead = &m.contributions[m.lead];
+        let (file, line) = lead.place.clone().unwrap_or_default();
+        (file, line, lead.title.clone())
+    };
+    selected.sort_by(|&a, &b| {
+        let (ma, mb) = (&merged[a], &merged[b]);
+        ma.severity
+            .cmp(&mb.severity)
+            .then_with(|| round9(mb.confidence).total_cmp(&round9(ma.confidence)))
+            .then_with(|| place(ma).cmp(&place(mb)))
+    });
+    for (rank, &i) in selected.iter().enumerate() {
+        let m = &mut merged[i];
+        let check = if rank >= controls.validation_budget {
+            Check::OverBudget
+        } else {
+            lookup(m, precision.calls)
+        };
+        if check != Check::Validated {
+            m.route = None;
+            m.queue = None;
+        }
+        m.validation = Some(check);
+    }
+}
+
+/// A merged finding's verdict from the calls naming any of its contributors' ids: none is
+/// `Missing`; any failed call, `Failed`; else any rejection, `Rejected` with the reason of the
+/// first rejecting call in file order; else `Validated`.
+fn lookup(m: &Merged, calls: &[&Validation]) -> Check {
+    let mine: Vec<&Validation> = calls
+        .iter()
+        .copied()
+        .filter(|c| {
+            m.contributions
+                .iter()
+                .any(|k| k.id.as_deref() == Some(c.finding.as_str()))
+        })
+        .collect();
+    if mine.is_empty() {
+        return Check::Missing;
+    }
+    if mine.iter().any(|c| c.verdict == Verdict::Failed) {
+        return Check::Failed;
+    }
+    match mine.iter().find(|c| c.verdict == Verdict::Rejected) {
+        Some(c) => Check::Rejected(c.reason.clone().unwrap_or_else(|| "(no reason)".into())),
+        None => Check::Validated,
+    }
 }
 
 /// Step 3: within one reviewer's return, when three or more findings share a non-empty
@@ -285,19 +456,18 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         }
     }
     // The leading contributor: highest severity (P0 first), then highest confidence, then first.
-    let lead = members
-        .iter()
-        .copied()
-        .reduce(|best, w| {
-            let better =
-                (w.finding.severity, -w.confidence) < (best.finding.severity, -best.confidence);
+    let lead_at = (0..members.len())
+        .reduce(|best, i| {
+            let (w, b) = (members[i], members[best]);
+            let better = (w.finding.severity, -w.confidence) < (b.finding.severity, -b.confidence);
             if better {
-                w
+                i
             } else {
                 best
             }
         })
-        .unwrap_or(first);
+        .unwrap_or(0);
+    let lead = members[lead_at];
     let location = match &first.finding.location {
         Location::Doc { section, .. } => MergedLocation::Doc {
             section: section.clone(),
@@ -361,6 +531,12 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 reviewer: w.reviewer.to_string(),
                 id: w.finding.id.clone(),
                 confidence: w.finding.confidence,
+                severity: w.finding.severity,
+                title: w.finding.title.clone(),
+                place: match &w.finding.location {
+                    Location::Code { file, line, .. } => Some((file.clone(), *line)),
+                    Location::Doc { .. } => None,
+                },
             })
             .collect(),
         evidence,
@@ -372,6 +548,9 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         tier: Tier::Dropped,
         route: None,
         queue: None,
+        lead: lead_at,
+        on_suppressed_line: None,
+        validation: None,
     }
 }
 
@@ -395,8 +574,8 @@ fn corroborate(m: &mut Merged, promotion: Promotion, scale: Scale) {
     m.confidence = raised;
 }
 
-/// Steps 6–9 for one merged finding.
-fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode) {
+/// Steps 6–9 for one merged finding, with lint-ignore between steps 7 and 8.
+fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls) {
     if let MergedLocation::Code {
         pre_existing: true, ..
     } = m.location
@@ -409,6 +588,13 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode) {
             ReviewMode::Interactive | ReviewMode::ReportOnly => Tier::Soft,
             ReviewMode::Headless | ReviewMode::Autofix => Tier::Suppressed,
         };
+        return;
+    }
+    if controls.lint_ignore == LintIgnore::Suppress
+        && m.on_suppressed_line == Some(true)
+        && !m.reviewers.iter().any(|r| r == PROJECT_STANDARDS)
+    {
+        m.tier = Tier::LintSuppressed;
         return;
     }
     m.tier = gate(m, policy, mode);
@@ -1040,5 +1226,369 @@ mod tests {
         );
         let places: Vec<&str> = out.iter().map(|m| m.title.as_str()).collect();
         assert_eq!(places, ["z", "y", "x"]);
+    }
+
+    // ---- SPEC §4.7: the validation pass and lint-ignore, worked by hand ----
+
+    fn with_id(mut f: Finding, id: &str) -> Finding {
+        f.id = Some(id.into());
+        f
+    }
+
+    fn call(line: u64, finding: &str, verdict: Verdict, reason: Option<&str>) -> Validation {
+        Validation {
+            line,
+            arm: "t".into(),
+            target: "pr".into(),
+            run: 0,
+            finding: finding.into(),
+            validator: None,
+            verdict,
+            reason: reason.map(str::to_string),
+        }
+    }
+
+    fn headless() -> ReviewPolicy {
+        let mut p = anchored(Mode::Code);
+        if let ReviewPolicy::Anchored(a) = &mut p {
+            a.review_mode = ReviewMode::Headless;
+        }
+        p
+    }
+
+    fn controls(validation: crate::config::ValidationRun, budget: usize) -> Controls {
+        Controls {
+            validation,
+            validation_budget: budget,
+            ..Controls::OFF
+        }
+    }
+
+    fn run_with(
+        policy: &ReviewPolicy,
+        controls: &Controls,
+        sources: Option<&Sources>,
+        calls: &[Validation],
+        returns: &[(&str, Vec<Finding>)],
+    ) -> Vec<Merged> {
+        let refs: Vec<ReturnRef> = returns
+            .iter()
+            .map(|(r, f)| ReturnRef {
+                reviewer: r,
+                findings: f,
+            })
+            .collect();
+        let calls: Vec<&Validation> = calls.iter().collect();
+        let precision = Precision {
+            controls,
+            target: "pr",
+            sources,
+            calls: &calls,
+        };
+        replay_with(policy, Mode::Code, &precision, &refs)
+    }
+
+    fn outcome<'a>(out: &'a [Merged], title: &str) -> &'a Merged {
+        out.iter().find(|m| m.title == title).unwrap()
+    }
+
+    /// Budget order: severity, confidence descending, then the representative's file (byte by
+    /// byte: `Zeta` before `alpha`), line and title; the first `validation_budget` are looked
+    /// up, the rest are over budget and lose their route.
+    #[test]
+    fn the_budget_keeps_the_first_in_severity_confidence_file_line_title_order() {
+        use crate::config::ValidationRun::Always;
+        let findings = vec![
+            with_id(code("A", "b.rs", 10, Severity::P1, 75.0), "a"),
+            with_id(code("B", "z.rs", 10, Severity::P0, 75.0), "b"),
+            with_id(code("C", "c.rs", 10, Severity::P1, 100.0), "c"),
+            with_id(code("D", "alpha.rs", 10, Severity::P1, 75.0), "d"),
+            with_id(code("E", "Zeta.rs", 10, Severity::P1, 75.0), "e"),
+            with_id(code("F", "alpha.rs", 90, Severity::P1, 75.0), "f"),
+            with_id(code("F", "alpha.rs", 91, Severity::P1, 75.0), "g"),
+        ];
+        let calls: Vec<Validation> = ["a", "b", "c", "d", "e", "f", "g"]
+            .iter()
+            .enumerate()
+            .map(|(i, id)| call(i as u64 + 1, id, Verdict::Validated, None))
+            .collect();
+        // The two F findings share file, title and nearly their line: merged, so six findings. Budget order: B (P0); C (P1,
+        // 100); then P1 at 75 by file: Zeta.rs (E) < alpha.rs (D at 10, then F+G at 90) < b.rs.
+        let out = run_with(
+            &headless(),
+            &controls(Always, 3),
+            None,
+            &calls,
+            &[("correctness", findings)],
+        );
+        assert_eq!(out.len(), 6);
+        let checks: Vec<(&str, Option<&str>)> = ["B", "C", "E", "D", "F", "A"]
+            .iter()
+            .map(|t| (*t, outcome(&out, t).validation.as_ref().map(Check::name)))
+            .collect();
+        assert_eq!(
+            checks,
+            [
+                ("B", Some("validated")),
+                ("C", Some("validated")),
+                ("E", Some("validated")),
+                ("D", Some("over_budget")),
+                ("F", Some("over_budget")),
+                ("A", Some("over_budget")),
+            ]
+        );
+        for t in ["D", "F", "A"] {
+            let m = outcome(&out, t);
+            assert_eq!(m.tier, Tier::Actionable, "the gate's count keeps it");
+            assert!(!m.externalized() && m.route.is_none() && m.queue.is_none());
+        }
+        assert!(outcome(&out, "B").externalized() && outcome(&out, "B").route.is_some());
+        // A budget as large as the selection cuts nothing.
+        let out = run_with(
+            &headless(),
+            &controls(Always, 6),
+            None,
+            &calls,
+            &[(
+                "correctness",
+                vec![with_id(code("A", "b.rs", 10, Severity::P1, 75.0), "a")],
+            )],
+        );
+        assert_eq!(out[0].validation, Some(Check::Validated));
+    }
+
+    /// The lookup: no call is missing; any failed call wins; else any rejection, with the first
+    /// rejecting call's reason in file order; contributors may disagree.
+    #[test]
+    fn each_lookup_outcome_including_disagreeing_contributors() {
+        use crate::config::ValidationRun::Auto;
+        let one = |calls: &[Validation], findings: Vec<(&str, Finding)>| {
+            let returns: Vec<(&str, Vec<Finding>)> =
+                findings.into_iter().map(|(r, f)| (r, vec![f])).collect();
+            let out = run_with(&headless(), &controls(Auto, 15), None, calls, &returns);
+            assert_eq!(out.len(), 1);
+            out[0].validation.clone().unwrap()
+        };
+        let f = |id: &str| with_id(code("T", "a.rs", 10, Severity::P1, 75.0), id);
+        use Verdict::{Failed, Rejected, Validated};
+        assert_eq!(one(&[], vec![("r", f("x"))]), Check::Missing);
+        assert_eq!(
+            one(&[call(1, "other", Validated, None)], vec![("r", f("x"))]),
+            Check::Missing
+        );
+        assert_eq!(
+            one(&[call(1, "x", Failed, None)], vec![("r", f("x"))]),
+            Check::Failed
+        );
+        assert_eq!(
+            one(&[call(1, "x", Rejected, None)], vec![("r", f("x"))]),
+            Check::Rejected("(no reason)".into())
+        );
+        // Two contributors (two reviewers, one place): they disagree.
+        let two = vec![("r1", f("x")), ("r2", f("y"))];
+        let rejected = [
+            call(1, "x", Validated, None),
+            call(2, "y", Rejected, Some("handled by the caller")),
+            call(3, "x", Rejected, Some("later")),
+        ];
+        assert_eq!(
+            one(&rejected, two.clone()),
+            Check::Rejected("handled by the caller".into())
+        );
+        let failed = [
+            call(1, "x", Rejected, Some("no")),
+            call(2, "y", Failed, None),
+        ];
+        assert_eq!(one(&failed, two.clone()), Check::Failed);
+        let both = [call(1, "x", Validated, None), call(2, "y", Validated, None)];
+        assert_eq!(one(&both, two.clone()), Check::Validated);
+        // A contributor without an id has no calls: the other's decide.
+        let no_id = vec![
+            ("r1", code("T", "a.rs", 10, Severity::P1, 75.0)),
+            ("r2", f("y")),
+        ];
+        assert_eq!(
+            one(&[call(1, "y", Validated, None)], no_id.clone()),
+            Check::Validated
+        );
+        assert_eq!(one(&[], no_id), Check::Missing);
+    }
+
+    /// What is selected: actionable findings only; under interactive file-tickets not the
+    /// auto-applied ones; `auto` runs where the measured pipeline runs it.
+    #[test]
+    fn selection_follows_mode_route_and_tier() {
+        use crate::config::ValidationRun::{Always, Auto};
+        let mut auto_fix = with_id(code("fix", "a.rs", 1, Severity::P1, 100.0), "fix");
+        auto_fix.autofix = Autofix::SafeAuto;
+        auto_fix.has_fix = true;
+        let findings = vec![
+            auto_fix,
+            with_id(code("act", "b.rs", 1, Severity::P1, 75.0), "act"),
+            with_id(code("low", "c.rs", 1, Severity::P1, 25.0), "low"),
+            {
+                let mut pre = with_id(code("pre", "d.rs", 1, Severity::P1, 100.0), "pre");
+                if let Location::Code { pre_existing, .. } = &mut pre.location {
+                    *pre_existing = true;
+                }
+                pre
+            },
+        ];
+        let selected = |policy: &ReviewPolicy, c: &Controls| -> Vec<String> {
+            let out = run_with(policy, c, None, &[], &[("correctness", findings.clone())]);
+            let mut s: Vec<String> = out
+                .iter()
+                .filter(|m| m.validation.is_some())
+                .map(|m| m.title.clone())
+                .collect();
+            s.sort();
+            s
+        };
+        let interactive = anchored(Mode::Code);
+        let tickets = Controls {
+            route: InteractiveRoute::FileTickets,
+            ..controls(Auto, 15)
+        };
+        assert_eq!(selected(&interactive, &tickets), ["act"]);
+        assert_eq!(
+            selected(
+                &interactive,
+                &Controls {
+                    validation: Always,
+                    ..tickets.clone()
+                }
+            ),
+            ["act"]
+        );
+        assert!(selected(&interactive, &controls(Auto, 15)).is_empty());
+        assert_eq!(
+            selected(&interactive, &controls(Always, 15)),
+            ["act", "fix"]
+        );
+        assert_eq!(selected(&headless(), &controls(Auto, 15)), ["act", "fix"]);
+        let mut report_only = anchored(Mode::Code);
+        if let ReviewPolicy::Anchored(a) = &mut report_only {
+            a.review_mode = ReviewMode::ReportOnly;
+        }
+        assert!(selected(&report_only, &controls(Auto, 15)).is_empty());
+        assert_eq!(
+            selected(&report_only, &controls(Always, 15)),
+            ["act", "fix"]
+        );
+        // Off, nothing changes: every field as the plain replay gives it.
+        let plain = run(
+            &headless(),
+            Mode::Code,
+            &[("correctness", findings.clone())],
+        );
+        let off = run_with(
+            &headless(),
+            &Controls::OFF,
+            None,
+            &[],
+            &[("correctness", findings)],
+        );
+        assert_eq!(plain, off);
+    }
+
+    /// Lint-ignore: the finding's line or the line before; dropped before the gate only with
+    /// `suppress`, and never when `project-standards` contributes; counted as on a suppressed
+    /// line whatever became of it; unknown without a snapshot.
+    #[test]
+    fn lint_ignore_drops_suppressed_lines_before_the_gate() {
+        let mut sources = Sources::default();
+        sources.add_file(
+            "pr",
+            "a.rs",
+            "fn f() {\n    #[allow(dead_code)]\n    let x = 1;\n    let y = 2;\n".into(),
+        );
+        let findings = |reviewer: &'static str| {
+            vec![(
+                reviewer,
+                vec![
+                    code("on the marker", "a.rs", 2, Severity::P1, 75.0),
+                    code("below it", "b.rs", 3, Severity::P1, 75.0),
+                    code("line after the marker", "a.rs", 3, Severity::P1, 100.0),
+                    code("two below", "a.rs", 4, Severity::P1, 100.0),
+                ],
+            )]
+        };
+        let suppress = Controls {
+            lint_ignore: LintIgnore::Suppress,
+            ..Controls::OFF
+        };
+        let policy = headless();
+        let out = run_with(
+            &policy,
+            &suppress,
+            Some(&sources),
+            &[],
+            &findings("correctness"),
+        );
+        // Line 2 carries the marker; line 3 is below it; line 4 is two below; b.rs has none.
+        let tiers: Vec<(&str, Tier, Option<bool>)> = out
+            .iter()
+            .map(|m| (m.title.as_str(), m.tier, m.on_suppressed_line))
+            .collect();
+        assert_eq!(
+            tiers,
+            [
+                ("line after the marker", Tier::LintSuppressed, Some(true)),
+                ("two below", Tier::Actionable, Some(false)),
+                ("on the marker", Tier::LintSuppressed, Some(true)),
+                ("below it", Tier::Actionable, Some(false)),
+            ]
+        );
+        let apart = vec![(
+            "correctness",
+            vec![
+                code("marker line", "a.rs", 2, Severity::P1, 75.0),
+                code("far", "a.rs", 40, Severity::P1, 75.0),
+            ],
+        )];
+        let out = run_with(&policy, &suppress, Some(&sources), &[], &apart);
+        assert_eq!(outcome(&out, "marker line").tier, Tier::LintSuppressed);
+        assert_eq!(outcome(&out, "far").on_suppressed_line, Some(false));
+        // Off: measured, not dropped.
+        let out = run_with(&policy, &Controls::OFF, Some(&sources), &[], &apart);
+        assert_eq!(outcome(&out, "marker line").tier, Tier::Actionable);
+        assert_eq!(outcome(&out, "marker line").on_suppressed_line, Some(true));
+        // project-standards contributes: kept.
+        let out = run_with(
+            &policy,
+            &suppress,
+            Some(&sources),
+            &[],
+            &[
+                (
+                    "correctness",
+                    vec![code("x", "a.rs", 3, Severity::P1, 75.0)],
+                ),
+                (
+                    "project-standards",
+                    vec![code("x", "a.rs", 3, Severity::P1, 75.0)],
+                ),
+            ],
+        );
+        assert_eq!(out[0].tier, Tier::Actionable);
+        assert_eq!(out[0].on_suppressed_line, Some(true));
+        // Pre-existing: leaves at step 6, still counted as on a suppressed line.
+        let mut pre = code("old", "a.rs", 3, Severity::P1, 75.0);
+        if let Location::Code { pre_existing, .. } = &mut pre.location {
+            *pre_existing = true;
+        }
+        let out = run_with(&policy, &suppress, Some(&sources), &[], &[("r", vec![pre])]);
+        assert_eq!(
+            (out[0].tier, out[0].on_suppressed_line),
+            (Tier::PreExisting, Some(true))
+        );
+        // No snapshot of the target: unknown, and nothing is dropped.
+        let out = run_with(&policy, &suppress, None, &[], &apart);
+        assert!(out.iter().all(|m| m.on_suppressed_line.is_none()));
+        assert_eq!(outcome(&out, "marker line").tier, Tier::Actionable);
+        let mut other = Sources::default();
+        other.add_target("another-pr");
+        let out = run_with(&policy, &suppress, Some(&other), &[], &apart);
+        assert!(out.iter().all(|m| m.on_suppressed_line.is_none()));
     }
 }
