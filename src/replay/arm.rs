@@ -6,10 +6,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::review::{self, Merged, ReturnRef};
+use super::review::{self, Check, Merged, Precision, ReturnRef};
 use super::review_metrics::reviewer_units;
-use crate::config::{Mode, ReviewPolicy};
-use crate::corpus::reviews::{Finding, Location, Return};
+use crate::config::{Controls, Mode, ReviewPolicy, SkipRule};
+use crate::corpus::reviews::{Finding, Location, Return, Severity};
+use crate::corpus::sources::Sources;
+use crate::corpus::targets::{Pr, PrState, Target};
+use crate::corpus::validations::Validation;
 
 /// One (target, run) as the arm's policy replays it.
 #[derive(Clone, Debug)]
@@ -24,6 +27,12 @@ pub struct RunReplay<'a> {
     pub failed_reviewers: usize,
     /// The merged findings after the whole pipeline, in listing order.
     pub merged: Vec<Merged>,
+    /// The skip rule that kept the arm from reviewing this target (SPEC §4.7): then every
+    /// count of the run is 0.
+    pub skipped: Option<SkipRule>,
+    /// Whether the corpus has a source snapshot of the target (lint-ignore's measure is
+    /// unknown without one).
+    pub has_sources: bool,
 }
 
 /// A whole arm, replayed.
@@ -37,6 +46,66 @@ pub struct ArmReplay<'a> {
     /// Test-retest agreement: per (target, reviewer, fingerprint) seen in two or more runs, its
     /// confidence in each run (the highest, when a reviewer filed it twice in one run).
     pub run_units: Vec<Vec<f64>>,
+    /// What the skip rules cost (SPEC §4.7), from replaying each skipped target as if it were
+    /// not: targets skipped, their recorded returns (failed ones included) and the findings
+    /// that would have externalized, all and at P0/P1, each averaged over the target's runs.
+    pub skipped: Skipped,
+    /// Each reason of a rejected finding with its count, over every target and run.
+    pub rejection_reasons: BTreeMap<String, usize>,
+}
+
+/// What skipping targets saved and hid, for one arm (SPEC §4.7).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Skipped {
+    pub targets: usize,
+    pub calls: f64,
+    pub lost_actionable: f64,
+    pub lost_p0_p1: f64,
+}
+
+/// What an arm's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7).
+#[derive(Clone, Copy, Debug)]
+pub struct ArmControls<'a> {
+    pub controls: &'a Controls,
+    /// The recorded label the arm reads: the validator calls it shares.
+    pub source: &'a str,
+    pub calls: &'a [Validation],
+    pub targets: &'a [Target],
+    pub sources: Option<&'a Sources>,
+}
+
+/// Every control off, reading nothing.
+pub const NO_ARM_CONTROLS: ArmControls<'static> = ArmControls {
+    controls: &Controls::OFF,
+    source: "",
+    calls: &[],
+    targets: &[],
+    sources: None,
+};
+
+/// The first of `rules`, in their order, that fires on the target's pull request; none for a
+/// target that is not a pull request.
+pub fn skip_rule(rules: &[SkipRule], pr: Option<&Pr>) -> Option<SkipRule> {
+    let pr = pr?;
+    rules.iter().copied().find(|rule| match rule {
+        SkipRule::Closed => matches!(pr.state, PrState::Closed | PrState::Merged),
+        SkipRule::Draft => pr.draft,
+        SkipRule::TrivialPattern => {
+            const PREFIXES: [&str; 6] = [
+                "chore(deps)",
+                "chore(deps-dev)",
+                "build(deps)",
+                "build(deps-dev)",
+                "chore(release)",
+                "release:",
+            ];
+            let title = pr.title.trim().to_lowercase();
+            PREFIXES.iter().any(|p| title.starts_with(p))
+                && pr.body.as_deref().unwrap_or("").trim().is_empty()
+        }
+        SkipRule::TrivialJudgment => pr.trivial == Some(true),
+        SkipRule::Reviewed => pr.reviewed,
+    })
 }
 
 /// One target's recorded returns, by run.
@@ -92,11 +161,81 @@ pub fn fingerprint(f: &Finding) -> String {
     )
 }
 
-/// Replays every (target, run) of `returns` through `policy`. A target's runs are replayed
-/// together, so the test-retest bookkeeping lives only as long as one target.
+/// Replays every (target, run) of `returns` through `policy`, without precision controls.
 pub fn replay_arm<'a>(policy: &ReviewPolicy, mode: Mode, returns: &'a [Return]) -> ArmReplay<'a> {
+    replay_arm_with(policy, mode, &NO_ARM_CONTROLS, returns)
+}
+
+/// Replays every (target, run) of `returns` through `policy` and the arm's precision controls.
+/// A target's runs are replayed together, so the test-retest bookkeeping lives only as long as
+/// one target. A target a skip rule fires on is replayed too, but only to count what skipping
+/// it hid; its runs hold zeros.
+pub fn replay_arm_with<'a>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    arm: &ArmControls<'_>,
+    returns: &'a [Return],
+) -> ArmReplay<'a> {
     let mut out = ArmReplay::default();
+    let mut calls: HashMap<(&str, u32), Vec<&Validation>> = HashMap::new();
+    for c in arm.calls.iter().filter(|c| c.arm == arm.source) {
+        calls.entry((c.target.as_str(), c.run)).or_default().push(c);
+    }
+    let prs: HashMap<&str, Option<&Pr>> = arm
+        .targets
+        .iter()
+        .map(|t| (t.target.as_str(), t.pr.as_ref()))
+        .collect();
     for TargetGroup { target, runs } in group(returns) {
+        let has_sources = arm.sources.is_some_and(|s| s.has(target));
+        let replay_run = |run: u32, group: &[&Return]| {
+            let refs: Vec<ReturnRef> = group
+                .iter()
+                .filter(|r| !r.failed)
+                .map(|r| ReturnRef {
+                    reviewer: &r.reviewer,
+                    findings: &r.findings,
+                })
+                .collect();
+            let precision = Precision {
+                controls: arm.controls,
+                target,
+                sources: arm.sources,
+                calls: calls.get(&(target, run)).map_or(&[], Vec::as_slice),
+            };
+            review::replay_with(policy, mode, &precision, &refs)
+        };
+        let pr = prs.get(target).copied().flatten();
+        if let Some(rule) = skip_rule(&arm.controls.skip, pr) {
+            // Not reviewed: zero in every count. Replayed as if it were, for what that hid.
+            let n = runs.len() as f64;
+            out.skipped.targets += 1;
+            for RunGroup {
+                run,
+                returns: group,
+            } in &runs
+            {
+                let merged = replay_run(*run, group);
+                let lost = merged.iter().filter(|m| m.externalized());
+                let (all, high) = lost.fold((0, 0), |(a, h), m| {
+                    (a + 1, h + usize::from(m.severity <= Severity::P1))
+                });
+                out.skipped.calls += group.len() as f64 / n;
+                out.skipped.lost_actionable += all as f64 / n;
+                out.skipped.lost_p0_p1 += high as f64 / n;
+                out.runs.push(RunReplay {
+                    target,
+                    run: *run,
+                    raw_confidences: Vec::new(),
+                    malformed: 0,
+                    failed_reviewers: 0,
+                    merged: Vec::new(),
+                    skipped: Some(rule),
+                    has_sources,
+                });
+            }
+            continue;
+        }
         // (reviewer, fingerprint) → run → confidence, for test-retest agreement.
         let mut across_runs: HashMap<(&str, String), BTreeMap<u32, f64>> = HashMap::new();
         for RunGroup {
@@ -105,14 +244,12 @@ pub fn replay_arm<'a>(policy: &ReviewPolicy, mode: Mode, returns: &'a [Return]) 
         } in &runs
         {
             let ok: Vec<&Return> = group.iter().copied().filter(|r| !r.failed).collect();
-            let refs: Vec<ReturnRef> = ok
-                .iter()
-                .map(|r| ReturnRef {
-                    reviewer: &r.reviewer,
-                    findings: &r.findings,
-                })
-                .collect();
-            let merged = review::replay(policy, mode, &refs);
+            let merged = replay_run(*run, group);
+            for m in &merged {
+                if let Some(Check::Rejected(reason)) = &m.validation {
+                    *out.rejection_reasons.entry(reason.clone()).or_default() += 1;
+                }
+            }
             out.reviewer_units.extend(reviewer_units(&merged));
             if runs.len() >= 2 {
                 for r in &ok {
@@ -136,6 +273,8 @@ pub fn replay_arm<'a>(policy: &ReviewPolicy, mode: Mode, returns: &'a [Return]) 
                 malformed: group.iter().map(|r| r.malformed.len()).sum(),
                 failed_reviewers: group.iter().filter(|r| r.failed).count(),
                 merged,
+                skipped: None,
+                has_sources,
             });
         }
         // Sorted for a deterministic unit order (α does not depend on it; the bootstrap does).
@@ -220,5 +359,187 @@ mod tests {
         assert_eq!(replayed.reviewer_units, [vec![50.0, 75.0]]);
         // x filed "rollback missing" in both runs (fingerprints ignore case and punctuation).
         assert_eq!(replayed.run_units, [vec![50.0, 75.0]]);
+    }
+
+    fn pr(state: PrState) -> Pr {
+        Pr {
+            state,
+            draft: false,
+            title: "Fix the retry loop".into(),
+            body: Some("Retries twice.".into()),
+            files: vec![],
+            reviewed: false,
+            trivial: None,
+        }
+    }
+
+    /// SPEC §4.7's skip rules, each firing and each kept from firing, in the arm's order.
+    #[test]
+    fn each_skip_rule_fires_only_where_it_should() {
+        use SkipRule::*;
+        let all = [Closed, Draft, TrivialPattern, TrivialJudgment, Reviewed];
+        let fires = |p: &Pr| skip_rule(&all, Some(p));
+        assert_eq!(fires(&pr(PrState::Open)), None);
+        assert_eq!(fires(&pr(PrState::Closed)), Some(Closed));
+        assert_eq!(fires(&pr(PrState::Merged)), Some(Closed));
+        assert_eq!(
+            fires(&Pr {
+                draft: true,
+                ..pr(PrState::Open)
+            }),
+            Some(Draft)
+        );
+        let bump = |title: &str, body: Option<&str>| Pr {
+            title: title.into(),
+            body: body.map(str::to_string),
+            ..pr(PrState::Open)
+        };
+        for title in [
+            "chore(deps): bump serde from 1.0.1 to 1.0.2",
+            "  Chore(Deps-Dev): bump eslint",
+            "build(deps): bump tokio",
+            "build(deps-dev): bump x",
+            "chore(release): 2.4.0",
+            "Release: 2.4.0",
+        ] {
+            assert_eq!(fires(&bump(title, None)), Some(TrivialPattern), "{title}");
+            assert_eq!(
+                fires(&bump(title, Some(" \n "))),
+                Some(TrivialPattern),
+                "{title}"
+            );
+        }
+        // Not a listed prefix, or a body that says anything.
+        assert_eq!(fires(&bump("chore: deps", None)), None);
+        assert_eq!(fires(&bump("deps: chore(deps)", None)), None);
+        assert_eq!(
+            fires(&bump(
+                "chore(deps): bump openssl",
+                Some("Fixes CVE-2026-1234")
+            )),
+            None
+        );
+        assert_eq!(
+            fires(&Pr {
+                trivial: Some(true),
+                ..pr(PrState::Open)
+            }),
+            Some(TrivialJudgment)
+        );
+        assert_eq!(
+            fires(&Pr {
+                trivial: Some(false),
+                ..pr(PrState::Open)
+            }),
+            None
+        );
+        assert_eq!(
+            fires(&Pr {
+                reviewed: true,
+                ..pr(PrState::Open)
+            }),
+            Some(Reviewed)
+        );
+        // The first rule in the arm's order that fires names the skip.
+        let both = Pr {
+            reviewed: true,
+            ..pr(PrState::Merged)
+        };
+        assert_eq!(skip_rule(&[Reviewed, Closed], Some(&both)), Some(Reviewed));
+        assert_eq!(skip_rule(&[Closed, Reviewed], Some(&both)), Some(Closed));
+        // Only the listed rules; never for a target that is not a pull request.
+        assert_eq!(skip_rule(&[Draft], Some(&pr(PrState::Merged))), None);
+        assert_eq!(skip_rule(&all, None), None);
+        assert_eq!(skip_rule(&[], Some(&both)), None);
+    }
+
+    /// A skipped target holds zeros in every run; replayed as if it were not skipped, it
+    /// counts its returns (failed ones too) and the findings it would have externalized, each
+    /// averaged over its runs.
+    #[test]
+    fn a_skipped_target_counts_what_skipping_it_saved_and_hid() {
+        let code = |title: &str, sev: &str, conf: u32| {
+            json!({"title": title, "severity": sev, "file": "a.rs", "line": 10, "autofix_class": "manual",
+                   "owner": "human", "requires_verification": false, "pre_existing": false, "confidence": conf})
+        };
+        let line = |target: &str, reviewer: &str, run: u32, findings: Vec<serde_json::Value>| json!({"target": target, "arm": "b", "reviewer": reviewer, "run": run, "findings": findings});
+        let text: Vec<String> = [
+            line("pr-merged", "x", 0, vec![code("P1 bug", "P1", 100), code("P3 nit", "P3", 75)]),
+            line("pr-merged", "y", 0, vec![]),
+            json!({"target": "pr-merged", "arm": "b", "reviewer": "z", "run": 0, "status": "failed"}),
+            line("pr-merged", "x", 1, vec![code("P1 bug", "P1", 100)]),
+            line("pr-open", "x", 0, vec![code("real", "P2", 100)]),
+        ]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+        let parsed = parse_for(
+            "r.jsonl",
+            text.join("\n").as_bytes(),
+            Mode::Code,
+            &[("b".into(), Scale::Anchor)],
+        );
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let returns = &parsed.selections[0].returns;
+        let exp = crate::config::parse(
+            std::path::Path::new("e.toml"),
+            "mode = \"code\"\n[arms.baseline]\nsource = \"b\"\n[arms.baseline.review]\npolicy = \"anchored\"\nskip = [\"closed\"]\n[arms.treatment]\nsource = \"b\"\n",
+        )
+        .unwrap();
+        let targets = [
+            Target {
+                line: 1,
+                target: "pr-merged".into(),
+                pr: Some(pr(PrState::Merged)),
+            },
+            Target {
+                line: 2,
+                target: "pr-open".into(),
+                pr: Some(pr(PrState::Open)),
+            },
+        ];
+        let arm = ArmControls {
+            controls: &exp.baseline.controls,
+            source: "b",
+            calls: &[],
+            targets: &targets,
+            sources: None,
+        };
+        let replayed = replay_arm_with(&exp.baseline.review, Mode::Code, &arm, returns);
+        let rows: Vec<(&str, u32, Option<SkipRule>, usize)> = replayed
+            .runs
+            .iter()
+            .map(|r| {
+                (
+                    r.target,
+                    r.run,
+                    r.skipped,
+                    r.merged.len() + r.raw_confidences.len() + r.failed_reviewers,
+                )
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("pr-merged", 0, Some(SkipRule::Closed), 0),
+                ("pr-merged", 1, Some(SkipRule::Closed), 0),
+                ("pr-open", 0, None, 2),
+            ]
+        );
+        // Run 0: three returns, two findings externalized (one at P1); run 1: one return, one
+        // P1 finding. Averaged over the two runs.
+        assert_eq!(
+            replayed.skipped,
+            Skipped {
+                targets: 1,
+                calls: 2.0,
+                lost_actionable: 1.5,
+                lost_p0_p1: 1.0
+            }
+        );
+        // Without the rule, nothing is skipped.
+        let off = replay_arm(&exp.baseline.review, Mode::Code, returns);
+        assert_eq!(off.skipped, Skipped::default());
+        assert!(off.runs.iter().all(|r| r.skipped.is_none()));
     }
 }
