@@ -13,7 +13,11 @@ fn main() -> std::io::Result<()> {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir)?;
         for (file, contents) in files {
-            std::fs::write(dir.join(file), contents)?;
+            let path = dir.join(file);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, contents)?;
         }
         println!("wrote {}", dir.display());
     }

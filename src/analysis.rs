@@ -9,11 +9,14 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Arm, Experiment, Mode, Scale};
 use crate::corpus::queries::{self, Query};
 use crate::corpus::reviews::{Return, Selection};
+use crate::corpus::sources::Sources;
+use crate::corpus::targets::Target;
+use crate::corpus::validations::Validation;
 use crate::corpus::verdicts::Item;
 use crate::error::InputError;
 use crate::replay;
 use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
-use crate::replay::review::Merged;
+use crate::replay::review::{Check, Merged};
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
@@ -148,9 +151,10 @@ pub fn analyse(
         .verdicts
         .as_ref()
         .map_or(&[][..], |(_, v)| v.as_slice());
+    let controls = CorpusControls::of(exp, corpus);
     let (mut review, mut agreement, findings) = match &corpus.reviews {
         Some((name, selections)) => {
-            let r = review_section(exp, name, selections, verdicts, settings)?;
+            let r = review_section(exp, name, selections, verdicts, &controls, settings)?;
             (Some(r.section), Some(r.agreement), r.findings)
         }
         None => (None, None, Vec::new()),
@@ -197,6 +201,34 @@ pub fn analyse(
     })
 }
 
+/// What code review's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7), and
+/// whether the experiment replays them at all: in code mode, when an arm turns one on or the
+/// corpus records validator calls, PR metadata or source snapshots. An experiment that does
+/// not writes none of their figures, so its outputs are what they were before the controls.
+struct CorpusControls<'a> {
+    used: bool,
+    calls: &'a [Validation],
+    targets: &'a [Target],
+    sources: Option<&'a Sources>,
+}
+
+impl<'a> CorpusControls<'a> {
+    fn of(exp: &Experiment, corpus: &'a Corpus) -> Self {
+        let calls = corpus.validations.as_ref().map_or(&[][..], |(_, c)| c);
+        let targets = corpus.targets.as_ref().map_or(&[][..], |(_, t)| t);
+        let sources = corpus.sources.as_ref();
+        let recorded =
+            corpus.validations.is_some() || corpus.targets.is_some() || sources.is_some();
+        let on = exp.arms().iter().any(|a| !a.controls.is_off());
+        CorpusControls {
+            used: exp.mode == Mode::Code && (on || recorded),
+            calls,
+            targets,
+            sources,
+        }
+    }
+}
+
 /// The review section of the result, with the reviewers' and runs' agreement and the
 /// findings table's rows.
 struct Reviewed {
@@ -212,6 +244,7 @@ fn review_section(
     name: &str,
     selections: &[Selection],
     verdicts: &[Item],
+    controls: &CorpusControls<'_>,
     settings: Settings,
 ) -> Result<Reviewed, InputError> {
     let composites = composites(exp, verdicts);
@@ -219,7 +252,13 @@ fn review_section(
     // the threads.
     let replay = |arm: &Arm| {
         let mut rows = Vec::new();
-        replay_arm(exp, arm, name, selections, &composites, settings, &mut rows).map(|r| (r, rows))
+        let corpus = Replayed {
+            name,
+            selections,
+            composites: &composites,
+            controls,
+        };
+        replay_arm(exp, arm, &corpus, settings, &mut rows).map(|r| (r, rows))
     };
     let (baseline, treatment) = std::thread::scope(|scope| {
         let treatment = scope.spawn(|| replay(&exp.treatment));
@@ -350,9 +389,14 @@ fn withhold(review: &mut ReviewSection, reasons: &[String]) {
     let judged: Vec<usize> = (0..REVIEW_METRICS.len())
         .filter(|&i| REVIEW_METRICS[i].judged)
         .collect();
+    let controls = review.arms.baseline.controls.is_some();
     for arm in [&mut review.arms.baseline, &mut review.arms.treatment] {
         arm.precision = None;
         arm.anchor_calibration.clear();
+        if let Some(c) = &mut arm.controls {
+            c.rejected_composite = None;
+            c.validated_composite = None;
+        }
         for t in &mut arm.per_target {
             for &i in &judged {
                 t.figures[i] = Figure::Optional(None);
@@ -368,6 +412,13 @@ fn withhold(review: &mut ReviewSection, reasons: &[String]) {
             .iter()
             .map(|&i| REVIEW_METRICS[i].name.to_string())
             .chain(["anchor_calibration".to_string()])
+            .chain(
+                controls
+                    .then_some(["rejected_composite", "validated_composite"])
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_string),
+            )
             .collect(),
         reasons: reasons.to_vec(),
     });
@@ -449,15 +500,28 @@ struct ArmReplay {
     runs: Option<Agreement>,
 }
 
+/// What an arm replays: the returns of `reviews.jsonl` (named `name` in messages), the judges'
+/// composites, and the precision controls' files.
+struct Replayed<'a> {
+    name: &'a str,
+    selections: &'a [Selection],
+    composites: &'a Composites,
+    controls: &'a CorpusControls<'a>,
+}
+
 fn replay_arm(
     exp: &Experiment,
     arm: &Arm,
-    name: &str,
-    selections: &[Selection],
-    composites: &Composites,
+    corpus: &Replayed<'_>,
     settings: Settings,
     rows: &mut Vec<FindingRow>,
 ) -> Result<ArmReplay, InputError> {
+    let Replayed {
+        name,
+        selections,
+        composites,
+        controls,
+    } = *corpus;
     let scale = arm.review.scale();
     let returns: &[Return] = selections
         .iter()
@@ -484,8 +548,17 @@ fn replay_arm(
                 .map(|(_, c)| *c)
         })
     };
-    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, returns);
+    let arm_controls = replay::arm::ArmControls {
+        controls: &arm.controls,
+        source: &arm.source,
+        calls: controls.calls,
+        targets: controls.targets,
+        sources: controls.sources,
+    };
+    let replayed = replay::arm::replay_arm_with(&arm.review, exp.mode, &arm_controls, returns);
     let mut per_target = Vec::with_capacity(replayed.runs.len());
+    // Judge composites of the findings the validation pass rejected and validated.
+    let (mut rejected, mut validated) = (Vec::new(), Vec::new());
     for run in replayed.runs {
         let input = TargetInput {
             target: run.target,
@@ -494,8 +567,19 @@ fn replay_arm(
             malformed: run.malformed,
             failed_reviewers: run.failed_reviewers,
             merged: &run.merged,
+            controls: controls.used,
+            skipped: run.skipped,
+            has_sources: run.has_sources,
         };
         per_target.push(review_metrics::target_metrics(&input, scale, &composite));
+        for m in &run.merged {
+            let pile = match m.validation {
+                Some(Check::Rejected(_)) => &mut rejected,
+                Some(Check::Validated) => &mut validated,
+                _ => continue,
+            };
+            pile.extend(review_metrics::finding_composite(m, &composite));
+        }
         rows.extend(run.merged.into_iter().map(|finding| FindingRow {
             arm: arm.name.clone(),
             target: run.target.to_string(),
@@ -504,6 +588,16 @@ fn replay_arm(
         }));
     }
     let (reviewer_rows, run_rows) = (replayed.reviewer_units, replayed.run_units);
+    let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+    let precision_controls = controls.used.then(|| review_metrics::ControlsFigures {
+        skipped_targets: replayed.skipped.targets,
+        skipped_calls: replayed.skipped.calls,
+        lost_actionable: replayed.skipped.lost_actionable,
+        lost_p0_p1: replayed.skipped.lost_p0_p1,
+        rejection_reasons: replayed.rejection_reasons,
+        rejected_composite: mean(&rejected),
+        validated_composite: mean(&validated),
+    });
 
     let level = match scale {
         Scale::Anchor => Level::Ordinal,
@@ -554,6 +648,7 @@ fn replay_arm(
                     reason: r.reason.clone(),
                 })
                 .collect(),
+            controls: precision_controls,
             ..arm_metrics(arm.review.name(), scale, per_target, malformed_reasons)
         },
         reviewers,

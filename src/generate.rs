@@ -26,8 +26,8 @@ use crate::stats::rng::Rng;
 /// The seed every example corpus is generated from.
 pub const SEED: u64 = 20260421;
 
-/// A generated corpus: file name and contents.
-pub type Files = Vec<(&'static str, String)>;
+/// A generated corpus: each file's path in its folder, and its contents.
+pub type Files = Vec<(String, String)>;
 
 /// A seeded stream with the few distributions the generators need.
 struct Draw(Rng);
@@ -333,7 +333,7 @@ const ALWAYS_ON: [&str; 4] = [
 ];
 
 /// (change, files, conditional personas it triggers).
-const CHANGES: [(&str, &[&str], &[&str]); 5] = [
+const CHANGES: [(&str, &[&str], &[&str]); 6] = [
     (
         "pr-1841-auth-token-refresh",
         &["src/auth/refresh.rs", "src/auth/session.rs"],
@@ -355,6 +355,64 @@ const CHANGES: [(&str, &[&str], &[&str]); 5] = [
         &["src/export/batch.rs", "src/export/writer.rs"],
         &["performance", "reliability"],
     ),
+    // A dependency bump: the kind of change the trivial-pattern skip rule is for.
+    ("pr-1874-bump-tokio", &["Cargo.toml", "Cargo.lock"], &[]),
+];
+
+/// The pull requests behind the changes (SPEC §2.6), for the treatment's skip rules: an
+/// ordinary open PR, a merged one, one already reviewed, and a dependency bump.
+/// (change, state, title, body, reviewed).
+const PULL_REQUESTS: [(&str, &str, &str, &str, bool); 6] = [
+    (
+        "pr-1841-auth-token-refresh",
+        "OPEN",
+        "Refresh auth tokens before expiry",
+        "Refreshes the session token 60 s before it expires.",
+        false,
+    ),
+    (
+        "pr-1852-query-cache",
+        "MERGED",
+        "Cache prepared queries per tenant",
+        "Adds an LRU of prepared statements.",
+        false,
+    ),
+    (
+        "pr-1860-payment-retry",
+        "OPEN",
+        "Retry failed payment captures",
+        "Retries captures that fail with a 5xx.",
+        false,
+    ),
+    (
+        "pr-1866-cli-flags",
+        "OPEN",
+        "Add --dry-run and --since flags",
+        "",
+        true,
+    ),
+    (
+        "pr-1871-batch-export",
+        "OPEN",
+        "Export in batches of 10k rows",
+        "Streams the export instead of buffering it.",
+        false,
+    ),
+    (
+        "pr-1874-bump-tokio",
+        "OPEN",
+        "chore(deps): bump tokio from 1.40.0 to 1.41.1",
+        "",
+        false,
+    ),
+];
+
+/// Why a validator rejects a finding, as its one sentence.
+const REJECTIONS: [&str; 4] = [
+    "The caller already handles this case.",
+    "The issue predates this change.",
+    "Not reachable from the changed code.",
+    "Covered by an existing lint rule.",
 ];
 
 const CODE_TITLES: [&str; 16] = [
@@ -399,8 +457,14 @@ fn code_domain(title: &str) -> &'static str {
 pub fn code_review(seed: u64) -> Files {
     let mut d = Draw::new(seed, 2);
     let mut latent: Vec<Vec<Latent>> = Vec::new();
-    for (c, (_, files, _)) in CHANGES.iter().enumerate() {
+    for (c, (change, files, _)) in CHANGES.iter().enumerate() {
         let n = d.int(7, 12) as usize;
+        let n = match *change {
+            c if c.contains("bump") => n.min(2),
+            // The large change, on which the validation budget fires.
+            "pr-1871-batch-export" => n + 8,
+            _ => n,
+        };
         let mut issues = Vec::new();
         for k in 0..n {
             let title = CODE_TITLES[(k * 5 + c * 3) % CODE_TITLES.len()];
@@ -435,6 +499,8 @@ pub fn code_review(seed: u64) -> Files {
 
     let mut reviews = Vec::new();
     let mut verdicts = Vec::new();
+    // The treatment's findings, for its validator calls: (change, run, id, issue, confidence).
+    let mut treated: Vec<(usize, u32, String, usize, i64)> = Vec::new();
     for (arm, anchored) in [("baseline", false), ("treatment", true)] {
         for (c, &(change, _, conditional)) in CHANGES.iter().enumerate() {
             let personas: Vec<&str> = ALWAYS_ON
@@ -463,7 +529,9 @@ pub fn code_review(seed: u64) -> Files {
                         }
                         let id = format!("{arm}-{change}-r{run}-{persona}-{k}");
                         let confidence = if anchored {
-                            json!(anchor_confidence(&mut d, issue.quality) as i64)
+                            let anchor = anchor_confidence(&mut d, issue.quality) as i64;
+                            treated.push((c, run, id.clone(), k, anchor));
+                            json!(anchor)
                         } else {
                             json!(float_confidence(&mut d, issue.quality))
                         };
@@ -504,7 +572,119 @@ pub fn code_review(seed: u64) -> Files {
     let (mut d, changes) = (Draw::new(seed, 12), CHANGES.iter().map(|c| c.0));
     let dissent = Some("pr-1860-payment-retry");
     whole_target_verdicts(&mut d, changes, (0.5, 0.08), dissent, &mut verdicts);
-    review_files(reviews, verdicts, CODE_EXPERIMENT)
+    let mut files = review_files(reviews, verdicts, CODE_EXPERIMENT);
+    files.push((
+        "validations.jsonl".into(),
+        lines(validator_calls(seed, &latent, &treated)),
+    ));
+    files.push(("targets.jsonl".into(), lines(pull_requests())));
+    files.extend(source_snapshots(seed, &latent));
+    files
+}
+
+/// The recorded Stage 5b calls (SPEC §2.5): one per treatment finding the gate could surface
+/// (confidence 50 or more). The validator keeps real issues and rejects weak ones; now and then
+/// a call times out, prints something that is not a verdict, or was never recorded.
+fn validator_calls(
+    seed: u64,
+    latent: &[Vec<Latent>],
+    treated: &[(usize, u32, String, usize, i64)],
+) -> Vec<String> {
+    let mut d = Draw::new(seed, 13);
+    let mut out = Vec::new();
+    for (c, run, id, k, confidence) in treated {
+        if *confidence < 50 {
+            continue;
+        }
+        let issue = &latent[*c][*k];
+        let (change, missing, failed, malformed) = (
+            CHANGES[*c].0,
+            d.chance(0.03),
+            d.chance(0.04),
+            d.chance(0.015),
+        );
+        if missing {
+            continue;
+        }
+        let mut call = json!({"arm": "treatment", "target": change, "run": run, "finding": id, "validator": "validator-v2"});
+        if failed {
+            call["status"] = json!("failed");
+            call["reason"] = json!("timed out after 120 s");
+        } else if malformed {
+            call["validated"] = json!("probably");
+        } else if issue.quality > 0.5 || d.chance(0.15) {
+            call["validated"] = json!(true);
+        } else {
+            call["validated"] = json!(false);
+            call["reason"] = json!(REJECTIONS[*k % REJECTIONS.len()]);
+        }
+        out.push(call.to_string());
+    }
+    out
+}
+
+/// `targets.jsonl`: each change's pull request.
+fn pull_requests() -> Vec<String> {
+    PULL_REQUESTS
+        .iter()
+        .map(|&(target, state, title, body, reviewed)| {
+            let files = CHANGES
+                .iter()
+                .find(|c| c.0 == target)
+                .map_or(&[][..], |c| c.1);
+            json!({"target": target, "pr": {"state": state, "draft": false, "title": title,
+                   "body": if body.is_empty() { serde_json::Value::Null } else { json!(body) },
+                   "files": files, "reviewed": reviewed, "trivial": null}})
+            .to_string()
+        })
+        .collect()
+}
+
+/// Source snapshots for lint-ignore (SPEC §2.6): each changed file of every change but the
+/// CLI one (whose measure is then unknown), with a suppression comment over about one issue in
+/// five, on the issue's line.
+fn source_snapshots(seed: u64, latent: &[Vec<Latent>]) -> Files {
+    let mut d = Draw::new(seed, 14);
+    let mut out = Vec::new();
+    for (c, &(change, files, _)) in CHANGES.iter().enumerate() {
+        if change == "pr-1866-cli-flags" {
+            continue;
+        }
+        for file in files {
+            let marked: Vec<u32> = latent[c]
+                .iter()
+                .filter(|issue| issue.place == *file)
+                .filter(|_| d.chance(0.2))
+                .map(|issue| issue.line)
+                .collect();
+            let (marker, code) = if file.ends_with(".rs") {
+                (
+                    "    #[allow(clippy::unwrap_used)] // input checked upstream",
+                    "    let v{} = step(v{})?;",
+                )
+            } else {
+                (
+                    "# noqa: pinned by the platform team",
+                    "dependency-{} = \"{}.0\"",
+                )
+            };
+            let text: Vec<String> = (1..=420u32)
+                .map(|n| {
+                    if marked.contains(&n) {
+                        marker.to_string()
+                    } else {
+                        code.replacen("{}", &n.to_string(), 1).replacen(
+                            "{}",
+                            &(n - 1).to_string(),
+                            1,
+                        )
+                    }
+                })
+                .collect();
+            out.push((format!("sources/{change}/{file}"), lines(text)));
+        }
+    }
+    out
 }
 
 const CODE_EXPERIMENT: &str = include_str!("generate/code-review-ab.toml");
@@ -512,9 +692,9 @@ const CODE_EXPERIMENT: &str = include_str!("generate/code-review-ab.toml");
 /// A review example's files: its returns, its verdicts and its experiment.
 fn review_files(reviews: Vec<String>, verdicts: Vec<String>, experiment: &str) -> Files {
     vec![
-        ("reviews.jsonl", lines(reviews)),
-        ("verdicts.jsonl", lines(verdicts)),
-        ("experiment.toml", experiment.to_string()),
+        ("reviews.jsonl".into(), lines(reviews)),
+        ("verdicts.jsonl".into(), lines(verdicts)),
+        ("experiment.toml".into(), experiment.to_string()),
     ]
 }
 

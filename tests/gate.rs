@@ -218,7 +218,7 @@ fn a_missing_or_withheld_metric_fails_as_not_found() {
         "{out}"
     );
     assert!(
-        out.contains("not found: `review.arms.treatment.per_target` has 10 entries, so no `99`"),
+        out.contains("not found: `review.arms.treatment.per_target` has 12 entries, so no `99`"),
         "{out}"
     );
 }

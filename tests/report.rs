@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 mod common;
 
 use base64::Engine;
-use common::{calibench, run_into};
+use common::{calibench, copy_dir, run_into};
 use predicates::prelude::*;
 
 const EXAMPLES: [&str; 4] = [
@@ -276,18 +276,6 @@ fn no_plots_writes_the_report_without_images() {
     assert!(!html.contains("<img"));
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &to.join(e.file_name()));
-        } else {
-            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn the_main_job_runs_every_example_and_writes_an_index() {
     let dir = tempfile::tempdir().unwrap();
@@ -419,10 +407,17 @@ fn each_example_has_the_plots_its_data_supports() {
         names("capacity-50"),
         ["query-confidence", "query-reliability"]
     );
-    // The judges split: the judged-quality diagram is withheld with the rest.
+    // The judges split: the judged-quality diagram is withheld with the rest. Its treatment
+    // runs the precision controls: the validation funnel.
     assert_eq!(
         names("code-review-ab"),
-        ["alpha", "review-rates", "review-tiers", "review-values"]
+        [
+            "alpha",
+            "review-funnel",
+            "review-rates",
+            "review-tiers",
+            "review-values"
+        ]
     );
     assert_eq!(
         names("doc-review-ab"),
@@ -523,19 +518,24 @@ fn every_catalogued_review_metric_reaches_every_output() {
         let header: Vec<&str> = header.lines().next().unwrap().split(',').collect();
         let report =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
+        // Only the code-review example replays the precision controls (SPEC §4.7): the others
+        // must not write their figures, so their outputs stay what they were.
+        let controls = name == "code-review-ab";
         for m in &REVIEW_METRICS {
+            let present = controls || !m.precision;
             for arm in ["baseline", "treatment"] {
                 let row = &metrics["review"]["arms"][arm]["per_target"][0];
-                assert!(
+                assert_eq!(
                     row.get(m.name).is_some(),
-                    "{name}: per_target lacks {}",
+                    present,
+                    "{name}: per_target and {}",
                     m.name
                 );
             }
             // A histogram is no column: one cell holds one number.
             assert_eq!(
                 header.contains(&m.name),
-                m.kind != Kind::ByValue,
+                m.kind != Kind::ByValue && present,
                 "{name}: targets.csv and {}",
                 m.name
             );
@@ -545,14 +545,22 @@ fn every_catalogued_review_metric_reaches_every_output() {
             } else {
                 path
             };
-            assert!(
-                patterns.contains(&pattern),
-                "the gate cannot name {pattern}"
-            );
-            assert!(
-                listed.lines().any(|l| l == pattern),
-                "--list-metrics lacks {pattern}"
-            );
+            // A label (the skip rule) is text: the gate names numbers only.
+            if m.kind == Kind::Label {
+                assert!(!patterns.contains(&pattern), "{pattern} is not a number");
+            } else {
+                assert!(
+                    patterns.contains(&pattern),
+                    "the gate cannot name {pattern}"
+                );
+                assert!(
+                    listed.lines().any(|l| l == pattern),
+                    "--list-metrics lacks {pattern}"
+                );
+            }
+            if !present {
+                continue;
+            }
             // A metric with no value anywhere (precision without judges) has no pairs to delta.
             let valued = ["baseline", "treatment"].iter().any(|arm| {
                 metrics["review"]["arms"][arm]["per_target"]
@@ -591,11 +599,13 @@ fn every_catalogued_review_metric_reaches_every_output() {
             }
         }
         // Each arm figure the catalogue's aggregates make is in metrics.json and a gate path.
-        for (figure, _, _) in arm_figure_names() {
+        for (figure, i, _) in arm_figure_names() {
+            let present = controls || !REVIEW_METRICS[*i].precision;
             for arm in ["baseline", "treatment"] {
-                assert!(
+                assert_eq!(
                     metrics["review"]["arms"][arm][figure.as_str()].is_number(),
-                    "{name}: {arm} lacks {figure}"
+                    present,
+                    "{name}: {arm} and {figure}"
                 );
             }
             let path = format!("review.arms.<arm>.{figure}");

@@ -371,7 +371,7 @@ fn example_corpora_are_exactly_what_the_generator_makes() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
     for (name, files) in calibench::generate::all(calibench::generate::SEED) {
         for (file, contents) in files {
-            let on_disk = std::fs::read_to_string(root.join(name).join(file))
+            let on_disk = std::fs::read_to_string(root.join(name).join(&file))
                 .unwrap_or_else(|e| panic!("corpora/{name}/{file}: {e}"));
             assert!(on_disk == contents, "corpora/{name}/{file} differs from the generator: run `cargo run --example generate_corpora`");
         }
@@ -405,5 +405,117 @@ fn example_corpora_validate_and_show_the_expected_effects() {
     );
     let t = &code["review"]["arms"]["treatment"];
     assert!(n(&t["pre_existing"]) > 0.0 && n(&t["demoted"]) > 0.0);
-    assert!(n(&t["fixer"]) + n(&t["residual"]) + n(&t["report_only"]) == n(&t["actionable"]));
+    // The treatment runs the bundle (SPEC §4.7): the queues hold what survives the validation
+    // pass; the budget fires on the large change; the skip rules and lint-ignore each act.
+    assert!(n(&t["fixer"]) + n(&t["residual"]) + n(&t["report_only"]) == n(&t["externalized"]));
+    assert!(n(&t["externalized"]) < n(&t["actionable"]));
+    assert!(n(&t["rejected"]) > 0.0 && n(&t["validator_failed"]) > 0.0);
+    let over: Vec<&str> = t["per_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| n(&r["over_budget"]) > 0.0)
+        .map(|r| r["target"].as_str().unwrap())
+        .collect();
+    assert_eq!(over, ["pr-1871-batch-export"]);
+    assert_eq!(t["skipped_targets"], 3);
+    assert!(n(&t["lint_suppressed"]) > 0.0 && n(&t["lost_p0_p1"]) > 0.0);
+    let b = &code["review"]["arms"]["baseline"];
+    assert_eq!(b["externalized"], b["actionable"]);
+    assert_eq!(b["skipped_targets"], 0);
+}
+
+/// SPEC §4.7: every control is off by default, and the files it reads change nothing while it
+/// is: the code-review example with its controls taken out gives the same figures whether or
+/// not its validator calls, PR metadata and source snapshots are beside it. With them, every
+/// figure it had before is unchanged and the controls' own figures are added.
+#[test]
+fn precision_control_files_change_no_figure_while_the_controls_are_off() {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");
+    let experiment = std::fs::read_to_string(from.join("experiment.toml")).unwrap();
+    let off: String = experiment
+        .lines()
+        .filter(|l| {
+            !["validation", "validation_budget", "skip", "lint_ignore"]
+                .iter()
+                .any(|k| l.starts_with(&format!("{k} =")))
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_ne!(off, experiment);
+    let run = |with_files: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["reviews.jsonl", "verdicts.jsonl"] {
+            std::fs::copy(from.join(f), dir.path().join(f)).unwrap();
+        }
+        if with_files {
+            for f in ["validations.jsonl", "targets.jsonl"] {
+                std::fs::copy(from.join(f), dir.path().join(f)).unwrap();
+            }
+            common::copy_dir(&from.join("sources"), &dir.path().join("sources"));
+        }
+        // No [gate] table: this run is compared with itself, not with the accepted run.
+        let text = off.split("\n[gate]").next().unwrap().to_string();
+        std::fs::write(dir.path().join("experiment.toml"), text).unwrap();
+        let m = run_json(
+            &dir.path().join("experiment.toml"),
+            &dir.path().join("runs"),
+            &["--bootstrap", "200"],
+        );
+        (dir, m)
+    };
+    let (_a, without) = run(false);
+    let (_b, with) = run(true);
+    // Every leaf of the run without the files is in the run with them, with the same value.
+    fn leaves(v: &Value, at: String, out: &mut Vec<(String, Value)>) {
+        match v {
+            Value::Object(o) => o
+                .iter()
+                .for_each(|(k, v)| leaves(v, format!("{at}.{k}"), out)),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, v)| leaves(v, format!("{at}.{i}"), out)),
+            _ => out.push((at, v.clone())),
+        }
+    }
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    leaves(&without["review"], String::new(), &mut before);
+    leaves(&with["review"], String::new(), &mut after);
+    let after: std::collections::HashMap<String, Value> = after.into_iter().collect();
+    assert!(before.len() > 500, "{} leaves", before.len());
+    for (path, value) in &before {
+        assert_eq!(after.get(path), Some(value), "review{path}");
+    }
+    // The controls' figures are added, and with the controls off they change nothing.
+    let t = &with["review"]["arms"]["treatment"];
+    assert_eq!(t["skipped_targets"], 0);
+    assert_eq!(t["validation_selected"], 0.0);
+    assert_eq!(t["externalized"], t["actionable"]);
+    assert!(t["on_suppressed_line"].as_f64().unwrap() > 0.0);
+    assert!(without["review"]["arms"]["treatment"]
+        .get("externalized")
+        .is_none());
+}
+
+/// With trusted judges, the judges' ratings of what the validator rejected and validated are
+/// reported; the example's validator rejects weak findings, so the rejected rate lower.
+#[test]
+fn trusted_judges_rate_what_the_validator_rejected_and_kept() {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_dir(&from, dir.path());
+    // Loosen the spread ceiling so that the one contested item no longer distrusts the judges.
+    let path = dir.path().join("experiment.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("spread_ceiling = 0.5", "spread_ceiling = 1.0");
+    std::fs::write(&path, text).unwrap();
+    let m = run_json(&path, &dir.path().join("runs"), &["--bootstrap", "100"]);
+    assert_eq!(m["trust"]["trustworthy"], true, "{}", m["trust"]);
+    let t = &m["review"]["arms"]["treatment"];
+    let (rejected, validated) = (n(&t["rejected_composite"]), n(&t["validated_composite"]));
+    assert!(rejected < validated, "{rejected} vs {validated}");
+    assert!(m["review"]["arms"]["baseline"]["rejected_composite"].is_null());
+    assert!(m["review"].get("withheld").is_none_or(Value::is_null));
 }

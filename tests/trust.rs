@@ -207,10 +207,18 @@ fn example_runs_show_the_lift_or_withhold_it() {
     assert!(arm["precision"].is_null());
     assert_eq!(arm["anchor_calibration"], json!([]));
     assert!(m["review"]["delta"].get("precision").is_none());
+    // With the precision controls, the judges' ratings of what the validator rejected and
+    // validated are judge-derived too.
     assert_eq!(
         m["review"]["withheld"]["metrics"],
-        json!(["precision", "anchor_calibration"])
+        json!([
+            "precision",
+            "anchor_calibration",
+            "rejected_composite",
+            "validated_composite"
+        ])
     );
+    assert!(arm["rejected_composite"].is_null() && arm["validated_composite"].is_null());
     assert!(arm["distinct_values_mean"].is_number());
     assert!(m["review"]["delta"]["distinct_values"].is_object());
 }

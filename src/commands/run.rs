@@ -284,7 +284,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         ("targets", tables::targets(&metrics).map_err(table_error)?),
         (
             "findings",
-            tables::findings(&findings).map_err(table_error)?,
+            tables::findings(&findings, controls_replayed(&metrics)).map_err(table_error)?,
         ),
         ("queries", tables::queries(&queries).map_err(table_error)?),
     ] {
@@ -382,4 +382,13 @@ impl Render for RunReport {
         }
         s
     }
+}
+
+/// Whether the run replayed code review's precision controls (SPEC §4.7): their columns are in
+/// its tables only then.
+fn controls_replayed(metrics: &crate::analysis::Metrics) -> bool {
+    metrics
+        .review
+        .as_ref()
+        .is_some_and(|r| r.arms.baseline.controls.is_some())
 }

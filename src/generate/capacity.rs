@@ -383,7 +383,7 @@ pub fn capacity(seed: u64) -> Files {
         .map(|(i, &profile)| query_line(&mut d, &format!("q{:02}", i + 1), profile))
         .collect();
     vec![
-        ("experiment.toml", EXPERIMENT.to_string()),
-        ("queries.jsonl", lines(out)),
+        ("experiment.toml".into(), EXPERIMENT.to_string()),
+        ("queries.jsonl".into(), lines(out)),
     ]
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use super::review::{Merged, Queue, Route, Tier};
+use super::review::{Check, Merged, Queue, Route, Tier};
 use super::{merge_counts, value_counts, ValueCount};
 use crate::config::Scale;
 use crate::stats::calibration::{bin_index, round9};
@@ -52,6 +52,11 @@ pub enum Figure {
     Real(f64),
     Optional(Option<f64>),
     ByValue(BTreeMap<String, usize>),
+    OptionalCount(Option<usize>),
+    Label(Option<String>),
+    /// A precision-control figure of an experiment that does not replay the controls: not
+    /// written anywhere, so such experiments' outputs are what they were before the controls.
+    Absent,
 }
 
 impl Figure {
@@ -61,17 +66,21 @@ impl Figure {
             Figure::Count(n) => Some(*n as f64),
             Figure::Real(x) => Some(*x),
             Figure::Optional(x) => *x,
-            Figure::ByValue(_) => None,
+            Figure::OptionalCount(n) => n.map(|n| n as f64),
+            Figure::ByValue(_) | Figure::Label(_) | Figure::Absent => None,
         }
     }
 
-    fn kind(&self) -> Kind {
-        match self {
+    fn kind(&self) -> Option<Kind> {
+        Some(match self {
             Figure::Count(_) => Kind::Count,
             Figure::Real(_) => Kind::Real,
             Figure::Optional(_) => Kind::Optional,
             Figure::ByValue(_) => Kind::ByValue,
-        }
+            Figure::OptionalCount(_) => Kind::OptionalCount,
+            Figure::Label(_) => Kind::Label,
+            Figure::Absent => return None,
+        })
     }
 }
 
@@ -86,6 +95,10 @@ pub enum Kind {
     Optional,
     /// Counts by confidence value; not a column of the targets table, no delta.
     ByValue,
+    /// A whole number that may be unknown (lint-ignore's measure without a source snapshot).
+    OptionalCount,
+    /// A name or nothing (the skip rule that kept a target from review); no delta.
+    Label,
 }
 
 /// How a per-target figure becomes figures of the arm (each target first averaged over its
@@ -132,6 +145,9 @@ pub struct ReviewMetric {
     pub judged: bool,
     /// Its row in the report's summary table, if it has one.
     pub summary: Option<SummaryRow>,
+    /// A figure of code review's precision controls (SPEC §4.7): written only when the
+    /// experiment replays them, and read back as absent from a run that does not.
+    pub precision: bool,
     pub compute: Compute,
 }
 
@@ -151,6 +167,7 @@ const fn count(name: &'static str, holds: fn(&Merged) -> bool) -> ReviewMetric {
         arm: &[Aggregate::Sum],
         judged: false,
         summary: None,
+        precision: false,
         compute: Compute::Merged(holds),
     }
 }
@@ -165,6 +182,7 @@ const fn figure(name: &'static str, kind: Kind, compute: fn(&Facts<'_>) -> Figur
         arm: &[],
         judged: false,
         summary: None,
+        precision: false,
         compute: Compute::Facts(compute),
     }
 }
@@ -195,6 +213,10 @@ impl ReviewMetric {
         self.summary = Some((rank, label, places));
         self
     }
+    const fn precision(mut self) -> Self {
+        self.precision = true;
+        self
+    }
 }
 
 /// What one (target, run) contributed besides its merged findings.
@@ -206,6 +228,12 @@ pub struct TargetInput<'a> {
     pub malformed: usize,
     pub failed_reviewers: usize,
     pub merged: &'a [Merged],
+    /// Whether the experiment replays the precision controls: their figures are absent if not.
+    pub controls: bool,
+    /// The skip rule that kept the arm from reviewing the target.
+    pub skipped: Option<crate::config::SkipRule>,
+    /// Whether the corpus has a source snapshot of the target.
+    pub has_sources: bool,
 }
 
 /// Everything a per-target figure is computed from.
@@ -230,7 +258,7 @@ fn tier(f: &Merged, t: Tier) -> bool {
 
 /// Every per-target review metric, in the order of a `per_target` row, of the targets table's
 /// columns (after `arm`, `target` and `run`) and of the delta table.
-pub const REVIEW_METRICS: [ReviewMetric; 23] = [
+pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     figure("findings_raw", Kind::Count, |x| {
         Figure::Count(x.input.raw_confidences.len())
     })
@@ -319,6 +347,45 @@ pub const REVIEW_METRICS: [ReviewMetric; 23] = [
     figure("judged_actionable", Kind::Count, |x| {
         Figure::Count(x.judged.len())
     }),
+    // Code review's precision controls (SPEC §4.7), written when the experiment replays them.
+    // The validation pass: what it selected, what it cost, what became of each finding.
+    count("validation_selected", |f| f.validation.is_some()).precision(),
+    count(
+        "validator_calls",
+        |f| matches!(&f.validation, Some(c) if *c != Check::OverBudget),
+    )
+    .precision(),
+    count("validated", |f| f.validation == Some(Check::Validated)).precision(),
+    count("rejected", |f| {
+        matches!(f.validation, Some(Check::Rejected(_)))
+    })
+    .precision(),
+    count("validator_failed", |f| f.validation == Some(Check::Failed)).precision(),
+    count("validator_missing", |f| {
+        f.validation == Some(Check::Missing)
+    })
+    .precision(),
+    count("over_budget", |f| f.validation == Some(Check::OverBudget)).precision(),
+    // Actionable after the pass: what reaches the user.
+    count("externalized", Merged::externalized).precision(),
+    // Lint-ignore: merged findings on a line with a suppression comment (unknown without a
+    // snapshot), and those dropped for it.
+    figure("on_suppressed_line", Kind::OptionalCount, |x| {
+        Figure::OptionalCount(
+            x.input
+                .has_sources
+                .then(|| x.count(|f| f.on_suppressed_line == Some(true))),
+        )
+    })
+    .summed()
+    .delta(2)
+    .precision(),
+    count("lint_suppressed", |f| tier(f, Tier::LintSuppressed)).precision(),
+    // The skip rule that kept the arm from reviewing the target, or null.
+    figure("skipped", Kind::Label, |x| {
+        Figure::Label(x.input.skipped.map(|r| r.name().to_string()))
+    })
+    .precision(),
 ];
 
 /// The catalogue position of `name`.
@@ -381,14 +448,7 @@ pub fn target_metrics(
     let mut calibration_sums: BTreeMap<String, CalibrationSums> = BTreeMap::new();
     let mut judged = Vec::new();
     for f in input.merged {
-        // A merged finding's composite: the mean over its judged contributions.
-        let scores: Vec<f64> = f
-            .contributions
-            .iter()
-            .filter_map(|c| c.id.as_deref().and_then(composite))
-            .collect();
-        if !scores.is_empty() {
-            let c = scores.iter().sum::<f64>() / scores.len() as f64;
+        if let Some(c) = finding_composite(f, composite) {
             let cell = calibration_sums
                 .entry(value_label(f.confidence, scale, 0.1))
                 .or_default();
@@ -409,11 +469,19 @@ pub fn target_metrics(
     let figures = REVIEW_METRICS
         .iter()
         .map(|m| {
+            if m.precision && !input.controls {
+                return Figure::Absent;
+            }
             let figure = match m.compute {
                 Compute::Merged(holds) => Figure::Count(facts.count(holds)),
                 Compute::Facts(f) => f(&facts),
             };
-            debug_assert_eq!(figure.kind(), m.kind, "{} computes another kind", m.name);
+            debug_assert_eq!(
+                figure.kind(),
+                Some(m.kind),
+                "{} computes another kind",
+                m.name
+            );
             figure
         })
         .collect();
@@ -435,21 +503,35 @@ fn rate(num: f64, den: f64) -> f64 {
 }
 
 /// The arm's figures from the catalogue's `arm` aggregates: every sum in catalogue order, then
-/// every mean and maximum. Their names and order are those of [`arm_figure_names`].
+/// every mean and maximum. Their names and order are those of [`arm_figure_names`]. A figure is
+/// `None` when it is absent (a precision-control figure of an experiment without them) or
+/// unknown (lint-ignore's measure when no target has a snapshot).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct ArmFigures(pub Vec<f64>);
+pub struct ArmFigures {
+    pub values: Vec<Option<f64>>,
+    /// Whether the precision-control figures are present (the experiment replays them).
+    pub controls: bool,
+}
 
 impl ArmFigures {
-    /// The arm figure named `name` (`fyi`, `distinct_values_max`).
+    /// The arm figure named `name` (`fyi`, `distinct_values_max`); 0 when absent.
     ///
     /// # Panics
     /// If no catalogue aggregate has that name (a misspelling in calibench's own code).
     pub fn get(&self, name: &str) -> f64 {
+        self.value(name).unwrap_or(0.0)
+    }
+
+    /// The arm figure named `name`, `None` when absent or unknown.
+    ///
+    /// # Panics
+    /// As [`ArmFigures::get`].
+    pub fn value(&self, name: &str) -> Option<f64> {
         let i = arm_figure_names()
             .iter()
             .position(|(n, _, _)| n == name)
             .unwrap_or_else(|| panic!("`{name}` is not an arm figure of REVIEW_METRICS"));
-        self.0[i]
+        self.values[i]
     }
 }
 
@@ -506,6 +588,10 @@ pub struct ArmMetrics {
     /// Every failed reviewer call, in corpus order, with its reason when the corpus gives one.
     #[serde(default)]
     pub failed_calls: Vec<FailedCall>,
+    /// Code review's precision controls over the arm (SPEC §4.7), when the experiment replays
+    /// them.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub controls: Option<ControlsFigures>,
     pub per_target: Vec<TargetMetrics>,
 }
 
@@ -514,6 +600,34 @@ impl ArmMetrics {
     pub fn figure(&self, name: &str) -> f64 {
         self.figures.get(name)
     }
+}
+
+/// The arm-level figures of code review's precision controls (SPEC §4.7).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ControlsFigures {
+    /// Targets a skip rule kept from review.
+    pub skipped_targets: usize,
+    /// Their recorded returns, failed ones included: the reviewer calls skipping saved.
+    pub skipped_calls: f64,
+    /// Findings that would have externalized on the skipped targets, all and at P0/P1.
+    pub lost_actionable: f64,
+    pub lost_p0_p1: f64,
+    /// Each reason of a rejected finding with its count, over every target and run.
+    pub rejection_reasons: BTreeMap<String, usize>,
+    /// Mean judge composite of the findings the validator rejected, and of those it validated:
+    /// does it reject what the judges think is wrong? Withheld when the judges are not trusted.
+    pub rejected_composite: Option<f64>,
+    pub validated_composite: Option<f64>,
+}
+
+/// A merged finding's judge composite: the mean over its judged contributions.
+pub fn finding_composite(f: &Merged, composite: &dyn Fn(&str) -> Option<f64>) -> Option<f64> {
+    let scores: Vec<f64> = f
+        .contributions
+        .iter()
+        .filter_map(|c| c.id.as_deref().and_then(composite))
+        .collect();
+    (!scores.is_empty()).then(|| scores.iter().sum::<f64>() / scores.len() as f64)
 }
 
 /// A reviewer call recorded `status: failed`.
@@ -569,21 +683,37 @@ pub fn arm_metrics(
     per_target: Vec<TargetMetrics>,
     malformed_reasons: BTreeMap<String, usize>,
 ) -> ArmMetrics {
-    let figures = ArmFigures(
-        arm_figure_names()
+    let controls = per_target.iter().any(|t| {
+        REVIEW_METRICS
+            .iter()
+            .zip(&t.figures)
+            .any(|(m, f)| m.precision && *f != Figure::Absent)
+    });
+    let figures = ArmFigures {
+        controls,
+        values: arm_figure_names()
             .iter()
             .map(|(_, i, aggregate)| {
+                let m = &REVIEW_METRICS[*i];
+                let absent = per_target.iter().any(|t| t.figures[*i] == Figure::Absent);
+                if absent || (m.precision && !controls) {
+                    return None;
+                }
                 let values = by_target_of(&per_target, *i);
+                // An optional count known for no target is unknown for the arm, never 0.
+                if m.kind == Kind::OptionalCount && values.is_empty() {
+                    return None;
+                }
                 let all = values.iter().map(|(_, v)| *v);
-                match aggregate {
+                Some(match aggregate {
                     Aggregate::Sum => all.sum::<f64>(),
                     Aggregate::Mean if values.is_empty() => 0.0,
                     Aggregate::Mean => all.sum::<f64>() / values.len() as f64,
                     Aggregate::Max => all.fold(0.0, f64::max),
-                }
+                })
             })
             .collect(),
-    );
+    };
     let mut runs: HashMap<&str, usize> = HashMap::new();
     for t in &per_target {
         *runs.entry(&t.target).or_default() += 1;
@@ -652,6 +782,7 @@ pub fn arm_metrics(
         anchor_calibration,
         malformed_reasons,
         failed_calls: Vec::new(),
+        controls: None,
         per_target,
     }
 }
@@ -667,6 +798,9 @@ impl Serialize for Figure {
             Figure::Real(x) => s.serialize_f64(*x),
             Figure::Optional(x) => x.serialize(s),
             Figure::ByValue(by) => by.serialize(s),
+            Figure::OptionalCount(n) => n.map(|n| n as u64).serialize(s),
+            Figure::Label(l) => l.serialize(s),
+            Figure::Absent => s.serialize_none(),
         }
     }
 }
@@ -678,6 +812,8 @@ impl Kind {
             Kind::Real => Figure::Real(serde_json::from_value(v)?),
             Kind::Optional => Figure::Optional(serde_json::from_value(v)?),
             Kind::ByValue => Figure::ByValue(serde_json::from_value(v)?),
+            Kind::OptionalCount => Figure::OptionalCount(serde_json::from_value(v)?),
+            Kind::Label => Figure::Label(serde_json::from_value(v)?),
         })
     }
 
@@ -687,6 +823,8 @@ impl Kind {
             Kind::Real => g.subschema_for::<f64>(),
             Kind::Optional => g.subschema_for::<Option<f64>>(),
             Kind::ByValue => g.subschema_for::<BTreeMap<String, usize>>(),
+            Kind::OptionalCount => g.subschema_for::<Option<usize>>(),
+            Kind::Label => g.subschema_for::<Option<String>>(),
         }
     }
 }
@@ -698,7 +836,9 @@ impl Serialize for TargetMetrics {
         map.serialize_entry("target", &self.target)?;
         map.serialize_entry("run", &self.run)?;
         for (m, f) in REVIEW_METRICS.iter().zip(&self.figures) {
-            map.serialize_entry(m.name, f)?;
+            if *f != Figure::Absent {
+                map.serialize_entry(m.name, f)?;
+            }
         }
         map.end()
     }
@@ -724,10 +864,14 @@ impl<'de> Deserialize<'de> for TargetMetrics {
         let run = serde_json::from_value(take(&mut map, "run", what)?).map_err(D::Error::custom)?;
         let figures = REVIEW_METRICS
             .iter()
-            .map(|m| {
-                m.kind
-                    .read(take(&mut map, m.name, what)?)
-                    .map_err(|e| D::Error::custom(format!("`{}`: {e}", m.name)))
+            .map(|m| match map.remove(m.name) {
+                // A run without the precision controls does not write their figures.
+                None if m.precision => Ok(Figure::Absent),
+                None => Err(D::Error::custom(format!("{what} lacks `{}`", m.name))),
+                Some(v) => m
+                    .kind
+                    .read(v)
+                    .map_err(|e| D::Error::custom(format!("`{}`: {e}", m.name))),
             })
             .collect::<Result<_, _>>()?;
         Ok(TargetMetrics {
@@ -749,10 +893,13 @@ impl schemars::JsonSchema for TargetMetrics {
         let mut properties = serde_json::Map::new();
         properties.insert("target".into(), g.subschema_for::<String>().to_value());
         properties.insert("run".into(), g.subschema_for::<u32>().to_value());
+        let mut required = vec!["target".to_string(), "run".to_string()];
         for m in &REVIEW_METRICS {
             properties.insert(m.name.into(), m.kind.schema(g).to_value());
+            if !m.precision {
+                required.push(m.name.to_string());
+            }
         }
-        let required: Vec<&String> = properties.keys().collect();
         schemars::json_schema!({
             "description": "Metrics of one (target, run): one figure per catalogue entry.",
             "type": "object",
@@ -765,9 +912,13 @@ impl schemars::JsonSchema for TargetMetrics {
 impl Serialize for ArmFigures {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for ((name, _, _), x) in arm_figure_names().iter().zip(&self.0) {
-            map.serialize_entry(name, x)?;
+        let mut map = s.serialize_map(None)?;
+        for ((name, i, _), x) in arm_figure_names().iter().zip(&self.values) {
+            // Precision-control figures are written when the experiment replays the controls
+            // (lint-ignore's, null when no target has a snapshot).
+            if self.controls || !REVIEW_METRICS[*i].precision {
+                map.serialize_entry(name, x)?;
+            }
         }
         map.end()
     }
@@ -777,14 +928,19 @@ impl<'de> Deserialize<'de> for ArmFigures {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut map = serde_json::Map::deserialize(d)?;
+        let controls = arm_figure_names()
+            .iter()
+            .any(|(name, i, _)| REVIEW_METRICS[*i].precision && map.contains_key(name));
         arm_figure_names()
             .iter()
-            .map(|(name, _, _)| {
-                serde_json::from_value(take(&mut map, name, "an arm")?)
-                    .map_err(|e| D::Error::custom(format!("`{name}`: {e}")))
+            .map(|(name, i, _)| match map.remove(name) {
+                None if REVIEW_METRICS[*i].precision => Ok(None),
+                None => Err(D::Error::custom(format!("an arm lacks `{name}`"))),
+                Some(v) => serde_json::from_value::<Option<f64>>(v)
+                    .map_err(|e| D::Error::custom(format!("`{name}`: {e}"))),
             })
             .collect::<Result<_, _>>()
-            .map(ArmFigures)
+            .map(|values| ArmFigures { values, controls })
     }
 }
 
@@ -799,10 +955,19 @@ impl schemars::JsonSchema for ArmFigures {
 
     fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let mut properties = serde_json::Map::new();
-        for (name, _, _) in arm_figure_names() {
-            properties.insert(name.clone(), g.subschema_for::<f64>().to_value());
+        let mut required = Vec::new();
+        for (name, i, _) in arm_figure_names() {
+            let m = &REVIEW_METRICS[*i];
+            let schema = if m.kind == Kind::OptionalCount {
+                g.subschema_for::<Option<f64>>()
+            } else {
+                g.subschema_for::<f64>()
+            };
+            properties.insert(name.clone(), schema.to_value());
+            if !m.precision {
+                required.push(name.clone());
+            }
         }
-        let required: Vec<&String> = properties.keys().collect();
         schemars::json_schema!({
             "type": "object",
             "properties": properties,
@@ -945,6 +1110,7 @@ mod tests {
                 Kind::Real => Figure::Real(0.0),
                 Kind::Optional => Figure::Optional(None),
                 Kind::ByValue => Figure::ByValue(BTreeMap::new()),
+                Kind::OptionalCount | Kind::Label => Figure::Absent,
             })
             .collect();
         figures[index("merged")] = Figure::Count(merged);

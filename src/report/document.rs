@@ -199,6 +199,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
     let mut sections = Vec::new();
     if let Some(r) = &m.review {
         sections.push(review_section(m, r, &has));
+        if let Some(c) = controls_section(m, r, &has) {
+            sections.push(c);
+        }
     }
     if let Some(q) = &m.queries {
         sections.push(query_section(q, &has));
@@ -453,6 +456,195 @@ fn review_section(
         ),
         reading,
         blocks,
+    }
+}
+
+/// Code review's precision controls (SPEC §4.7), when the experiment replays them: what the
+/// validation pass removed and at what cost, what the skip rules saved and hid, and what
+/// lint-ignore dropped.
+fn controls_section(
+    m: &Metrics,
+    r: &crate::analysis::ReviewSection,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Option<Section> {
+    let (b, t) = (&r.arms.baseline, &r.arms.treatment);
+    let (cb, ct) = (b.controls.as_ref()?, t.controls.as_ref()?);
+    let one = |x: f64| {
+        if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let mut sentences = Vec::new();
+    for (arm, a, c) in [("baseline", b, cb), ("treatment", t, ct)] {
+        let mut parts = Vec::new();
+        if a.figure("validation_selected") > 0.0 {
+            let judged = match (c.rejected_composite, c.validated_composite) {
+                (Some(r), Some(v)) => {
+                    format!(" (judges rate the rejected {r:.2} against {v:.2} for the validated)")
+                }
+                _ if withheld(m, "rejected_composite") => {
+                    " (the judges' ratings of them are withheld)".into()
+                }
+                _ => String::new(),
+            };
+            let mut lost = Vec::new();
+            for (name, what) in [
+                ("validator_failed", "failed"),
+                ("validator_missing", "had no recorded call"),
+                ("over_budget", "were over budget"),
+            ] {
+                if a.figure(name) > 0.0 {
+                    lost.push(format!("{} {what}", one(a.figure(name))));
+                }
+            }
+            let lost = if lost.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", and_list(&lost))
+            };
+            parts.push(format!(
+                "the validator ran on {} findings ({} calls) and rejected {}{judged}{lost}: {} of {} actionable findings reached the user.",
+                one(a.figure("validation_selected")),
+                one(a.figure("validator_calls")),
+                one(a.figure("rejected")),
+                one(a.figure("externalized")),
+                one(a.figure("actionable")),
+            ));
+        }
+        if c.skipped_targets > 0 {
+            parts.push(format!(
+                "Skip rules skipped {} target{}, saving {} reviewer calls and hiding {} actionable finding{} ({} at P0/P1).",
+                c.skipped_targets,
+                if c.skipped_targets == 1 { "" } else { "s" },
+                one(c.skipped_calls),
+                one(c.lost_actionable),
+                if c.lost_actionable == 1.0 { "" } else { "s" },
+                one(c.lost_p0_p1),
+            ));
+        }
+        if a.figure("lint_suppressed") > 0.0 {
+            parts.push(format!(
+                "Lint-ignore dropped {} findings on suppressed lines.",
+                one(a.figure("lint_suppressed"))
+            ));
+        }
+        if !parts.is_empty() {
+            sentences.push(format!("In the {arm} arm, {}", parts.join(" ")));
+        }
+    }
+    if sentences.is_empty() {
+        sentences.push("No precision control changed a finding in either arm.".into());
+    } else {
+        sentences.push("(Counts are summed over targets, mean over runs.)".into());
+    }
+    let mut blocks = Vec::new();
+    if has("review-funnel") {
+        blocks.push(Block::Plot("review-funnel"));
+    }
+    let composite = |x: Option<f64>, a: &str| {
+        if withheld(m, a) {
+            Cell::Withheld
+        } else {
+            opt(x, 2)
+        }
+    };
+    let rows = vec![
+        figures_row("actionable (the gate's count)", &["actionable"], b, t),
+        figures_row("selected for validation", &["validation_selected"], b, t),
+        figures_row("validator calls (the cost)", &["validator_calls"], b, t),
+        figures_row("validated / rejected", &["validated", "rejected"], b, t),
+        figures_row(
+            "failed / missing / over budget",
+            &["validator_failed", "validator_missing", "over_budget"],
+            b,
+            t,
+        ),
+        figures_row("externalized (reach the user)", &["externalized"], b, t),
+        vec![
+            text("judge composite: rejected / validated"),
+            pair(
+                composite(cb.rejected_composite, "rejected_composite"),
+                composite(cb.validated_composite, "validated_composite"),
+            ),
+            pair(
+                composite(ct.rejected_composite, "rejected_composite"),
+                composite(ct.validated_composite, "validated_composite"),
+            ),
+        ],
+        vec![
+            text("on a suppressed line / lint-suppressed"),
+            numeric(format!(
+                "{} / {:.2}",
+                b.figures
+                    .value("on_suppressed_line")
+                    .map_or("unknown".into(), |x| format!("{x:.2}")),
+                b.figure("lint_suppressed")
+            )),
+            numeric(format!(
+                "{} / {:.2}",
+                t.figures
+                    .value("on_suppressed_line")
+                    .map_or("unknown".into(), |x| format!("{x:.2}")),
+                t.figure("lint_suppressed")
+            )),
+        ],
+        vec![
+            text("skipped targets / reviewer calls saved"),
+            numeric(format!("{} / {:.2}", cb.skipped_targets, cb.skipped_calls)),
+            numeric(format!("{} / {:.2}", ct.skipped_targets, ct.skipped_calls)),
+        ],
+        vec![
+            text("hidden by skipping: actionable / P0–P1"),
+            numeric(format!("{:.2} / {:.2}", cb.lost_actionable, cb.lost_p0_p1)),
+            numeric(format!("{:.2} / {:.2}", ct.lost_actionable, ct.lost_p0_p1)),
+        ],
+    ];
+    blocks.push(Block::Table(Table {
+        caption: Some(
+            "Per arm: counts summed over targets, mean over runs; skipped targets counted once."
+                .into(),
+        ),
+        header: header(&["", "baseline", "treatment"]),
+        rows,
+    }));
+    let skipped: Vec<String> = [("baseline", b), ("treatment", t)]
+        .iter()
+        .flat_map(|(arm, a)| {
+            let mut seen: Vec<(String, String)> = Vec::new();
+            for row in &a.per_target {
+                if let crate::replay::review_metrics::Figure::Label(Some(rule)) =
+                    row.figure("skipped")
+                {
+                    if !seen.iter().any(|(t, _)| *t == row.target) {
+                        seen.push((row.target.clone(), rule.clone()));
+                    }
+                }
+            }
+            seen.into_iter()
+                .map(move |(target, rule)| format!("{arm}: {target}, by the rule {rule}"))
+        })
+        .collect();
+    if !skipped.is_empty() {
+        blocks.push(Block::Text(
+            "Targets the skip rules kept from review:".into(),
+        ));
+        blocks.push(Block::List(skipped));
+    }
+    Some(Section {
+        id: "controls",
+        title: "Precision controls (validation pass, skip rules, lint-ignore)".into(),
+        reading: sentences.join(" "),
+        blocks,
+    })
+}
+
+/// Two cells in one: `0.31 / 0.74`, or withheld when either is.
+fn pair(a: Cell, b: Cell) -> Cell {
+    match (&a, &b) {
+        (Cell::Withheld, _) | (_, Cell::Withheld) => Cell::Withheld,
+        _ => numeric(format!("{} / {}", a.text(), b.text())),
     }
 }
 
@@ -990,6 +1182,21 @@ fn coverage_section(m: &Metrics) -> Section {
                 "Why findings were malformed (all targets and runs):".into(),
             ));
             blocks.push(Block::List(reasons));
+        }
+        let rejections: Vec<String> = [("baseline", b), ("treatment", t)]
+            .iter()
+            .filter_map(|(arm, a)| a.controls.as_ref().map(|c| (arm, c)))
+            .flat_map(|(arm, c)| {
+                c.rejection_reasons
+                    .iter()
+                    .map(move |(why, n)| format!("{arm}: {n} × {why}"))
+            })
+            .collect();
+        if !rejections.is_empty() {
+            blocks.push(Block::Text(
+                "Why the validator rejected findings (all targets and runs):".into(),
+            ));
+            blocks.push(Block::List(rejections));
         }
         const SHOWN: usize = 12;
         let failed: Vec<(&str, &FailedCall)> = [("baseline", b), ("treatment", t)]

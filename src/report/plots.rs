@@ -58,6 +58,8 @@ pub enum Kind {
     Values(PerArm<ValuesPanel>),
     /// Stacked tier counts per target (mean over runs).
     Tiers(PerArm<TierPanel>),
+    /// The validation pass's funnel, one bar per stage (SPEC §4.7).
+    Funnel(PerArm<TierPanel>),
     /// Rates with their intervals, baseline bar beside treatment bar per rate.
     Rates(Vec<RateGroup>),
     /// Confidence against outcome per bin, with the bin counts.
@@ -125,6 +127,17 @@ const TIERS: [(&str, RGBColor); 5] = [
     ("pre-existing", RGBColor(140, 86, 75)),
 ];
 
+/// The validation funnel's stages, top to bottom, with their colours.
+const STAGES: [(&str, RGBColor); 7] = [
+    ("actionable", RGBColor(44, 127, 68)),
+    ("selected", RGBColor(99, 150, 222)),
+    ("over budget", RGBColor(170, 170, 170)),
+    ("rejected", RGBColor(196, 40, 40)),
+    ("failed", RGBColor(221, 132, 82)),
+    ("missing", RGBColor(148, 103, 189)),
+    ("externalized", RGBColor(25, 90, 45)),
+];
+
 /// Targets shown in the tiers plot; more would not be readable.
 pub const MAX_TARGETS: usize = 20;
 
@@ -184,6 +197,20 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
                 },
             ]),
         });
+        if arms.baseline.controls.is_some() && arms.treatment.controls.is_some() {
+            out.push(Spec {
+                name: "review-funnel",
+                title: "The validation pass: from actionable to externalized".into(),
+                alt: format!(
+                    "Actionable findings, those selected for validation, those the pass dropped (over budget, rejected, failed, missing) and those externalized: {} of {} in the baseline, {} of {} in the treatment.",
+                    one(arms.baseline.figure("externalized")),
+                    one(arms.baseline.figure("actionable")),
+                    one(arms.treatment.figure("externalized")),
+                    one(arms.treatment.figure("actionable")),
+                ),
+                kind: Kind::Funnel(per_arm(arms, funnel_panel)),
+            });
+        }
         let calibrated = !arms.baseline.anchor_calibration.is_empty()
             || !arms.treatment.anchor_calibration.is_empty();
         if calibrated {
@@ -348,6 +375,38 @@ fn query_values_panel(arm: &str, a: &crate::replay::query_metrics::QueryArmMetri
         x_desc: "final confidence".into(),
         y_desc: "queries".into(),
         markers,
+    }
+}
+
+/// One arm's validation funnel: each stage one bar, the arm's figure (summed over targets,
+/// mean over runs).
+fn funnel_panel(label: String, a: &ArmMetrics) -> TierPanel {
+    let figures = [
+        "actionable",
+        "validation_selected",
+        "over_budget",
+        "rejected",
+        "validator_failed",
+        "validator_missing",
+        "externalized",
+    ];
+    // Rows are drawn from the bottom up: the last stage first, so the funnel reads downwards.
+    let n = STAGES.len();
+    let targets: Vec<String> = STAGES.iter().rev().map(|(s, _)| s.to_string()).collect();
+    let tiers = STAGES
+        .iter()
+        .zip(figures)
+        .enumerate()
+        .map(|(i, ((stage, _), name))| {
+            let mut counts = vec![0.0; n];
+            counts[n - 1 - i] = a.figure(name);
+            (*stage, counts)
+        })
+        .collect();
+    TierPanel {
+        label,
+        targets,
+        tiers,
     }
 }
 
@@ -580,8 +639,25 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
             let (top, rest) = body.split_vertically(30);
             legend_row(&top, &items)?;
             let halves = rest.split_evenly((1, 2));
-            tier_panel_draw(&halves[0], &p.baseline, x_max)?;
-            tier_panel_draw(&halves[1], &p.treatment, x_max)
+            let x = (&TIERS[..], "merged findings (mean over runs)");
+            tier_panel_draw(&halves[0], &p.baseline, x_max, x)?;
+            tier_panel_draw(&halves[1], &p.treatment, x_max, x)
+        }
+        Kind::Funnel(p) => {
+            let most = |t: &TierPanel| {
+                t.tiers
+                    .iter()
+                    .flat_map(|(_, v)| v.iter().copied())
+                    .fold(1.0, f64::max)
+            };
+            let x_max = most(&p.baseline).max(most(&p.treatment));
+            let halves = body.split_evenly((1, 2));
+            let x = (
+                &STAGES[..],
+                "findings (summed over targets, mean over runs)",
+            );
+            tier_panel_draw(&halves[0], &p.baseline, x_max, x)?;
+            tier_panel_draw(&halves[1], &p.treatment, x_max, x)
         }
         Kind::Rates(groups) => {
             let (top, rest) = body.split_vertically(30);
@@ -658,10 +734,13 @@ fn values_panel<DB: DrawingBackend>(
     Ok(())
 }
 
+/// Horizontal stacked bars, one row per target (or stage), coloured by `colours` and with
+/// `x_desc` under the axis.
 fn tier_panel_draw<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     p: &TierPanel,
     x_max: f64,
+    (colours, x_desc): (&[(&str, RGBColor)], &str),
 ) -> Result<(), String> {
     let n = p.targets.len().max(1);
     let longest = p
@@ -685,7 +764,7 @@ fn tier_panel_draw<DB: DrawingBackend>(
             SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
-        .x_desc("merged findings (mean over runs)")
+        .x_desc(x_desc)
         .x_label_formatter(&|x| tick(*x, x_max))
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 14))
@@ -693,7 +772,7 @@ fn tier_panel_draw<DB: DrawingBackend>(
         .map_err(err)?;
     let mut start = vec![0.0; n];
     for (name, counts) in &p.tiers {
-        let colour = TIERS
+        let colour = colours
             .iter()
             .find(|(t, _)| t == name)
             .map_or(INK, |(_, c)| *c);

@@ -9,8 +9,8 @@ use crate::analysis::{FindingRow, Metrics};
 use crate::corpus::queries::Category;
 use crate::replay::query::Part;
 use crate::replay::query_metrics::QueryRow;
-use crate::replay::review::MergedLocation;
-use crate::replay::review_metrics::{Kind, TargetMetrics, REVIEW_METRICS};
+use crate::replay::review::{Check, MergedLocation};
+use crate::replay::review_metrics::{Figure, Kind, TargetMetrics, REVIEW_METRICS};
 
 /// Columns of one table, all of one height.
 struct Columns {
@@ -63,6 +63,10 @@ pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
         .push("run", rows.iter().map(|(_, t)| t.run).collect::<Vec<u32>>());
     // One column per per-target metric, as the catalogue declares them.
     for (i, m) in REVIEW_METRICS.iter().enumerate() {
+        // A precision-control figure of an experiment without the controls has no column.
+        if rows.iter().all(|(_, t)| t.figures[i] == Figure::Absent) && m.precision {
+            continue;
+        }
         let read = |t: &TargetMetrics| t.figures[i].number();
         match m.kind {
             Kind::Count => c.push(
@@ -83,6 +87,21 @@ pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
                     .map(|(_, t)| read(t))
                     .collect::<Vec<Option<f64>>>(),
             ),
+            Kind::OptionalCount => c.push(
+                m.name,
+                rows.iter()
+                    .map(|(_, t)| read(t).map(|x| x as u64))
+                    .collect::<Vec<Option<u64>>>(),
+            ),
+            Kind::Label => c.push(
+                m.name,
+                rows.iter()
+                    .map(|(_, t)| match &t.figures[i] {
+                        Figure::Label(l) => l.clone(),
+                        _ => None,
+                    })
+                    .collect::<Vec<Option<String>>>(),
+            ),
             // Counts by value live in metrics.json; a table column holds one number.
             Kind::ByValue => continue,
         };
@@ -98,8 +117,8 @@ fn label<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
-/// its tier and route.
-pub fn findings(rows: &[FindingRow]) -> PolarsResult<Option<DataFrame>> {
+/// its tier and route; with the precision controls, what the validation pass made of it.
+pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<DataFrame>> {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -174,6 +193,33 @@ pub fn findings(rows: &[FindingRow]) -> PolarsResult<Option<DataFrame>> {
                 .map(|r| r.finding.queue.map(|x| label(&x)))
                 .collect::<Vec<Option<String>>>(),
         );
+    if controls {
+        c.push(
+            "validation",
+            f(|r| {
+                r.finding
+                    .validation
+                    .as_ref()
+                    .map_or("not_run", Check::name)
+                    .to_string()
+            }),
+        )
+        .push(
+            "validation_reason",
+            rows.iter()
+                .map(|r| match &r.finding.validation {
+                    Some(Check::Rejected(why)) => Some(why.clone()),
+                    _ => None,
+                })
+                .collect::<Vec<Option<String>>>(),
+        )
+        .push(
+            "on_suppressed_line",
+            rows.iter()
+                .map(|r| r.finding.on_suppressed_line)
+                .collect::<Vec<Option<bool>>>(),
+        );
+    }
     c.finish().map(Some)
 }
 
