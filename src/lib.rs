@@ -14,13 +14,16 @@
 //!
 //! Where each part of the specification lives:
 //! * `config`: the experiment file, typed, defaults resolved, unknown keys refused (§3).
-//! * `corpus`: the JSON Lines readers (§2.1–2.3), each reading a line through its serde-derived
+//! * `corpus`: the JSON Lines readers (§2.1–2.3, and §2.5–2.6's validator calls, PR metadata
+//!   and source snapshots), each reading a line through its serde-derived
 //!   line type (whose JSON Schema `corpus::schema` derives) and then checking the rules across
 //!   values; and `corpus::load`, the one loader `run`, `gate` and `validate` share, so that
 //!   `validate` reports exactly what `run` refuses.
 //! * `input`: the CSV readers of `alpha` and `calibrate` (§2.4).
 //! * `replay`, `stats`, `trust`: the pure core: values in, values out; no files, clock or
-//!   global randomness (every bootstrap takes a seed).
+//!   global randomness (every bootstrap takes a seed). Code review's precision controls
+//!   (§4.7) live in `replay::review` (lint-ignore, the validation pass) and `replay::arm`
+//!   (skip rules).
 //! * `collect`: live collection (§8): the plan and arrival checks (pure) and the runner.
 //! * `gate`: the CI regression gate's policy and evaluation (§7).
 //! * `report`: every rendering of the result model; `text` makes corpus strings safe for each

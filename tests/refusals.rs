@@ -145,6 +145,17 @@ fn cases() -> Vec<Case> {
             },
             "names a file, but a corpus is a folder",
         ),
+        (
+            "PR metadata beside a doc-mode experiment, which would read past it",
+            |d| {
+                std::fs::write(
+                    d.join("targets.jsonl"),
+                    "{\"target\": \"plan\", \"pr\": {\"state\": \"MERGED\"}}\n",
+                )
+                .unwrap()
+            },
+            "targets.jsonl: is read in code mode only, but the experiment's mode is doc",
+        ),
     ]
 }
 

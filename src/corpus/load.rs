@@ -113,6 +113,9 @@ pub fn load(
         index = load_reviews(&mut loaded, &reviews_path, &bytes, experiment);
     }
     load_controls(&mut loaded, dir, &reviews_path, &index)?;
+    if let Some((exp_path, exp)) = experiment {
+        refuse_controls_in_doc_mode(&mut loaded, exp_path, exp);
+    }
     let verdicts_path = dir.join("verdicts.jsonl");
     if verdicts_path.is_file() {
         let name = verdicts_path.display().to_string();
@@ -354,6 +357,35 @@ fn load_controls(
         loaded.corpus.sources = Some(read_sources(loaded, &root, reviews_path, index)?);
     }
     Ok(())
+}
+
+/// Validator calls, PR metadata and source snapshots are code review's (SPEC §2.5, §2.6): a doc
+/// experiment would read past them without a word.
+fn refuse_controls_in_doc_mode(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
+    if exp.mode != config::Mode::Doc {
+        return;
+    }
+    let c = &loaded.corpus;
+    let names: Vec<String> = [
+        c.validations.as_ref().map(|(n, _)| n.clone()),
+        c.targets.as_ref().map(|(n, _)| n.clone()),
+    ]
+    .into_iter()
+    .flatten()
+    .chain(c.sources.is_some().then(|| "sources/".to_string()))
+    .collect();
+    for name in names {
+        loaded.refusals.push(
+            InputError::new(
+                name,
+                "is read in code mode only, but the experiment's mode is doc",
+            )
+            .hint(format!(
+                "set mode = \"code\" in {} if this is a code review corpus, or move the file away",
+                exp_path.display()
+            )),
+        );
+    }
 }
 
 /// The snapshot of each file a code finding names, for the targets with a folder under `root`.

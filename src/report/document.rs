@@ -409,6 +409,20 @@ fn review_section(
         per_target(t.figure("actionable"), t.targets),
         per_target(b.figure("actionable"), b.targets),
     );
+    // With the precision controls, what reaches the user is what survives the validation pass.
+    let reading = match (&b.controls, &t.controls) {
+        (Some(_), Some(_)) => {
+            reading.replace(
+                "actionable findings per target reach the user against",
+                "actionable findings per target pass the gate against",
+            ) + &format!(
+                " After the validation pass, {} per target reach the user against {}.",
+                per_target(t.figure("externalized"), t.targets),
+                per_target(b.figure("externalized"), b.targets),
+            )
+        }
+        _ => reading,
+    };
     let mut blocks = Vec::new();
     if has("review-values") {
         blocks.push(Block::Plot("review-values"));
