@@ -519,3 +519,34 @@ fn trusted_judges_rate_what_the_validator_rejected_and_kept() {
     assert!(m["review"]["arms"]["baseline"]["rejected_composite"].is_null());
     assert!(m["review"].get("withheld").is_none_or(Value::is_null));
 }
+
+/// A validator output that is not a verdict is not a refusal: `validate` lists it as a call a
+/// run counts as failed (SPEC §2.5), and `run` replays the corpus.
+#[test]
+fn validate_lists_a_malformed_validator_output_as_a_failed_call() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");
+    // Like a malformed finding, it is a problem: exit 2.
+    let out = calibench()
+        .arg("validate")
+        .arg(&corpus)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let problems = v["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1, "{v}");
+    assert_eq!(problems[0]["kind"], "failed_call");
+    assert_eq!(problems[0]["field"], "field `validated`");
+    assert!(problems[0]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("validations.jsonl"));
+    calibench()
+        .arg("validate")
+        .arg(&corpus)
+        .assert()
+        .stdout(predicate::str::contains(
+            "1 validator output that a run counts as failed",
+        ));
+}

@@ -31,7 +31,8 @@ pub struct Problem {
     /// What to do about it, when calibench knows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
-    /// `refused` stops a run; `malformed` findings are dropped and counted (refused under --strict).
+    /// `refused` stops a run; `malformed` findings are dropped and counted (refused under --strict);
+    /// `failed_call` is a validator output that was not a verdict, counted as a failed call.
     pub kind: &'static str,
 }
 
@@ -113,6 +114,12 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
         p.problem = format!("{} ({arms})", p.problem);
         v.problems.push(p);
     }
+    v.problems.extend(
+        loaded
+            .failed_validations
+            .iter()
+            .map(|e| Problem::from(e, "failed_call")),
+    );
     Ok(v)
 }
 
@@ -129,16 +136,24 @@ impl Render for Validation {
         for n in &self.notes {
             s += &format!("note: {n}\n");
         }
-        let refused = self.problems.iter().filter(|p| p.kind == "refused").count();
-        let malformed = self.problems.len() - refused;
+        let of = |kind: &str| self.problems.iter().filter(|p| p.kind == kind).count();
+        let (refused, malformed, calls) = (of("refused"), of("malformed"), of("failed_call"));
         if self.problems.is_empty() {
             s += &format!("no problems in {}\n", self.checked.join(", "));
         } else {
             let n = |count: usize, one: &str, many: &str| {
                 format!("{count} {}", if count == 1 { one } else { many })
             };
+            let calls = if calls == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {} that a run counts as failed",
+                    n(calls, "validator output", "validator outputs")
+                )
+            };
             s += &format!(
-                "{}: {} a run, {} that a run drops and counts\n",
+                "{}: {} a run, {} that a run drops and counts{calls}\n",
                 n(self.problems.len(), "problem", "problems"),
                 n(refused, "that refuses", "that refuse"),
                 n(malformed, "malformed finding", "malformed findings"),

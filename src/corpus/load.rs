@@ -70,6 +70,9 @@ pub struct Loaded {
     /// Findings a run drops and counts (and `--strict` refuses), each with the arms that read
     /// it (``arm `baseline` ``, ``arms `baseline` and `treatment` ``): `validate` lists them.
     pub malformed: Vec<(String, InputError)>,
+    /// Validator outputs that were not a verdict: a run counts each as a failed call
+    /// (SPEC §2.5); `validate` lists them.
+    pub failed_validations: Vec<InputError>,
 }
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
@@ -319,9 +322,7 @@ fn load_controls(
         let name = path.display().to_string();
         let parsed = validations::parse(&name, &read(&path, &mut loaded.inputs)?);
         loaded.refusals.extend(parsed.problems);
-        for e in parsed.malformed {
-            loaded.malformed.push(("the arms reading it".into(), e));
-        }
+        loaded.failed_validations.extend(parsed.malformed);
         for c in &parsed.calls {
             let key = (c.arm.clone(), c.target.clone(), c.run, c.finding.clone());
             if !index.ids.contains(&key) {
