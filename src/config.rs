@@ -614,46 +614,84 @@ pub enum RawReview {
     FloatGates(RawFloatGates),
 }
 
-#[derive(Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawAnchored {
-    pub scale: Option<Scale>,
-    pub promotion: Option<bool>,
-    pub review_mode: Option<ReviewMode>,
-    pub demote_reviewers: Option<Vec<String>>,
-    pub surface_from: Option<f64>,
-    pub actionable_from: Option<f64>,
-    pub p0_escape: Option<f64>,
-    pub collapse: Option<bool>,
-    /// Code mode's precision controls (SPEC §4.7).
-    pub validation: Option<ValidationRun>,
-    pub validation_budget: Option<u64>,
-    pub route: Option<InteractiveRoute>,
-    pub skip: Option<Vec<SkipRule>>,
-    pub lint_ignore: Option<LintIgnore>,
+/// Declares a review policy's raw table: the keys every review table takes, described once
+/// here, then the policy's own. (serde's `flatten` would share them too, but cannot be combined
+/// with `deny_unknown_fields`, and a misspelt key must be refused.)
+macro_rules! review_table {
+    ($(#[$doc:meta])* $name:ident { $($(#[$field_doc:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$doc])*
+        #[derive(Default, Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub scale: Option<Scale>,
+            pub promotion: Option<bool>,
+            pub review_mode: Option<ReviewMode>,
+            pub demote_reviewers: Option<Vec<String>>,
+            /// Code mode's precision controls (SPEC §4.7).
+            pub validation: Option<ValidationRun>,
+            pub validation_budget: Option<u64>,
+            pub route: Option<InteractiveRoute>,
+            pub skip: Option<Vec<SkipRule>>,
+            pub lint_ignore: Option<LintIgnore>,
+            $($(#[$field_doc])* pub $field: $ty,)*
+        }
+
+        impl $name {
+            fn written_controls(&self) -> WrittenControls<'_> {
+                WrittenControls {
+                    review_mode: self.review_mode,
+                    validation: self.validation,
+                    validation_budget: self.validation_budget,
+                    route: self.route,
+                    skip: self.skip.as_deref(),
+                    lint_ignore: self.lint_ignore,
+                }
+            }
+        }
+    };
 }
 
-#[derive(Default, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawFloatGates {
-    pub scale: Option<Scale>,
-    pub promotion: Option<bool>,
-    pub review_mode: Option<ReviewMode>,
-    pub demote_reviewers: Option<Vec<String>>,
-    /// Doc mode's per-severity gates.
-    pub gates: Option<RawGates>,
-    pub gate: Option<f64>,
-    pub p0_gate: Option<f64>,
-    pub fyi_floor: Option<f64>,
-    pub boost: Option<f64>,
-    pub auto_apply_from: Option<f64>,
-    /// Code mode's precision controls (SPEC §4.7).
-    pub validation: Option<ValidationRun>,
-    pub validation_budget: Option<u64>,
-    pub route: Option<InteractiveRoute>,
-    pub skip: Option<Vec<SkipRule>>,
-    pub lint_ignore: Option<LintIgnore>,
+/// The precision-control keys of a review table, as written, and the review mode they depend on.
+struct WrittenControls<'a> {
+    review_mode: Option<ReviewMode>,
+    validation: Option<ValidationRun>,
+    validation_budget: Option<u64>,
+    route: Option<InteractiveRoute>,
+    skip: Option<&'a [SkipRule]>,
+    lint_ignore: Option<LintIgnore>,
 }
+
+impl RawReview {
+    fn written_controls(&self) -> WrittenControls<'_> {
+        match self {
+            RawReview::Anchored(r) => r.written_controls(),
+            RawReview::FloatGates(r) => r.written_controls(),
+        }
+    }
+}
+
+review_table!(
+    /// `policy = "anchored"`: the rubric's bands.
+    RawAnchored {
+        surface_from: Option<f64>,
+        actionable_from: Option<f64>,
+        p0_escape: Option<f64>,
+        collapse: Option<bool>,
+    }
+);
+
+review_table!(
+    /// `policy = "float-gates"`: the pre-anchor gates.
+    RawFloatGates {
+        /// Doc mode's per-severity gates.
+        gates: Option<RawGates>,
+        gate: Option<f64>,
+        p0_gate: Option<f64>,
+        fyi_floor: Option<f64>,
+        boost: Option<f64>,
+        auto_apply_from: Option<f64>,
+    }
+);
 
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -1034,24 +1072,14 @@ impl Ctx<'_> {
     /// The precision controls of an arm's review table: code mode only, `route` only in
     /// interactive review, a budget of at least 1, each skip rule once.
     fn controls(&self, path: &str, raw: &RawReview, mode: Mode) -> Result<Controls, InputError> {
-        let (RawReview::Anchored(RawAnchored {
+        let WrittenControls {
+            review_mode,
             validation,
             validation_budget,
             route,
             skip,
             lint_ignore,
-            review_mode,
-            ..
-        })
-        | RawReview::FloatGates(RawFloatGates {
-            validation,
-            validation_budget,
-            route,
-            skip,
-            lint_ignore,
-            review_mode,
-            ..
-        })) = raw;
+        } = raw.written_controls();
         let written = [
             ("validation", validation.is_some()),
             ("validation_budget", validation_budget.is_some()),
@@ -1075,7 +1103,7 @@ impl Ctx<'_> {
                 )
                 .hint("route is where interactive review sends findings; set review_mode = \"interactive\" or remove route"));
         }
-        let budget = match *validation_budget {
+        let budget = match validation_budget {
             None => 15,
             Some(0) => {
                 return Err(self
@@ -1084,7 +1112,7 @@ impl Ctx<'_> {
             }
             Some(b) => usize::try_from(b).unwrap_or(usize::MAX),
         };
-        let skip = skip.clone().unwrap_or_default();
+        let skip = skip.map(<[SkipRule]>::to_vec).unwrap_or_default();
         for (i, rule) in skip.iter().enumerate() {
             if skip[..i].contains(rule) {
                 return Err(self.error(

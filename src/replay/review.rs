@@ -769,15 +769,18 @@ mod tests {
         }
     }
 
-    fn run(policy: &ReviewPolicy, mode: Mode, returns: &[(&str, Vec<Finding>)]) -> Vec<Merged> {
-        let refs: Vec<ReturnRef> = returns
+    fn refs<'a>(returns: &'a [(&'a str, Vec<Finding>)]) -> Vec<ReturnRef<'a>> {
+        returns
             .iter()
             .map(|(r, f)| ReturnRef {
                 reviewer: r,
                 findings: f,
             })
-            .collect();
-        replay(policy, mode, &refs)
+            .collect()
+    }
+
+    fn run(policy: &ReviewPolicy, mode: Mode, returns: &[(&str, Vec<Finding>)]) -> Vec<Merged> {
+        replay(policy, mode, &refs(returns))
     }
 
     #[test]
@@ -1152,30 +1155,18 @@ mod tests {
             )[0]
             .queue
         };
-        assert_eq!(
-            queue(Autofix::SafeAuto, Owner::ReviewFixer),
-            Some(Queue::Fixer)
-        );
-        assert_eq!(
-            queue(Autofix::GatedAuto, Owner::ReviewFixer),
-            Some(Queue::Residual)
-        );
-        assert_eq!(
-            queue(Autofix::Manual, Owner::DownstreamResolver),
-            Some(Queue::Residual)
-        );
-        assert_eq!(
-            queue(Autofix::Advisory, Owner::ReviewFixer),
-            Some(Queue::ReportOnly)
-        );
-        assert_eq!(
-            queue(Autofix::SafeAuto, Owner::Human),
-            Some(Queue::ReportOnly)
-        );
-        assert_eq!(
-            queue(Autofix::GatedAuto, Owner::Release),
-            Some(Queue::ReportOnly)
-        );
+        use Autofix::{Advisory, GatedAuto, Manual, SafeAuto};
+        use Owner::{DownstreamResolver, Human, Release, ReviewFixer};
+        for (autofix, owner, want) in [
+            (SafeAuto, ReviewFixer, Queue::Fixer),
+            (GatedAuto, ReviewFixer, Queue::Residual),
+            (Manual, DownstreamResolver, Queue::Residual),
+            (Advisory, ReviewFixer, Queue::ReportOnly),
+            (SafeAuto, Human, Queue::ReportOnly),
+            (GatedAuto, Release, Queue::ReportOnly),
+        ] {
+            assert_eq!(queue(autofix, owner), Some(want), "{autofix:?}, {owner:?}");
+        }
     }
 
     #[test]
@@ -1271,13 +1262,6 @@ mod tests {
         calls: &[Validation],
         returns: &[(&str, Vec<Finding>)],
     ) -> Vec<Merged> {
-        let refs: Vec<ReturnRef> = returns
-            .iter()
-            .map(|(r, f)| ReturnRef {
-                reviewer: r,
-                findings: f,
-            })
-            .collect();
         let calls: Vec<&Validation> = calls.iter().collect();
         let precision = Precision {
             controls,
@@ -1285,7 +1269,7 @@ mod tests {
             sources,
             calls: &calls,
         };
-        replay_with(policy, Mode::Code, &precision, &refs)
+        replay_with(policy, Mode::Code, &precision, &refs(returns))
     }
 
     fn outcome<'a>(out: &'a [Merged], title: &str) -> &'a Merged {
