@@ -527,15 +527,9 @@ fn replay_arm(
         .iter()
         .find(|s| s.source == arm.source && s.scale == scale)
         .map_or(&[], |s| s.returns.as_slice());
-    let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for r in returns {
-        for m in &r.malformed {
-            if settings.strict {
-                return Err(m.to_error(name));
-            }
-            *malformed_reasons
-                .entry(format!("{}: {}", m.field, reason_kind(&m.reason)))
-                .or_default() += 1;
+    if settings.strict {
+        if let Some(m) = returns.iter().flat_map(|r| &r.malformed).next() {
+            return Err(m.to_error(name));
         }
     }
 
@@ -556,6 +550,34 @@ fn replay_arm(
         sources: controls.sources,
     };
     let replayed = replay::arm::replay_arm_with(&arm.review, exp.mode, &arm_controls, returns);
+    // A target a skip rule kept from review counts nothing: not its malformed findings, nor
+    // its failed calls.
+    let skipped: std::collections::HashSet<&str> = replayed
+        .runs
+        .iter()
+        .filter(|r| r.skipped.is_some())
+        .map(|r| r.target)
+        .collect();
+    let reviewed = || {
+        returns
+            .iter()
+            .filter(|r| !skipped.contains(r.target.as_str()))
+    };
+    let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for m in reviewed().flat_map(|r| &r.malformed) {
+        *malformed_reasons
+            .entry(format!("{}: {}", m.field, reason_kind(&m.reason)))
+            .or_default() += 1;
+    }
+    let failed_calls: Vec<FailedCall> = reviewed()
+        .filter(|r| r.failed)
+        .map(|r| FailedCall {
+            target: r.target.clone(),
+            run: r.run,
+            reviewer: r.reviewer.clone(),
+            reason: r.reason.clone(),
+        })
+        .collect();
     let mut per_target = Vec::with_capacity(replayed.runs.len());
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
@@ -638,16 +660,7 @@ fn replay_arm(
     });
     Ok(ArmReplay {
         metrics: ArmMetrics {
-            failed_calls: returns
-                .iter()
-                .filter(|r| r.failed)
-                .map(|r| FailedCall {
-                    target: r.target.clone(),
-                    run: r.run,
-                    reviewer: r.reviewer.clone(),
-                    reason: r.reason.clone(),
-                })
-                .collect(),
+            failed_calls,
             controls: precision_controls,
             ..arm_metrics(arm.review.name(), scale, per_target, malformed_reasons)
         },

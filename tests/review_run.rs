@@ -419,6 +419,24 @@ fn example_corpora_validate_and_show_the_expected_effects() {
         .collect();
     assert_eq!(over, ["pr-1871-batch-export"]);
     assert_eq!(t["skipped_targets"], 3);
+    // A skipped target counts nothing, its failed calls included.
+    let skipped: Vec<&str> = t["per_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["skipped"].is_null())
+        .map(|r| r["target"].as_str().unwrap())
+        .collect();
+    assert!(t["failed_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| !skipped.contains(&c["target"].as_str().unwrap())));
+    assert!(code["review"]["arms"]["baseline"]["failed_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| skipped.contains(&c["target"].as_str().unwrap())));
     assert!(n(&t["lint_suppressed"]) > 0.0 && n(&t["lost_p0_p1"]) > 0.0);
     let b = &code["review"]["arms"]["baseline"];
     assert_eq!(b["externalized"], b["actionable"]);
