@@ -832,7 +832,12 @@ impl Kind {
 impl Serialize for TargetMetrics {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(2 + self.figures.len()))?;
+        let written = self
+            .figures
+            .iter()
+            .filter(|f| **f != Figure::Absent)
+            .count();
+        let mut map = s.serialize_map(Some(2 + written))?;
         map.serialize_entry("target", &self.target)?;
         map.serialize_entry("run", &self.run)?;
         for (m, f) in REVIEW_METRICS.iter().zip(&self.figures) {
@@ -1106,6 +1111,7 @@ mod tests {
         let mut figures: Vec<Figure> = REVIEW_METRICS
             .iter()
             .map(|m| match m.kind {
+                _ if m.precision => Figure::Absent,
                 Kind::Count => Figure::Count(0),
                 Kind::Real => Figure::Real(0.0),
                 Kind::Optional => Figure::Optional(None),
@@ -1122,6 +1128,51 @@ mod tests {
             calibration_sums: BTreeMap::new(),
             values: value_counts(raw.iter().copied()),
         }
+    }
+
+    /// A run without the precision controls writes none of their figures and reads back as
+    /// such; a run with them writes each one, lint-ignore's as null when unknown.
+    #[test]
+    fn precision_figures_are_written_only_when_replayed() {
+        let plain = target("a", 0, 3, 1, &[75.0]);
+        let json = serde_json::to_value(&plain).unwrap();
+        for m in REVIEW_METRICS.iter() {
+            assert_eq!(json.get(m.name).is_some(), !m.precision, "{}", m.name);
+        }
+        let back: TargetMetrics = serde_json::from_value(json).unwrap();
+        assert_eq!(back.figures, plain.figures);
+        let arm = arm_metrics("anchored", Scale::Anchor, vec![plain], BTreeMap::new());
+        assert!(!arm.figures.controls);
+        let json = serde_json::to_value(&arm.figures).unwrap();
+        assert!(json.get("externalized").is_none() && json.get("merged").is_some());
+        let back: ArmFigures = serde_json::from_value(json).unwrap();
+        assert_eq!(back, arm.figures);
+
+        let mut with = target("a", 0, 3, 1, &[75.0]);
+        for (i, m) in REVIEW_METRICS
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.precision)
+        {
+            with.figures[i] = match m.kind {
+                Kind::Count => Figure::Count(2),
+                Kind::OptionalCount => Figure::OptionalCount(None),
+                _ => Figure::Label(Some("closed".into())),
+            };
+        }
+        let json = serde_json::to_value(&with).unwrap();
+        assert_eq!(json["externalized"], 2);
+        assert!(json["on_suppressed_line"].is_null());
+        assert_eq!(json["skipped"], "closed");
+        let arm = arm_metrics("anchored", Scale::Anchor, vec![with], BTreeMap::new());
+        assert!(arm.figures.controls);
+        assert_eq!(arm.figures.value("externalized"), Some(2.0));
+        // Known for no target: unknown for the arm, written as null, never 0.
+        assert_eq!(arm.figures.value("on_suppressed_line"), None);
+        let json = serde_json::to_value(&arm.figures).unwrap();
+        assert!(json.get("on_suppressed_line").is_some_and(|v| v.is_null()));
+        let back: ArmFigures = serde_json::from_value(json).unwrap();
+        assert_eq!(back, arm.figures);
     }
 
     #[test]
