@@ -549,7 +549,7 @@ fn replay_arm(
         targets: controls.targets,
         sources: controls.sources,
     };
-    let replayed = replay::arm::replay_arm_with(&arm.review, exp.mode, &arm_controls, returns);
+    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns);
     // A target a skip rule kept from review counts nothing: not its malformed findings, nor
     // its failed calls.
     let skipped: std::collections::HashSet<&str> = replayed

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::InputError;
+use crate::error::{backticked, mismatch, InputError};
 use crate::stats::alpha::Level;
 use crate::stats::bootstrap::MAX_REPLICATES;
 
@@ -743,10 +743,6 @@ pub fn read_toml_file<T: serde::de::DeserializeOwned>(
 }
 
 /// The backquoted words of a serde message: `a`, `b` → [a, b].
-fn quoted(text: &str) -> Vec<&str> {
-    text.split('`').skip(1).step_by(2).collect()
-}
-
 /// Whether serde's description of a refused value (`string "high"`, `integer `5``,
 /// `floating point `1.5``, `boolean `true``) is this TOML value.
 fn unexpected_is(got: &str, v: &toml::de::DeValue<'_>) -> bool {
@@ -976,7 +972,7 @@ impl Ctx<'_> {
         };
         if let Some(rest) = message.strip_prefix("unknown field `") {
             let (key, expected) = rest.split_once('`').unwrap_or((rest, ""));
-            let known = quoted(expected);
+            let known = backticked(expected);
             // The path ends at the key, or, inside a `policy`-tagged table (read as a whole),
             // at the table: then the key is found below it.
             let field = if path.rsplit('.').next() == Some(key) {
@@ -1013,15 +1009,14 @@ impl Ctx<'_> {
                 .unwrap_or_else(|| path.to_string());
             return located(self.error(
                 &field,
-                format!("`{value}` is not one of {}", quoted(expected).join(", ")),
+                format!(
+                    "`{value}` is not one of {}",
+                    backticked(expected).join(", ")
+                ),
             ));
         }
         // "invalid type: string \"x\", expected a boolean" → "must be a boolean, not string "x""
-        let problem = match message
-            .strip_prefix("invalid type: ")
-            .or_else(|| message.strip_prefix("invalid value: "))
-            .and_then(|rest| rest.rsplit_once(", expected "))
-        {
+        let problem = match mismatch(message) {
             Some((got, want)) => {
                 let want = match want {
                     "u64" | "usize" | "u32" => "a non-negative integer",
@@ -1034,10 +1029,7 @@ impl Ctx<'_> {
             None => message.to_string(),
         };
         // Inside a tagged table, the field is the key below it holding the refused value.
-        let field = message
-            .strip_prefix("invalid type: ")
-            .or_else(|| message.strip_prefix("invalid value: "))
-            .and_then(|rest| rest.rsplit_once(", expected "))
+        let field = mismatch(message)
             .and_then(|(got, _)| self.find(path, &|_, v| unexpected_is(got, v)))
             .unwrap_or_else(|| path.to_string());
         located(self.error(if field.is_empty() { "(top)" } else { &field }, problem))

@@ -137,6 +137,19 @@ impl Error {
     }
 }
 
+/// The values serde names in backticks, as in "expected one of `a`, `b`": `["a", "b"]`.
+pub(crate) fn backticked(text: &str) -> Vec<&str> {
+    text.split('`').skip(1).step_by(2).collect()
+}
+
+/// serde's "invalid type: X, expected Y" (or "invalid value: …") as (X, Y).
+pub(crate) fn mismatch(message: &str) -> Option<(&str, &str)> {
+    message
+        .strip_prefix("invalid type: ")
+        .or_else(|| message.strip_prefix("invalid value: "))
+        .and_then(|rest| rest.rsplit_once(", expected "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

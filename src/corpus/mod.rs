@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::InputError;
+use crate::error::{backticked, mismatch, InputError};
 use queries::Query;
 use reviews::Selection;
 use verdicts::Item;
@@ -233,13 +233,6 @@ fn field_problem(path: &str, message: &str) -> (String, String) {
             format!("{path}.{key}")
         }
     };
-    let quoted = |list: &str| -> Vec<String> {
-        list.split('`')
-            .skip(1)
-            .step_by(2)
-            .map(str::to_string)
-            .collect()
-    };
     if let Some(rest) = message.strip_prefix("missing field `") {
         let key = rest.split('`').next().unwrap_or(rest);
         return (join(key), "is missing".into());
@@ -248,14 +241,13 @@ fn field_problem(path: &str, message: &str) -> (String, String) {
         let (value, expected) = rest.split_once('`').unwrap_or((rest, ""));
         return (
             path.to_string(),
-            format!("`{value}` is not one of {}", quoted(expected).join(", ")),
+            format!(
+                "`{value}` is not one of {}",
+                backticked(expected).join(", ")
+            ),
         );
     }
-    let problem = match message
-        .strip_prefix("invalid type: ")
-        .or_else(|| message.strip_prefix("invalid value: "))
-        .and_then(|rest| rest.rsplit_once(", expected "))
-    {
+    let problem = match mismatch(message) {
         Some((got, want)) => format!("must be {}, not {}", wanted(want), unexpected(got)),
         None => message.to_string(),
     };

@@ -20,11 +20,11 @@ pub const MARKERS: [&str; 11] = [
     "@ts-expect-error",
 ];
 
-/// The snapshots of a corpus: per target with a `sources/<target>/` folder, the text of each
-/// file a finding names that the folder holds.
+/// The snapshots of a corpus: per target with a `sources/<target>/` folder, the lines of each
+/// file a finding names that the folder holds (split at line feeds once, when read).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Sources {
-    targets: BTreeMap<String, BTreeMap<String, String>>,
+    targets: BTreeMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 impl Sources {
@@ -35,10 +35,10 @@ impl Sources {
 
     /// Records the text of `file` in `target`'s snapshot.
     pub fn add_file(&mut self, target: &str, file: &str, text: String) {
-        self.targets
-            .entry(target.to_string())
-            .or_default()
-            .insert(file.to_string(), text);
+        self.targets.entry(target.to_string()).or_default().insert(
+            file.to_string(),
+            text.split('\n').map(str::to_string).collect(),
+        );
     }
 
     /// Whether `target` has a snapshot folder.
@@ -51,15 +51,16 @@ impl Sources {
     /// when the snapshot lacks the file.
     pub fn suppressed(&self, target: &str, file: &str, line: u32) -> Option<bool> {
         let files = self.targets.get(target)?;
-        let Some(text) = files.get(file) else {
+        let Some(lines) = files.get(file) else {
             return Some(false);
         };
-        // Lines numbered from 1, split at line feeds; line 1 has no line before it, and a line
-        // past the end has no text.
+        // Lines numbered from 1; line 1 has no line before it, and a line past the end has no
+        // text.
         let at = |n: u32| -> Option<&str> {
-            (n >= 1)
-                .then(|| text.split('\n').nth(n as usize - 1))
-                .flatten()
+            (n as usize)
+                .checked_sub(1)
+                .and_then(|i| lines.get(i))
+                .map(String::as_str)
         };
         let carries = |n: u32| at(n).is_some_and(|t| MARKERS.iter().any(|m| t.contains(m)));
         Some(carries(line) || carries(line.saturating_sub(1)))
@@ -144,12 +145,7 @@ mod tests {
 
     #[test]
     fn paths_that_would_leave_the_folder() {
-        for ok in [
-            "src/a.rs",
-            "a.rs",
-            "./src/a.rs",
-            "dir/../"[..4].trim_end_matches('/'),
-        ] {
+        for ok in ["src/a.rs", "a.rs", "./src/a.rs", "dir"] {
             assert!(stays_inside(ok), "{ok}");
         }
         for bad in ["../a.rs", "src/../../a.rs", "/etc/passwd", "", ".."] {

@@ -129,7 +129,6 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
 /// verdict that is not `null` scores at least one dimension.
 fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
     let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
-    let mut verdicts = Vec::with_capacity(raw.verdicts.len());
     let mut models: HashMap<&str, usize> = HashMap::with_capacity(raw.verdicts.len());
     for (j, v) in raw.verdicts.iter().enumerate() {
         let field = |f: &str| format!("verdicts[{j}].{f}");
@@ -159,17 +158,18 @@ fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
             }
         }
     }
-    for v in raw.verdicts {
-        verdicts.push(Verdict {
-            model: v.model.0,
-            scores: v.per_dimension,
-        });
-    }
     Ok(Item {
         line,
         item_id: raw.item_id.0,
         arm: raw.arm.0,
-        verdicts,
+        verdicts: raw
+            .verdicts
+            .into_iter()
+            .map(|v| Verdict {
+                model: v.model.0,
+                scores: v.per_dimension,
+            })
+            .collect(),
     })
 }
 

@@ -161,16 +161,11 @@ pub fn fingerprint(f: &Finding) -> String {
     )
 }
 
-/// Replays every (target, run) of `returns` through `policy`, without precision controls.
-pub fn replay_arm<'a>(policy: &ReviewPolicy, mode: Mode, returns: &'a [Return]) -> ArmReplay<'a> {
-    replay_arm_with(policy, mode, &NO_ARM_CONTROLS, returns)
-}
-
 /// Replays every (target, run) of `returns` through `policy` and the arm's precision controls.
 /// A target's runs are replayed together, so the test-retest bookkeeping lives only as long as
 /// one target. A target a skip rule fires on is replayed too, but only to count what skipping
 /// it hid; its runs hold zeros.
-pub fn replay_arm_with<'a>(
+pub fn replay_arm<'a>(
     policy: &ReviewPolicy,
     mode: Mode,
     arm: &ArmControls<'_>,
@@ -352,7 +347,7 @@ mod tests {
             "mode = \"doc\"\n[arms.baseline]\nsource = \"b\"\n[arms.baseline.review]\npolicy = \"anchored\"\n[arms.treatment]\nsource = \"b\"\n",
         )
         .unwrap();
-        let replayed = replay_arm(&exp.baseline.review, Mode::Doc, &r);
+        let replayed = replay_arm(&exp.baseline.review, Mode::Doc, &NO_ARM_CONTROLS, &r);
         assert_eq!(replayed.runs.len(), 2);
         assert_eq!(replayed.runs[0].raw_confidences, [50.0, 75.0]);
         // Run 0: x and y corroborate one finding; run 1: no corroboration.
@@ -505,7 +500,7 @@ mod tests {
             targets: &targets,
             sources: None,
         };
-        let replayed = replay_arm_with(&exp.baseline.review, Mode::Code, &arm, returns);
+        let replayed = replay_arm(&exp.baseline.review, Mode::Code, &arm, returns);
         let rows: Vec<(&str, u32, Option<SkipRule>, usize)> = replayed
             .runs
             .iter()
@@ -538,7 +533,7 @@ mod tests {
             }
         );
         // Without the rule, nothing is skipped.
-        let off = replay_arm(&exp.baseline.review, Mode::Code, returns);
+        let off = replay_arm(&exp.baseline.review, Mode::Code, &NO_ARM_CONTROLS, returns);
         assert_eq!(off.skipped, Skipped::default());
         assert!(off.runs.iter().all(|r| r.skipped.is_none()));
     }

@@ -695,8 +695,7 @@ pub fn arm_metrics(
             .iter()
             .map(|(_, i, aggregate)| {
                 let m = &REVIEW_METRICS[*i];
-                let absent = per_target.iter().any(|t| t.figures[*i] == Figure::Absent);
-                if absent || (m.precision && !controls) {
+                if m.precision && !controls {
                     return None;
                 }
                 let values = by_target_of(&per_target, *i);
