@@ -243,6 +243,10 @@ pub struct CollectArgs {
     /// Print the calls that would run, and run none
     #[arg(long)]
     pub dry_run: bool,
+    /// Run one stage only: reviewers (starts a run, as collect does), validators or judges
+    /// (over the run named by --resume)
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub stage: Option<crate::collect::plan::Stage>,
 }
 
 #[derive(Debug, Args)]

@@ -4,9 +4,12 @@
 //! unknown enum — is a reason, and the call is recorded `status: failed` with it, never as an
 //! empty review.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::plan::{Call, Kind};
+use super::runner::Protocol;
 use crate::config::{Mode, Scale};
 use crate::corpus::{queries, reviews};
 
@@ -18,6 +21,30 @@ pub struct Expect {
     /// The scales of the arms reading the call's recorded label: a confidence is valid when it
     /// is valid on one of them.
     pub scales: Vec<Scale>,
+}
+
+/// The reviewers' (or the agent's) contract: each call's stdout is a return checked against
+/// the arms that read its label.
+pub struct Returns {
+    pub kind: Kind,
+    /// Every call of the plan, by position.
+    pub calls: Vec<Call>,
+    /// Per recorded arm label: what its returns are checked against.
+    pub expect: HashMap<String, Expect>,
+}
+
+impl Protocol for Returns {
+    fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String> {
+        let call = &self.calls[index];
+        match self.expect.get(&call.arm) {
+            Some(expect) => accept(stdout, call, expect),
+            None => Err(format!("arm {:?} has nothing to check against", call.arm)),
+        }
+    }
+
+    fn failed(&self, index: usize, reason: &str) -> Map<String, Value> {
+        failed(&self.calls[index], self.kind, reason)
+    }
 }
 
 /// The line to record for a call whose command exited 0 printing `stdout`, or why the return
@@ -127,17 +154,24 @@ fn identify_run(object: &mut Map<String, Value>, run: u32) -> Result<(), String>
 }
 
 /// Finding ids must be unique in the corpus, but a reviewer numbers its own findings: each id
-/// is qualified with the call, `<arm>/<target>/<reviewer>/r<run>/<id>`.
+/// is qualified with the call, `<arm>/<target>/<reviewer>/r<run>/<id>`. A finding without an id
+/// gets `#<n>`, its position from 1, so that validators and judges can name every finding.
 fn qualify_ids(object: &mut Map<String, Value>, call: &Call) {
     let Some(Value::Array(findings)) = object.get_mut("findings") else {
         return;
     };
-    for f in findings.iter_mut() {
-        if let Some(Value::String(id)) = f.get_mut("id") {
-            *id = format!(
-                "{}/{}/{}/r{}/{id}",
-                call.arm, call.target.name, call.reviewer, call.run
-            );
+    let prefix = format!(
+        "{}/{}/{}/r{}/",
+        call.arm, call.target.name, call.reviewer, call.run
+    );
+    for (i, f) in findings.iter_mut().enumerate() {
+        let Value::Object(f) = f else { continue };
+        match f.get_mut("id") {
+            Some(Value::String(id)) => *id = format!("{prefix}{id}"),
+            None | Some(Value::Null) => {
+                f.insert("id".into(), Value::String(format!("{prefix}#{}", i + 1)));
+            }
+            Some(_) => {}
         }
     }
 }
@@ -189,7 +223,7 @@ fn strip_place(message: &str) -> String {
         .to_string()
 }
 
-fn excerpt(text: &str, chars: usize) -> String {
+pub(crate) fn excerpt(text: &str, chars: usize) -> String {
     let mut out: String = text.chars().take(chars).collect();
     if text.chars().count() > chars {
         out.push('…');

@@ -5,3 +5,4 @@
 pub mod arrival;
 pub mod plan;
 pub mod runner;
+pub mod stages;

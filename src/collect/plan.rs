@@ -30,6 +30,40 @@ impl Kind {
     }
 }
 
+/// A collection's stages, in the order they run (SPEC §8.1).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The `[collect]` command: reviewer returns, or an agent's query traces.
+    Reviewers,
+    /// `[collect.validators]`: a verdict per finding the validation pass selects.
+    Validators,
+    /// `[collect.judges]`: a panel's verdicts per finding and target.
+    Judges,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Reviewers => "reviewers",
+            Stage::Validators => "validators",
+            Stage::Judges => "judges",
+        }
+    }
+}
+
 /// A parsed `[collect]` table.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Collect {
@@ -48,9 +82,135 @@ pub struct Collect {
     /// The wait before the first retry; each next one waits twice as long.
     #[serde(rename = "backoff_s", serialize_with = "seconds")]
     pub backoff: Duration,
+    /// `[collect.validators]`: validator calls over the collected findings (SPEC §8.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validators: Option<Validators>,
+    /// `[collect.judges]`: judge panels over the collected findings and targets (SPEC §8.1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judges: Option<Judges>,
     /// Where fields were written, for errors found later (a missing program, no targets).
     #[serde(skip)]
     pub lines: Lines,
+}
+
+/// How one stage's calls are run: `[collect]`'s values unless the stage's table sets its own.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub retries: u32,
+    pub backoff: Duration,
+}
+
+/// A stage table's own limits, each `None` when `[collect]`'s applies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<usize>,
+    #[serde(
+        rename = "timeout_s",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "some_seconds"
+    )]
+    pub timeout: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    #[serde(
+        rename = "backoff_s",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "some_seconds"
+    )]
+    pub backoff: Option<Duration>,
+}
+
+/// `[collect.validators]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Validators {
+    /// argv with the [`VALIDATOR_PLACEHOLDERS`].
+    pub command: Vec<String>,
+    #[serde(flatten)]
+    pub limits: Overrides,
+    /// The line of `command`, for errors found when collecting.
+    #[serde(skip)]
+    pub line: u64,
+}
+
+/// `[collect.judges]`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Judges {
+    /// argv with the [`JUDGE_PLACEHOLDERS`].
+    pub command: Vec<String>,
+    /// Judge names, in the order their verdicts are written.
+    pub judges: Vec<String>,
+    pub items: Items,
+    /// The dimensions every judge scores, each in [0, 1].
+    pub dimensions: Vec<String>,
+    #[serde(flatten)]
+    pub limits: Overrides,
+    #[serde(skip)]
+    pub line: u64,
+}
+
+/// What the judges judge (SPEC §8.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Items {
+    /// Every merged finding of every arm, whatever became of it.
+    Findings,
+    /// Every (arm, target): the whole-target item whose lift §4.6 measures.
+    Targets,
+    Both,
+}
+
+impl Items {
+    pub fn findings(self) -> bool {
+        matches!(self, Items::Findings | Items::Both)
+    }
+    pub fn targets(self) -> bool {
+        matches!(self, Items::Targets | Items::Both)
+    }
+}
+
+impl Collect {
+    /// The stages the table declares, in the order they run.
+    pub fn stages(&self) -> Vec<Stage> {
+        let mut out = vec![Stage::Reviewers];
+        if self.validators.is_some() {
+            out.push(Stage::Validators);
+        }
+        if self.judges.is_some() {
+            out.push(Stage::Judges);
+        }
+        out
+    }
+
+    /// The limits the reviewers (or agent) stage runs with.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            concurrency: self.concurrency,
+            timeout: self.timeout,
+            retries: self.retries,
+            backoff: self.backoff,
+        }
+    }
+
+    /// A later stage's limits: its own where its table sets them, else `[collect]`'s.
+    pub fn limits_with(&self, own: &Overrides) -> Limits {
+        let base = self.limits();
+        Limits {
+            concurrency: own.concurrency.unwrap_or(base.concurrency),
+            timeout: own.timeout.unwrap_or(base.timeout),
+            retries: own.retries.unwrap_or(base.retries),
+            backoff: own.backoff.unwrap_or(base.backoff),
+        }
+    }
+}
+
+fn some_seconds<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_f64(d.as_secs_f64()),
+        None => s.serialize_none(),
+    }
 }
 
 /// The lines of the `[collect]` fields whose problems only show when collecting.
@@ -69,7 +229,20 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
 pub const AGENT: &str = "agent";
 
 /// The placeholders `command` may use, each replaced as a whole argument.
-pub const PLACEHOLDERS: [&str; 5] = ["{reviewer}", "{target}", "{target_path}", "{arm}", "{run}"];
+pub const PLACEHOLDERS: &[&str] = &["{reviewer}", "{target}", "{target_path}", "{arm}", "{run}"];
+
+/// The placeholders `[collect.validators]`'s command may use.
+pub const VALIDATOR_PLACEHOLDERS: &[&str] = &[
+    "{finding_id}",
+    "{arm}",
+    "{target}",
+    "{target_path}",
+    "{run}",
+];
+
+/// The placeholders `[collect.judges]`'s command may use.
+pub const JUDGE_PLACEHOLDERS: &[&str] =
+    &["{judge}", "{item_id}", "{arm}", "{target}", "{target_path}"];
 
 /// An experiment's `[collect]` table as written, read by serde with the position of each
 /// value; its JSON Schema is derived from it.
@@ -98,6 +271,57 @@ pub struct RawCollect {
     retries: Option<Spanned<i64>>,
     #[schemars(with = "Option<f64>")]
     backoff_s: Option<Spanned<f64>>,
+    /// Validator calls over the collected findings (SPEC §8.1).
+    validators: Option<RawValidators>,
+    /// Judge panels over the collected findings and targets (SPEC §8.1).
+    judges: Option<RawJudges>,
+}
+
+/// A later stage's limits as written; each falls back to `[collect]`'s.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    #[schemars(with = "Option<i64>")]
+    concurrency: Option<Spanned<i64>>,
+    #[schemars(with = "Option<f64>")]
+    timeout_s: Option<Spanned<f64>>,
+    #[schemars(with = "Option<i64>")]
+    retries: Option<Spanned<i64>>,
+    #[schemars(with = "Option<f64>")]
+    backoff_s: Option<Spanned<f64>>,
+}
+
+/// `[collect.validators]` as written.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawValidators {
+    /// The argv of one validator call, with placeholders {finding_id}, {arm}, {target},
+    /// {target_path}, {run}.
+    #[schemars(with = "Vec<String>")]
+    command: Spanned<Vec<String>>,
+    #[serde(flatten)]
+    limits: RawLimits,
+}
+
+/// `[collect.judges]` as written.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawJudges {
+    /// The argv of one judge call, with placeholders {judge}, {item_id}, {arm}, {target},
+    /// {target_path}.
+    #[schemars(with = "Vec<String>")]
+    command: Spanned<Vec<String>>,
+    /// Judge names, in the order their verdicts are written.
+    #[schemars(with = "Vec<String>")]
+    judges: Spanned<Vec<String>>,
+    /// `findings` (default), `targets` or `both`.
+    #[schemars(with = "Option<String>")]
+    items: Option<Spanned<String>>,
+    /// The dimensions every judge scores in [0, 1].
+    #[schemars(with = "Vec<String>")]
+    dimensions: Spanned<Vec<String>>,
+    #[serde(flatten)]
+    limits: RawLimits,
 }
 
 /// The `[collect]` table of an experiment file, read with the rest of it by `config`.
@@ -120,28 +344,7 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
             ))
         }
     };
-    let command = raw.command.get_ref().clone();
-    if command.is_empty() || command[0].trim().is_empty() {
-        return Err(error(
-            raw.command.span(),
-            "command",
-            "names no program".into(),
-        )
-        .hint("an argv list, e.g. [\"./reviewers/review.sh\", \"{reviewer}\", \"{target}\", \"{arm}\"]"));
-    }
-    if let Some(arg) = command
-        .iter()
-        .find(|a| a.contains('{') && a.contains('}') && !PLACEHOLDERS.contains(&a.as_str()))
-    {
-        return Err(error(
-            raw.command.span(),
-            "command",
-            format!(
-                "`{arg}` is not a placeholder; placeholders stand alone as whole arguments: {}",
-                PLACEHOLDERS.join(", ")
-            ),
-        ));
-    }
+    let command = argv(&raw.command, "command", PLACEHOLDERS, &error)?;
     let reviewers = match (&raw.reviewers, kind) {
         (Some(r), Kind::Reviews) => {
             if r.get_ref().is_empty() {
@@ -171,47 +374,44 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
         }
         (None, Kind::Queries) => vec![AGENT.to_string()],
     };
-    let whole = |v: &Option<Spanned<i64>>, field: &str, default: i64, min: i64| {
-        let Some(v) = v else { return Ok(default) };
-        let x = *v.get_ref();
-        if x < min || x > 100_000 {
-            return Err(error(
-                v.span(),
-                field,
-                format!("{x} is out of range: a whole number from {min} to 100000"),
-            ));
-        }
-        Ok(x)
-    };
-    let runs = whole(&raw.runs, "runs", 1, 1)? as u32;
-    let concurrency = whole(&raw.concurrency, "concurrency", 4, 1)? as usize;
-    let retries = whole(&raw.retries, "retries", 1, 0)? as u32;
-    let timeout = match &raw.timeout_s {
-        None => Duration::from_secs(300),
-        Some(t) => {
-            let x = *t.get_ref();
-            if !(x.is_finite() && x > 0.0 && x <= 86_400.0) {
+    let runs = whole(&raw.runs, "runs", 1, &error)?.unwrap_or(1) as u32;
+    let concurrency = whole(&raw.concurrency, "concurrency", 1, &error)?.unwrap_or(4) as usize;
+    let retries = whole(&raw.retries, "retries", 0, &error)?.unwrap_or(1) as u32;
+    let timeout = timeout(&raw.timeout_s, "timeout_s", &error)?.unwrap_or(Duration::from_secs(300));
+    let backoff = backoff(&raw.backoff_s, "backoff_s", &error)?.unwrap_or(Duration::from_secs(1));
+    let validators = match raw.validators {
+        None => None,
+        Some(v) => {
+            if kind == Kind::Queries {
                 return Err(error(
-                    t.span(),
-                    "timeout_s",
-                    format!("{x} is not a number of seconds in (0, 86400]"),
+                    v.command.span(),
+                    "validators",
+                    "validates review findings; a query collection has none".into(),
                 ));
             }
-            Duration::from_secs_f64(x)
+            Some(Validators {
+                command: argv(
+                    &v.command,
+                    "validators.command",
+                    VALIDATOR_PLACEHOLDERS,
+                    &error,
+                )?,
+                limits: overrides(&v.limits, "validators", &error)?,
+                line: line(v.command.span().start),
+            })
         }
     };
-    let backoff = match &raw.backoff_s {
-        None => Duration::from_secs(1),
-        Some(t) => {
-            let x = *t.get_ref();
-            if !(x.is_finite() && (0.0..=3600.0).contains(&x)) {
+    let judges = match raw.judges {
+        None => None,
+        Some(j) => {
+            if kind == Kind::Queries {
                 return Err(error(
-                    t.span(),
-                    "backoff_s",
-                    format!("{x} is not a number of seconds in [0, 3600]"),
+                    j.command.span(),
+                    "judges",
+                    "judges review findings and targets; a query collection has none".into(),
                 ));
             }
-            Duration::from_secs_f64(x)
+            Some(judges_table(j, &error, &line)?)
         }
     };
     if raw.targets.get_ref().trim().is_empty() {
@@ -227,11 +427,163 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
         timeout,
         retries,
         backoff,
+        validators,
+        judges,
         lines: Lines {
             command: line(raw.command.span().start),
             reviewers: raw.reviewers.as_ref().map_or(0, |r| line(r.span().start)),
             targets: line(raw.targets.span().start),
         },
+    })
+}
+
+/// How a table's field problem is reported: its span, its path under `collect.`, the problem.
+type Report<'a> = dyn Fn(std::ops::Range<usize>, &str, String) -> InputError + 'a;
+
+/// An argv list: a program first, placeholders only as whole arguments and only `allowed` ones.
+fn argv(
+    raw: &Spanned<Vec<String>>,
+    field: &str,
+    allowed: &[&str],
+    error: &Report<'_>,
+) -> Result<Vec<String>, InputError> {
+    let command = raw.get_ref().clone();
+    if command.is_empty() || command[0].trim().is_empty() {
+        return Err(error(raw.span(), field, "names no program".into()).hint(
+            "an argv list, e.g. [\"./reviewers/review.sh\", \"{reviewer}\", \"{target}\", \"{arm}\"]",
+        ));
+    }
+    if let Some(arg) = command
+        .iter()
+        .find(|a| a.contains('{') && a.contains('}') && !allowed.contains(&a.as_str()))
+    {
+        return Err(error(
+            raw.span(),
+            field,
+            format!(
+                "`{arg}` is not a placeholder here; placeholders stand alone as whole arguments: {}",
+                allowed.join(", ")
+            ),
+        ));
+    }
+    Ok(command)
+}
+
+/// A whole number from `min` to 100000, or `None` when not written.
+fn whole(
+    v: &Option<Spanned<i64>>,
+    field: &str,
+    min: i64,
+    error: &Report<'_>,
+) -> Result<Option<i64>, InputError> {
+    let Some(v) = v else { return Ok(None) };
+    let x = *v.get_ref();
+    if x < min || x > 100_000 {
+        return Err(error(
+            v.span(),
+            field,
+            format!("{x} is out of range: a whole number from {min} to 100000"),
+        ));
+    }
+    Ok(Some(x))
+}
+
+/// A timeout in (0, 86400] seconds, or `None` when not written.
+fn timeout(
+    v: &Option<Spanned<f64>>,
+    field: &str,
+    error: &Report<'_>,
+) -> Result<Option<Duration>, InputError> {
+    let Some(t) = v else { return Ok(None) };
+    let x = *t.get_ref();
+    if !(x.is_finite() && x > 0.0 && x <= 86_400.0) {
+        return Err(error(
+            t.span(),
+            field,
+            format!("{x} is not a number of seconds in (0, 86400]"),
+        ));
+    }
+    Ok(Some(Duration::from_secs_f64(x)))
+}
+
+/// A backoff in [0, 3600] seconds, or `None` when not written.
+fn backoff(
+    v: &Option<Spanned<f64>>,
+    field: &str,
+    error: &Report<'_>,
+) -> Result<Option<Duration>, InputError> {
+    let Some(t) = v else { return Ok(None) };
+    let x = *t.get_ref();
+    if !(x.is_finite() && (0.0..=3600.0).contains(&x)) {
+        return Err(error(
+            t.span(),
+            field,
+            format!("{x} is not a number of seconds in [0, 3600]"),
+        ));
+    }
+    Ok(Some(Duration::from_secs_f64(x)))
+}
+
+fn overrides(raw: &RawLimits, table: &str, error: &Report<'_>) -> Result<Overrides, InputError> {
+    let f = |name: &str| format!("{table}.{name}");
+    Ok(Overrides {
+        concurrency: whole(&raw.concurrency, &f("concurrency"), 1, error)?.map(|x| x as usize),
+        timeout: timeout(&raw.timeout_s, &f("timeout_s"), error)?,
+        retries: whole(&raw.retries, &f("retries"), 0, error)?.map(|x| x as u32),
+        backoff: backoff(&raw.backoff_s, &f("backoff_s"), error)?,
+    })
+}
+
+/// Names a stage lists: at least one, none blank, none twice.
+fn names(
+    raw: &Spanned<Vec<String>>,
+    field: &str,
+    error: &Report<'_>,
+) -> Result<Vec<String>, InputError> {
+    let list = raw.get_ref();
+    if list.is_empty() {
+        return Err(error(raw.span(), field, "is empty".into()));
+    }
+    for (i, name) in list.iter().enumerate() {
+        if name.trim().is_empty() {
+            return Err(error(raw.span(), field, format!("{name:?} is not a name")));
+        }
+        if list[..i].contains(name) {
+            return Err(error(
+                raw.span(),
+                field,
+                format!("`{name}` is listed twice"),
+            ));
+        }
+    }
+    Ok(list.clone())
+}
+
+fn judges_table(
+    j: RawJudges,
+    error: &Report<'_>,
+    line: &dyn Fn(usize) -> u64,
+) -> Result<Judges, InputError> {
+    let items = match j.items.as_ref().map(|i| (i.get_ref().as_str(), i.span())) {
+        None | Some(("findings", _)) => Items::Findings,
+        Some(("targets", _)) => Items::Targets,
+        Some(("both", _)) => Items::Both,
+        Some((other, span)) => {
+            return Err(error(
+                span,
+                "judges.items",
+                format!("`{other}` is not findings, targets or both"),
+            ))
+        }
+    };
+    let judges = names(&j.judges, "judges.judges", error)?;
+    Ok(Judges {
+        command: argv(&j.command, "judges.command", JUDGE_PLACEHOLDERS, error)?,
+        judges,
+        items,
+        dimensions: names(&j.dimensions, "judges.dimensions", error)?,
+        limits: overrides(&j.limits, "judges", error)?,
+        line: line(j.command.span().start),
     })
 }
 

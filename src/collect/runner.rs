@@ -17,7 +17,6 @@
 //! ends, any process still carrying one of its tags is killed. Elsewhere only the group is
 //! killed.
 
-use std::collections::HashMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -33,14 +32,12 @@ use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use super::arrival::{self, Expect};
-use super::plan::{Call, Kind};
+use super::plan::Limits;
 
 /// The most a command may print on stdout; more is a failed call, not an out-of-memory.
 pub const STDOUT_LIMIT: usize = 16 << 20;
 
 /// What every call shares.
-#[derive(Debug)]
 pub struct Context {
     /// The resolved program (`command[0]`), run with `cwd` as its working directory.
     pub program: PathBuf,
@@ -48,16 +45,34 @@ pub struct Context {
     /// The run directory, absolute: artifacts go under it.
     pub run_dir: PathBuf,
     pub run_id: String,
-    pub kind: Kind,
-    pub timeout: Duration,
-    pub retries: u32,
-    /// The first retry waits this long, each next one twice as long (at most 60 s).
-    pub backoff: Duration,
-    pub concurrency: usize,
-    /// Per recorded arm label: what its returns are checked against.
-    pub expect: HashMap<String, Expect>,
-    /// Per target name: the bytes given on stdin.
-    pub stdin: HashMap<String, Arc<Vec<u8>>>,
+    /// The stage (`reviewers`, `validators`, `judges`), given to the command as
+    /// `CALIBENCH_STAGE`.
+    pub stage: &'static str,
+    /// Concurrency, timeout, retries; the first retry waits `backoff`, each next one twice as
+    /// long (at most 60 s).
+    pub limits: Limits,
+    /// What a call's output must be, and what its line is.
+    pub protocol: Arc<dyn Protocol>,
+}
+
+/// One call: its argv (`argv[0]` is the context's program), its stdin, and where it may write
+/// a full-detail artifact (relative to the run directory), if anywhere.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub argv: Vec<String>,
+    pub stdin: Arc<Vec<u8>>,
+    pub artifact: Option<PathBuf>,
+}
+
+/// A stage's contract with its command (SPEC §8, §8.1): the line a call's stdout makes, or why
+/// it makes none, and the line recorded for a call that failed. Pure, called from the runner.
+pub trait Protocol: Send + Sync {
+    /// The line recorded for the call at plan position `index` that exited 0 printing
+    /// `stdout`, or the reason its output is not acceptable (the call is then retried, and
+    /// recorded failed when retries run out).
+    fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String>;
+    /// The line recorded for the call at plan position `index` that failed for `reason`.
+    fn failed(&self, index: usize, reason: &str) -> Map<String, Value>;
 }
 
 /// Why a call failed, for the summary's counts.
@@ -102,7 +117,7 @@ pub struct Ended {
 }
 
 /// Runs `calls` (with their plan positions) and hands each finished one to `sink`.
-pub fn run(ctx: Context, calls: Vec<(usize, Call)>, sink: &mut dyn Sink) -> std::io::Result<Ended> {
+pub fn run(ctx: Context, calls: Vec<(usize, Job)>, sink: &mut dyn Sink) -> std::io::Result<Ended> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -116,7 +131,7 @@ pub fn run(ctx: Context, calls: Vec<(usize, Call)>, sink: &mut dyn Sink) -> std:
 
 async fn drive(
     ctx: Arc<Context>,
-    calls: Vec<(usize, Call)>,
+    calls: Vec<(usize, Job)>,
     sink: &mut dyn Sink,
 ) -> std::io::Result<Ended> {
     let mut sigint = signal(SignalKind::interrupt())?;
@@ -129,7 +144,7 @@ async fn drive(
     let mut ended = Ended::default();
     let mut write_error = None;
     loop {
-        while level == 0 && set.len() < ctx.concurrency.max(1) {
+        while level == 0 && set.len() < ctx.limits.concurrency.max(1) {
             let Some((index, call)) = pending.next() else {
                 break;
             };
@@ -174,12 +189,12 @@ async fn drive(
 async fn run_call(
     ctx: Arc<Context>,
     index: usize,
-    call: Call,
+    call: Job,
     mut level: watch::Receiver<u8>,
 ) -> Option<Finished> {
     let mut attempt = 1;
     loop {
-        match attempt_once(&ctx, &call, attempt, &mut level).await {
+        match attempt_once(&ctx, index, &call, attempt, &mut level).await {
             Attempt::Killed => return None,
             Attempt::Returned(line) => {
                 return Some(Finished {
@@ -189,7 +204,7 @@ async fn run_call(
                 })
             }
             Attempt::Failed(failure, reason) => {
-                if attempt > ctx.retries {
+                if attempt > ctx.limits.retries {
                     let reason = if attempt > 1 {
                         format!("{reason} (after {attempt} attempts)")
                     } else {
@@ -197,12 +212,13 @@ async fn run_call(
                     };
                     return Some(Finished {
                         index,
-                        line: arrival::failed(&call, ctx.kind, &reason),
+                        line: ctx.protocol.failed(index, &reason),
                         failure: Some(failure),
                     });
                 }
                 // A retry is a new launch: not after a stop was asked for.
                 let wait = ctx
+                    .limits
                     .backoff
                     .saturating_mul(1 << (attempt - 1).min(16))
                     .min(Duration::from_secs(60));
@@ -227,35 +243,42 @@ enum Attempt {
 
 async fn attempt_once(
     ctx: &Context,
-    call: &Call,
+    index: usize,
+    call: &Job,
     attempt: u32,
     level: &mut watch::Receiver<u8>,
 ) -> Attempt {
-    let artifact = ctx.run_dir.join(&call.artifact);
-    // A failed earlier attempt's artifact must not pass for this one's.
-    let _ = std::fs::remove_file(&artifact);
-    if let Some(dir) = artifact.parent() {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return Attempt::Failed(
-                Failure::Start,
-                format!("cannot create {}: {e}", dir.display()),
-            );
+    let artifact = call.artifact.as_ref().map(|a| ctx.run_dir.join(a));
+    if let Some(artifact) = &artifact {
+        // A failed earlier attempt's artifact must not pass for this one's.
+        let _ = std::fs::remove_file(artifact);
+        if let Some(dir) = artifact.parent() {
+            if let Err(e) = std::fs::create_dir_all(dir) {
+                return Attempt::Failed(
+                    Failure::Start,
+                    format!("cannot create {}: {e}", dir.display()),
+                );
+            }
         }
     }
     let tag = descendants::new_tag();
     let mut command = Command::new(&ctx.program);
     command
-        .args(&call.argv[1..])
+        .args(call.argv.get(1..).unwrap_or_default())
         .current_dir(&ctx.cwd)
         .env(descendants::TAG, &tag)
         .env("CALIBENCH_RUN_ID", &ctx.run_id)
-        .env("CALIBENCH_ARTIFACT", &artifact)
+        .env("CALIBENCH_STAGE", ctx.stage)
         .env("CALIBENCH_ATTEMPT", attempt.to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    match &artifact {
+        Some(a) => command.env("CALIBENCH_ARTIFACT", a),
+        None => command.env_remove("CALIBENCH_ARTIFACT"),
+    };
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -268,11 +291,7 @@ async fn attempt_once(
     let Some(pid) = child.id() else {
         return Attempt::Failed(Failure::Start, "exited before it could be watched".into());
     };
-    let input = ctx
-        .stdin
-        .get(&call.target.name)
-        .cloned()
-        .unwrap_or_default();
+    let input = call.stdin.clone();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let feed = async move {
         if let Some(mut s) = stdin {
@@ -321,7 +340,7 @@ async fn attempt_once(
         };
         tokio::select! {
             (out, err, status) = work => End::Done(out, err, status),
-            _ = tokio::time::sleep(ctx.timeout) => End::TimedOut,
+            _ = tokio::time::sleep(ctx.limits.timeout) => End::TimedOut,
             _ = killed => End::Killed,
         }
     };
@@ -339,7 +358,7 @@ async fn attempt_once(
                 Failure::Timeout,
                 format!(
                     "timed out after {}; its process group was killed",
-                    seconds(ctx.timeout)
+                    seconds(ctx.limits.timeout)
                 ),
             )
         }
@@ -364,17 +383,12 @@ async fn attempt_once(
                 };
                 return Attempt::Failed(Failure::Exit, format!("{how}{stderr}"));
             }
-            let expect = ctx.expect.get(&call.arm);
-            match (out, expect) {
-                (Err(Stdout::Unreadable(e)), _) => {
+            match out {
+                Err(Stdout::Unreadable(e)) => {
                     Attempt::Failed(Failure::Output, format!("stdout could not be read: {e}"))
                 }
-                (Err(Stdout::OverCap), _) => Attempt::Failed(Failure::Output, over_cap()),
-                (Ok(_), None) => Attempt::Failed(
-                    Failure::Output,
-                    format!("arm {:?} has nothing to check against", call.arm),
-                ),
-                (Ok(out), Some(expect)) => match arrival::accept(&out, call, expect) {
+                Err(Stdout::OverCap) => Attempt::Failed(Failure::Output, over_cap()),
+                Ok(out) => match ctx.protocol.accept(index, &out) {
                     Ok(line) => Attempt::Returned(line),
                     Err(reason) => Attempt::Failed(Failure::Output, reason),
                 },

@@ -1,17 +1,21 @@
-//! `calibench collect EXPERIMENT [--resume RUN_ID]` (SPEC §8): runs the `[collect]` command for
-//! every (arm, target, reviewer, run) and records a corpus `run` can replay.
+//! `calibench collect EXPERIMENT [--resume RUN_ID] [--stage NAME]` (SPEC §8, §8.1): runs the
+//! `[collect]` command for every (arm, target, reviewer, run), then the validators over the
+//! findings each arm's validation pass selects and the judges over every finding and target,
+//! and records a corpus `run` can replay.
 //!
 //! The run directory `runs/<id>/` holds `collect.json` (what is collected, from which targets,
-//! and how far it got), `artifacts/` (full-detail returns the command writes) and
-//! `reviews.jsonl` or `queries.jsonl`. Lines are appended as calls finish, by one writer, so a
-//! crash or Ctrl-C leaves whole lines only (a torn last line, after a hard kill, is dropped on
-//! resume and its call run again). When every call is recorded the file is rewritten once, in
-//! plan order, so a collection that was interrupted and resumed ends byte-identical to one that
-//! was not (given a deterministic command).
+//! and how far each stage got), `artifacts/` (full-detail returns the reviewers write),
+//! `reviews.jsonl` or `queries.jsonl`, `validations.jsonl`, and `verdicts.jsonl` (gathered from
+//! `judges.jsonl`, one line per judge call, when every call is recorded). Lines are appended
+//! as calls finish, by one writer, so a crash or Ctrl-C leaves whole lines only (a torn last
+//! line, after a hard kill, is dropped on resume and its call run again). When a stage's every
+//! call is recorded its file is rewritten once, in plan order, so a collection that was
+//! interrupted and resumed ends byte-identical to one that was not (given deterministic
+//! commands).
 //!
-//! Everything that can be checked before a command runs is: the `[collect]` table, the targets,
-//! the program, the names, and on `--resume` that the experiment still asks for what the run
-//! recorded. A problem there exits 2 with nothing created.
+//! Everything that can be checked before a command runs is: the `[collect]` tables, the
+//! targets, the programs, the names, and on `--resume` that the experiment still asks for what
+//! the run recorded. A problem there exits 2 with nothing created.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -24,17 +28,18 @@ use std::time::{Instant, SystemTime};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::run::refuse;
 use super::{experiment_file, read_file};
 use crate::cli::CollectArgs;
-use crate::collect::arrival::Expect;
-use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Target, AGENT};
-use crate::collect::runner::{self, Context, Failure, Finished, Sink};
+use crate::collect::arrival::{Expect, Returns};
+use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, Target, AGENT};
+use crate::collect::runner::{self, Context, Failure, Finished, Job, Protocol, Sink};
+use crate::collect::stages::{self, Collected, Validations, Verdicts};
 use crate::config::Experiment;
-use crate::corpus::{queries, reviews};
+use crate::corpus::{load, queries, reviews};
 use crate::error::{Error, InputError};
 use crate::output::Render;
 use crate::rundir::{self, RunId};
@@ -44,11 +49,27 @@ use crate::rundir::{self, RunId};
 pub struct CollectReport {
     pub run_id: String,
     pub run_dir: PathBuf,
-    /// The corpus file written: `reviews.jsonl` or `queries.jsonl` in the run directory.
-    pub file: PathBuf,
     pub experiment: PathBuf,
-    /// Every call the experiment plans.
-    pub planned: usize,
+    /// One entry per stage the experiment declares, in order.
+    pub stages: Vec<StageReport>,
+    pub interrupted: bool,
+    /// Every stage the experiment declares has every call recorded.
+    pub complete: bool,
+    pub seconds: f64,
+    /// Set by `--dry-run`: nothing ran.
+    pub dry_run: bool,
+}
+
+/// What one stage did.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    pub stage: Stage,
+    /// The file its lines go to, in the run directory.
+    pub file: PathBuf,
+    pub status: StageStatus,
+    /// Every call the stage plans; `None` while it cannot be planned (it waits for the
+    /// reviewer returns).
+    pub planned: Option<usize>,
     /// Calls already recorded when this collection began (`--resume`).
     pub already_recorded: usize,
     /// Calls recorded now, ok and failed.
@@ -60,27 +81,41 @@ pub struct CollectReport {
     /// Calls an interruption left unrecorded: launched and stopped, or never launched.
     pub abandoned: usize,
     pub not_started: usize,
-    pub interrupted: bool,
-    pub complete: bool,
     pub seconds: f64,
-    /// Set by `--dry-run`: the calls that would run, and nothing ran.
+    /// Set by `--dry-run`: the calls that would run.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dry_run: Option<Vec<DryCall>>,
+    pub calls: Option<Vec<DryCall>>,
+}
+
+/// How far a stage got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    /// Every call is recorded.
+    Complete,
+    /// Interrupted with calls left unrecorded.
+    Interrupted,
+    /// Not run yet: an earlier stage is not complete.
+    Waiting,
+    /// Not asked for (`--stage` named another); as far as an earlier collection took it.
+    Skipped,
+    /// `--dry-run` listed its calls.
+    Planned,
 }
 
 /// One planned call, as `--dry-run` lists it.
 #[derive(Clone, Debug, Serialize)]
 pub struct DryCall {
-    pub arm: String,
-    pub target: String,
-    pub reviewer: String,
-    pub run: u32,
+    /// What the call is about: arm, target, reviewer and run; arm and finding; arm, item and
+    /// judge.
+    pub about: String,
     pub argv: Vec<String>,
-    pub artifact: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<PathBuf>,
     pub recorded: bool,
 }
 
-/// `collect.json`: what the run collects, checked again on `--resume`.
+/// `collect.json`: what the run collects, checked again on `--resume`, and each stage's state.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 struct Manifest {
     run_id: String,
@@ -94,9 +129,27 @@ struct Manifest {
     targets: Vec<TargetEntry>,
     calls: usize,
     started_at: String,
+    /// `complete` when every stage is; `running`, `interrupted` or `partial` (a stage not run
+    /// yet) otherwise.
     status: String,
     #[serde(default)]
     finished_at: Option<String>,
+    #[serde(default)]
+    stages: Vec<StageEntry>,
+}
+
+/// A stage's line in `collect.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+struct StageEntry {
+    stage: Stage,
+    status: StageStatus,
+    /// What the stage runs (its command, and for judges the panel): a resume must run the same.
+    plan: Value,
+    calls: Option<usize>,
+    recorded: usize,
+    failed: usize,
+    /// Seconds spent on it, over every collection that ran it.
+    seconds: f64,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -108,6 +161,37 @@ struct TargetEntry {
 
 type Key = (String, String, String, u32);
 
+/// A call's identity in its stage's file: what marks it recorded, and its plan position.
+type CallKey = String;
+
+fn call_key(parts: &[&Value]) -> CallKey {
+    serde_json::to_string(parts).unwrap_or_default()
+}
+
+/// The key of a recorded line of `stage`'s file, from the fields that identify its call.
+fn key_of(stage: Stage, kind: Kind, line: &Map<String, Value>) -> CallKey {
+    let get = |k: &str| line.get(k).unwrap_or(&Value::Null);
+    let run = Value::from(line.get("run").and_then(Value::as_u64).unwrap_or(0));
+    let agent = Value::String(AGENT.into());
+    match (stage, kind) {
+        (Stage::Reviewers, Kind::Reviews) => {
+            call_key(&[get("arm"), get("target"), get("reviewer"), &run])
+        }
+        (Stage::Reviewers, Kind::Queries) => call_key(&[get("arm"), get("query_id"), &agent, &run]),
+        (Stage::Validators, _) => call_key(&[get("arm"), get("finding")]),
+        (Stage::Judges, _) => call_key(&[get("arm"), get("item_id"), get("judge")]),
+    }
+}
+
+fn reviewer_key(k: &Key) -> CallKey {
+    call_key(&[
+        &Value::String(k.0.clone()),
+        &Value::String(k.1.clone()),
+        &Value::String(k.2.clone()),
+        &Value::from(k.3),
+    ])
+}
+
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let started = Instant::now();
     let mut p = prepare(args)?;
@@ -115,100 +199,558 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         run_id,
         recorded,
         lock,
+        earlier,
     } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
     p.manifest.run_id = run_id.clone();
     let run_dir = args.runs_dir.join(&run_id);
-    let file = run_dir.join(p.collect.kind.file());
+    check_stage_plans(&run_dir, &earlier, &p.collect)?;
     let mut report = CollectReport {
         run_id: run_id.clone(),
         run_dir: run_dir.clone(),
-        file: file.clone(),
         experiment: p.exp_path.clone(),
-        planned: p.calls.len(),
-        already_recorded: recorded.len(),
-        ok: 0,
-        failed: 0,
-        failures: BTreeMap::new(),
-        failed_examples: Vec::new(),
-        abandoned: 0,
-        not_started: 0,
+        stages: Vec::new(),
         interrupted: false,
         complete: false,
         seconds: 0.0,
-        dry_run: None,
+        dry_run: args.dry_run,
     };
-    if args.dry_run {
-        report.dry_run = Some(dry_calls(&p.calls, &run_dir, &recorded));
-        return Ok(report);
+    let declared = p.collect.stages();
+    let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
+    let mut lock = lock;
+    if !args.dry_run {
+        std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
+        // Held until the collection ends (every path that writes has taken it in `place`).
+        if lock.is_none() {
+            lock = Some(rundir::DirLock::take(&run_dir)?);
+        }
+        copy_controls(&p.exp, &run_dir)?;
+        write_manifest(&run_dir, &p.manifest)?;
     }
-
-    std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
-    // Held until the collection ends (every path that writes has taken it in `place`).
-    let _lock = match lock {
-        Some(held) => held,
-        None => rundir::DirLock::take(&run_dir)?,
-    };
-    let run_dir_abs = run_dir
-        .canonicalize()
-        .map_err(|e| Error::write(&run_dir, e))?;
-    write_manifest(&run_dir, &p.manifest)?;
-    let pending: Vec<(usize, Call)> = p
-        .calls
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !recorded.contains(&c.key()))
-        .map(|(i, c)| (i, c.clone()))
-        .collect();
-    let ctx = Context {
-        program: p.program,
-        cwd: p.exp_dir,
-        run_dir: run_dir_abs,
-        run_id,
-        kind: p.collect.kind,
-        timeout: p.collect.timeout,
-        retries: p.collect.retries,
-        backoff: p.collect.backoff,
-        concurrency: p.collect.concurrency,
-        expect: arm_expectations(&p.exp, &p.collect),
-        stdin: p.stdin,
-    };
-    let out = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&file)
-        .map_err(|e| Error::write(&file, e))?;
-    let mut writer = Writer {
-        out,
-        calls: &p.calls,
-        bar: progress.then(|| progress_bar(pending.len())),
-        report: &mut report,
-    };
-    let ended = runner::run(ctx, pending, &mut writer);
-    let Writer { out, bar, .. } = writer;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let ended = ended.map_err(|e| Error::write(&file, e))?;
-    out.sync_all().map_err(|e| Error::write(&file, e))?;
-    drop(out);
-    report.abandoned = ended.abandoned;
-    report.not_started = ended.not_started;
-    report.interrupted = ended.interrupted;
-    report.complete = report.already_recorded + report.ok + report.failed == report.planned;
-    if report.complete {
-        in_plan_order(&file, p.collect.kind, &p.index)?;
-        p.manifest.status = "complete".into();
+    let run_dir_abs = if args.dry_run {
+        rundir::resolved(&run_dir)
     } else {
-        p.manifest.status = "interrupted".into();
+        run_dir
+            .canonicalize()
+            .map_err(|e| Error::write(&run_dir, e))?
+    };
+    let mut ready = true;
+    for stage in declared {
+        let entry = |s: &StageReport| StageEntry {
+            stage: s.stage,
+            status: s.status,
+            plan: stage_plan_value(&p.collect, s.stage),
+            calls: s.planned,
+            recorded: s.already_recorded + s.ok + s.failed,
+            failed: s.failed
+                + earlier
+                    .iter()
+                    .find(|e| e.stage == s.stage)
+                    .map_or(0, |e| e.failed),
+            seconds: s.seconds
+                + earlier
+                    .iter()
+                    .find(|e| e.stage == s.stage)
+                    .map_or(0.0, |e| e.seconds),
+        };
+        let file = run_dir.join(stage_file(stage, p.collect.kind));
+        let mut stage_report = StageReport::new(stage, file);
+        if !wanted(stage) {
+            stage_report.status = earlier
+                .iter()
+                .find(|e| e.stage == stage)
+                .map_or(StageStatus::Waiting, |e| e.status);
+            if stage_report.status != StageStatus::Complete {
+                stage_report.status = StageStatus::Skipped;
+            }
+        } else if !ready {
+            stage_report.status = StageStatus::Waiting;
+        } else {
+            let ctx = StageContext {
+                args,
+                p: &p,
+                run_dir: &run_dir,
+                run_dir_abs: &run_dir_abs,
+                run_id: &run_id,
+                progress,
+            };
+            stage_report = match stage {
+                Stage::Reviewers => ctx.reviewers(&recorded)?,
+                Stage::Validators | Stage::Judges => ctx.later(stage)?,
+            };
+        }
+        if stage_report.status != StageStatus::Complete {
+            ready = false;
+        }
+        if stage_report.status == StageStatus::Interrupted {
+            report.interrupted = true;
+        }
+        if !args.dry_run {
+            let e = entry(&stage_report);
+            match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
+                Some(slot) => *slot = e,
+                None => p.manifest.stages.push(e),
+            }
+        }
+        report.stages.push(stage_report);
     }
-    p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
-    write_manifest(&run_dir, &p.manifest)?;
+    report.complete = report
+        .stages
+        .iter()
+        .all(|s| s.status == StageStatus::Complete);
+    if !args.dry_run {
+        p.manifest.status = if report.complete {
+            "complete"
+        } else if report.interrupted {
+            "interrupted"
+        } else {
+            "partial"
+        }
+        .into();
+        p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
+        write_manifest(&run_dir, &p.manifest)?;
+    }
+    drop(lock);
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
+/// What a stage's calls share.
+struct StageContext<'a> {
+    args: &'a CollectArgs,
+    p: &'a Prepared,
+    run_dir: &'a Path,
+    run_dir_abs: &'a Path,
+    run_id: &'a str,
+    progress: bool,
+}
+
+/// One stage, planned: its calls in plan order with their keys, and how they are run.
+struct Planned {
+    stage: Stage,
+    kind: Kind,
+    file: PathBuf,
+    program: PathBuf,
+    limits: Limits,
+    jobs: Vec<Job>,
+    keys: Vec<CallKey>,
+    /// What each call is about, for the summary's failures and `--dry-run`.
+    about: Vec<String>,
+    protocol: Arc<dyn Protocol>,
+}
+
+impl StageContext<'_> {
+    /// The reviewers (or agent) stage, over the calls `place` found unrecorded.
+    fn reviewers(&self, recorded: &HashSet<Key>) -> Result<StageReport, Error> {
+        let p = self.p;
+        let file = self.run_dir.join(p.collect.kind.file());
+        let stdin: HashMap<&str, Arc<Vec<u8>>> = p
+            .stdin
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        let jobs = p
+            .calls
+            .iter()
+            .map(|c| Job {
+                argv: c.argv.clone(),
+                stdin: stdin
+                    .get(c.target.name.as_str())
+                    .cloned()
+                    .unwrap_or_default(),
+                artifact: Some(c.artifact.clone()),
+            })
+            .collect();
+        let planned = Planned {
+            stage: Stage::Reviewers,
+            kind: p.collect.kind,
+            file,
+            program: p.program.clone(),
+            limits: p.collect.limits(),
+            jobs,
+            keys: p.calls.iter().map(|c| reviewer_key(&c.key())).collect(),
+            about: p
+                .calls
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} · {} · {} · run {}",
+                        c.arm, c.target.name, c.reviewer, c.run
+                    )
+                })
+                .collect(),
+            protocol: Arc::new(Returns {
+                kind: p.collect.kind,
+                calls: p.calls.clone(),
+                expect: arm_expectations(&p.exp, &p.collect),
+            }),
+        };
+        let recorded: HashSet<CallKey> = recorded.iter().map(reviewer_key).collect();
+        self.execute(planned, &recorded)
+    }
+
+    /// The validators or the judges, planned from the reviewer returns the run holds.
+    fn later(&self, stage: Stage) -> Result<StageReport, Error> {
+        let p = self.p;
+        let reviews_path = self.run_dir.join(Kind::Reviews.file());
+        let file = self.run_dir.join(stage_file(stage, p.collect.kind));
+        if self.args.dry_run && !reviews_path.is_file() {
+            // Nothing collected yet: the stage is planned from the returns once they are.
+            let mut r = StageReport::new(stage, file);
+            r.status = StageStatus::Planned;
+            return Ok(r);
+        }
+        let bytes = read_file(&reviews_path)?;
+        let name = reviews_path.display().to_string();
+        let (records, problems) = reviews::parse(&name, &bytes);
+        refuse(problems)?;
+        let mut index = reviews::Index::default();
+        records.iter().for_each(|r| index.add(r));
+        let mut loaded = load::Loaded::default();
+        load::targets_and_sources(&mut loaded, self.run_dir, &reviews_path, &index)?;
+        refuse(loaded.refusals)?;
+        let targets = loaded.corpus.targets.map(|(_, t)| t).unwrap_or_default();
+        let paths: HashMap<String, PathBuf> = p
+            .targets
+            .iter()
+            .map(|t| (t.name.clone(), t.path.clone()))
+            .collect();
+        let collected = Collected {
+            exp: &p.exp,
+            records: &records,
+            targets: &targets,
+            sources: loaded.corpus.sources.as_ref(),
+            paths: &paths,
+        };
+        let subjects = stages::subjects(&collected);
+        let planned = match stage {
+            Stage::Validators => {
+                let v = p.collect.validators.as_ref().expect("declared stage");
+                let selected: Vec<_> = subjects.iter().filter(|s| s.selected).cloned().collect();
+                let jobs = selected
+                    .iter()
+                    .map(|s| Job {
+                        argv: substitute(&v.command, |ph| match ph {
+                            "{finding_id}" => Some(s.id.clone()),
+                            "{arm}" => Some(s.arm.clone()),
+                            "{target}" => Some(s.target.clone()),
+                            "{target_path}" => Some(path_of(&paths, &s.target)),
+                            "{run}" => Some(s.run.to_string()),
+                            _ => None,
+                        }),
+                        stdin: Arc::new(json_line(&s.object)),
+                        artifact: None,
+                    })
+                    .collect();
+                let v_str = |s: &str| Value::String(s.to_string());
+                Planned {
+                    stage,
+                    kind: Kind::Reviews,
+                    file,
+                    program: p.stage_programs[&stage].clone(),
+                    limits: p.collect.limits_with(&v.limits),
+                    jobs,
+                    keys: selected
+                        .iter()
+                        .map(|s| call_key(&[&v_str(&s.arm), &v_str(&s.id)]))
+                        .collect(),
+                    about: selected
+                        .iter()
+                        .map(|s| format!("{} · {}", s.arm, s.id))
+                        .collect(),
+                    protocol: Arc::new(Validations { subjects: selected }),
+                }
+            }
+            Stage::Judges | Stage::Reviewers => {
+                let j = p.collect.judges.as_ref().expect("declared stage");
+                let items = stages::judge_items(&collected, &subjects, j);
+                let verdicts = Verdicts {
+                    items,
+                    judges: j.judges.clone(),
+                    dimensions: j.dimensions.clone(),
+                };
+                let v_str = |s: &str| Value::String(s.to_string());
+                let (mut jobs, mut keys, mut about) = (Vec::new(), Vec::new(), Vec::new());
+                for item in &verdicts.items {
+                    let stdin = Arc::new(json_line(&item.object));
+                    for judge in &j.judges {
+                        jobs.push(Job {
+                            argv: substitute(&j.command, |ph| match ph {
+                                "{judge}" => Some(judge.clone()),
+                                "{item_id}" => Some(item.item_id.clone()),
+                                "{arm}" => Some(item.arm.clone()),
+                                "{target}" => Some(item.target.clone()),
+                                "{target_path}" => Some(path_of(&paths, &item.target)),
+                                _ => None,
+                            }),
+                            stdin: stdin.clone(),
+                            artifact: None,
+                        });
+                        keys.push(call_key(&[
+                            &v_str(&item.arm),
+                            &v_str(&item.item_id),
+                            &v_str(judge),
+                        ]));
+                        about.push(format!("{} · {} · {judge}", item.arm, item.item_id));
+                    }
+                }
+                Planned {
+                    stage,
+                    kind: Kind::Reviews,
+                    file,
+                    program: p.stage_programs[&stage].clone(),
+                    limits: p.collect.limits_with(&j.limits),
+                    jobs,
+                    keys,
+                    about,
+                    protocol: Arc::new(verdicts),
+                }
+            }
+        };
+        let recorded = read_keys(&planned)?;
+        let report = self.execute(planned, &recorded)?;
+        if stage == Stage::Judges && report.status == StageStatus::Complete {
+            self.write_verdicts(&report.file, &collected, &subjects)?;
+        }
+        Ok(report)
+    }
+
+    /// `verdicts.jsonl` from the judge calls' lines, once all are recorded.
+    fn write_verdicts(
+        &self,
+        calls_file: &Path,
+        collected: &Collected<'_>,
+        subjects: &[stages::Subject],
+    ) -> Result<(), Error> {
+        let j = self.p.collect.judges.as_ref().expect("declared stage");
+        let verdicts = Verdicts {
+            items: stages::judge_items(collected, subjects, j),
+            judges: j.judges.clone(),
+            dimensions: j.dimensions.clone(),
+        };
+        let text = String::from_utf8_lossy(&read_file(calls_file)?).into_owned();
+        let mut calls = Vec::new();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(o)) => calls.push(o),
+                _ => {
+                    return Err(InputError::new(
+                        calls_file.display().to_string(),
+                        "holds a line that is not a JSON object",
+                    )
+                    .into())
+                }
+            }
+        }
+        let path = self.run_dir.join("verdicts.jsonl");
+        let lines = stages::verdict_lines(&verdicts, &calls);
+        if lines.is_empty() {
+            // Nothing was judged: no file, rather than one `run` would refuse as no evidence.
+            return Ok(());
+        }
+        let mut out = String::new();
+        for line in lines {
+            out.push_str(&serde_json::to_string(&line).map_err(|e| {
+                Error::Write(std::io::Error::other(format!("verdicts.jsonl: {e}")))
+            })?);
+            out.push('\n');
+        }
+        rundir::replace_file(&path, &out)
+    }
+
+    /// Runs what `planned` holds that `recorded` does not, appending each line as its call
+    /// ends; when every call is recorded, rewrites the file in plan order.
+    fn execute(&self, planned: Planned, recorded: &HashSet<CallKey>) -> Result<StageReport, Error> {
+        let started = Instant::now();
+        let mut report = StageReport::new(planned.stage, planned.file.clone());
+        report.planned = Some(planned.jobs.len());
+        report.already_recorded = planned
+            .keys
+            .iter()
+            .filter(|k| recorded.contains(*k))
+            .count();
+        if self.args.dry_run {
+            report.status = StageStatus::Planned;
+            report.calls = Some(
+                planned
+                    .jobs
+                    .iter()
+                    .zip(&planned.keys)
+                    .zip(&planned.about)
+                    .map(|((job, key), about)| DryCall {
+                        about: about.clone(),
+                        argv: job.argv.clone(),
+                        artifact: job.artifact.as_ref().map(|a| self.run_dir.join(a)),
+                        recorded: recorded.contains(key),
+                    })
+                    .collect(),
+            );
+            return Ok(report);
+        }
+        let pending: Vec<(usize, Job)> = planned
+            .jobs
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !recorded.contains(&planned.keys[*i]))
+            .map(|(i, j)| (i, j.clone()))
+            .collect();
+        let ctx = Context {
+            program: planned.program.clone(),
+            cwd: self.p.exp_dir.clone(),
+            run_dir: self.run_dir_abs.to_path_buf(),
+            run_id: self.run_id.to_string(),
+            stage: planned.stage.name(),
+            limits: planned.limits,
+            protocol: planned.protocol.clone(),
+        };
+        let file = &planned.file;
+        let out = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .map_err(|e| Error::write(file, e))?;
+        let mut writer = Writer {
+            out,
+            about: &planned.about,
+            bar: (self.progress && !pending.is_empty())
+                .then(|| progress_bar(planned.stage, pending.len())),
+            report: &mut report,
+        };
+        let ended = runner::run(ctx, pending, &mut writer);
+        let Writer { out, bar, .. } = writer;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let ended = ended.map_err(|e| Error::write(file, e))?;
+        out.sync_all().map_err(|e| Error::write(file, e))?;
+        drop(out);
+        report.abandoned = ended.abandoned;
+        report.not_started = ended.not_started;
+        let done = report.already_recorded + report.ok + report.failed == planned.jobs.len();
+        report.status = if done {
+            in_plan_order(file, &planned)?;
+            StageStatus::Complete
+        } else {
+            StageStatus::Interrupted
+        };
+        report.seconds = started.elapsed().as_secs_f64();
+        Ok(report)
+    }
+}
+
+impl StageReport {
+    fn new(stage: Stage, file: PathBuf) -> StageReport {
+        StageReport {
+            stage,
+            file,
+            status: StageStatus::Waiting,
+            planned: None,
+            already_recorded: 0,
+            ok: 0,
+            failed: 0,
+            failures: BTreeMap::new(),
+            failed_examples: Vec::new(),
+            abandoned: 0,
+            not_started: 0,
+            seconds: 0.0,
+            calls: None,
+        }
+    }
+}
+
+/// The file a stage appends its lines to.
+fn stage_file(stage: Stage, kind: Kind) -> &'static str {
+    match stage {
+        Stage::Reviewers => kind.file(),
+        Stage::Validators => "validations.jsonl",
+        Stage::Judges => "judges.jsonl",
+    }
+}
+
+/// What a stage runs, recorded in `collect.json` so that a resume runs the same.
+fn stage_plan_value(collect: &Collect, stage: Stage) -> Value {
+    match stage {
+        Stage::Reviewers => serde_json::json!({"command": collect.command}),
+        Stage::Validators => serde_json::json!({
+            "command": collect.validators.as_ref().map(|v| &v.command),
+        }),
+        Stage::Judges => serde_json::json!({
+            "command": collect.judges.as_ref().map(|j| &j.command),
+            "judges": collect.judges.as_ref().map(|j| &j.judges),
+            "items": collect.judges.as_ref().map(|j| j.items),
+            "dimensions": collect.judges.as_ref().map(|j| &j.dimensions),
+        }),
+    }
+}
+
+/// An argv with each placeholder replaced, as a whole argument.
+fn substitute(command: &[String], value: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    command
+        .iter()
+        .map(|a| value(a).unwrap_or_else(|| a.clone()))
+        .collect()
+}
+
+fn path_of(paths: &HashMap<String, PathBuf>, target: &str) -> String {
+    paths
+        .get(target)
+        .map_or_else(String::new, |p| p.display().to_string())
+}
+
+/// One JSON object and a newline: a call's stdin.
+fn json_line(object: &Map<String, Value>) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec(object).unwrap_or_default();
+    bytes.push(b'\n');
+    bytes
+}
+
+/// Copies the corpus's `targets.jsonl` and `sources/` (SPEC §2.6) into the run directory, when
+/// the experiment's corpus has them and the run does not yet: `run --corpus` on the collection
+/// then replays skip rules and lint-ignore as on the corpus. Only regular files are copied; a
+/// link is refused, as the corpus reader refuses one that leads outside.
+fn copy_controls(exp: &Experiment, run_dir: &Path) -> Result<(), Error> {
+    let from = &exp.corpus;
+    let targets = from.join("targets.jsonl");
+    if targets.is_file() && !run_dir.join("targets.jsonl").exists() {
+        std::fs::copy(&targets, run_dir.join("targets.jsonl"))
+            .map_err(|e| Error::write(&run_dir.join("targets.jsonl"), e))?;
+    }
+    let sources = from.join("sources");
+    if sources.is_dir() && !run_dir.join("sources").exists() {
+        copy_tree(&sources, &run_dir.join("sources"))?;
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(to).map_err(|e| Error::write(to, e))?;
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .map_err(|e| Error::read(from, e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|e| Error::read(&path, e))?;
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            return Err(InputError::new(
+                path.display().to_string(),
+                "is a symbolic link; collect copies a corpus's sources/ as regular files only",
+            )
+            .hint("replace the link with the file it points to")
+            .into());
+        } else if kind.is_dir() {
+            copy_tree(&path, &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(&path, &dest).map_err(|e| Error::write(&dest, e))?;
+        }
+    }
+    Ok(())
+}
+
 /// Everything checked and planned before anything is created: the experiment and its
-/// `[collect]` table, the targets, the names, the program, the calls, and the manifest.
+/// `[collect]` tables, the targets, the names, the programs, the reviewer calls, and the
+/// manifest.
 struct Prepared {
     exp: Experiment,
     collect: Collect,
@@ -216,6 +758,9 @@ struct Prepared {
     /// The experiment's folder, absolute: the commands' working directory.
     exp_dir: PathBuf,
     program: PathBuf,
+    /// The validators' and judges' programs, resolved like the reviewers'.
+    stage_programs: HashMap<Stage, PathBuf>,
+    targets: Vec<Target>,
     calls: Vec<Call>,
     /// Each call's position in the plan.
     index: HashMap<Key, usize>,
@@ -234,6 +779,35 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
             .hint("[collect] names the command to run, its reviewers and its targets (README, \"Live collection\")")
             .into());
     };
+    if let Some(stage) = args.stage {
+        if !collect.stages().contains(&stage) {
+            return Err(InputError::new(
+                &exp_name,
+                format!("has no [collect.{}] table", stage.name()),
+            )
+            .field("`--stage`")
+            .hint(format!(
+                "the stages it declares: {}",
+                collect
+                    .stages()
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .into());
+        }
+        if stage != Stage::Reviewers && args.resume.is_none() {
+            return Err(InputError::new(
+                "--stage",
+                format!(
+                    "`{}` works over a collection's reviewer returns: name the run with --resume RUN_ID",
+                    stage.name()
+                ),
+            )
+            .into());
+        }
+    }
     let exp_dir = exp_path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -249,7 +823,18 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     check_names(&collect, &exp, &exp_name, &at)?;
     let program = resolve_program(&collect.command[0], &exp_dir)
         .map_err(|problem| at(collect.lines.command, "command", problem))?;
-    let arms = sources(&exp);
+    let mut stage_programs = HashMap::new();
+    if let Some(v) = &collect.validators {
+        let found = resolve_program(&v.command[0], &exp_dir)
+            .map_err(|problem| at(v.line, "validators.command", problem))?;
+        stage_programs.insert(Stage::Validators, found);
+    }
+    if let Some(j) = &collect.judges {
+        let found = resolve_program(&j.command[0], &exp_dir)
+            .map_err(|problem| at(j.line, "judges.command", problem))?;
+        stage_programs.insert(Stage::Judges, found);
+    }
+    let arms = stages::labels(&exp);
     let calls = plan::plan(&collect, &arms, &targets);
     let index: HashMap<Key, usize> = calls
         .iter()
@@ -286,6 +871,7 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         started_at: rundir::timestamp(SystemTime::now()),
         status: "running".into(),
         finished_at: None,
+        stages: Vec::new(),
     };
     Ok(Prepared {
         exp,
@@ -293,6 +879,8 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         exp_path,
         exp_dir,
         program,
+        stage_programs,
+        targets,
         calls,
         index,
         stdin,
@@ -303,9 +891,12 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
 /// Where a collection goes: its run id, what the run already holds, and the lock on it.
 struct Place {
     run_id: String,
+    /// The reviewer calls recorded.
     recorded: HashSet<Key>,
     /// Taken before what the run holds is read (none for `--dry-run`).
     lock: Option<rundir::DirLock>,
+    /// The stages an earlier collection of the run recorded.
+    earlier: Vec<StageEntry>,
 }
 
 /// Claims a new run directory, or (`--resume`) locks an existing one, checks it still matches
@@ -320,6 +911,7 @@ fn place(
     index: &HashMap<Key, usize>,
 ) -> Result<Place, Error> {
     let mut lock = None;
+    let mut earlier_stages = Vec::new();
     let (run_id, recorded) = match &args.resume {
         Some(id) => {
             rundir::check_id(id, "--resume")?;
@@ -330,6 +922,8 @@ fn place(
             let earlier = read_manifest(&dir)?;
             check_same(&dir, &earlier, manifest)?;
             manifest.started_at = earlier.started_at;
+            earlier_stages = earlier.stages;
+            manifest.stages = earlier_stages.clone();
             let file = dir.join(kind.file());
             let recorded = read_recorded(&file, kind, index)?;
             (id.clone(), recorded)
@@ -368,32 +962,18 @@ fn place(
         run_id,
         recorded,
         lock,
+        earlier: earlier_stages,
     })
 }
 
-/// The calls `--dry-run` lists, with their artifact paths and whether each is recorded.
-fn dry_calls(calls: &[Call], run_dir: &Path, recorded: &HashSet<Key>) -> Vec<DryCall> {
-    calls
-        .iter()
-        .map(|c| DryCall {
-            arm: c.arm.clone(),
-            target: c.target.name.clone(),
-            reviewer: c.reviewer.clone(),
-            run: c.run,
-            argv: c.argv.clone(),
-            artifact: run_dir.join(&c.artifact),
-            recorded: recorded.contains(&c.key()),
-        })
-        .collect()
-}
-
-/// The bar drawn on stderr while calls run: done/total, failures, elapsed and ETA.
-fn progress_bar(calls: usize) -> ProgressBar {
+/// The bar drawn on stderr while a stage's calls run: done/total, failures, elapsed and ETA.
+fn progress_bar(stage: Stage, calls: usize) -> ProgressBar {
     let bar = ProgressBar::new(calls as u64);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{bar:30}] {pos}/{len} calls, {msg} ({elapsed}, ETA {eta})",
-        )
+        ProgressStyle::with_template(&format!(
+            "{{spinner}} {} [{{bar:30}}] {{pos}}/{{len}} calls, {{msg}} ({{elapsed}}, ETA {{eta}})",
+            stage.name()
+        ))
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> "),
     );
@@ -405,9 +985,9 @@ fn progress_bar(calls: usize) -> ProgressBar {
 /// The single writer: appends each finished call's line whole, then counts it.
 struct Writer<'a> {
     out: std::fs::File,
-    calls: &'a [Call],
+    about: &'a [String],
     bar: Option<ProgressBar>,
-    report: &'a mut CollectReport,
+    report: &'a mut StageReport,
 }
 
 impl Sink for Writer<'_> {
@@ -421,16 +1001,14 @@ impl Sink for Writer<'_> {
                 self.report.failed += 1;
                 *self.report.failures.entry(kind).or_default() += 1;
                 if self.report.failed_examples.len() < 5 {
-                    let call = &self.calls[finished.index];
                     let reason = finished
                         .line
                         .get("reason")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    self.report.failed_examples.push(format!(
-                        "{} · {} · {} · run {}: {reason}",
-                        call.arm, call.target.name, call.reviewer, call.run
-                    ));
+                    self.report
+                        .failed_examples
+                        .push(format!("{}: {reason}", self.about[finished.index]));
                 }
             }
         }
@@ -454,17 +1032,6 @@ impl Sink for Writer<'_> {
             None => eprintln!("{message}"),
         }
     }
-}
-
-/// The recorded labels to collect: each arm's `source`, once.
-fn sources(exp: &Experiment) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for arm in exp.arms() {
-        if !out.contains(&arm.source) {
-            out.push(arm.source.clone());
-        }
-    }
-    out
 }
 
 fn arm_expectations(exp: &Experiment, collect: &Collect) -> HashMap<String, Expect> {
@@ -580,7 +1147,7 @@ fn check_names(
         }
     }
     let mut seen: HashMap<String, String> = HashMap::new();
-    for source in sources(exp) {
+    for source in stages::labels(exp) {
         if let Some(first) = seen.insert(safe_name(&source), source.clone()) {
             return Err(InputError::new(
                 exp_name,
@@ -711,6 +1278,36 @@ fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Result<(), Erro
     Ok(())
 }
 
+/// A stage an earlier collection of the run began must run as it began: same command (and for
+/// the judges the same panel, items and dimensions).
+fn check_stage_plans(
+    run_dir: &Path,
+    earlier: &[StageEntry],
+    collect: &Collect,
+) -> Result<(), Error> {
+    for e in earlier {
+        if e.recorded == 0 || !collect.stages().contains(&e.stage) {
+            continue;
+        }
+        let now = stage_plan_value(collect, e.stage);
+        if now != e.plan {
+            return Err(InputError::new(
+                run_dir.join("collect.json").display().to_string(),
+                format!(
+                    "its {} stage was collected with {}, but the experiment now says {}",
+                    e.stage.name(),
+                    e.plan,
+                    now
+                ),
+            )
+            .field(format!("`collect.{}`", e.stage.name()))
+            .hint("resume with the experiment as it was, or start a new collection")
+            .into());
+        }
+    }
+    Ok(())
+}
+
 /// The keys of the calls `file` records. A torn last line (no newline: the writer was killed
 /// mid-line) is cut off, and its call runs again; any other unreadable line refuses the resume.
 fn read_recorded(
@@ -718,23 +1315,7 @@ fn read_recorded(
     kind: Kind,
     index: &HashMap<Key, usize>,
 ) -> Result<HashSet<Key>, Error> {
-    if !file.exists() {
-        return Ok(HashSet::new());
-    }
-    let mut bytes = read_file(file)?;
-    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
-        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        bytes.truncate(keep);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(file)
-            .map_err(|e| Error::write(file, e))?;
-        f.set_len(keep as u64).map_err(|e| Error::write(file, e))?;
-        eprintln!(
-            "{}: dropped an incomplete last line; its call runs again",
-            file.display()
-        );
-    }
+    let bytes = whole_lines(file)?;
     let name = file.display().to_string();
     let keys: Vec<(u64, Key)> = match kind {
         Kind::Reviews => {
@@ -777,9 +1358,73 @@ fn read_recorded(
     Ok(recorded)
 }
 
-/// Rewrites a complete collection's lines in plan order (arm, target, reviewer, run), through a
-/// temporary file and a rename.
-fn in_plan_order(file: &Path, kind: Kind, index: &HashMap<Key, usize>) -> Result<(), Error> {
+/// The whole lines of a stage's file, a torn last line (no newline: the writer was killed
+/// mid-line) cut off so that its call runs again.
+fn whole_lines(file: &Path) -> Result<Vec<u8>, Error> {
+    if !file.exists() {
+        return Ok(Vec::new());
+    }
+    let mut bytes = read_file(file)?;
+    if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        bytes.truncate(keep);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(file)
+            .map_err(|e| Error::write(file, e))?;
+        f.set_len(keep as u64).map_err(|e| Error::write(file, e))?;
+        eprintln!(
+            "{}: dropped an incomplete last line; its call runs again",
+            file.display()
+        );
+    }
+    Ok(bytes)
+}
+
+/// The keys of the calls a later stage's file records; a line that is not an object, names a
+/// call the stage does not plan, or repeats one refuses the resume.
+fn read_keys(planned: &Planned) -> Result<HashSet<CallKey>, Error> {
+    let bytes = whole_lines(&planned.file)?;
+    let name = planned.file.display().to_string();
+    let known: HashSet<&CallKey> = planned.keys.iter().collect();
+    let mut recorded = HashSet::new();
+    let text = String::from_utf8_lossy(&bytes);
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = |problem: String| -> Error {
+            InputError::new(&name, problem)
+                .at_line(i as u64 + 1)
+                .hint("resume with the experiment that began this collection, or start a new one")
+                .into()
+        };
+        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(line) else {
+            return Err(at("is not a JSON object".into()));
+        };
+        let key = key_of(planned.stage, Kind::Reviews, &o);
+        if !known.contains(&key) {
+            return Err(at(format!(
+                "records a {} call ({key}) that the experiment does not plan",
+                planned.stage.name()
+            )));
+        }
+        if !recorded.insert(key.clone()) {
+            return Err(at(format!("records the call {key} twice")));
+        }
+    }
+    Ok(recorded)
+}
+
+/// Rewrites a stage's complete file in plan order, through a temporary file and a rename.
+fn in_plan_order(file: &Path, planned: &Planned) -> Result<(), Error> {
+    let index: HashMap<&CallKey, usize> = planned
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k, i))
+        .collect();
+    let kind = planned.kind;
     let bytes = read_file(file)?;
     let text = String::from_utf8_lossy(&bytes);
     let mut lines: Vec<(usize, &str)> = Vec::new();
@@ -790,17 +1435,10 @@ fn in_plan_order(file: &Path, kind: Kind, index: &HashMap<Key, usize>) -> Result
                 format!("a line is not JSON: {e}"),
             )
         })?;
-        let s = |k: &str| {
-            v.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let run = v.get("run").and_then(Value::as_u64).unwrap_or(0) as u32;
-        let key = match kind {
-            Kind::Reviews => (s("arm"), s("target"), s("reviewer"), run),
-            Kind::Queries => (s("arm"), s("query_id"), AGENT.to_string(), run),
-        };
+        let key = v
+            .as_object()
+            .map(|o| key_of(planned.stage, kind, o))
+            .unwrap_or_default();
         lines.push((index.get(&key).copied().unwrap_or(usize::MAX), line));
     }
     lines.sort_by_key(|(i, _)| *i);
@@ -815,28 +1453,112 @@ fn in_plan_order(file: &Path, kind: Kind, index: &HashMap<Key, usize>) -> Result
 impl Render for CollectReport {
     fn human(&self) -> String {
         let mut s = String::new();
-        if let Some(calls) = &self.dry_run {
-            let todo = calls.iter().filter(|c| !c.recorded).count();
-            let _ = writeln!(
-                s,
-                "{} calls planned for {} ({} already recorded); nothing was run:",
-                calls.len(),
-                self.run_dir.display(),
-                calls.len() - todo
-            );
-            for c in calls {
-                let _ = writeln!(
-                    s,
-                    "  {}{}",
-                    if c.recorded { "(recorded) " } else { "" },
-                    c.argv
-                        .iter()
-                        .map(|a| shell_quote(a))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                );
+        if self.dry_run {
+            for stage in &self.stages {
+                let name = stage.stage.name();
+                match &stage.calls {
+                    Some(calls) => {
+                        let todo = calls.iter().filter(|c| !c.recorded).count();
+                        let _ = writeln!(
+                            s,
+                            "{name}: {} calls planned for {} ({} already recorded); nothing was run:",
+                            calls.len(),
+                            self.run_dir.display(),
+                            calls.len() - todo
+                        );
+                        for c in calls {
+                            let _ = writeln!(
+                                s,
+                                "  {}{}",
+                                if c.recorded { "(recorded) " } else { "" },
+                                c.argv
+                                    .iter()
+                                    .map(|a| shell_quote(a))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            );
+                        }
+                    }
+                    None => {
+                        let _ = writeln!(
+                            s,
+                            "{name}: planned from the reviewer returns once they are collected"
+                        );
+                    }
+                }
             }
             return s;
+        }
+        let _ = writeln!(s, "collect {}:", self.run_id);
+        for stage in &self.stages {
+            let _ = writeln!(s, "  {:<10}  {}", stage.stage.name(), stage.summary());
+            for e in &stage.failed_examples {
+                let _ = writeln!(s, "      failed: {e}");
+            }
+            if stage.failed > stage.failed_examples.len() {
+                let _ = writeln!(
+                    s,
+                    "      … every failed call is in {} with its `reason`",
+                    stage.file.display()
+                );
+            }
+        }
+        let reviewers = self.stages.first();
+        if let Some(r) = reviewers {
+            if r.ok == 0 && r.failed > 0 && r.already_recorded == 0 {
+                let _ = writeln!(
+                    s,
+                    "warning: no call succeeded; look at the reasons above before replaying"
+                );
+            }
+        }
+        if self.complete {
+            let _ = writeln!(
+                s,
+                "{} holds every call. Replay it: calibench run {} --corpus {}",
+                self.run_dir.display(),
+                shell_quote(&self.experiment.display().to_string()),
+                shell_quote(&self.run_dir.display().to_string())
+            );
+        } else {
+            let left: usize = self
+                .stages
+                .iter()
+                .filter_map(|s| {
+                    s.planned
+                        .map(|p| p.saturating_sub(s.already_recorded + s.ok + s.failed))
+                })
+                .sum();
+            let waiting = self
+                .stages
+                .iter()
+                .any(|s| matches!(s.status, StageStatus::Waiting | StageStatus::Skipped));
+            let what = if self.interrupted {
+                format!("interrupted: {left} planned calls are not recorded yet")
+            } else {
+                "not complete".to_string()
+            };
+            let later = if waiting {
+                "; the stages waiting run after"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "{what}{later}. Continue: {}", self.resume_command());
+        }
+        s
+    }
+}
+
+impl StageReport {
+    /// The stage's line in the summary.
+    fn summary(&self) -> String {
+        match self.status {
+            StageStatus::Waiting => {
+                return "waiting: it runs once every earlier stage is complete".into()
+            }
+            StageStatus::Skipped => return "not run (--stage names another)".into(),
+            StageStatus::Planned => return "planned".into(),
+            StageStatus::Complete | StageStatus::Interrupted => {}
         }
         let failures = if self.failures.is_empty() {
             String::new()
@@ -864,50 +1586,16 @@ impl Render for CollectReport {
         } else {
             String::new()
         };
-        let _ = writeln!(
-            s,
-            "collect {}: {} calls recorded now, {} ok, {} failed{failures}{skipped}; {:.1} s",
-            self.run_id,
+        format!(
+            "{} calls recorded now, {} ok, {} failed{failures}{skipped}; {:.1} s → {}",
             self.ok + self.failed,
             self.ok,
             self.failed,
-            self.seconds
-        );
-        for e in &self.failed_examples {
-            let _ = writeln!(s, "  failed: {e}");
-        }
-        if self.failed > self.failed_examples.len() {
-            let _ = writeln!(
-                s,
-                "  … every failed call is in {} with `status: failed` and its `reason`",
-                self.file.display()
-            );
-        }
-        if self.ok == 0 && self.failed > 0 && self.already_recorded == 0 {
-            let _ = writeln!(
-                s,
-                "warning: no call succeeded; look at the reasons above before replaying"
-            );
-        }
-        if self.complete {
-            let _ = writeln!(
-                s,
-                "{} holds all {} calls. Replay it: calibench run {} --corpus {}",
-                self.file.display(),
-                self.planned,
-                self.experiment.display(),
-                self.run_dir.display()
-            );
-        } else {
-            let left = self.planned - self.already_recorded - self.ok - self.failed;
-            let _ = writeln!(
-                s,
-                "interrupted: {left} of {} calls are not recorded yet. Continue: {}",
-                self.planned,
-                self.resume_command()
-            );
-        }
-        s
+            self.seconds,
+            self.file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        )
     }
 }
 

@@ -346,6 +346,17 @@ fn load_controls(
         }
         loaded.corpus.validations = Some((name, parsed.calls));
     }
+    targets_and_sources(loaded, dir, reviews_path, index)
+}
+
+/// `targets.jsonl` and `sources/` of the corpus folder `dir` (SPEC §2.6), into `loaded`: what
+/// skip rules and lint-ignore read. `collect`'s later stages read a run directory with it.
+pub fn targets_and_sources(
+    loaded: &mut Loaded,
+    dir: &Path,
+    reviews_path: &Path,
+    index: &reviews::Index,
+) -> Result<(), Error> {
     let path = dir.join("targets.jsonl");
     if path.is_file() {
         let name = path.display().to_string();

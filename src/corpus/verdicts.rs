@@ -78,6 +78,8 @@ pub struct RawVerdict {
         extend("type" = ["object", "null"], "minProperties" = 1)
     )]
     pub per_dimension: Option<BTreeMap<String, f64>>,
+    /// Why the judge failed, as `collect` records it.
+    pub reason: Option<String>,
 }
 
 /// A judge's score, for the schema: a number in [0, 1].
