@@ -691,31 +691,51 @@ fn bad_input_exits_2_before_anything_is_created() {
         .stderr(predicate::str::contains("--resume one"));
 }
 
+/// Collects a live example again into a temporary runs folder; its printed summary.
+fn collect_example(name: &str, runs: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = calibench()
+        .current_dir(root)
+        .args(["collect", &format!("corpora/{name}"), "--run-id", "again"])
+        .arg("--runs-dir")
+        .arg(runs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Each file the example commits is what collecting it again records, byte for byte.
+fn same_as_committed(name: &str, runs: &Path, files: &[&str]) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for file in files {
+        let again = std::fs::read(runs.join("again").join(file)).unwrap();
+        let committed = std::fs::read(root.join("corpora").join(name).join(file)).unwrap();
+        assert!(
+            again == committed,
+            "corpora/{name}/{file} is not what collect records now; collect it again (its experiment.toml says how)"
+        );
+    }
+}
+
 #[test]
 fn the_live_example_is_what_collect_records() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let runs = tempfile::tempdir().unwrap();
-    calibench()
-        .current_dir(root)
-        .args([
-            "collect",
-            "corpora/doc-review-live",
-            "--run-id",
-            "again",
-            "--runs-dir",
-        ])
-        .arg(runs.path())
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "36 calls recorded now, 35 ok, 1 failed (1 invalid output)",
-        ));
-    let again = std::fs::read(runs.path().join("again/reviews.jsonl")).unwrap();
-    let committed = std::fs::read(root.join("corpora/doc-review-live/reviews.jsonl")).unwrap();
+    let summary = collect_example("doc-review-live", runs.path());
     assert!(
-        again == committed,
-        "corpora/doc-review-live/reviews.jsonl is not what collect records now; collect it again (its experiment.toml says how)"
+        summary.contains("36 calls recorded now, 35 ok, 1 failed (1 invalid output)"),
+        "{summary}"
     );
+    same_as_committed(
+        "doc-review-live",
+        runs.path(),
+        &["reviews.jsonl", "verdicts.jsonl"],
+    );
+    let again = std::fs::read(runs.path().join("again/reviews.jsonl")).unwrap();
     // The rate-limited call was retried and recorded ok; the prose answer is a failed call.
     let text = String::from_utf8(again).unwrap();
     let failed: Vec<&str> = text.lines().filter(|l| l.contains("\"failed\"")).collect();
@@ -728,6 +748,109 @@ fn the_live_example_is_what_collect_records() {
         .path()
         .join("again/artifacts/anchored/pricing/product-lens-r1.json")
         .is_file());
+    // The flaky judge's failures are failed judges with a reason, never zeros.
+    let verdicts = std::fs::read_to_string(runs.path().join("again/verdicts.jsonl")).unwrap();
+    let mut failed_judges = 0;
+    for line in verdicts.lines() {
+        let item: Value = serde_json::from_str(line).unwrap();
+        let models: Vec<&str> = item["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["model"].as_str().unwrap())
+            .collect();
+        assert_eq!(models, ["lenient", "strict", "flaky"], "{line}");
+        for v in item["verdicts"].as_array().unwrap() {
+            if v["per_dimension"].is_null() {
+                failed_judges += 1;
+                assert_eq!(v["model"], "flaky");
+                assert!(v["reason"].as_str().unwrap().contains("after 2 attempts"));
+            } else {
+                let scores = v["per_dimension"].as_object().unwrap();
+                assert_eq!(scores.keys().collect::<Vec<_>>(), ["important", "real"]);
+            }
+        }
+    }
+    assert!(failed_judges > 0);
+}
+
+#[test]
+fn the_live_code_review_is_what_collect_records_and_replays_its_controls() {
+    let runs = tempfile::tempdir().unwrap();
+    let summary = collect_example("code-review-live", runs.path());
+    // A line per stage: the hung validator was killed at its 2 s timeout, the prose one failed.
+    assert!(
+        summary.contains("reviewers   64 calls recorded now, 64 ok"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(
+            "validators  8 calls recorded now, 6 ok, 2 failed (1 timed out, 1 invalid output)"
+        ),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("judges      168 calls recorded now"),
+        "{summary}"
+    );
+    same_as_committed(
+        "code-review-live",
+        runs.path(),
+        &[
+            "reviews.jsonl",
+            "validations.jsonl",
+            "verdicts.jsonl",
+            "targets.jsonl",
+        ],
+    );
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(runs.path().join("again/collect.json")).unwrap())
+            .unwrap();
+    assert_eq!(manifest["status"], "complete");
+    let stages: Vec<(&str, &str)> = manifest["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["stage"].as_str().unwrap(), s["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        stages,
+        [
+            ("reviewers", "complete"),
+            ("validators", "complete"),
+            ("judges", "complete")
+        ]
+    );
+    // The collection replays on its own: skip rules read the copied targets.jsonl.
+    let out = tempfile::tempdir().unwrap();
+    calibench()
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+        .args([
+            "run",
+            "corpora/code-review-live",
+            "--no-plots",
+            "--run-id",
+            "live",
+        ])
+        .arg("--corpus")
+        .arg(runs.path().join("again"))
+        .arg("--runs-dir")
+        .arg(out.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(out.path().join("reports"))
+        .assert()
+        .success();
+    let metrics: Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("runs/live/metrics.json")).unwrap())
+            .unwrap();
+    assert_eq!(metrics["trust"]["trustworthy"], true);
+    let treatment = &metrics["review"]["arms"]["treatment"];
+    assert_eq!(treatment["skipped_targets"], 1.0, "{treatment}");
+    // Four reviewers, mean over the two runs.
+    assert_eq!(treatment["skipped_calls"], 4.0, "{treatment}");
+    assert_eq!(treatment["validator_calls"], 4.0, "{treatment}");
+    assert_eq!(treatment["rejected"], 1.0, "{treatment}");
+    assert_eq!(treatment["validator_failed"], 1.0, "{treatment}");
 }
 
 /// The process ids the fixture personas wrote to `pids`, once each call had started them.

@@ -277,20 +277,6 @@ pub struct RawCollect {
     judges: Option<RawJudges>,
 }
 
-/// A later stage's limits as written; each falls back to `[collect]`'s.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct RawLimits {
-    #[schemars(with = "Option<i64>")]
-    concurrency: Option<Spanned<i64>>,
-    #[schemars(with = "Option<f64>")]
-    timeout_s: Option<Spanned<f64>>,
-    #[schemars(with = "Option<i64>")]
-    retries: Option<Spanned<i64>>,
-    #[schemars(with = "Option<f64>")]
-    backoff_s: Option<Spanned<f64>>,
-}
-
 /// `[collect.validators]` as written.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -299,8 +285,18 @@ pub struct RawValidators {
     /// {target_path}, {run}.
     #[schemars(with = "Vec<String>")]
     command: Spanned<Vec<String>>,
-    #[serde(flatten)]
-    limits: RawLimits,
+    /// Overrides `[collect]`'s `concurrency` for this stage.
+    #[schemars(with = "Option<i64>")]
+    concurrency: Option<Spanned<i64>>,
+    /// Overrides `[collect]`'s `timeout_s` for this stage.
+    #[schemars(with = "Option<f64>")]
+    timeout_s: Option<Spanned<f64>>,
+    /// Overrides `[collect]`'s `retries` for this stage.
+    #[schemars(with = "Option<i64>")]
+    retries: Option<Spanned<i64>>,
+    /// Overrides `[collect]`'s `backoff_s` for this stage.
+    #[schemars(with = "Option<f64>")]
+    backoff_s: Option<Spanned<f64>>,
 }
 
 /// `[collect.judges]` as written.
@@ -320,8 +316,18 @@ pub struct RawJudges {
     /// The dimensions every judge scores in [0, 1].
     #[schemars(with = "Vec<String>")]
     dimensions: Spanned<Vec<String>>,
-    #[serde(flatten)]
-    limits: RawLimits,
+    /// Overrides `[collect]`'s `concurrency` for this stage.
+    #[schemars(with = "Option<i64>")]
+    concurrency: Option<Spanned<i64>>,
+    /// Overrides `[collect]`'s `timeout_s` for this stage.
+    #[schemars(with = "Option<f64>")]
+    timeout_s: Option<Spanned<f64>>,
+    /// Overrides `[collect]`'s `retries` for this stage.
+    #[schemars(with = "Option<i64>")]
+    retries: Option<Spanned<i64>>,
+    /// Overrides `[collect]`'s `backoff_s` for this stage.
+    #[schemars(with = "Option<f64>")]
+    backoff_s: Option<Spanned<f64>>,
 }
 
 /// The `[collect]` table of an experiment file, read with the rest of it by `config`.
@@ -396,7 +402,11 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
                     VALIDATOR_PLACEHOLDERS,
                     &error,
                 )?,
-                limits: overrides(&v.limits, "validators", &error)?,
+                limits: overrides(
+                    (&v.concurrency, &v.timeout_s, &v.retries, &v.backoff_s),
+                    "validators",
+                    &error,
+                )?,
                 line: line(v.command.span().start),
             })
         }
@@ -524,13 +534,22 @@ fn backoff(
     Ok(Some(Duration::from_secs_f64(x)))
 }
 
-fn overrides(raw: &RawLimits, table: &str, error: &Report<'_>) -> Result<Overrides, InputError> {
+/// A stage table's `concurrency`, `timeout_s`, `retries` and `backoff_s`, as written.
+type RawLimits<'a> = (
+    &'a Option<Spanned<i64>>,
+    &'a Option<Spanned<f64>>,
+    &'a Option<Spanned<i64>>,
+    &'a Option<Spanned<f64>>,
+);
+
+fn overrides(raw: RawLimits<'_>, table: &str, error: &Report<'_>) -> Result<Overrides, InputError> {
+    let (concurrency, timeout_s, retries, backoff_s) = raw;
     let f = |name: &str| format!("{table}.{name}");
     Ok(Overrides {
-        concurrency: whole(&raw.concurrency, &f("concurrency"), 1, error)?.map(|x| x as usize),
-        timeout: timeout(&raw.timeout_s, &f("timeout_s"), error)?,
-        retries: whole(&raw.retries, &f("retries"), 0, error)?.map(|x| x as u32),
-        backoff: backoff(&raw.backoff_s, &f("backoff_s"), error)?,
+        concurrency: whole(concurrency, &f("concurrency"), 1, error)?.map(|x| x as usize),
+        timeout: timeout(timeout_s, &f("timeout_s"), error)?,
+        retries: whole(retries, &f("retries"), 0, error)?.map(|x| x as u32),
+        backoff: backoff(backoff_s, &f("backoff_s"), error)?,
     })
 }
 
@@ -582,7 +601,11 @@ fn judges_table(
         judges,
         items,
         dimensions: names(&j.dimensions, "judges.dimensions", error)?,
-        limits: overrides(&j.limits, "judges", error)?,
+        limits: overrides(
+            (&j.concurrency, &j.timeout_s, &j.retries, &j.backoff_s),
+            "judges",
+            error,
+        )?,
         line: line(j.command.span().start),
     })
 }
