@@ -60,6 +60,8 @@ pub enum Command {
     Collect(CollectArgs),
     /// Re-render a run's report from its metrics, without recomputing
     Report(ReportArgs),
+    /// Print the JSON Schema of what a live command must print, or of a corpus file's line
+    Schema(SchemaArgs),
 }
 
 #[derive(Debug, Args)]
@@ -247,6 +249,39 @@ pub struct CollectArgs {
     /// (over the run named by --resume)
     #[arg(long, value_enum, value_name = "NAME")]
     pub stage: Option<crate::collect::plan::Stage>,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Names: review-return (with --scale and --mode), query-trace, validator-verdict, \
+judge-verdict (with --dimensions), and the corpus files reviews (optionally with --scale and \
+--mode), queries, verdicts, validations, targets; experiment for experiment.toml."
+)]
+pub struct SchemaArgs {
+    /// What to describe: review-return, query-trace, validator-verdict, judge-verdict, or a corpus
+    /// file's stem (reviews, queries, verdicts, validations, targets), or experiment
+    pub name: String,
+    /// The confidence scale a finding is held to (review-return, reviews)
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
+    /// The review mode whose finding fields apply (review-return, reviews)
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// The dimensions a judge scores, comma-separated (judge-verdict)
+    #[arg(long, value_name = "A,B")]
+    pub dimensions: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScaleArg {
+    Anchor,
+    Float,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Doc,
+    Code,
 }
 
 #[derive(Debug, Args)]

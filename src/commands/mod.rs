@@ -8,6 +8,7 @@ pub mod collect;
 pub mod gate;
 pub mod report;
 pub mod run;
+pub mod schema;
 pub mod trust;
 pub mod validate;
 
@@ -62,6 +63,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
             })
         }
         Command::Report(args) => emit(&report::run(&args)?, style),
+        Command::Schema(args) => emit(&schema::run(&args)?, style),
     }
 }
 

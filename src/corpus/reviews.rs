@@ -19,7 +19,7 @@ use crate::config::{Mode, Scale};
 use crate::error::InputError;
 use crate::stats::calibration::round9;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 pub enum Severity {
     P0,
     P1,
@@ -34,7 +34,7 @@ impl Severity {
 }
 
 /// Ordered from least to most conservative, so the merge takes the maximum.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Autofix {
     SafeAuto,
@@ -43,14 +43,14 @@ pub enum Autofix {
     Advisory,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FindingType {
     Error,
     Omission,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Owner {
     ReviewFixer,
@@ -554,6 +554,79 @@ pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldE
         evidence,
         location,
     })
+}
+
+// The finding types below exist for their JSON Schemas: `validate` reads findings leniently (a
+// malformed one is dropped and counted, not refused), so it checks the value itself, and a test
+// in `commands::schema` holds the two to the same verdict on every example and malformed line.
+
+/// A doc finding (SPEC §2.1).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct DocFinding {
+    /// Unique in the corpus.
+    id: Option<String>,
+    #[schemars(length(min = 1, max = 100))]
+    title: String,
+    severity: Severity,
+    section: String,
+    finding_type: FindingType,
+    /// safe_auto, gated_auto or manual.
+    autofix_class: Autofix,
+    /// On the arm's scale.
+    confidence: f64,
+    suggested_fix: Option<String>,
+    why_it_matters: Option<String>,
+    #[schemars(length(min = 1))]
+    evidence: Option<Vec<String>>,
+    /// The root premise, used by same-persona collapse.
+    premise: Option<String>,
+}
+
+/// A code finding (SPEC §2.1).
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct CodeFinding {
+    id: Option<String>,
+    #[schemars(length(min = 1, max = 100))]
+    title: String,
+    severity: Severity,
+    #[schemars(pattern(r"\S"))]
+    file: String,
+    #[schemars(range(min = 1, max = 4294967295u32))]
+    line: u64,
+    autofix_class: Autofix,
+    owner: Owner,
+    requires_verification: bool,
+    pre_existing: bool,
+    confidence: f64,
+    suggested_fix: Option<String>,
+    why_it_matters: Option<String>,
+    #[schemars(length(min = 1))]
+    evidence: Option<Vec<String>>,
+}
+
+/// The JSON Schema of a finding under `mode` and `scale`: what `validate` accepts.
+pub fn finding_schema(mode: Mode, scale: Scale) -> Value {
+    let mut schema = match mode {
+        Mode::Doc => serde_json::to_value(schemars::schema_for!(DocFinding)),
+        Mode::Code => serde_json::to_value(schemars::schema_for!(CodeFinding)),
+    }
+    .unwrap_or(Value::Null);
+    let confidence = match scale {
+        Scale::Float => serde_json::json!({"type": "number", "minimum": 0, "maximum": 1,
+            "description": "float scale: a number in [0, 1]"}),
+        Scale::Anchor => serde_json::json!({"enum": [0, 25, 50, 75, 100],
+            "description": "anchor scale: one of 0, 25, 50, 75, 100"}),
+    };
+    schema["properties"]["confidence"] = confidence;
+    if mode == Mode::Doc {
+        // `advisory` is a code class.
+        if let Some(Value::Array(names)) = schema.pointer_mut("/$defs/Autofix/enum") {
+            names.retain(|n| n != "advisory");
+        }
+    }
+    schema
 }
 
 /// A confidence on the declared scale, or why not.
