@@ -10,16 +10,9 @@ use std::sync::OnceLock;
 mod common;
 
 use calibench::gate::schema::{self, Leaf, MetricPath};
-use common::{calibench, run_into};
+use common::{calibench, examples_names, run_into};
 use predicates::prelude::*;
 use serde_json::Value;
-
-const EXAMPLES: [&str; 4] = [
-    "capacity-50",
-    "code-review-ab",
-    "doc-review-ab",
-    "doc-review-live",
-];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -35,7 +28,7 @@ fn runs() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gate-examples");
         let _ = std::fs::remove_dir_all(&dir);
-        for name in EXAMPLES {
+        for name in examples_names() {
             run_into(dir.join("runs"), experiment(name))
                 .args(["--run-id", name, "--bootstrap", "200", "--no-plots", "-q"])
                 .assert()
@@ -78,7 +71,7 @@ fn gate(run: &Path, policy: &Path, extra: &[&str]) -> (i32, String, String) {
 #[test]
 fn every_example_passes_its_own_gate() {
     let dir = tempfile::tempdir().unwrap();
-    for name in EXAMPLES {
+    for name in examples_names() {
         let out = calibench()
             .arg("gate")
             .arg(root().join("corpora").join(name))
@@ -110,7 +103,7 @@ fn every_example_passes_its_own_gate() {
     // Each gate run wrote its run directory and report.
     assert_eq!(
         std::fs::read_dir(dir.path().join("runs")).unwrap().count(),
-        EXAMPLES.len()
+        examples_names().len()
     );
 }
 
@@ -607,7 +600,7 @@ fn leaves(v: &Value, path: &mut Vec<String>, out: &mut Vec<(MetricPath, Value)>)
 #[test]
 fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write() {
     let mut all = Vec::new();
-    for name in EXAMPLES {
+    for name in examples_names() {
         let text = std::fs::read_to_string(run_dir(name).join("metrics.json")).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         leaves(&v, &mut Vec::new(), &mut all);

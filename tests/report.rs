@@ -9,15 +9,8 @@ use std::sync::OnceLock;
 mod common;
 
 use base64::Engine;
-use common::{calibench, copy_dir, run_into};
+use common::{calibench, copy_dir, examples_names, run_into};
 use predicates::prelude::*;
-
-const EXAMPLES: [&str; 4] = [
-    "capacity-50",
-    "code-review-ab",
-    "doc-review-ab",
-    "doc-review-live",
-];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -30,7 +23,7 @@ fn examples() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-examples");
         let _ = std::fs::remove_dir_all(&dir);
-        for name in EXAMPLES {
+        for name in examples_names() {
             run_into(
                 dir.join("runs"),
                 root().join(format!("corpora/{name}/experiment.toml")),
@@ -65,7 +58,7 @@ fn redacted(text: &str) -> String {
 
 #[test]
 fn markdown_reports_match_their_snapshots() {
-    for name in EXAMPLES {
+    for name in examples_names() {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
         insta::assert_snapshot!(name, redacted(&md));
@@ -115,7 +108,7 @@ fn plot_files(report: &Path) -> BTreeMap<String, PathBuf> {
 
 #[test]
 fn html_parses_and_embeds_every_plot() {
-    for name in EXAMPLES {
+    for name in examples_names() {
         let report = examples().join(format!("reports/{name}"));
         let html = std::fs::read_to_string(report.join("report.html")).unwrap();
         let doc = parse_html(&html)
@@ -164,7 +157,7 @@ fn html_parses_and_embeds_every_plot() {
 
 #[test]
 fn pngs_decode_to_the_stated_size_and_are_not_blank() {
-    for name in EXAMPLES {
+    for name in examples_names() {
         let report = examples().join(format!("reports/{name}"));
         for (file, path) in plot_files(&report) {
             if !file.ends_with(".png") {
@@ -211,7 +204,7 @@ fn svgs_carry_their_titles_and_axis_labels_as_text() {
 #[test]
 fn report_rerenders_the_same_report_from_the_run_directory() {
     let dir = tempfile::tempdir().unwrap();
-    for name in EXAMPLES {
+    for name in examples_names() {
         calibench()
             .arg("report")
             .arg(examples().join(format!("runs/{name}")))
@@ -300,8 +293,8 @@ fn the_main_job_runs_every_example_and_writes_an_index() {
         .filter(|n| n.has_tag_name("a"))
         .filter_map(|n| n.attribute("href"))
         .collect();
-    assert_eq!(links.len(), EXAMPLES.len());
-    for (link, name) in links.iter().zip(EXAMPLES) {
+    assert_eq!(links.len(), examples_names().len());
+    for (link, name) in links.iter().zip(examples_names()) {
         assert!(
             link.starts_with(name) && link.ends_with("/report.html"),
             "{link}"
@@ -451,7 +444,7 @@ fn pinned_files(run: &Path) -> Vec<String> {
 #[test]
 fn run_outputs_are_byte_identical_to_their_stored_copies() {
     let bless = std::env::var_os("CALIBENCH_BLESS").is_some();
-    for name in EXAMPLES {
+    for name in examples_names() {
         let run = examples().join("runs").join(name);
         let stored = root().join("tests/snapshots/outputs").join(name);
         let files = pinned_files(&run);

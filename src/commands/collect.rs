@@ -278,11 +278,14 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
                 Stage::Validators | Stage::Judges => ctx.later(stage)?,
             };
         }
-        if stage_report.status != StageStatus::Complete {
+        // Later stages work over the reviewer returns: they wait for all of them, and for
+        // nothing else but an interruption.
+        if stage == Stage::Reviewers && stage_report.status != StageStatus::Complete {
             ready = false;
         }
         if stage_report.status == StageStatus::Interrupted {
             report.interrupted = true;
+            ready = false;
         }
         if !args.dry_run {
             let e = entry(&stage_report);
@@ -1457,6 +1460,9 @@ impl Render for CollectReport {
             for stage in &self.stages {
                 let name = stage.stage.name();
                 match &stage.calls {
+                    None if stage.status != StageStatus::Planned => {
+                        let _ = writeln!(s, "{name}: {}", stage.summary());
+                    }
                     Some(calls) => {
                         let todo = calls.iter().filter(|c| !c.recorded).count();
                         let _ = writeln!(

@@ -47,3 +47,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Every example corpus (each `corpora/*/` with an experiment.toml), by name, sorted: what the
+/// main job runs and CI gates.
+pub fn examples_names() -> Vec<&'static str> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("experiment.toml").is_file())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names.into_iter().map(|n| &*n.leak()).collect()
+}
