@@ -75,9 +75,9 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
         // (target position, run position, document order) → subject.
         let mut found: BTreeMap<(usize, usize, usize), Subject> = BTreeMap::new();
         let mut positions: HashMap<String, (usize, usize, usize)> = HashMap::new();
+        let raw = raw_findings(c.records, &label);
         for arm in c.exp.arms().into_iter().filter(|a| a.source == label) {
             let returns = reviews::select(c.records, &label, c.exp.mode, arm.review.scale());
-            let raw = raw_findings(c.records, &label);
             for (t, target) in group(&returns).into_iter().enumerate() {
                 for (r, run) in target.runs.iter().enumerate() {
                     let refs: Vec<ReturnRef> = run

@@ -164,6 +164,10 @@ type Key = (String, String, String, u32);
 /// A call's identity in its stage's file: what marks it recorded, and its plan position.
 type CallKey = String;
 
+fn string(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
 fn call_key(parts: &[&Value]) -> CallKey {
     serde_json::to_string(parts).unwrap_or_default()
 }
@@ -185,9 +189,9 @@ fn key_of(stage: Stage, kind: Kind, line: &Map<String, Value>) -> CallKey {
 
 fn reviewer_key(k: &Key) -> CallKey {
     call_key(&[
-        &Value::String(k.0.clone()),
-        &Value::String(k.1.clone()),
-        &Value::String(k.2.clone()),
+        &string(&k.0),
+        &string(&k.1),
+        &string(&k.2),
         &Value::from(k.3),
     ])
 }
@@ -425,6 +429,8 @@ impl StageContext<'_> {
             paths: &paths,
         };
         let subjects = stages::subjects(&collected);
+        // The judges' plan, kept to gather their calls into verdicts once all are recorded.
+        let mut panel: Option<Arc<Verdicts>> = None;
         let planned = match stage {
             Stage::Validators => {
                 let v = p.collect.validators.as_ref().expect("declared stage");
@@ -444,7 +450,6 @@ impl StageContext<'_> {
                         artifact: None,
                     })
                     .collect();
-                let v_str = |s: &str| Value::String(s.to_string());
                 Planned {
                     stage,
                     kind: Kind::Reviews,
@@ -454,7 +459,7 @@ impl StageContext<'_> {
                     jobs,
                     keys: selected
                         .iter()
-                        .map(|s| call_key(&[&v_str(&s.arm), &v_str(&s.id)]))
+                        .map(|s| call_key(&[&string(&s.arm), &string(&s.id)]))
                         .collect(),
                     about: selected
                         .iter()
@@ -463,15 +468,14 @@ impl StageContext<'_> {
                     protocol: Arc::new(Validations { subjects: selected }),
                 }
             }
-            Stage::Judges | Stage::Reviewers => {
+            // The judges (the reviewers' stage never comes here).
+            _ => {
                 let j = p.collect.judges.as_ref().expect("declared stage");
-                let items = stages::judge_items(&collected, &subjects, j);
-                let verdicts = Verdicts {
-                    items,
+                let verdicts = Arc::new(Verdicts {
+                    items: stages::judge_items(&collected, &subjects, j),
                     judges: j.judges.clone(),
                     dimensions: j.dimensions.clone(),
-                };
-                let v_str = |s: &str| Value::String(s.to_string());
+                });
                 let (mut jobs, mut keys, mut about) = (Vec::new(), Vec::new(), Vec::new());
                 for item in &verdicts.items {
                     let stdin = Arc::new(json_line(&item.object));
@@ -489,14 +493,14 @@ impl StageContext<'_> {
                             artifact: None,
                         });
                         keys.push(call_key(&[
-                            &v_str(&item.arm),
-                            &v_str(&item.item_id),
-                            &v_str(judge),
+                            &string(&item.arm),
+                            &string(&item.item_id),
+                            &string(judge),
                         ]));
                         about.push(format!("{} · {} · {judge}", item.arm, item.item_id));
                     }
                 }
-                Planned {
+                let planned = Planned {
                     stage,
                     kind: Kind::Reviews,
                     file,
@@ -505,31 +509,22 @@ impl StageContext<'_> {
                     jobs,
                     keys,
                     about,
-                    protocol: Arc::new(verdicts),
-                }
+                    protocol: verdicts.clone(),
+                };
+                panel = Some(verdicts);
+                planned
             }
         };
         let recorded = read_keys(&planned)?;
         let report = self.execute(planned, &recorded)?;
-        if stage == Stage::Judges && report.status == StageStatus::Complete {
-            self.write_verdicts(&report.file, &collected, &subjects)?;
+        if let Some(verdicts) = panel.filter(|_| report.status == StageStatus::Complete) {
+            self.write_verdicts(&report.file, &verdicts)?;
         }
         Ok(report)
     }
 
     /// `verdicts.jsonl` from the judge calls' lines, once all are recorded.
-    fn write_verdicts(
-        &self,
-        calls_file: &Path,
-        collected: &Collected<'_>,
-        subjects: &[stages::Subject],
-    ) -> Result<(), Error> {
-        let j = self.p.collect.judges.as_ref().expect("declared stage");
-        let verdicts = Verdicts {
-            items: stages::judge_items(collected, subjects, j),
-            judges: j.judges.clone(),
-            dimensions: j.dimensions.clone(),
-        };
+    fn write_verdicts(&self, calls_file: &Path, verdicts: &Verdicts) -> Result<(), Error> {
         let text = String::from_utf8_lossy(&read_file(calls_file)?).into_owned();
         let mut calls = Vec::new();
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
@@ -545,7 +540,7 @@ impl StageContext<'_> {
             }
         }
         let path = self.run_dir.join("verdicts.jsonl");
-        let lines = stages::verdict_lines(&verdicts, &calls);
+        let lines = stages::verdict_lines(verdicts, &calls);
         if lines.is_empty() {
             // Nothing was judged: no file, rather than one `run` would refuse as no evidence.
             return Ok(());
@@ -1405,7 +1400,7 @@ fn read_keys(planned: &Planned) -> Result<HashSet<CallKey>, Error> {
         let Ok(Value::Object(o)) = serde_json::from_str::<Value>(line) else {
             return Err(at("is not a JSON object".into()));
         };
-        let key = key_of(planned.stage, Kind::Reviews, &o);
+        let key = key_of(planned.stage, planned.kind, &o);
         if !known.contains(&key) {
             return Err(at(format!(
                 "records a {} call ({key}) that the experiment does not plan",
