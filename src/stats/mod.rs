@@ -5,6 +5,8 @@
 pub mod alpha;
 pub mod bootstrap;
 pub mod calibration;
+pub mod holm;
 pub mod paired;
+pub mod power;
 pub mod quantile;
 pub mod rng;

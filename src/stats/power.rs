@@ -1,0 +1,212 @@
+//! Power (SPEC §4.8): the minimum detectable effect of a paired comparison, the number of pairs
+//! a study needs to detect an effect by the normal approximation, and the seeded simulation
+//! that checks that number by resampling the observed differences.
+
+use statrs::distribution::{ContinuousCDF, Normal};
+
+use super::bootstrap::{parallel, Method, Plan};
+
+/// The two-sided level and the power every `mde` is reported at.
+pub const ALPHA: f64 = 0.05;
+pub const POWER: f64 = 0.8;
+
+/// Simulated studies per `plan` check.
+pub const STUDIES: usize = 10_000;
+
+/// The largest study `plan` simulates: 10,000 studies of this many draws each.
+pub const MAX_SIMULATED_PAIRS: u64 = 100_000;
+
+/// Φ⁻¹(p), the standard normal quantile.
+pub fn z(p: f64) -> f64 {
+    Normal::standard().inverse_cdf(p)
+}
+
+/// Φ(x).
+fn phi(x: f64) -> f64 {
+    Normal::standard().cdf(x)
+}
+
+/// z₁₋α/₂ + z_power: the distance, in standard errors, between no effect and an effect
+/// detected with that power at two-sided level α.
+fn z_sum(alpha: f64, power: f64) -> f64 {
+    z(1.0 - alpha / 2.0) + z(power)
+}
+
+/// The sample standard deviation of the differences (n − 1 in the denominator): `None` with
+/// fewer than 2, exactly 0 when they are all equal.
+pub fn sd(diffs: &[f64]) -> Option<f64> {
+    let n = diffs.len();
+    if n < 2 {
+        return None;
+    }
+    if diffs.iter().all(|&d| d == diffs[0]) {
+        return Some(0.0);
+    }
+    let mean = mean(diffs);
+    let ss: f64 = diffs.iter().map(|d| (d - mean).powi(2)).sum();
+    Some((ss / (n - 1) as f64).sqrt())
+}
+
+pub fn mean(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len() as f64
+}
+
+/// The smallest true mean difference these `diffs` would detect with 80% power at two-sided
+/// 0.05: (z₀.₉₇₅ + z₀.₈) · sd / √n. `None` with fewer than 2 differences, 0 when they do not
+/// vary.
+pub fn mde(diffs: &[f64]) -> Option<f64> {
+    let s = sd(diffs)?;
+    Some(if s == 0.0 {
+        0.0
+    } else {
+        z_sum(ALPHA, POWER) * s / (diffs.len() as f64).sqrt()
+    })
+}
+
+/// Pairs needed to detect a true mean difference `effect` (≠ 0) with differences of standard
+/// deviation `sd` (> 0), at two-sided `alpha` with `power`, by the normal approximation:
+/// ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉, at least 2. Saturates at `u64::MAX`.
+pub fn needed(sd: f64, effect: f64, alpha: f64, power: f64) -> u64 {
+    let k = (z_sum(alpha, power) * sd / effect.abs()).powi(2).ceil();
+    if k >= u64::MAX as f64 {
+        u64::MAX
+    } else {
+        (k as u64).max(2)
+    }
+}
+
+/// The power of a study of `pairs` pairs by the normal approximation: the chance that the mean
+/// of `pairs` differences with true mean `effect` and standard deviation `sd` lands beyond
+/// ±z₁₋α/₂ · sd / √pairs.
+pub fn normal_power(sd: f64, effect: f64, pairs: u64, alpha: f64) -> f64 {
+    let shift = effect.abs() * (pairs as f64).sqrt() / sd;
+    let za = z(1.0 - alpha / 2.0);
+    phi(shift - za) + phi(-shift - za)
+}
+
+/// The simulation that checks [`needed`]: `studies` studies of `pairs` pairs, each drawing
+/// `pairs` differences with replacement from `diffs` shifted to mean `effect`, detecting the
+/// effect when |their mean| ≥ z₁₋α/₂ · sd / √pairs (sd of the observed differences). The share
+/// that detect it. Study `i` draws from its own generator, seeded by `(seed, i)`, so the share
+/// does not depend on `threads`.
+pub fn simulated_power(
+    diffs: &[f64],
+    effect: f64,
+    pairs: u64,
+    alpha: f64,
+    studies: usize,
+    seed: u64,
+    threads: usize,
+) -> f64 {
+    let (Some(s), false) = (sd(diffs), diffs.is_empty() || pairs == 0) else {
+        return f64::NAN;
+    };
+    let centre = mean(diffs);
+    let shifted: Vec<f64> = diffs.iter().map(|d| d - centre + effect).collect();
+    let threshold = z(1.0 - alpha / 2.0) * s / (pairs as f64).sqrt();
+    let n = shifted.len() as u64;
+    let plan = Plan {
+        method: Method::Units,
+        replicates: studies,
+        seed,
+        threads,
+    };
+    let detected: Vec<bool> = parallel(
+        plan,
+        || (),
+        |_, rng| {
+            let mut sum = 0.0;
+            for _ in 0..pairs {
+                sum += shifted[rng.below(n) as usize];
+            }
+            (sum / pairs as f64).abs() >= threshold
+        },
+    );
+    detected.iter().filter(|&&d| d).count() as f64 / studies as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_the_published_ones() {
+        assert!((z(0.975) - 1.959_963_984_540_054).abs() < 1e-12);
+        assert!((z(0.8) - 0.841_621_233_572_914_3).abs() < 1e-12);
+        assert!((z(0.9) - 1.281_551_565_544_600_5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mde_by_hand() {
+        // Differences 1, 2, 3, 4: mean 2.5, squared deviations 2.25 + 0.25 + 0.25 + 2.25 = 5,
+        // sd = √(5/3) = 1.290994; mde = (1.959964 + 0.841621) · 1.290994 / 2 = 1.808415.
+        let m = mde(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert!((m - 1.808_415).abs() < 1e-6, "{m}");
+        // Fewer than two pairs: no mde. No variation: 0.
+        assert_eq!(mde(&[]), None);
+        assert_eq!(mde(&[0.3]), None);
+        assert_eq!(mde(&[0.1, 0.1, 0.1]), Some(0.0));
+        assert_eq!(sd(&[0.1, 0.1]), Some(0.0));
+        // sd with n − 1: 2, 4 → mean 3, ss 2, sd √2.
+        assert!((sd(&[2.0, 4.0]).unwrap() - 2f64.sqrt()).abs() < 1e-15);
+    }
+
+    #[test]
+    fn needed_is_the_closed_form() {
+        // sd 1, effect 0.5, α 0.05, power 0.8: (2.801585 / 0.5)² = 31.3957 → 32.
+        assert_eq!(needed(1.0, 0.5, 0.05, 0.8), 32);
+        // The sign of the effect does not matter.
+        assert_eq!(needed(1.0, -0.5, 0.05, 0.8), 32);
+        // power 0.9: (1.959964 + 1.281552)² · 4 = 42.03 → 43.
+        assert_eq!(needed(1.0, 0.5, 0.05, 0.9), 43);
+        // α 0.01, power 0.8: (2.575829 + 0.841621)² · 4 = 46.72 → 47.
+        assert_eq!(needed(1.0, 0.5, 0.01, 0.8), 47);
+        // A huge effect still needs 2 pairs.
+        assert_eq!(needed(1.0, 100.0, 0.05, 0.8), 2);
+        // The mde of n pairs is the effect n pairs are needed for (up to rounding up).
+        let diffs = [0.3, -0.1, 0.8, 0.2, 0.5, -0.4, 0.9, 0.1];
+        let m = mde(&diffs).unwrap();
+        assert_eq!(needed(sd(&diffs).unwrap(), m * 1.000_001, 0.05, 0.8), 8);
+        // And the normal-approximation power at that size is the target.
+        assert!((normal_power(sd(&diffs).unwrap(), m, 8, 0.05) - 0.8).abs() < 1e-3);
+    }
+
+    #[test]
+    fn simulated_power_at_the_needed_size_is_the_target_power() {
+        // A known distribution: 4,000 differences drawn from N(0, 1) by a seeded Box–Muller,
+        // planned for an effect of 0.25 (needed = ⌈(2.801585 · sd / 0.25)²⌉ ≈ 126).
+        let mut rng = crate::stats::rng::Rng::for_replicate(11, 0);
+        let mut uniform = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let diffs: Vec<f64> = (0..4000)
+            .map(|_| {
+                let (u, v) = (uniform().max(1e-300), uniform());
+                (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+            })
+            .collect();
+        let s = sd(&diffs).unwrap();
+        let k = needed(s, 0.25, 0.05, 0.8);
+        assert!((110..=140).contains(&k), "{k}");
+        let p = simulated_power(&diffs, 0.25, k, 0.05, STUDIES, 7, 2);
+        assert!((p - 0.8).abs() < 0.02, "simulated power {p} at {k} pairs");
+        // Half the pairs: clearly less power, as the normal approximation says.
+        let half = simulated_power(&diffs, 0.25, k / 2, 0.05, STUDIES, 7, 2);
+        let approx = normal_power(s, 0.25, k / 2, 0.05);
+        assert!(
+            (half - approx).abs() < 0.03 && half < 0.6,
+            "{half} vs {approx}"
+        );
+        // No effect: the share detecting one is the level.
+        let null = simulated_power(&diffs, 0.0, k, 0.05, STUDIES, 7, 2);
+        assert!((null - 0.05).abs() < 0.015, "{null}");
+    }
+
+    #[test]
+    fn simulation_is_seeded_and_independent_of_threads() {
+        let diffs = [0.5, -0.2, 0.1, 0.9, 0.0, 0.3];
+        let a = simulated_power(&diffs, 0.2, 20, 0.05, 2_000, 3, 1);
+        let b = simulated_power(&diffs, 0.2, 20, 0.05, 2_000, 3, 2);
+        assert_eq!(a, b);
+        let c = simulated_power(&diffs, 0.2, 20, 0.05, 2_000, 4, 1);
+        assert_ne!(a, c);
+    }
+}
