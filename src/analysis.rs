@@ -20,8 +20,10 @@ use crate::replay::review::{Check, Merged};
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
+use crate::replay::{Comparison, DeltaTable, UnitPair};
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
+use crate::stats::holm::holm;
 use crate::stats::paired::{paired_delta, wilson, PairedDelta};
 use crate::trust::{self, Lift, TrustVerdict};
 
@@ -54,6 +56,10 @@ pub struct Metrics {
     /// figures may come from partial arms. The report leads with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// The experiment's primary metrics (SPEC §4.8), in its order: one Holm family, and the
+    /// report's headline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary: Vec<String>,
 }
 
 /// Query replay (SPEC §4.3): both confidence models over the recorded traces.
@@ -85,6 +91,10 @@ pub struct Withheld {
 pub struct Delta {
     #[serde(flatten)]
     pub paired: PairedDelta,
+    /// Holm's step-down adjustment of `p_value` over its family (SPEC §4.8): the primary
+    /// metrics when the experiment names them, else the delta's table.
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
     /// Rates only: 95% Wilson intervals of each arm's pooled rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wilson: Option<PerArm<Option<[f64; 2]>>>,
@@ -124,6 +134,15 @@ pub struct FindingRow {
     pub finding: Merged,
 }
 
+/// One unit's values of one reported delta: a row of the `pairs` table, from which
+/// `calibench plan` reads a pilot's paired differences.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairRow {
+    pub table: DeltaTable,
+    pub metric: &'static str,
+    pub pair: UnitPair,
+}
+
 /// The model and the rows behind its tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
@@ -131,6 +150,9 @@ pub struct Analysis {
     pub findings: Vec<FindingRow>,
     /// Baseline rows, then treatment rows.
     pub queries: Vec<QueryRow>,
+    /// Per reported delta that is a mean of per-unit differences, in table then delta order:
+    /// each unit's values.
+    pub pairs: Vec<PairRow>,
 }
 
 /// Computation settings that do not change the numbers' meaning.
@@ -152,16 +174,19 @@ pub fn analyse(
         .as_ref()
         .map_or(&[][..], |(_, v)| v.as_slice());
     let controls = CorpusControls::of(exp, corpus);
+    let mut pairs = Vec::new();
     let (mut review, mut agreement, findings) = match &corpus.reviews {
         Some((name, selections)) => {
             let r = review_section(exp, name, selections, verdicts, &controls, settings)?;
+            pairs.extend(r.pairs);
             (Some(r.section), Some(r.agreement), r.findings)
         }
         None => (None, None, Vec::new()),
     };
-    let (queries, query_rows) = match &corpus.queries {
+    let (mut queries, query_rows) = match &corpus.queries {
         Some((name, all)) => {
-            let (section, rows) = replay_queries(exp, name, all, settings)?;
+            let (section, rows, units) = replay_queries(exp, name, all, settings)?;
+            pairs.extend(units);
             (Some(section), rows)
         }
         None => (None, Vec::new()),
@@ -185,6 +210,15 @@ pub fn analyse(
         }
         None => (None, None),
     };
+    adjust(&exp.primary, review.as_mut(), queries.as_mut());
+    // What was withheld has no rows either.
+    pairs.retain(|p| {
+        let section = match p.table {
+            DeltaTable::Review => review.as_ref().map(|r| &r.delta),
+            DeltaTable::Queries => queries.as_ref().map(|q| &q.delta),
+        };
+        section.is_some_and(|d| d.contains_key(p.metric))
+    });
     Ok(Analysis {
         metrics: Metrics {
             experiment: exp.name.clone(),
@@ -195,10 +229,43 @@ pub fn analyse(
             trust,
             lift,
             incomplete: None,
+            primary: exp.primary.clone(),
         },
         findings,
         queries: query_rows,
+        pairs,
     })
+}
+
+/// Sets every reported delta's `p_adjusted` (SPEC §4.8): Holm over the primary metrics as one
+/// family, and over each table's other deltas as another. A withheld delta is no longer in its
+/// table and takes no part.
+fn adjust(
+    primary: &[String],
+    review: Option<&mut ReviewSection>,
+    queries: Option<&mut QuerySection>,
+) {
+    let mut tables: Vec<&mut BTreeMap<String, Delta>> = Vec::new();
+    tables.extend(review.map(|r| &mut r.delta));
+    tables.extend(queries.map(|q| &mut q.delta));
+    let mut families: Vec<Vec<&mut Delta>> = vec![Vec::new()];
+    for table in tables {
+        let mut family = Vec::new();
+        for (name, delta) in table.iter_mut() {
+            if primary.contains(name) {
+                families[0].push(delta);
+            } else {
+                family.push(delta);
+            }
+        }
+        families.push(family);
+    }
+    for family in families {
+        let ps: Vec<Option<f64>> = family.iter().map(|d| Some(d.paired.p_value)).collect();
+        for (delta, p) in family.into_iter().zip(holm(&ps)) {
+            delta.p_adjusted = p;
+        }
+    }
 }
 
 /// What code review's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7), and
@@ -235,6 +302,7 @@ struct Reviewed {
     section: ReviewSection,
     agreement: AgreementSection,
     findings: Vec<FindingRow>,
+    pairs: Vec<PairRow>,
 }
 
 /// Both arms replayed over their returns (side by side: the arms are independent), their
@@ -271,7 +339,7 @@ fn review_section(
     let (baseline, mut findings) = baseline?;
     let (treatment, treatment_rows) = treatment?;
     findings.extend(treatment_rows);
-    let delta = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
+    let (delta, pairs) = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
     let runs = match (baseline.runs, treatment.runs) {
         (Some(baseline), Some(treatment)) => Some(PerArm {
             baseline,
@@ -298,6 +366,7 @@ fn review_section(
             runs,
         },
         findings,
+        pairs,
     })
 }
 
@@ -431,7 +500,7 @@ fn replay_queries(
     name: &str,
     all: &[Query],
     settings: Settings,
-) -> Result<(QuerySection, Vec<QueryRow>), InputError> {
+) -> Result<(QuerySection, Vec<QueryRow>, Vec<PairRow>), InputError> {
     let select = |arm: &Arm| queries::select(name, all, &arm.name, &arm.source);
     let (b_queries, t_queries) = (select(&exp.baseline)?, select(&exp.treatment)?);
     let plan = Plan {
@@ -453,18 +522,19 @@ fn replay_queries(
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         (baseline, treatment)
     });
-    let delta = query_metrics::deltas(&b_rows, &t_rows, plan)
-        .into_iter()
-        .map(|(name, paired)| {
-            (
-                name.to_string(),
-                Delta {
-                    paired,
-                    wilson: None,
-                },
-            )
-        })
-        .collect();
+    let mut delta = BTreeMap::new();
+    let mut pairs = Vec::new();
+    for c in query_metrics::deltas(&b_rows, &t_rows, plan) {
+        pairs.extend(rows_of(DeltaTable::Queries, &c));
+        delta.insert(
+            c.name.to_string(),
+            Delta {
+                paired: c.delta,
+                p_adjusted: None,
+                wilson: None,
+            },
+        );
+    }
     let mut rows = b_rows;
     rows.extend(t_rows);
     Ok((
@@ -476,7 +546,17 @@ fn replay_queries(
             delta,
         },
         rows,
+        pairs,
     ))
+}
+
+/// The pairs table's rows of one comparison.
+fn rows_of(table: DeltaTable, c: &Comparison) -> impl Iterator<Item = PairRow> + '_ {
+    c.units.iter().map(move |pair| PairRow {
+        table,
+        metric: c.name,
+        pair: pair.clone(),
+    })
 }
 
 /// Judge composites by item id, then by the arm label the verdict was filed under.
@@ -729,24 +809,32 @@ fn agreement_of(
     }
 }
 
-/// treatment − baseline for every per-target metric, over the targets both arms reviewed.
+/// treatment − baseline for every per-target metric, over the targets both arms reviewed, and
+/// each target's values.
 fn deltas(
     exp: &Experiment,
     b: &ArmMetrics,
     t: &ArmMetrics,
     threads: usize,
-) -> BTreeMap<String, Delta> {
+) -> (BTreeMap<String, Delta>, Vec<PairRow>) {
     let mut out = BTreeMap::new();
+    let mut pairs = Vec::new();
     for (i, m) in REVIEW_METRICS.iter().enumerate().filter(|(_, m)| m.delta) {
         let name = m.name;
         let base: HashMap<String, f64> = by_target_of(&b.per_target, i).into_iter().collect();
-        let (mut xs, mut ys) = (Vec::new(), Vec::new());
-        for (target, y) in by_target_of(&t.per_target, i) {
-            if let Some(&x) = base.get(&target) {
-                xs.push(x);
-                ys.push(y);
-            }
-        }
+        let units: Vec<UnitPair> = by_target_of(&t.per_target, i)
+            .into_iter()
+            .filter_map(|(target, y)| {
+                base.get(&target).map(|&x| UnitPair {
+                    unit: target,
+                    run: None,
+                    baseline: x,
+                    treatment: y,
+                })
+            })
+            .collect();
+        let xs: Vec<f64> = units.iter().map(|u| u.baseline).collect();
+        let ys: Vec<f64> = units.iter().map(|u| u.treatment).collect();
         let Some(paired) = paired_delta(&xs, &ys, exp.bootstrap, exp.seed, threads) else {
             continue;
         };
@@ -754,7 +842,20 @@ fn deltas(
             baseline: wilson(b.figure("promoted"), b.figure("merged")),
             treatment: wilson(t.figure("promoted"), t.figure("merged")),
         });
-        out.insert(name.to_string(), Delta { paired, wilson });
+        let c = Comparison {
+            name,
+            delta: paired,
+            units,
+        };
+        pairs.extend(rows_of(DeltaTable::Review, &c));
+        out.insert(
+            name.to_string(),
+            Delta {
+                paired: c.delta,
+                p_adjusted: None,
+                wilson,
+            },
+        );
     }
-    out
+    (out, pairs)
 }

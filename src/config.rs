@@ -555,6 +555,14 @@ pub struct Experiment {
     pub gate: Option<crate::gate::Policy>,
     /// How to record a corpus live: the `[collect]` table (SPEC §8).
     pub collect: Option<crate::collect::plan::Collect>,
+    /// The primary metrics (SPEC §4.8): deltas that form one Holm family of their own and
+    /// lead the report's headline. Names of compared metrics, checked as the file is read.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub primary: Vec<String>,
+    /// The line of `primary`, for the corpus loader's refusal of a primary metric the corpus
+    /// cannot measure.
+    #[serde(skip)]
+    pub primary_line: Option<u64>,
 }
 
 impl Experiment {
@@ -579,6 +587,9 @@ pub struct RawExperiment {
     pub seed: Option<u64>,
     /// Bootstrap replicates for every interval (default 2000, at most 1000000).
     pub bootstrap: Option<u64>,
+    /// The primary metrics: names of `review.delta` or `queries.delta` entries. They form one
+    /// Holm family of their own and lead the report's headline.
+    pub primary: Option<Vec<String>>,
     pub arms: RawArms,
     pub trust: Option<Trust>,
     /// The CI gate policy (SPEC §7).
@@ -820,6 +831,28 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             format!("{w} must be a finite number ≥ 0"),
         ));
     }
+    let primary = raw.primary.unwrap_or_default();
+    for (i, name) in primary.iter().enumerate() {
+        let at = format!("primary.{i}");
+        if crate::replay::compared_named(name).is_none() {
+            let names: Vec<&str> = crate::replay::compared().iter().map(|c| c.name).collect();
+            let near = crate::text::nearest(name, &names)
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            return Err(ctx
+                .error(&at, format!("`{name}` is not a compared metric{near}"))
+                .hint(format!(
+                    "primary metrics are names of review.delta or queries.delta: {}",
+                    names.join(", ")
+                )));
+        }
+        if primary[..i].contains(name) {
+            return Err(ctx.error(&at, format!("`{name}` is named twice")));
+        }
+    }
+    let primary_line = (!primary.is_empty())
+        .then(|| ctx.line_of("primary"))
+        .flatten();
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -838,6 +871,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             .collect
             .map(|c| crate::collect::plan::in_experiment(path, text, c))
             .transpose()?,
+        primary,
+        primary_line,
     })
 }
 

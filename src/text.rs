@@ -189,9 +189,31 @@ pub fn markdown_code(s: &str) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
+/// The name closest to `word`, when it is close enough to be a likely typo: at most a third
+/// of the longer one's length in edits (insert, delete, substitute, swap two neighbours).
+pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (strsim::osa_distance(word, n), *n))
+        .filter(|(d, n)| *d <= (n.len().max(word.len()) / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_finds_likely_typos_only() {
+        assert_eq!(nearest("alpah", &["alpha", "level"]), Some("alpha"));
+        assert_eq!(
+            nearest("precison", &["precision", "dropped"]),
+            Some("precision")
+        );
+        assert_eq!(nearest("zzz", &["alpha", "level"]), None);
+        assert_eq!(nearest("", &[]), None);
+    }
 
     #[test]
     fn markdown_folds_lines_and_escapes_what_would_be_markup() {

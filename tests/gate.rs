@@ -306,7 +306,7 @@ fn a_bad_gate_table_refuses_the_experiment_everywhere() {
         let out = assert.get_output();
         let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
         assert!(
-            text.contains("experiment.toml:36: `gate.check.0.mini`: is not a known key"),
+            text.contains("experiment.toml:38: `gate.check.0.mini`: is not a known key"),
             "{args:?}: {text}"
         );
         assert!(!dir.path().join("runs").exists(), "{args:?} wrote a run");

@@ -156,6 +156,33 @@ fn cases() -> Vec<Case> {
             },
             "targets.jsonl: is read in code mode only, but the experiment's mode is doc",
         ),
+        (
+            "a misspelt primary metric, which would leave the headline's family without it",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("primary = [\"distinct_values\", \"precision\"]", "primary = [\"distinct_values\", \"precison\"]")
+                })
+            },
+            "experiment.toml:10: `primary.1`: `precison` is not a compared metric; did you mean `precision`?",
+        ),
+        (
+            "a primary metric named twice, which would count twice in its family",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("\"precision\"]", "\"precision\", \"precision\"]")
+                })
+            },
+            "`primary.2`: `precision` is named twice",
+        ),
+        (
+            "a primary query metric over a corpus without queries",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("\"precision\"]", "\"final_accuracy\"]")
+                })
+            },
+            "experiment.toml:10: `primary`: primary metric `final_accuracy` needs queries.jsonl, which the corpus does not have",
+        ),
     ]
 }
 

@@ -256,6 +256,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         mut metrics,
         findings,
         queries,
+        pairs,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     metrics.incomplete = incomplete;
     drop(corpus);
@@ -287,6 +288,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
             tables::findings(&findings, controls_replayed(&metrics)).map_err(table_error)?,
         ),
         ("queries", tables::queries(&queries).map_err(table_error)?),
+        ("pairs", tables::pairs(&pairs).map_err(table_error)?),
     ] {
         if let Some(mut df) = df {
             files.push((

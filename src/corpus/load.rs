@@ -156,6 +156,9 @@ pub fn load(
         }
         loaded.corpus.queries = Some((name, all));
     }
+    if let Some((exp_path, exp)) = experiment {
+        refuse_unmeasured_primary(&mut loaded, exp_path, exp);
+    }
     let corpus = &loaded.corpus;
     if corpus.reviews.is_none() && corpus.verdicts.is_none() && corpus.queries.is_none() {
         loaded.refusals.push(
@@ -167,6 +170,38 @@ pub fn load(
         );
     }
     Ok(loaded)
+}
+
+/// A primary metric the corpus cannot measure would leave the headline and its Holm family
+/// without it: refused, naming the file it needs.
+fn refuse_unmeasured_primary(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
+    use crate::replay::{compared_named, DeltaTable};
+    let corpus = &loaded.corpus;
+    for name in &exp.primary {
+        let Some(c) = compared_named(name) else {
+            continue; // refused as the experiment was read
+        };
+        let missing = match c.table {
+            DeltaTable::Review if corpus.reviews.is_none() => Some("reviews.jsonl"),
+            DeltaTable::Queries if corpus.queries.is_none() => Some("queries.jsonl"),
+            DeltaTable::Review if c.judged && corpus.verdicts.is_none() => Some("verdicts.jsonl"),
+            _ => None,
+        };
+        if let Some(file) = missing {
+            let mut e = InputError::new(
+                exp_path.display().to_string(),
+                format!("primary metric `{name}` needs {file}, which the corpus does not have"),
+            )
+            .field("`primary`");
+            if let Some(line) = exp.primary_line {
+                e = e.at_line(line);
+            }
+            loaded.refusals.push(e.hint(format!(
+                "name metrics this corpus measures, or add {file} to {}",
+                exp.corpus.display()
+            )));
+        }
+    }
 }
 
 /// A collect run directory replays only once every call is recorded: an interrupted one holds

@@ -354,28 +354,12 @@ pub fn leaf(path: &MetricPath) -> Result<Leaf, String> {
 
 fn unknown(part: &str, here: &str, names: &[&str]) -> String {
     let mut msg = format!("{here} has no `{part}`");
-    if let Some(near) = nearest(part, names) {
+    if let Some(near) = crate::text::nearest(part, names) {
         msg.push_str(&format!("; did you mean `{near}`?"));
     } else {
         msg.push_str(&format!("; it has: {}", names.join(", ")));
     }
     msg
-}
-
-/// The name closest to `word`, when it is close enough to be a likely typo.
-fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
-    names
-        .iter()
-        .map(|n| (edit_distance(word, n), *n))
-        .filter(|(d, n)| *d <= (n.len().max(word.len()) / 3).max(1))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, n)| n)
-}
-
-/// Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`: the
-/// optimal string alignment distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    strsim::osa_distance(a, b)
 }
 
 /// Every path to a value, as a pattern with its kind: `<arm>` is baseline or treatment, `<i>` a
@@ -555,15 +539,5 @@ mod tests {
                 Ok(())
             );
         }
-    }
-
-    #[test]
-    fn edit_distance_counts_single_edits() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("same", "same"), 0);
-        assert_eq!(edit_distance("alpah", "alpha"), 1);
-        assert_eq!(nearest("alpah", &["alpha", "level"]), Some("alpha"));
-        assert_eq!(nearest("zzz", &["alpha", "level"]), None);
     }
 }

@@ -10,6 +10,102 @@ pub mod review_metrics;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::calibration::round9;
+use crate::stats::paired::PairedDelta;
+
+/// The section of `metrics.json` whose `delta` table holds a compared metric: the review
+/// deltas, paired over targets, or the query deltas, paired over (query, run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeltaTable {
+    Review,
+    Queries,
+}
+
+impl DeltaTable {
+    pub fn name(self) -> &'static str {
+        match self {
+            DeltaTable::Review => "review",
+            DeltaTable::Queries => "queries",
+        }
+    }
+
+    /// What one pair is, for sentences: "targets", "queries".
+    pub fn units(self) -> &'static str {
+        match self {
+            DeltaTable::Review => "targets",
+            DeltaTable::Queries => "queries",
+        }
+    }
+}
+
+/// A metric compared between the arms, as the catalogues declare it: the name of its delta
+/// (a key of `review.delta` or `queries.delta`), its table, and whether the delta is a mean
+/// of per-unit differences (every one but `ece`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compared {
+    pub name: &'static str,
+    pub table: DeltaTable,
+    pub per_unit: bool,
+    /// Derived from judge verdicts (precision): needs `verdicts.jsonl`.
+    pub judged: bool,
+    /// Its words in the report's summary table, when it has a row there.
+    pub label: Option<&'static str>,
+    /// Decimals in the report.
+    pub places: usize,
+}
+
+impl Compared {
+    /// How the report names it: its summary label, else its name.
+    pub fn words(&self) -> &'static str {
+        self.label.unwrap_or(self.name)
+    }
+}
+
+/// Every compared metric: the review catalogue's deltas, then the query catalogue's. Their
+/// names are distinct (a test checks), so a name alone says which table it is in.
+pub fn compared() -> Vec<Compared> {
+    review_metrics::delta_metrics()
+        .map(|m| Compared {
+            name: m.name,
+            table: DeltaTable::Review,
+            per_unit: true,
+            judged: m.judged,
+            label: m.summary.map(|(_, label, _)| label),
+            places: m.places,
+        })
+        .chain(query_metrics::QUERY_DELTAS.iter().map(|d| Compared {
+            name: d.name,
+            table: DeltaTable::Queries,
+            per_unit: d.has_per_query(),
+            judged: false,
+            label: d.summary.map(|(_, label)| label),
+            places: 3,
+        }))
+        .collect()
+}
+
+/// The compared metric called `name`.
+pub fn compared_named(name: &str) -> Option<Compared> {
+    compared().into_iter().find(|c| c.name == name)
+}
+
+/// One unit's value of a compared metric in both arms: the unit is a target (its value the
+/// mean over its runs, `run` empty) or a query in one run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnitPair {
+    pub unit: String,
+    pub run: Option<u32>,
+    pub baseline: f64,
+    pub treatment: f64,
+}
+
+/// A compared metric's delta with the per-unit values it is the mean difference of (empty for
+/// a delta that is not such a mean).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    pub name: &'static str,
+    pub delta: PairedDelta,
+    pub units: Vec<UnitPair>,
+}
 
 /// How often one confidence value occurred.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -44,6 +140,30 @@ pub fn merge_counts(parts: impl IntoIterator<Item = ValueCount>) -> Vec<ValueCou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn compared_names_are_distinct_and_only_ece_has_no_per_unit_values() {
+        let all = compared();
+        let mut names: Vec<&str> = all.iter().map(|c| c.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(
+            names.len(),
+            all.len(),
+            "a name in both tables would be ambiguous"
+        );
+        let whole: Vec<&str> = all.iter().filter(|c| !c.per_unit).map(|c| c.name).collect();
+        assert_eq!(whole, ["ece"]);
+        assert_eq!(
+            compared_named("precision").unwrap().table,
+            DeltaTable::Review
+        );
+        assert_eq!(
+            compared_named("final_accuracy").unwrap().table,
+            DeltaTable::Queries
+        );
+        assert_eq!(compared_named("nope"), None);
+    }
 
     #[test]
     fn value_counts_merge_values_equal_at_nine_decimals() {

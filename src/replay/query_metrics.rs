@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::query::{replay, Outcome};
-use super::{value_counts, ValueCount};
+use super::{value_counts, Comparison, UnitPair, ValueCount};
 use crate::config::{Bands, ConfidencePolicy};
 use crate::corpus::queries::Query;
 use crate::stats::bootstrap::{parallel, Plan};
@@ -453,6 +453,13 @@ pub struct QueryDelta {
     pub summary: Option<(u8, &'static str)>,
 }
 
+impl QueryDelta {
+    /// Whether the delta is a mean of per-query values (every one but `ece`).
+    pub fn has_per_query(&self) -> bool {
+        self.per_query.is_some()
+    }
+}
+
 const fn delta(
     name: &'static str,
     labelled: bool,
@@ -541,11 +548,7 @@ pub fn summary_deltas() -> Vec<(&'static str, &'static str)> {
 /// `ece` is not, so its p-value is the bootstrap's (twice the smaller share of replicate
 /// deltas on either side of 0). `final_accuracy`, `brier` and `ece` use the pairs with a final
 /// outcome in both arms.
-pub fn deltas(
-    baseline: &[QueryRow],
-    treatment: &[QueryRow],
-    plan: Plan,
-) -> Vec<(&'static str, PairedDelta)> {
+pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<Comparison> {
     let index: HashMap<(&str, u32), usize> = baseline
         .iter()
         .enumerate()
@@ -594,26 +597,38 @@ pub fn deltas(
             std::array::from_fn(|m| s[1][m] - s[0][m])
         },
     );
-    // Per-query differences for the sign tests; outcomes only where both arms have one.
-    let labelled: Vec<&PairCell> = cells.iter().filter(|c| c.flags & 1 == 1).collect();
-    let all: Vec<&PairCell> = cells.iter().collect();
-    let per_query: Vec<Option<Vec<f64>>> = QUERY_DELTAS
+    // Per-query values for the sign tests and the pairs table; outcomes only where both arms
+    // have one.
+    let labelled: Vec<usize> = (0..n).filter(|&i| cells[i].flags & 1 == 1).collect();
+    let all: Vec<usize> = (0..n).collect();
+    let per_query: Vec<Option<Vec<UnitPair>>> = QUERY_DELTAS
         .iter()
         .map(|d| {
             let of = if d.labelled { &labelled } else { &all };
-            d.per_query
-                .map(|f| of.iter().map(|c| f(c, 1) - f(c, 0)).collect())
+            d.per_query.map(|f| {
+                of.iter()
+                    .map(|&i| UnitPair {
+                        unit: pairs[i].1.query_id.clone(),
+                        run: Some(pairs[i].1.run),
+                        baseline: f(&cells[i], 0),
+                        treatment: f(&cells[i], 1),
+                    })
+                    .collect()
+            })
         })
         .collect();
 
     let mut out = Vec::new();
-    for (m, name) in DELTA_METRICS.iter().enumerate() {
+    for (m, (name, units)) in DELTA_METRICS.iter().zip(per_query).enumerate() {
         let (b, t) = (point[0][m], point[1][m]);
         if b.is_nan() || t.is_nan() {
             continue; // no pair with an outcome in both arms
         }
         let column: Vec<f64> = draws.iter().map(|d| d[m]).filter(|x| !x.is_nan()).collect();
-        let p_value = match &per_query[m] {
+        let diffs: Option<Vec<f64>> = units
+            .as_ref()
+            .map(|u| u.iter().map(|p| p.treatment - p.baseline).collect());
+        let p_value = match &diffs {
             Some(d) => sign_test(d),
             None if column.is_empty() => 1.0,
             None => {
@@ -627,17 +642,19 @@ pub fn deltas(
         } else {
             n
         };
-        out.push((
-            *name,
-            PairedDelta {
+        out.push(Comparison {
+            name,
+            delta: PairedDelta {
                 baseline: b,
                 treatment: t,
                 delta: t - b,
                 ci: interval(column),
                 p_value,
+                mde: diffs.as_deref().and_then(crate::stats::power::mde),
                 pairs,
             },
-        ));
+            units: units.unwrap_or_default(),
+        });
     }
     out
 }
@@ -759,7 +776,7 @@ mod tests {
         let one = deltas(&b, &t, plan(300, 1));
         let two = deltas(&b, &t, plan(300, 2));
         assert_eq!(one, two);
-        let get = |name: &str| &one.iter().find(|(n, _)| *n == name).unwrap().1;
+        let get = |name: &str| &one.iter().find(|c| c.name == name).unwrap().delta;
         let c = get("confidence_mean");
         assert_eq!(c.pairs, 4);
         let want_b = (0.64 + round9(1.15 / 3.0) + 1.0) / 4.0;
@@ -777,7 +794,7 @@ mod tests {
         assert_eq!(one.len(), DELTA_METRICS.len());
         // Queries only one arm has are left out.
         let fewer = deltas(&b[..2], &t, plan(50, 1));
-        assert_eq!(fewer[0].1.pairs, 2);
+        assert_eq!(fewer[0].delta.pairs, 2);
         assert!(deltas(&b[..0], &t, plan(50, 1)).is_empty());
     }
 
@@ -788,7 +805,7 @@ mod tests {
         let b = rows(&ConfidencePolicy::FlatMean(FlatMean::default()));
         let t = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
         let out = deltas(&b, &t, plan(20, 1));
-        let names: Vec<&str> = out.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = out.iter().map(|c| c.name).collect();
         assert_eq!(names, DELTA_METRICS);
         let cells: Vec<PairCell> = b
             .iter()
@@ -810,8 +827,14 @@ mod tests {
             })
             .collect();
         let mut checked = 0;
-        for (d, (_, got)) in QUERY_DELTAS.iter().zip(&out) {
-            let Some(f) = d.per_query else { continue };
+        for (d, c) in QUERY_DELTAS.iter().zip(&out) {
+            let got = &c.delta;
+            let Some(f) = d.per_query else {
+                assert!(c.units.is_empty());
+                continue;
+            };
+            // The pairs table's rows are the pairs the delta counts, with their values.
+            assert_eq!(c.units.len(), got.pairs, "{}", d.name);
             let of: Vec<&PairCell> = cells
                 .iter()
                 .filter(|c| !d.labelled || c.flags & 1 == 1)

@@ -162,7 +162,16 @@ fn change(b: f64, t: f64, places: usize) -> String {
     }
 }
 
-const DELTA_HEADER: [&str; 6] = ["metric", "baseline", "treatment", "delta", "95% CI", "p"];
+const DELTA_HEADER: [&str; 8] = [
+    "metric",
+    "baseline",
+    "treatment",
+    "delta",
+    "95% CI",
+    "p",
+    "p adj.",
+    "MDE",
+];
 
 fn header(cols: &[&str]) -> Vec<String> {
     cols.iter().map(|c| c.to_string()).collect()
@@ -177,6 +186,8 @@ fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
         numeric(format!("{:+.places$}", p.delta)),
         numeric(ci(p.ci, places)),
         numeric(fmt_p(p.p_value)),
+        numeric(d.p_adjusted.map_or("—".into(), fmt_p)),
+        opt(p.mde, places),
     ]
 }
 
@@ -187,6 +198,8 @@ fn withheld_row(label: &str) -> Vec<Cell> {
         Cell::Withheld,
         Cell::Withheld,
         Cell::Withheld,
+        numeric("—"),
+        numeric("—"),
         numeric("—"),
     ]
 }
@@ -204,7 +217,7 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
         }
     }
     if let Some(q) = &m.queries {
-        sections.push(query_section(q, &has));
+        sections.push(query_section(m, q, &has));
     }
     if let Some(a) = &m.agreement {
         sections.push(agreement_section(a, &has));
@@ -317,6 +330,10 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             (false, None) => "no lift".into(),
         });
     }
+    if !m.primary.is_empty() {
+        parts.extend(m.primary.iter().map(|name| primary_part(m, name)));
+        return parts.join(" · ");
+    }
     if let Some(r) = &m.review {
         let (b, t) = (&r.arms.baseline, &r.arms.treatment);
         parts.push(format!(
@@ -347,6 +364,140 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     parts.join(" · ")
 }
 
+/// A reported delta by name, from whichever table holds it.
+fn delta_named<'a>(m: &'a Metrics, name: &str) -> Option<&'a Delta> {
+    m.review
+        .as_ref()
+        .and_then(|r| r.delta.get(name))
+        .or_else(|| m.queries.as_ref().and_then(|q| q.delta.get(name)))
+}
+
+/// A primary metric in the headline: both arms, and the adjusted p-value of its family.
+fn primary_part(m: &Metrics, name: &str) -> String {
+    let Some(c) = crate::replay::compared_named(name) else {
+        return format!("{name}: unknown metric");
+    };
+    let (words, places) = (name.replace('_', " "), c.places);
+    match delta_named(m, name) {
+        Some(d) => format!(
+            "{words} {:.places$} → {:.places$} (p adj. {})",
+            d.paired.baseline,
+            d.paired.treatment,
+            d.p_adjusted.map_or("—".into(), fmt_p)
+        ),
+        None if withheld(m, name) => format!("{words} withheld"),
+        None => format!("{words}: no pairs"),
+    }
+}
+
+/// "Is this A/B big enough?" for one delta table (SPEC §4.8): the sign test's floor when it is
+/// above 0.05, the minimum detectable effects of the primary metrics (of the summary's when
+/// the experiment names none) beside the observed differences, and the `plan` command that
+/// sizes the next study.
+fn big_enough(
+    m: &Metrics,
+    table: crate::replay::DeltaTable,
+    deltas: &std::collections::BTreeMap<String, Delta>,
+) -> Option<Block> {
+    use crate::stats::holm::{pairs_for_floor, sign_test_floor};
+    use crate::stats::power::{ALPHA, POWER};
+    let pairs = deltas.values().map(|d| d.paired.pairs).max()?;
+    let units = table.units();
+    let mut s = String::from("Is this A/B big enough?");
+    let floor = sign_test_floor(pairs);
+    if floor > ALPHA {
+        s += &format!(
+            " With {pairs} {units} the sign test cannot reach p < {}: record at least {} {units} for {ALPHA}.",
+            trim(floor),
+            pairs_for_floor(ALPHA)
+        );
+    }
+    let in_table = |c: &crate::replay::Compared| c.table == table && c.per_unit;
+    let chosen: Vec<crate::replay::Compared> = if m.primary.is_empty() {
+        crate::replay::compared()
+            .into_iter()
+            .filter(|c| in_table(c) && c.label.is_some())
+            .collect()
+    } else {
+        m.primary
+            .iter()
+            .filter_map(|n| crate::replay::compared_named(n))
+            .filter(in_table)
+            .collect()
+    };
+    let reported: Vec<(&crate::replay::Compared, &Delta)> = chosen
+        .iter()
+        .filter_map(|c| deltas.get(c.name).map(|d| (c, d)))
+        .collect();
+    let mdes: Vec<String> = reported
+        .iter()
+        .map(|(c, d)| {
+            format!(
+                "{} {} (observed {:+.3})",
+                c.name,
+                d.paired.mde.map_or("—".into(), |x| format!("{x:.3}")),
+                d.paired.delta
+            )
+        })
+        .collect();
+    if !mdes.is_empty() {
+        s += &format!(
+            " The smallest true differences it would detect with {:.0}% power at two-sided {ALPHA}{}: {}.",
+            100.0 * POWER,
+            if m.primary.is_empty() { " (no primary metrics named: the summary's)" } else { ", primary metrics" },
+            mdes.join("; ")
+        );
+    }
+    // An observed difference inside its MDE: the A/B could not have told it from none.
+    let under = |d: &Delta| d.paired.mde.is_some_and(|x| d.paired.delta.abs() < x);
+    let small: Vec<&str> = reported
+        .iter()
+        .filter(|(_, d)| under(d))
+        .map(|(c, _)| c.name)
+        .collect();
+    if !small.is_empty() {
+        s += &format!(
+            " {}: the observed difference is smaller than the MDE, so a result of no change there says little.",
+            and_list(&small.iter().map(|n| n.to_string()).collect::<Vec<_>>()),
+        );
+    }
+    // The command for the metric most in need of a bigger A/B: the first whose observed
+    // difference is inside its MDE, else the first whose differences vary.
+    let plannable = |d: &Delta| d.paired.mde.is_some_and(|x| x > 0.0) && d.paired.delta != 0.0;
+    let pick = reported
+        .iter()
+        .find(|(_, d)| plannable(d) && under(d))
+        .or_else(|| reported.iter().find(|(_, d)| plannable(d)));
+    if let Some((c, _)) = pick {
+        s += &format!(
+            " How many {units} the next A/B needs: calibench plan runs/{} --metric {} (add --effect for the difference that matters).",
+            m.run_id, c.name
+        );
+    }
+    Some(Block::Text(s))
+}
+
+/// What `p adj.` and `MDE` mean in a delta table.
+fn adjusted_caption(m: &Metrics, deltas: &std::collections::BTreeMap<String, Delta>) -> String {
+    let primary = deltas.keys().filter(|k| m.primary.contains(k)).count();
+    let family = deltas.len() - primary;
+    let holm = if primary > 0 {
+        format!(
+            "p adj.: Holm's adjustment over the {} primary metrics ({primary} here) and, for the rest, over this table's other {family}",
+            m.primary.len()
+        )
+    } else {
+        format!("p adj.: Holm's adjustment over this table's {family} p-values")
+    };
+    format!("{holm}. MDE: the smallest true difference these pairs would detect with 80% power at two-sided 0.05 (— for a figure that is not a mean of per-unit differences, or with fewer than 2 pairs).")
+}
+
+/// A p-value floor as a short decimal: 0.125, 0.0625.
+fn trim(x: f64) -> String {
+    let s = format!("{x:.6}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The figures that decide, one row each, from both halves of the run.
 fn summary(m: &Metrics) -> Table {
     let mut rows = Vec::new();
@@ -369,6 +520,7 @@ fn summary(m: &Metrics) -> Table {
                 label,
                 &Delta {
                     paired: p.clone(),
+                    p_adjusted: None,
                     wilson: None,
                 },
                 3,
@@ -384,7 +536,7 @@ fn summary(m: &Metrics) -> Table {
     }
     Table {
         caption: Some(
-            "Paired over the units both arms saw (targets for reviews, queries for traces): the mean difference, its 95% bootstrap interval and the sign test's p."
+            "Paired over the units both arms saw (targets for reviews, queries for traces): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the primary metrics, else its table), and the minimum detectable effect (80% power, two-sided 0.05)."
                 .into(),
         ),
         header: header(&DELTA_HEADER),
@@ -438,12 +590,14 @@ fn review_section(
     }
     blocks.push(Block::Table(Table {
         caption: Some(format!(
-            "Per target, mean over runs, paired over the {} targets both arms reviewed.",
-            r.delta.values().next().map_or(0, |d| d.paired.pairs)
+            "Per target, mean over runs, paired over the {} targets both arms reviewed. {}",
+            r.delta.values().next().map_or(0, |d| d.paired.pairs),
+            adjusted_caption(m, &r.delta)
         )),
         header: header(&DELTA_HEADER),
         rows,
     }));
+    blocks.extend(big_enough(m, crate::replay::DeltaTable::Review, &r.delta));
     if has("review-tiers") {
         blocks.push(Block::Plot("review-tiers"));
     }
@@ -748,7 +902,11 @@ fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
     }
 }
 
-fn query_section(q: &crate::analysis::QuerySection, has: &dyn Fn(&'static str) -> bool) -> Section {
+fn query_section(
+    m: &Metrics,
+    q: &crate::analysis::QuerySection,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Section {
     let (b, t) = (&q.arms.baseline, &q.arms.treatment);
     let mut reading = format!(
         "The recovery gate fires on {} of queries under {} against {} under {}",
@@ -778,12 +936,14 @@ fn query_section(q: &crate::analysis::QuerySection, has: &dyn Fn(&'static str) -
         .collect();
     blocks.push(Block::Table(Table {
         caption: Some(format!(
-            "Paired over the {} (query, run) pairs both arms replayed.",
-            q.delta.values().next().map_or(0, |d| d.paired.pairs)
+            "Paired over the {} (query, run) pairs both arms replayed. {}",
+            q.delta.values().next().map_or(0, |d| d.paired.pairs),
+            adjusted_caption(m, &q.delta)
         )),
         header: header(&DELTA_HEADER),
         rows,
     }));
+    blocks.extend(big_enough(m, crate::replay::DeltaTable::Queries, &q.delta));
     if has("query-reliability") {
         blocks.push(Block::Plot("query-reliability"));
     }

@@ -5,7 +5,7 @@ use std::io::Cursor;
 
 use polars::prelude::*;
 
-use crate::analysis::{FindingRow, Metrics};
+use crate::analysis::{FindingRow, Metrics, PairRow};
 use crate::corpus::queries::Category;
 use crate::replay::query::Part;
 use crate::replay::query_metrics::QueryRow;
@@ -297,6 +297,41 @@ pub fn queries(rows: &[QueryRow]) -> PolarsResult<Option<DataFrame>> {
         &|r: &QueryRow| r.outcome.breakdown.recovery,
         &mut c,
     );
+    c.finish().map(Some)
+}
+
+/// One row per (reported delta, unit): the unit's value in each arm and their difference, so a
+/// reader can see which targets or queries moved, and `calibench plan` can size the next study
+/// from them. Targets' values are means over runs (`run` empty); queries are per run.
+pub fn pairs(rows: &[PairRow]) -> PolarsResult<Option<DataFrame>> {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let f64s = |g: fn(&PairRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
+    let mut c = Columns::new(rows.len());
+    c.push(
+        "table",
+        rows.iter().map(|r| r.table.name()).collect::<Vec<&str>>(),
+    )
+    .push(
+        "metric",
+        rows.iter().map(|r| r.metric).collect::<Vec<&str>>(),
+    )
+    .push(
+        "unit",
+        rows.iter()
+            .map(|r| r.pair.unit.as_str())
+            .collect::<Vec<&str>>(),
+    )
+    .push(
+        "run",
+        rows.iter()
+            .map(|r| r.pair.run)
+            .collect::<Vec<Option<u32>>>(),
+    )
+    .push("baseline", f64s(|r| r.pair.baseline))
+    .push("treatment", f64s(|r| r.pair.treatment))
+    .push("difference", f64s(|r| r.pair.treatment - r.pair.baseline));
     c.finish().map(Some)
 }
 

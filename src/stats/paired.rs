@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::bootstrap::{parallel, Method, Plan};
+use super::power::mde;
 use super::quantile::percentile;
 
 /// treatment − baseline over the units measured in both arms.
@@ -19,6 +20,11 @@ pub struct PairedDelta {
     pub ci: Option<[f64; 2]>,
     /// Exact two-sided sign test over the non-zero differences.
     pub p_value: f64,
+    /// Minimum detectable effect (SPEC §4.8): the smallest true mean difference these pairs
+    /// would detect with 80% power at two-sided 0.05; null with fewer than 2 pairs, 0 when the
+    /// differences do not vary, null for a figure that is not a mean of per-unit differences.
+    #[serde(default)]
+    pub mde: Option<f64>,
     pub pairs: usize,
 }
 
@@ -64,6 +70,7 @@ pub fn paired_delta(
         delta: mean(&diffs),
         ci,
         p_value: sign_test(&diffs),
+        mde: mde(&diffs),
         pairs: n,
     })
 }
