@@ -62,6 +62,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print the JSON Schema of what a live command must print, or of a corpus file's line
     Schema(SchemaArgs),
+    /// How many targets (or queries) the next A/B needs, from a pilot run's paired differences
+    Plan(PlanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -282,6 +284,51 @@ pub enum ScaleArg {
 pub enum ModeArg {
     Doc,
     Code,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The needed number is ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉ (at least 2), sd \
+being the standard deviation of the pilot's paired differences; 10,000 simulated studies of that \
+size, resampling those differences shifted to the effect and seeded by the run's seed, check it.\n\
+Exit status: 0 done, 2 the metric or the effect cannot be planned for (named in the message)."
+)]
+pub struct PlanArgs {
+    /// A pilot run's directory (runs/<run-id>)
+    pub run_dir: PathBuf,
+    /// The metric to plan for: a key of the run's review.delta or queries.delta
+    #[arg(long)]
+    pub metric: String,
+    /// The true mean difference to detect, treatment − baseline (default: the pilot's observed
+    /// mean difference)
+    #[arg(long, allow_negative_numbers = true, value_parser = finite)]
+    pub effect: Option<f64>,
+    /// The chance of detecting the effect
+    #[arg(long, default_value_t = 0.8, value_parser = probability)]
+    pub power: f64,
+    /// The two-sided level of the test
+    #[arg(long, default_value_t = 0.05, value_parser = probability)]
+    pub alpha: f64,
+    /// Worker threads of the simulation (default: the CPUs available); the result never
+    /// depends on it
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
+
+/// A finite number.
+fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("`{text}` is not a finite number")),
+    }
+}
+
+/// A probability strictly between 0 and 1.
+fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a number strictly between 0 and 1")),
+    }
 }
 
 #[derive(Debug, Args)]
