@@ -6,7 +6,7 @@
 //! ```text
 //! cli ─▶ config (experiment.toml, §3) ─▶ corpus::load (which files make a corpus, §2)
 //!     ─▶ replay (review pipeline §4.1–4.2, confidence models §4.3; pure)
-//!     ─▶ stats (α §4.4, calibration §4.5, bootstraps, paired deltas; pure)
+//!     ─▶ stats (α §4.4, calibration §4.5, bootstraps, paired deltas, Holm and power §4.8; pure)
 //!     ─▶ trust (the verdict and the lift it guards, §4.6; pure)
 //!     ─▶ analysis (one result model: what metrics.json holds, §5)
 //!     ─▶ report (Markdown, HTML, plots, tables) · gate (§7) · output (JSON or text)
