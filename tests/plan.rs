@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::{calibench, json_of, run_into};
+use common::{calibench, json_of, run_into, stdout_of};
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -202,15 +202,11 @@ fn plan_gives_the_closed_form_and_checks_it_by_simulation() {
     assert_eq!(out["needed"].as_u64(), Some(needed));
     assert_eq!(out["effect"].as_f64(), Some(-0.05));
     // The human form says the same.
-    let human = calibench()
-        .args(["plan", "--metric", "precision"])
-        .arg(&dir)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let human = String::from_utf8(human).unwrap();
+    let human = stdout_of(
+        calibench()
+            .args(["plan", "--metric", "precision"])
+            .arg(&dir),
+    );
     assert!(
         human.contains("targets for 80% power at two-sided 0.05"),
         "{human}"
@@ -333,14 +329,7 @@ fn a_withheld_metric_has_no_pairs_and_cannot_be_planned() {
 
 #[test]
 fn the_new_figures_are_gate_paths() {
-    let list = calibench()
-        .args(["gate", "--list-metrics"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let list = String::from_utf8(list).unwrap();
+    let list = stdout_of(calibench().args(["gate", "--list-metrics"]));
     for path in [
         "review.delta.<review-delta>.p_adjusted",
         "review.delta.<review-delta>.mde",

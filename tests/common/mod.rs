@@ -35,6 +35,11 @@ pub fn json_of(cmd: &mut Command) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// Runs `cmd`, which must succeed, and returns its stdout as text.
+pub fn stdout_of(cmd: &mut Command) -> String {
+    String::from_utf8(cmd.assert().success().get_output().stdout.clone()).unwrap()
+}
+
 /// Copies the folder `from` into `to`, recursively.
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
