@@ -2,7 +2,8 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (SPEC §9), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [alpha] [replay] [queries] [wide] (no section named: all).
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] (no section named:
+# all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the same file.
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -16,11 +17,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    alpha|replay|queries|wide) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [alpha] [replay] [queries] [wide]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" alpha replay queries wide"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -51,23 +52,45 @@ rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf
 wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
 phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
 
-if want alpha; then
-if [ ! -x "$DATA/venv/bin/python" ]; then
-  echo "== creating $DATA/venv with numpy and krippendorff"
+if want alpha || want long; then
+if ! "$DATA/venv/bin/python" -c "import numpy, pandas, krippendorff" 2>/dev/null; then
+  echo "== creating $DATA/venv with numpy, pandas and krippendorff"
   python3 -m venv "$DATA/venv"
-  "$DATA/venv/bin/pip" install --quiet numpy krippendorff==0.9.0
+  "$DATA/venv/bin/pip" install --quiet numpy pandas krippendorff==0.9.0
 fi
 PY="$DATA/venv/bin/python"
 
 gen() { # kind units name
-  [ -f "$DATA/$3.csv" ] || { echo "== generating $3 ($RATERS raters x $2 units, 10% missing)"; "$PY" benches/gen_reliability.py "$1" "$RATERS" "$2" "$DATA/$3"; }
+  [ -f "$DATA/$3-long.csv" ] || { echo "== generating $3 ($RATERS raters x $2 units, 10% missing)"; "$PY" benches/gen_reliability.py "$1" "$RATERS" "$2" "$DATA/$3"; }
 }
 A=anchors-$UNITS; O=ordinal101-$UNITS; C=continuous-$UNITS; B=anchors-100000
 gen anchors "$UNITS" "$A"
+fi
+
+if want long; then
+
+# The layout judge and annotation exports arrive in: long `unit,rater,value`, one row per
+# rating given. Both sides end to end from the same file: `calibench alpha FILE` against pandas
+# read_csv + pivot + krippendorff.alpha (benches/python_long.py).
+printf '\n%-34s %10s %10s %10s %14s\n' "long CSV ($RATERS x $UNITS, $(( $(stat -c %s "$DATA/$A-long.csv") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MB"
+for level in interval nominal; do
+  c="$DATA/out-c-long-$level"; p="$DATA/out-p-long-$level"
+  measure3 "$c" "$BIN" alpha "$DATA/$A-long.csv" --level "$level" --bootstrap 0 --json
+  measure3 "$p" "$PY" benches/python_long.py "$DATA/$A-long.csv" "$level"
+  printf '%-34s %9ss %9ss %9sx %7s/%s\n' "anchors, $level, --bootstrap 0" "$(wall_s "$c")" "$(wall_s "$p")" \
+    "$(awk -v a="$(wall_s "$p")" -v b="$(wall_s "$c")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
+  echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")"
+done
+c="$DATA/out-c-long-boot"
+measure "$c" "$BIN" alpha "$DATA/$A-long.csv" --level interval --json --timings
+printf '%-34s %9ss (bootstrap %ss), %s MB\n' "anchors, interval, default 2,000 replicates" "$(wall_s "$c")" "$(phase "$c" bootstrap)" "$(rss_mb "$c")"
+
+fi
+
+if want alpha; then
 gen ordinal101 "$UNITS" "$O"
 gen continuous "$UNITS" "$C"
 gen anchors 100000 "$B"
-
 printf '\n%-34s %10s %10s %10s %10s %9s\n' "case ($RATERS x $UNITS)" "calibench" "  (alpha)" "python" "ratio" "peak MB"
 for level in interval nominal; do
   c="$DATA/out-c-$level"; p="$DATA/out-p-$level"

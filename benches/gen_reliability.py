@@ -2,8 +2,10 @@
 
 Each matrix is raters x units with 10% of the values missing. Units have a true value and
 raters report it with some disagreement, so alpha is neither 0 nor 1. The same array is written
-twice: as a wide CSV (`rater,u1,u2,...`, empty cell = missing) for `calibench alpha`, and as a
-.npy file for the Python `krippendorff` package, so both measure exactly the same data.
+three times: as a wide CSV (`rater,u1,u2,...`, empty cell = missing) for `calibench alpha`, as a
+long CSV (`unit,rater,value`, one row per rating given, unit by unit: the layout judge and
+annotation exports arrive in), and as a .npy file for the Python `krippendorff` package, so every
+side measures exactly the same data.
 
 usage: gen_reliability.py KIND RATERS UNITS OUT_PREFIX
 KIND: anchors (values in {0,25,50,75,100}), ordinal101 (integers 0..100), continuous (floats).
@@ -48,10 +50,26 @@ def write_csv(data: np.ndarray, path: str) -> None:
             f.write(f"r{r}," + ",".join(cells) + "\n")
 
 
+def write_long(data: np.ndarray, path: str) -> None:
+    raters, units = data.shape
+    integral = np.all(np.isnan(data) | (data == np.round(data)))
+    with open(path, "w") as f:
+        f.write("unit,rater,value\n")
+        columns = data.T.tolist()
+        for u in range(units):
+            lines = []
+            for r, v in enumerate(columns[u]):
+                if v != v:  # NaN: a rating not given is no row
+                    continue
+                lines.append(f"u{u},r{r},{int(v) if integral else repr(v)}\n")
+            f.write("".join(lines))
+
+
 def main() -> None:
     kind, raters, units, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     data = matrix(kind, raters, units)
     write_csv(data, out + ".csv")
+    write_long(data, out + "-long.csv")
     np.save(out + ".npy", data)
 
 

@@ -94,7 +94,7 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
                 .at_line(1)
                 .hint("long layout needs columns named unit, rater and value"))
         }
-        (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, reader, &header, level),
+        (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, bytes, &header, level),
         (Layout::Wide, _) | (Layout::Auto, false) => {
             read_wide_csv(name, reader, &header, level, false)
         }
@@ -105,7 +105,7 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
 /// Turns cell text into a value: `Ok(None)` for missing, a number, or (nominal) a label code.
 struct CellParser {
     level: Level,
-    labels: HashMap<Key, u32>,
+    labels: HashMap<Key, u32, foldhash::fast::FixedState>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -118,7 +118,7 @@ impl CellParser {
     fn new(level: Level) -> Self {
         CellParser {
             level,
-            labels: HashMap::new(),
+            labels: HashMap::default(),
         }
     }
 
@@ -274,83 +274,106 @@ fn read_wide_csv(
     })
 }
 
-/// One rating of the long layout before grouping.
-struct Rating {
-    unit: u32,
-    rater: u32,
-    /// NaN for a missing value.
-    value: f64,
-    line: u64,
+/// A fast, fixed-seed hasher for the long reader's name tables (millions of look-ups; the
+/// names are the user's own, so a flooding attack is not a concern here).
+type FastMap<V> = HashMap<Box<str>, V, foldhash::fast::FixedState>;
+
+/// Why a pass over a long file stopped early.
+enum Stop {
+    /// A unit's ratings are not on consecutive rows: read again, holding every rating.
+    Interleaved,
+    /// Found what the pass looked for (the lines of a repeated rating).
+    Found,
+    Bad(InputError),
 }
 
-/// Groups long-layout ratings into units, refusing a rater who rates a unit twice.
-struct LongBuilder {
-    units: HashMap<String, u32>,
-    raters: HashMap<String, u32>,
-    ratings: Vec<Rating>,
+impl From<InputError> for Stop {
+    fn from(e: InputError) -> Self {
+        Stop::Bad(e)
+    }
 }
 
-impl LongBuilder {
-    fn new() -> Self {
-        LongBuilder {
-            units: HashMap::new(),
-            raters: HashMap::new(),
+/// Where the ratings of a long file go, row by row (`value` `None` for a missing value).
+trait Sink {
+    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) -> Result<(), Stop>;
+}
+
+/// The id of `name` in `map`, given on first sight in order of appearance. Allocates only for
+/// a name not seen before.
+fn id_of(map: &mut FastMap<u32>, name: &str) -> u32 {
+    if let Some(&id) = map.get(name) {
+        return id;
+    }
+    let id = map.len() as u32;
+    map.insert(name.into(), id);
+    id
+}
+
+/// The error of a rater who rates a unit twice, with the lines of both ratings.
+fn repeated(name: &str, unit: &str, rater: &str, first: u64, second: u64) -> InputError {
+    InputError::new(
+        name,
+        format!("rater `{rater}` rates unit `{unit}` a second time (first on line {first})"),
+    )
+    .at_line(second)
+    .hint("each rater gives at most one value per unit")
+}
+
+/// Groups ratings into units as they arrive, for a file whose units are contiguous (each unit's
+/// ratings on consecutive rows, as exports write them unit by unit): only the unit being read
+/// is held, so memory stays at the values themselves. A unit that comes back after another
+/// stops the pass ([`Stop::Interleaved`]).
+struct Streaming<'a> {
+    name: &'a str,
+    raters: FastMap<u32>,
+    /// Hashes of the names of the units begun so far: a unit seen again is interleaved. (Two
+    /// names with one hash only send the file to the exact, slower path.)
+    begun: std::collections::HashSet<u64, foldhash::fast::FixedState>,
+    current: Option<String>,
+    /// The current unit's (rater, value or NaN, line).
+    ratings: Vec<(u32, f64, u64)>,
+    buf: Vec<f64>,
+    units: Units,
+}
+
+impl<'a> Streaming<'a> {
+    fn new(name: &'a str, bytes: usize) -> Self {
+        Streaming {
+            name,
+            raters: FastMap::default(),
+            begun: Default::default(),
+            current: None,
             ratings: Vec::new(),
+            buf: Vec::new(),
+            // A row is at least `u,r,v` and a newline: reserving for that many touches no page
+            // that is not written.
+            units: Units::with_capacity(bytes / 6, bytes / 6),
         }
     }
 
-    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) {
-        let next = self.units.len() as u32;
-        let unit = *self.units.entry(unit.to_string()).or_insert(next);
-        let next = self.raters.len() as u32;
-        let rater = *self.raters.entry(rater.to_string()).or_insert(next);
-        self.ratings.push(Rating {
-            unit,
-            rater,
-            value: value.unwrap_or(f64::NAN),
-            line,
-        });
+    /// Closes the current unit: its values in rater order, a repeated rater refused.
+    fn close(&mut self) -> Result<(), InputError> {
+        let Some(unit) = &self.current else {
+            return Ok(());
+        };
+        self.ratings.sort_by_key(|&(rater, _, line)| (rater, line));
+        if let Some(w) = self.ratings.windows(2).find(|w| w[0].0 == w[1].0) {
+            let rater = key_name(&self.raters, w[0].0);
+            return Err(repeated(self.name, unit, rater, w[0].2, w[1].2));
+        }
+        self.buf.clear();
+        self.buf
+            .extend(self.ratings.iter().map(|r| r.1).filter(|v| !v.is_nan()));
+        self.ratings.clear();
+        self.units
+            .push_unit(&self.buf)
+            .map_err(|e| InputError::new(self.name, e.to_string()))
     }
 
-    fn finish(mut self, name: &str) -> Result<Table, InputError> {
-        if self.ratings.is_empty() {
-            return Err(InputError::new(name, "no ratings after the header")
-                .hint("long layout has one row per (unit, rater, value)"));
-        }
-        self.ratings.sort_by_key(|r| (r.unit, r.rater, r.line));
-        for pair in self.ratings.windows(2) {
-            if pair[0].unit == pair[1].unit && pair[0].rater == pair[1].rater {
-                let unit = key_name(&self.units, pair[0].unit);
-                let rater = key_name(&self.raters, pair[0].rater);
-                return Err(InputError::new(
-                    name,
-                    format!(
-                        "rater `{rater}` rates unit `{unit}` a second time (first on line {})",
-                        pair[0].line
-                    ),
-                )
-                .at_line(pair[1].line)
-                .hint("each rater gives at most one value per unit"));
-            }
-        }
-        let values = self.ratings.iter().filter(|r| !r.value.is_nan()).count();
-        let mut units = Units::with_capacity(self.units.len(), values);
-        let mut buf = Vec::new();
-        let mut i = 0;
-        for unit in 0..self.units.len() as u32 {
-            buf.clear();
-            while i < self.ratings.len() && self.ratings[i].unit == unit {
-                if !self.ratings[i].value.is_nan() {
-                    buf.push(self.ratings[i].value);
-                }
-                i += 1;
-            }
-            units
-                .push_unit(&buf)
-                .map_err(|e| InputError::new(name, e.to_string()))?;
-        }
+    fn finish(mut self) -> Result<Table, InputError> {
+        self.close()?;
         Ok(Table {
-            units,
+            units: self.units,
             raters: self.raters.len(),
             layout: Layout::Long,
             warnings: Vec::new(),
@@ -358,39 +381,223 @@ impl LongBuilder {
     }
 }
 
-fn key_name(map: &HashMap<String, u32>, id: u32) -> &str {
-    map.iter()
-        .find(|(_, &v)| v == id)
-        .map_or("?", |(k, _)| k.as_str())
+impl Sink for Streaming<'_> {
+    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) -> Result<(), Stop> {
+        if self.current.as_deref() != Some(unit) {
+            self.close()?;
+            use std::hash::BuildHasher;
+            if !self.begun.insert(self.begun.hasher().hash_one(unit)) {
+                return Err(Stop::Interleaved);
+            }
+            match &mut self.current {
+                Some(c) => {
+                    c.clear();
+                    c.push_str(unit);
+                }
+                None => self.current = Some(unit.to_string()),
+            }
+        }
+        let rater = id_of(&mut self.raters, rater);
+        self.ratings.push((rater, value.unwrap_or(f64::NAN), line));
+        Ok(())
+    }
 }
 
+/// One rating of an interleaved long file, held until every row is read.
+struct Rating {
+    unit: u32,
+    rater: u32,
+    /// NaN for a missing value.
+    value: f64,
+}
+
+/// Holds every rating, then groups them by unit: for a file whose units are not contiguous.
+#[derive(Default)]
+struct Sorting {
+    units: FastMap<u32>,
+    raters: FastMap<u32>,
+    ratings: Vec<Rating>,
+}
+
+impl Sink for Sorting {
+    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, _: u64) -> Result<(), Stop> {
+        let unit = id_of(&mut self.units, unit);
+        let rater = id_of(&mut self.raters, rater);
+        self.ratings.push(Rating {
+            unit,
+            rater,
+            value: value.unwrap_or(f64::NAN),
+        });
+        Ok(())
+    }
+}
+
+/// The lines of the first two ratings of one (unit, rater).
+struct FindLines<'a> {
+    unit: &'a str,
+    rater: &'a str,
+    lines: Vec<u64>,
+}
+
+impl Sink for FindLines<'_> {
+    fn push(&mut self, unit: &str, rater: &str, _: Option<f64>, line: u64) -> Result<(), Stop> {
+        if unit == self.unit && rater == self.rater {
+            self.lines.push(line);
+            if self.lines.len() == 2 {
+                return Err(Stop::Found);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Groups a long file's ratings into units, in order of first appearance, each unit's values
+/// in order of its raters' first appearance; a rater who rates a unit twice is refused with
+/// both lines. `rows(sink)` reads every row into `sink`. A file whose units are contiguous is
+/// grouped as it is read; any other is read a second time, holding every rating.
+fn group_long(
+    name: &str,
+    bytes: usize,
+    mut rows: impl FnMut(&mut dyn Sink) -> Result<(), Stop>,
+) -> Result<Table, InputError> {
+    let mut streaming = Streaming::new(name, bytes);
+    match rows(&mut streaming) {
+        Ok(()) | Err(Stop::Found) => {
+            if streaming.current.is_none() {
+                return Err(no_ratings(name));
+            }
+            return streaming.finish();
+        }
+        Err(Stop::Bad(e)) => return Err(e),
+        Err(Stop::Interleaved) => {}
+    }
+    drop(streaming);
+    let mut sorting = Sorting::default();
+    match rows(&mut sorting) {
+        Ok(()) | Err(Stop::Found) | Err(Stop::Interleaved) => {}
+        Err(Stop::Bad(e)) => return Err(e),
+    }
+    let Sorting {
+        units: unit_ids,
+        raters,
+        mut ratings,
+    } = sorting;
+    ratings.sort_unstable_by_key(|r| (r.unit, r.rater));
+    if let Some(w) = ratings
+        .windows(2)
+        .find(|w| w[0].unit == w[1].unit && w[0].rater == w[1].rater)
+    {
+        let (unit, rater) = (
+            key_name(&unit_ids, w[0].unit),
+            key_name(&raters, w[0].rater),
+        );
+        let mut find = FindLines {
+            unit,
+            rater,
+            lines: Vec::new(),
+        };
+        if let Err(Stop::Bad(e)) = rows(&mut find) {
+            return Err(e);
+        }
+        let (first, second) = (find.lines.first().copied(), find.lines.get(1).copied());
+        return Err(repeated(
+            name,
+            unit,
+            rater,
+            first.unwrap_or(0),
+            second.unwrap_or(0),
+        ));
+    }
+    let values = ratings.iter().filter(|r| !r.value.is_nan()).count();
+    let mut units = Units::with_capacity(unit_ids.len(), values);
+    let mut buf = Vec::new();
+    let mut i = 0;
+    for unit in 0..unit_ids.len() as u32 {
+        buf.clear();
+        while i < ratings.len() && ratings[i].unit == unit {
+            if !ratings[i].value.is_nan() {
+                buf.push(ratings[i].value);
+            }
+            i += 1;
+        }
+        units
+            .push_unit(&buf)
+            .map_err(|e| InputError::new(name, e.to_string()))?;
+    }
+    Ok(Table {
+        units,
+        raters: raters.len(),
+        layout: Layout::Long,
+        warnings: Vec::new(),
+    })
+}
+
+/// `str::trim`, without its Unicode scan for the usual cell that starts and ends with a
+/// visible ASCII character.
+fn trim(s: &str) -> &str {
+    match s.as_bytes() {
+        [first, .., last] if first.is_ascii_graphic() && last.is_ascii_graphic() => s,
+        [only] if only.is_ascii_graphic() => s,
+        _ => s.trim(),
+    }
+}
+
+fn no_ratings(name: &str) -> InputError {
+    InputError::new(name, "no ratings after the header")
+        .hint("long layout has one row per (unit, rater, value)")
+}
+
+fn key_name(map: &FastMap<u32>, id: u32) -> &str {
+    map.iter().find(|(_, &v)| v == id).map_or("?", |(k, _)| k)
+}
+
+/// Reads the long CSV layout. Rows are read as bytes (no per-row allocation); a unit or rater
+/// name is validated as UTF-8 and trimmed, and allocated only the first time it is seen.
 fn read_long_csv(
     name: &str,
-    mut reader: csv::Reader<&[u8]>,
+    bytes: &[u8],
     header: &[String],
     level: Level,
 ) -> Result<Table, InputError> {
     let col = |c: &str| header.iter().position(|h| h == c).unwrap_or(0);
     let (unit_col, rater_col, value_col) = (col("unit"), col("rater"), col("value"));
-    let mut cells = CellParser::new(level);
-    let mut builder = LongBuilder::new();
-    for_each_row(name, &mut reader, |record, line| {
-        let get = |i: usize| record.get(i).unwrap_or("").trim();
-        let (unit, rater) = (get(unit_col), get(rater_col));
-        for (field, text) in [("unit", unit), ("rater", rater)] {
-            if text.is_empty() {
+    group_long(name, bytes.len(), |sink| {
+        // Each pass reads from the top, with its own label codes (nominal), so every pass
+        // codes the same label the same way.
+        let mut cells = CellParser::new(level);
+        let (mut reader, _) = csv_with_header(name, bytes, "`unit,rater,value`")?;
+        let mut record = csv::ByteRecord::new();
+        loop {
+            match reader.read_byte_record(&mut record) {
+                Ok(false) => return Ok(()),
+                Ok(true) => {}
+                Err(e) => return Err(super::csv_error(name, e).into()),
+            }
+            let line = record.position().map_or(0, |p| p.line());
+            let text = |i: usize| -> Result<&str, InputError> {
+                std::str::from_utf8(record.get(i).unwrap_or(b""))
+                    .map(trim)
+                    .map_err(|_| InputError::new(name, "the row is not valid UTF-8").at_line(line))
+            };
+            let (unit, rater) = (text(unit_col)?, text(rater_col)?);
+            if unit.is_empty() || rater.is_empty() {
+                // A blank row is skipped; a row missing only its unit or rater is refused.
+                let blank = (0..record.len()).all(|i| text(i).is_ok_and(str::is_empty));
+                if blank {
+                    continue;
+                }
+                let field = if unit.is_empty() { "unit" } else { "rater" };
                 return Err(InputError::new(name, format!("the {field} is empty"))
                     .at_line(line)
-                    .field(format!("column \"{field}\"")));
+                    .field(format!("column \"{field}\""))
+                    .into());
             }
+            let value = cells
+                .parse(text(value_col)?)
+                .map_err(|p| cell_error(name, line, "column \"value\"".into(), p))?;
+            sink.push(unit, rater, value, line)?;
         }
-        let value = cells
-            .parse(get(value_col))
-            .map_err(|p| cell_error(name, line, "column \"value\"".into(), p))?;
-        builder.push(unit, rater, value, line);
-        Ok(())
-    })?;
-    builder.finish(name)
+    })
 }
 
 /// One line of a long JSON Lines reliability file as written.
@@ -418,28 +625,29 @@ fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawValue>, D
 }
 
 fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
-    let mut cells = CellParser::new(level);
-    let mut builder = LongBuilder::new();
     const LINES: Lines = Lines {
         holds: "each line holds one object with unit, rater and value",
         hints: &[("value", "write null for a missing value")],
     };
-    for raw in crate::corpus::records::<RawRating>(name, bytes, &LINES) {
-        let (line, raw) = raw?;
-        let text = match &raw.value {
-            None => None,
-            Some(RawValue::Number(n)) => Some(n.to_string()),
-            Some(RawValue::Text(s)) => Some(s.clone()),
-        };
-        let value = match text {
-            None => None,
-            Some(t) => cells
-                .parse(&t)
-                .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
-        };
-        builder.push(raw.unit.0.trim(), raw.rater.0.trim(), value, line);
-    }
-    builder.finish(name)
+    group_long(name, bytes.len(), |sink| {
+        let mut cells = CellParser::new(level);
+        for raw in crate::corpus::records::<RawRating>(name, bytes, &LINES) {
+            let (line, raw) = raw?;
+            let text = match &raw.value {
+                None => None,
+                Some(RawValue::Number(n)) => Some(n.to_string()),
+                Some(RawValue::Text(s)) => Some(s.clone()),
+            };
+            let value = match text {
+                None => None,
+                Some(t) => cells
+                    .parse(&t)
+                    .map_err(|p| cell_error(name, line, "field `value`".into(), p))?,
+            };
+            sink.push(raw.unit.0.trim(), raw.rater.0.trim(), value, line)?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -467,6 +675,80 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
             }
         }
         out
+    }
+
+    /// The long rows of `long_from_wide` (rater by rater, so each unit is interleaved with the
+    /// others) put unit by unit, as exports write them.
+    fn unit_by_unit(long: &str) -> String {
+        let mut lines: Vec<&str> = long.lines().skip(1).collect();
+        let unit = |l: &str| l.split(',').next().unwrap()[1..].parse::<u32>().unwrap();
+        lines.sort_by_key(|l| unit(l)); // stable: raters keep their order within a unit
+        format!("unit,rater,value,comment\n{}\n", lines.join("\n"))
+    }
+
+    // The long reader groups a file whose units are contiguous as it reads it, and reads any
+    // other a second time holding every rating: both give the same units, values in the same
+    // order, for every level (nominal labels coded alike).
+    #[test]
+    fn contiguous_and_interleaved_long_files_read_alike() {
+        let interleaved = long_from_wide();
+        let contiguous = unit_by_unit(&interleaved);
+        assert_ne!(interleaved, contiguous);
+        for level in [
+            Level::Nominal,
+            Level::Ordinal,
+            Level::Interval,
+            Level::Ratio,
+        ] {
+            let a = read_str(&interleaved, Layout::Long, level).unwrap();
+            let b = read_str(&contiguous, Layout::Long, level).unwrap();
+            assert_eq!(a, b, "{level:?}");
+        }
+        let t = read_str(&contiguous, Layout::Long, Level::Interval).unwrap();
+        assert_eq!((t.units.len(), t.raters), (12, 4));
+        let a = alpha(&t.units, Level::Interval).unwrap().alpha.unwrap();
+        assert!((a - 951.0 / 1120.0).abs() < 1e-12);
+        // Labels: the same codes whichever way the file is read.
+        let labels = "unit,rater,value\nx,A,low\nx,B,high\ny,A,high\ny,B,high\n";
+        let swapped = "unit,rater,value\nx,A,low\ny,A,high\nx,B,high\ny,B,high\n";
+        assert_eq!(
+            read_str(labels, Layout::Long, Level::Nominal).unwrap(),
+            read_str(swapped, Layout::Long, Level::Nominal).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_repeated_rating_is_refused_with_both_lines_whichever_way_the_file_runs() {
+        // Contiguous: the unit's two ratings by A on lines 2 and 4.
+        let contiguous = "unit,rater,value\nx,A,1\nx,B,2\nx,A,3\ny,A,1\ny,B,1\n";
+        // Interleaved: y comes back after x, and A rates x on lines 2 and 6.
+        let interleaved = "unit,rater,value\nx,A,1\ny,A,2\nx,B,2\ny,B,1\nx,A,3\n";
+        for (text, first, second) in [(contiguous, 2, 4), (interleaved, 2, 6)] {
+            let e = read_str(text, Layout::Long, Level::Interval).unwrap_err();
+            assert_eq!(e.line, Some(second), "{e}");
+            assert!(
+                e.problem.contains(&format!(
+                    "rater `A` rates unit `x` a second time (first on line {first})"
+                )),
+                "{e}"
+            );
+        }
+        // Blank rows are skipped either way; a row without its unit is refused.
+        let blank = "unit,rater,value\nx,A,1\n,,\nx,B,2\ny,A,1\nx,C,1\n";
+        let t = read_str(blank, Layout::Long, Level::Interval).unwrap();
+        assert_eq!((t.units.len(), t.raters), (2, 3));
+        let e = read_str(
+            "unit,rater,value\nx,A,1\n,B,2\n",
+            Layout::Long,
+            Level::Interval,
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.field.as_deref()),
+            (Some(3), Some("column \"unit\""))
+        );
+        let e = read_str("unit,rater,value\n", Layout::Long, Level::Interval).unwrap_err();
+        assert!(e.problem.contains("no ratings"), "{e}");
     }
 
     #[test]
