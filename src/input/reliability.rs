@@ -345,9 +345,10 @@ impl<'a> Streaming<'a> {
             current: None,
             ratings: Vec::new(),
             buf: Vec::new(),
-            // A row is at least `u,r,v` and a newline: reserving for that many touches no page
-            // that is not written.
-            units: Units::with_capacity(bytes / 6, bytes / 6),
+            // A row is at least `u,r,v` and a newline: reserving for that many (up to 64 M,
+            // 512 MB of address space each) touches no page that is not written, and spares
+            // the doubling copies of a growing vector.
+            units: Units::with_capacity((bytes / 6).min(1 << 26), (bytes / 6).min(1 << 26)),
         }
     }
 
