@@ -62,6 +62,22 @@ pub struct Metrics {
     pub primary: Vec<String>,
 }
 
+impl Metrics {
+    /// The delta table of one section, when the run has that section.
+    pub fn deltas(&self, table: DeltaTable) -> Option<&BTreeMap<String, Delta>> {
+        match table {
+            DeltaTable::Review => self.review.as_ref().map(|r| &r.delta),
+            DeltaTable::Queries => self.queries.as_ref().map(|q| &q.delta),
+        }
+    }
+
+    /// The reported delta of the compared metric `name`, from the table that holds it.
+    pub fn delta(&self, name: &str) -> Option<&Delta> {
+        let c = crate::replay::compared_named(name)?;
+        self.deltas(c.table)?.get(name)
+    }
+}
+
 /// Query replay (SPEC §4.3): both confidence models over the recorded traces.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuerySection {
@@ -211,26 +227,25 @@ pub fn analyse(
         None => (None, None),
     };
     adjust(&exp.primary, review.as_mut(), queries.as_mut());
+    let metrics = Metrics {
+        experiment: exp.name.clone(),
+        run_id: run_id.to_string(),
+        review,
+        queries,
+        agreement,
+        trust,
+        lift,
+        incomplete: None,
+        primary: exp.primary.clone(),
+    };
     // What was withheld has no rows either.
     pairs.retain(|p| {
-        let section = match p.table {
-            DeltaTable::Review => review.as_ref().map(|r| &r.delta),
-            DeltaTable::Queries => queries.as_ref().map(|q| &q.delta),
-        };
-        section.is_some_and(|d| d.contains_key(p.metric))
+        metrics
+            .deltas(p.table)
+            .is_some_and(|d| d.contains_key(p.metric))
     });
     Ok(Analysis {
-        metrics: Metrics {
-            experiment: exp.name.clone(),
-            run_id: run_id.to_string(),
-            review,
-            queries,
-            agreement,
-            trust,
-            lift,
-            incomplete: None,
-            primary: exp.primary.clone(),
-        },
+        metrics,
         findings,
         queries: query_rows,
         pairs,

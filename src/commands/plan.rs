@@ -11,7 +11,7 @@ use crate::analysis::Metrics;
 use crate::cli::PlanArgs;
 use crate::error::{Error, InputError};
 use crate::output::Render;
-use crate::replay::{compared_named, Compared};
+use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
 use crate::stats::power::{
     mean, needed, normal_power, sd, simulated_power, MAX_SIMULATED_PAIRS, STUDIES,
@@ -236,13 +236,11 @@ pub fn plan(
 /// The compared metric `name`, if it is one of the run's deltas with per-unit differences.
 fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Compared, Error> {
     let file = run_dir.join("metrics.json").display().to_string();
-    let mut names: Vec<&str> = Vec::new();
-    if let Some(r) = &m.review {
-        names.extend(r.delta.keys().map(String::as_str));
-    }
-    if let Some(q) = &m.queries {
-        names.extend(q.delta.keys().map(String::as_str));
-    }
+    let names: Vec<&str> = [DeltaTable::Review, DeltaTable::Queries]
+        .into_iter()
+        .filter_map(|t| m.deltas(t))
+        .flat_map(|d| d.keys().map(String::as_str))
+        .collect();
     let known = compared_named(name);
     let withheld = m
         .review
@@ -300,11 +298,7 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Compared) -> Result<Vec<f64>, Er
         .filter(|r| r.table == c.table.name() && r.metric == c.name)
         .map(|r| r.difference)
         .collect();
-    let delta = match c.table {
-        crate::replay::DeltaTable::Review => m.review.as_ref().and_then(|r| r.delta.get(c.name)),
-        crate::replay::DeltaTable::Queries => m.queries.as_ref().and_then(|q| q.delta.get(c.name)),
-    };
-    if let Some(d) = delta {
+    if let Some(d) = m.deltas(c.table).and_then(|d| d.get(c.name)) {
         if d.paired.pairs != diffs.len() {
             return Err(InputError::new(
                 &name,
@@ -437,7 +431,6 @@ impl Render for PlanReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::DeltaTable;
 
     fn settings(effect: Option<f64>) -> Settings {
         Settings {

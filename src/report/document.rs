@@ -364,21 +364,13 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     parts.join(" · ")
 }
 
-/// A reported delta by name, from whichever table holds it.
-fn delta_named<'a>(m: &'a Metrics, name: &str) -> Option<&'a Delta> {
-    m.review
-        .as_ref()
-        .and_then(|r| r.delta.get(name))
-        .or_else(|| m.queries.as_ref().and_then(|q| q.delta.get(name)))
-}
-
 /// A primary metric in the headline: both arms, and the adjusted p-value of its family.
 fn primary_part(m: &Metrics, name: &str) -> String {
     let Some(c) = crate::replay::compared_named(name) else {
         return format!("{name}: unknown metric");
     };
     let (words, places) = (name.replace('_', " "), c.places);
-    match delta_named(m, name) {
+    match m.delta(name) {
         Some(d) => format!(
             "{words} {:.places$} → {:.places$} (p adj. {})",
             d.paired.baseline,
