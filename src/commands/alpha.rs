@@ -2,6 +2,7 @@
 
 use std::time::Instant;
 
+use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use super::{read_file, Timer};
@@ -34,7 +35,9 @@ pub struct AlphaReport {
     pub q: Vec<Exceedance>,
 }
 
-pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
+/// `progress`: draw a bar on stderr while the bootstrap runs (the caller checked it is a
+/// terminal).
+pub fn run(args: &AlphaArgs, timer: &Timer, progress: bool) -> Result<AlphaReport, Error> {
     let name = args.file.display().to_string();
     let level = Level::from(args.level);
     let mut lap = Instant::now();
@@ -66,13 +69,16 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
     let summary = if args.bootstrap == 0 {
         None
     } else {
+        let bar = bootstrap_bar(progress, args.bootstrap);
+        let tick = || bar.inc(1);
         let draws = match method {
-            Method::Units => bootstrap::unit_replicates(&prepared, plan),
+            Method::Units => bootstrap::unit_replicates(&prepared, plan, &tick),
             Method::Kalpha => {
                 let coded = Prepared::coded(&table.units, level).map_err(as_input)?;
-                bootstrap::kalpha_replicates(&coded, table.raters, plan)
+                bootstrap::kalpha_replicates(&coded, table.raters, plan, &tick)
             }
         };
+        bar.finish_and_clear();
         Some(bootstrap::summarize(plan, &draws))
     };
     timer.lap("bootstrap", &mut lap);
@@ -92,6 +98,23 @@ pub fn run(args: &AlphaArgs, timer: &Timer) -> Result<AlphaReport, Error> {
         q: summary.as_ref().map(|s| s.q.clone()).unwrap_or_default(),
         ci: summary.map(|s| s.ci),
     })
+}
+
+/// The bar on stderr while the replicates run: done/total, elapsed and ETA; hidden unless asked.
+fn bootstrap_bar(progress: bool, replicates: usize) -> ProgressBar {
+    if !progress {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(replicates as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} bootstrap [{bar:30}] {pos}/{len} replicates ({elapsed}, ETA {eta})",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
 }
 
 /// Krippendorff's (2004) reading of α for drawing conclusions from data.

@@ -30,7 +30,10 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
     };
     let timer = Timer::new(cli.timings);
     match cli.command {
-        Command::Alpha(args) => emit(&alpha::run(&args, &timer)?, style),
+        Command::Alpha(args) => {
+            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
+            emit(&alpha::run(&args, &timer, progress)?, style)
+        }
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
         Command::Run(args) => {
             let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();

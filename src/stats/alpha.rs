@@ -494,6 +494,147 @@ impl Prepared {
     }
 }
 
+/// The pairable units grouped by what they contribute to α: units whose statistics are
+/// identical (for coded levels, the same multiset of values; for interval, the same count, sums
+/// and within-unit disagreement) form one pattern, kept once with its multiplicity.
+///
+/// Resampling N units with replacement is the same as drawing how many times each pattern is
+/// drawn, a multinomial over the patterns with probabilities `multiplicity / N`; a replicate
+/// then costs O(patterns) instead of O(N). Real ratings on a short scale fall into a few
+/// thousand patterns however many units there are.
+#[derive(Clone, Debug)]
+pub struct Patterns {
+    /// One representative unit per pattern, in order of first appearance.
+    representatives: Prepared,
+    multiplicity: Vec<u32>,
+    units: u64,
+}
+
+impl Patterns {
+    /// Groups the pairable units of `prepared`, or `None` when they fall into more than `max`
+    /// patterns (grouping stops as soon as it finds one more).
+    pub fn group(prepared: &Prepared, max: usize) -> Option<Patterns> {
+        let units = prepared.pairable_units();
+        let mut multiplicity: Vec<u32> = Vec::new();
+        let mut keep: Vec<usize> = Vec::new();
+        let mut found = |first: usize, index: &mut dyn FnMut() -> (u32, bool)| -> bool {
+            let (p, new) = index();
+            if new {
+                multiplicity.push(0);
+                keep.push(first);
+            }
+            multiplicity[p as usize] += 1;
+            multiplicity.len() <= max
+        };
+        let representatives = match &prepared.stats {
+            Stats::Interval(s) => {
+                let mut seen: HashMap<[u64; 5], u32, foldhash::fast::FixedState> =
+                    HashMap::default();
+                for u in 0..units {
+                    let key =
+                        [s.m[u], s.s1[u], s.s2[u], s.within[u], s.constant[u]].map(f64::to_bits);
+                    let next = seen.len() as u32;
+                    let mut index = || match seen.entry(key) {
+                        std::collections::hash_map::Entry::Occupied(e) => (*e.get(), false),
+                        std::collections::hash_map::Entry::Vacant(e) => (*e.insert(next), true),
+                    };
+                    if !found(u, &mut index) {
+                        return None;
+                    }
+                }
+                let pick = |v: &[f64]| keep.iter().map(|&u| v[u]).collect::<Vec<_>>();
+                Stats::Interval(IntervalStats {
+                    m: pick(&s.m),
+                    s1: pick(&s.s1),
+                    s2: pick(&s.s2),
+                    within: pick(&s.within),
+                    constant: pick(&s.constant),
+                    full: s.full,
+                })
+            }
+            Stats::Coded(s) => {
+                let mut seen: HashMap<Box<[u64]>, u32, foldhash::fast::FixedState> =
+                    HashMap::default();
+                let mut key: Vec<u64> = Vec::new();
+                for u in 0..units {
+                    let (codes, counts) = s.unit(u);
+                    key.clear();
+                    key.extend(
+                        codes
+                            .iter()
+                            .zip(counts)
+                            .map(|(&c, &k)| (u64::from(c) << 32) | u64::from(k)),
+                    );
+                    key.sort_unstable();
+                    let next = seen.len() as u32;
+                    let mut index = || match seen.get(key.as_slice()) {
+                        Some(&p) => (p, false),
+                        None => {
+                            seen.insert(key.as_slice().into(), next);
+                            (next, true)
+                        }
+                    };
+                    if !found(u, &mut index) {
+                        return None;
+                    }
+                }
+                let mut offsets = vec![0];
+                let (mut codes, mut counts) = (Vec::new(), Vec::new());
+                for &u in &keep {
+                    let (c, k) = s.unit(u);
+                    codes.extend_from_slice(c);
+                    counts.extend_from_slice(k);
+                    offsets.push(codes.len());
+                }
+                Stats::Coded(CodedStats {
+                    levels: s.levels.clone(),
+                    offsets,
+                    codes,
+                    counts,
+                    m: keep.iter().map(|&u| s.m[u]).collect(),
+                    within: s
+                        .within
+                        .as_ref()
+                        .map(|w| keep.iter().map(|&u| w[u]).collect()),
+                    full_marginals: s.full_marginals.clone(),
+                })
+            }
+        };
+        Some(Patterns {
+            representatives: Prepared {
+                level: prepared.level,
+                stats: representatives,
+            },
+            multiplicity,
+            units: units as u64,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.multiplicity.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.multiplicity.is_empty()
+    }
+
+    /// How many pairable units each pattern stands for.
+    pub fn multiplicity(&self) -> &[u32] {
+        &self.multiplicity
+    }
+
+    /// The pairable units the patterns stand for.
+    pub fn units(&self) -> u64 {
+        self.units
+    }
+
+    /// The α sums with pattern `p` counted `weights[p]` times: a replicate that drew
+    /// `weights[p]` of the units in pattern `p`.
+    pub fn evaluate(&self, weights: &[u32], scratch: &mut Scratch) -> Sums {
+        self.representatives.evaluate(Some(weights), scratch)
+    }
+}
+
 /// One cell of the coincidence matrix, folded over its symmetric twin.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Cell {
@@ -1010,6 +1151,75 @@ pub(crate) mod tests {
             assert_eq!(
                 alpha(&a, level).unwrap().alpha,
                 alpha(&b, level).unwrap().alpha
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_group_identical_units_whatever_their_order() {
+        // Units 0, 2 and 4 hold the same values in different orders; 1 and 3 another multiset.
+        let rows = [
+            vec![1.0, 2.0, 2.0],
+            vec![3.0, 1.0],
+            vec![2.0, 1.0, 2.0],
+            vec![1.0, 3.0],
+            vec![2.0, 2.0, 1.0],
+            vec![4.0],
+        ];
+        let mut units = Units::new();
+        for row in &rows {
+            units.push_unit(row).unwrap();
+        }
+        for level in Level::ALL {
+            let prepared = Prepared::new(&units, level).unwrap();
+            let patterns = Patterns::group(&prepared, 10).unwrap();
+            assert_eq!(patterns.multiplicity(), [3, 2], "{level}");
+            assert_eq!(patterns.units(), 5);
+            let mut scratch = Scratch::default();
+            // Each pattern counted as often as it occurs is the point estimate...
+            let whole = patterns.evaluate(&[3, 2], &mut scratch).alpha();
+            let estimate = prepared.estimate().alpha;
+            assert!(
+                (whole.unwrap() - estimate.unwrap()).abs() < 1e-12,
+                "{level}"
+            );
+            // ... and any pattern weights are the unit weights they stand for.
+            let by_pattern = patterns.evaluate(&[1, 4], &mut scratch);
+            let by_unit = prepared.evaluate(Some(&[1, 2, 0, 2, 0]), &mut scratch);
+            assert!((by_pattern.alpha().unwrap() - by_unit.alpha().unwrap()).abs() < 1e-12);
+            assert!(
+                Patterns::group(&prepared, 1).is_none(),
+                "{level}: a second pattern"
+            );
+        }
+    }
+
+    #[test]
+    fn patterns_reproduce_the_estimate_of_repeated_reference_data() {
+        let reference = reference_units();
+        let mut units = Units::new();
+        for copy in 0..50 {
+            for (u, values) in reference.iter().enumerate() {
+                // Every other copy lists a unit's values backwards.
+                let mut values = values.to_vec();
+                if (copy + u) % 2 == 1 {
+                    values.reverse();
+                }
+                units.push_unit(&values).unwrap();
+            }
+        }
+        for level in Level::ALL {
+            let prepared = Prepared::new(&units, level).unwrap();
+            let patterns = Patterns::group(&prepared, usize::MAX).unwrap();
+            assert!(patterns.len() <= reference.len(), "{level}");
+            let whole = patterns
+                .evaluate(patterns.multiplicity(), &mut Scratch::default())
+                .alpha()
+                .unwrap();
+            let estimate = prepared.estimate().alpha.unwrap();
+            assert!(
+                (whole - estimate).abs() < 1e-12,
+                "{level}: {whole} vs {estimate}"
             );
         }
     }
