@@ -359,8 +359,7 @@ fn load_controls(
         loaded.refusals.extend(parsed.problems);
         loaded.failed_validations.extend(parsed.malformed);
         for c in &parsed.calls {
-            let key = (c.arm.clone(), c.target.clone(), c.run, c.finding.clone());
-            if !index.ids.contains(&key) {
+            if !index.holds(&c.arm, &c.target, c.run, &c.finding) {
                 loaded.refusals.push(
                     InputError::new(
                         &name,

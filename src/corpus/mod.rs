@@ -145,7 +145,8 @@ pub(crate) fn each_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
     mut keep: impl FnMut(T),
 ) -> Vec<InputError> {
     let mut problems = Vec::new();
-    let mut first: std::collections::HashMap<K, u64> = std::collections::HashMap::new();
+    let mut first: std::collections::HashMap<K, u64, foldhash::fast::RandomState> =
+        std::collections::HashMap::default();
     for raw in records(name, bytes, lines) {
         match raw.and_then(|(line, raw)| Ok((line, check(line, raw)?))) {
             Ok((line, t)) => match first.entry(key(&t)) {

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use foldhash::fast::RandomState;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -125,7 +126,8 @@ pub struct Record {
 pub struct Index {
     /// Every target with a return.
     pub targets: BTreeSet<String>,
-    pub ids: HashSet<(String, String, u32, String)>,
+    /// (arm, target, run) → the finding ids its returns hold.
+    ids: HashMap<(String, String, u32), HashSet<String, RandomState>, RandomState>,
     /// Target → (line, finding's position in its return, `file`).
     pub files: BTreeMap<String, Vec<(u64, usize, String)>>,
 }
@@ -135,18 +137,34 @@ impl Index {
         if !self.targets.contains(&r.target) {
             self.targets.insert(r.target.clone());
         }
+        let mut ids = r
+            .findings
+            .iter()
+            .filter_map(|f| f.get("id").and_then(Value::as_str))
+            .peekable();
+        if ids.peek().is_some() {
+            let key = (r.arm.clone(), r.target.clone(), r.run);
+            let held = self.ids.entry(key).or_default();
+            held.extend(ids.map(str::to_string));
+        }
         for (i, f) in r.findings.iter().enumerate() {
-            if let Some(id) = f.get("id").and_then(Value::as_str) {
-                self.ids
-                    .insert((r.arm.clone(), r.target.clone(), r.run, id.to_string()));
-            }
             if let Some(file) = f.get("file").and_then(Value::as_str) {
-                self.files
-                    .entry(r.target.clone())
-                    .or_default()
-                    .push((r.line, i, file.to_string()));
+                let entry = (r.line, i, file.to_string());
+                match self.files.get_mut(&r.target) {
+                    Some(files) => files.push(entry),
+                    None => {
+                        self.files.insert(r.target.clone(), vec![entry]);
+                    }
+                }
             }
         }
+    }
+
+    /// Whether a return of `arm` on `target`, run `run`, holds a finding with this id.
+    pub fn holds(&self, arm: &str, target: &str, run: u32, id: &str) -> bool {
+        self.ids
+            .get(&(arm.to_string(), target.to_string(), run))
+            .is_some_and(|ids| ids.contains(id))
     }
 }
 
@@ -202,7 +220,7 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
             "a return with status ok lists its findings, [] when there are none",
         )],
     };
-    let mut ids: HashMap<String, u64> = HashMap::new();
+    let mut ids: HashMap<String, u64, RandomState> = HashMap::default();
     super::each_unique(
         (name, bytes),
         &LINES,

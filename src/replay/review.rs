@@ -184,13 +184,30 @@ pub enum MergedLocation {
 }
 
 /// Step 2: lowercase, keep only alphanumerics and whitespace, collapse whitespace, trim.
+/// One pass, one allocation: a run of whitespace becomes one space once the next kept character
+/// arrives, so none leads or trails.
 pub fn normalize(text: &str) -> String {
-    let kept: String = text
-        .chars()
-        .flat_map(char::to_lowercase)
-        .filter(|c| c.is_alphanumeric() || c.is_whitespace())
-        .collect();
-    kept.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut out = String::with_capacity(text.len());
+    let mut gap = false;
+    let mut keep = |c: char| {
+        if c.is_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        } else if c.is_whitespace() {
+            gap = true;
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii() {
+            keep(c.to_ascii_lowercase());
+        } else {
+            c.to_lowercase().for_each(&mut keep);
+        }
+    }
+    out
 }
 
 /// A finding in flight: where it came from, and its confidence after collapse.
@@ -377,7 +394,8 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
     match mode {
         Mode::Doc => {
             // Fingerprint: normalized section and title (a separator keeps "a"+"bc" ≠ "ab"+"c").
-            let mut index: std::collections::HashMap<String, usize> = Default::default();
+            let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
+                Default::default();
             for (i, w) in working.iter().enumerate() {
                 let Location::Doc { section, .. } = &w.finding.location else {
                     continue;
@@ -400,7 +418,8 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
             // Same normalized file and title, lines within ±3: sorted by line, a new cluster
             // starts where the gap to the previous line exceeds 3.
             let mut by_key: Vec<(String, Vec<usize>)> = Vec::new();
-            let mut index: std::collections::HashMap<String, usize> = Default::default();
+            let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
+                Default::default();
             for (i, w) in working.iter().enumerate() {
                 let Location::Code { file, .. } = &w.finding.location else {
                     continue;
@@ -791,6 +810,32 @@ mod tests {
         );
         assert_eq!(normalize("a-b_c"), "abc");
         assert_eq!(normalize("Ünïcode 2"), "ünïcode 2");
+    }
+
+    #[test]
+    fn normalize_is_the_three_step_definition() {
+        // The definition, step by step: lowercase, keep alphanumerics and whitespace, collapse.
+        let by_steps = |text: &str| {
+            let kept: String = text
+                .chars()
+                .flat_map(char::to_lowercase)
+                .filter(|c| c.is_alphanumeric() || c.is_whitespace())
+                .collect();
+            kept.split_whitespace().collect::<Vec<_>>().join(" ")
+        };
+        for text in [
+            "",
+            "   ",
+            " - ",
+            "a -b",
+            "a\u{b}b\u{85}c\u{a0}d\u{3000}e",
+            "İstanbul ΣΑΣ ǅ ẞ",
+            "x\u{301}y 12½ ٣",
+            "\t\nRollback:\r\n plan--is MISSING!\u{2028}",
+            "tab\tend\t",
+        ] {
+            assert_eq!(normalize(text), by_steps(text), "{text:?}");
+        }
     }
 
     #[test]
