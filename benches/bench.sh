@@ -81,9 +81,19 @@ for level in interval nominal; do
     "$(awk -v a="$(wall_s "$p")" -v b="$(wall_s "$c")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
   echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")"
 done
-c="$DATA/out-c-long-boot"
-measure "$c" "$BIN" alpha "$DATA/$A-long.csv" --level interval --json --timings
-printf '%-34s %9ss (bootstrap %ss), %s MB\n' "anchors, interval, default 2,000 replicates" "$(wall_s "$c")" "$(phase "$c" bootstrap)" "$(rss_mb "$c")"
+# The default command (2,000 unit-bootstrap replicates) on the long files: the 5-value anchors
+# (grouped into patterns), and the 101-level ordinal and continuous data (drawn unit by unit).
+gen ordinal101 "$UNITS" "$O"
+gen continuous "$UNITS" "$C"
+printf '\n%-46s %10s %12s %10s %8s\n' "default 2,000 replicates, long CSV" "whole" "bootstrap" "x --bootstrap 0" "peak MB"
+for kind in "$A:interval" "$A:nominal" "$O:ordinal" "$C:interval"; do
+  data=${kind%%:*}; level=${kind##*:}
+  c="$DATA/out-c-long-boot-$data-$level"; c0="$DATA/out-c-long-noboot-$data-$level"
+  measure3 "$c" "$BIN" alpha "$DATA/$data-long.csv" --level "$level" --json --timings
+  measure3 "$c0" "$BIN" alpha "$DATA/$data-long.csv" --level "$level" --json --timings --bootstrap 0
+  printf '%-46s %9ss %11ss %10sx %8s\n' "${data%-*}, $level" "$(wall_s "$c")" "$(phase "$c" bootstrap)" \
+    "$(awk -v a="$(wall_s "$c")" -v b="$(wall_s "$c0")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")"
+done
 
 fi
 

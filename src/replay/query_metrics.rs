@@ -11,7 +11,7 @@ use super::query::{replay, Outcome};
 use super::{value_counts, Comparison, UnitPair, ValueCount};
 use crate::config::{Bands, ConfidencePolicy};
 use crate::corpus::queries::Query;
-use crate::stats::bootstrap::{parallel, Plan};
+use crate::stats::bootstrap::{multinomial, parallel, patterns_of, Plan, UNITS_PER_PATTERN};
 use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
 use crate::stats::paired::{sign_test, wilson, PairedDelta};
 use crate::stats::quantile::percentile;
@@ -287,13 +287,14 @@ impl Bins {
         }
     }
 
-    fn add(&mut self, bin: usize, p: f64, y: bool) {
+    /// One query counted `w` times (w = 1 leaves every sum as a plain addition would).
+    fn add(&mut self, bin: usize, p: f64, y: bool, w: f64) {
         let y = f64::from(u8::from(y));
-        self.count[bin] += 1.0;
-        self.conf[bin] += p;
-        self.hits[bin] += y;
-        self.n += 1.0;
-        self.brier += (p - y) * (p - y);
+        self.count[bin] += w;
+        self.conf[bin] += p * w;
+        self.hits[bin] += y * w;
+        self.n += w;
+        self.brier += (p - y) * (p - y) * w;
     }
 
     /// (ECE, Brier); `None` without outcomes.
@@ -343,23 +344,39 @@ fn arm_bootstrap(rows: &[QueryRow], plan: Plan) -> ArmIntervals {
             (p, code)
         })
         .collect();
-    let draws: Vec<[f64; 3]> = parallel(
-        plan,
-        || (),
-        |_, rng| {
-            let mut sum = 0.0;
-            let mut bins = Bins::new();
-            for _ in 0..n {
-                let (p, code) = cells[rng.below(n as u64) as usize];
-                sum += p;
-                if code != NONE {
-                    bins.add(usize::from(code / 2), p, code % 2 == 1);
-                }
+    // Mean, ECE and Brier of queries drawn with multiplicities.
+    let stats = |drawn: &mut dyn Iterator<Item = ((f64, u8), u32)>| {
+        let mut sum = 0.0;
+        let mut bins = Bins::new();
+        for ((p, code), w) in drawn {
+            let w = f64::from(w);
+            sum += p * w;
+            if code != NONE {
+                bins.add(usize::from(code / 2), p, code % 2 == 1, w);
             }
-            let (ece, brier) = bins.finish().unwrap_or((f64::NAN, f64::NAN));
-            [sum / n as f64, ece, brier]
-        },
-    );
+        }
+        let (ece, brier) = bins.finish().unwrap_or((f64::NAN, f64::NAN));
+        [sum / n as f64, ece, brier]
+    };
+    let keys = cells.iter().map(|&(p, code)| (p.to_bits(), code));
+    let draws: Vec<[f64; 3]> = match patterns_of(keys, n / UNITS_PER_PATTERN) {
+        Some((first, multiplicity)) => {
+            let reps: Vec<(f64, u8)> = first.iter().map(|&i| cells[i]).collect();
+            parallel(
+                plan,
+                || vec![0u32; reps.len()],
+                |weights, rng| {
+                    multinomial(&multiplicity, n as u64, rng, weights);
+                    stats(&mut reps.iter().copied().zip(weights.iter().copied()))
+                },
+            )
+        }
+        None => parallel(
+            plan,
+            || (),
+            |_, rng| stats(&mut (0..n).map(|_| (cells[rng.below(n as u64) as usize], 1))),
+        ),
+    };
     let column = |i: usize| interval(draws.iter().map(|d| d[i]).collect());
     ArmIntervals {
         mean: column(0),
@@ -380,33 +397,33 @@ struct PairCell {
 
 /// Per arm, the [`DELTA_METRICS`] of one resample of `cells.len()` pairs drawn by `draw`;
 /// NaN where no drawn pair has outcomes in both arms.
-fn pair_stats(cells: &[PairCell], mut draw: impl FnMut() -> usize) -> [[f64; 7]; 2] {
-    let n = cells.len();
+fn pair_stats<'a>(n: usize, drawn: impl Iterator<Item = (&'a PairCell, u32)>) -> [[f64; 7]; 2] {
     let mut sums = [[0.0f64; 4]; 2];
     let mut count = [[0u32; BINS]; 2];
     let mut conf = [[0.0f64; BINS]; 2];
     let mut hits = [[0u32; BINS]; 2];
     let mut brier = [0.0f64; 2];
     let mut labelled = 0u32;
-    for _ in 0..n {
-        let c = &cells[draw()];
+    // A pair counted `k` times; with k = 1 every sum is the plain addition.
+    for (c, k) in drawn {
+        let w = f64::from(k);
         let both = c.flags & 1 == 1;
-        labelled += u32::from(both);
+        labelled += u32::from(both) * k;
         for arm in 0..2 {
             let bits = c.flags >> (1 + 3 * arm);
             let p = c.conf[arm];
             let s = &mut sums[arm];
-            s[0] += p;
-            s[1] += c.primary[arm];
-            s[2] += f64::from(bits & 1);
-            s[3] += f64::from((bits >> 1) & 1);
+            s[0] += p * w;
+            s[1] += c.primary[arm] * w;
+            s[2] += f64::from(bits & 1) * w;
+            s[3] += f64::from((bits >> 1) & 1) * w;
             if both {
                 let y = (bits >> 2) & 1;
                 let b = usize::from(c.bin[arm]);
-                count[arm][b] += 1;
-                conf[arm][b] += p;
-                hits[arm][b] += u32::from(y);
-                brier[arm] += (p - f64::from(y)).powi(2);
+                count[arm][b] += k;
+                conf[arm][b] += p * w;
+                hits[arm][b] += u32::from(y) * k;
+                brier[arm] += (p - f64::from(y)).powi(2) * w;
             }
         }
     }
@@ -584,19 +601,33 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
             }
         })
         .collect();
-    let mut i = 0;
-    let point = pair_stats(&cells, || {
-        i += 1;
-        i - 1
+    let point = pair_stats(n, cells.iter().map(|c| (c, 1)));
+    let delta = |s: [[f64; 7]; 2]| -> [f64; 7] { std::array::from_fn(|m| s[1][m] - s[0][m]) };
+    let keys = cells.iter().map(|c| {
+        let bits = [c.conf[0], c.conf[1], c.primary[0], c.primary[1]].map(f64::to_bits);
+        (bits, c.flags, c.bin)
     });
-    let draws: Vec<[f64; 7]> = parallel(
-        plan,
-        || (),
-        |_, rng| {
-            let s = pair_stats(&cells, || rng.below(n as u64) as usize);
-            std::array::from_fn(|m| s[1][m] - s[0][m])
-        },
-    );
+    let draws: Vec<[f64; 7]> = match patterns_of(keys, n / UNITS_PER_PATTERN) {
+        Some((first, multiplicity)) => {
+            let reps: Vec<PairCell> = first.iter().map(|&i| cells[i]).collect();
+            parallel(
+                plan,
+                || vec![0u32; reps.len()],
+                |weights, rng| {
+                    multinomial(&multiplicity, n as u64, rng, weights);
+                    delta(pair_stats(n, reps.iter().zip(weights.iter().copied())))
+                },
+            )
+        }
+        None => parallel(
+            plan,
+            || (),
+            |_, rng| {
+                let drawn = (0..n).map(|_| (&cells[rng.below(n as u64) as usize], 1));
+                delta(pair_stats(n, drawn))
+            },
+        ),
+    };
     // Per-query values for the sign tests and the pairs table; outcomes only where both arms
     // have one.
     let labelled: Vec<usize> = (0..n).filter(|&i| cells[i].flags & 1 == 1).collect();
@@ -796,6 +827,59 @@ mod tests {
         let fewer = deltas(&b[..2], &t, plan(50, 1));
         assert_eq!(fewer[0].delta.pairs, 2);
         assert!(deltas(&b[..0], &t, plan(50, 1)).is_empty());
+    }
+
+    #[test]
+    fn repeated_queries_are_resampled_as_patterns_with_the_same_intervals() {
+        // 4 queries repeated 200 times fall into 4 patterns; nudging every confidence by a
+        // different 1e-12 makes each copy its own, so the second set is drawn query by query.
+        let copies = |rows: &[QueryRow], nudge: bool| -> Vec<QueryRow> {
+            (0..200)
+                .flat_map(|c| {
+                    rows.iter().enumerate().map(move |(i, r)| {
+                        let mut r = r.clone();
+                        r.query_id = format!("{}-{c}", r.query_id);
+                        if nudge {
+                            r.outcome.confidence += (4 * c + i) as f64 * 1e-12;
+                        }
+                        r
+                    })
+                })
+                .collect()
+        };
+        let b = rows(&ConfidencePolicy::FlatMean(FlatMean::default()));
+        let t = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
+        let grouped = deltas(&copies(&b, false), &copies(&t, false), plan(2000, 2));
+        let drawn = deltas(&copies(&b, true), &copies(&t, true), plan(2000, 2));
+        for (g, d) in grouped.iter().zip(&drawn) {
+            let (Some([gl, gh]), Some([dl, dh])) = (g.delta.ci, d.delta.ci) else {
+                panic!("{}: no interval", g.name);
+            };
+            // Two independent 2,000-replicate estimates of one interval, some 0.05 to 0.1 wide.
+            assert!(
+                (gl - dl).abs() < 0.01 && (gh - dh).abs() < 0.01,
+                "{}: [{gl}, {gh}] against [{dl}, {dh}]",
+                g.name
+            );
+        }
+        let again = deltas(&copies(&b, false), &copies(&t, false), plan(2000, 1));
+        assert_eq!(grouped, again, "seeded, whatever the threads");
+        let (gb, db) = (
+            arm_metrics_ci(&copies(&b, false)),
+            arm_metrics_ci(&copies(&b, true)),
+        );
+        for (g, d) in gb.iter().zip(&db) {
+            assert!(
+                (g[0] - d[0]).abs() < 0.01 && (g[1] - d[1]).abs() < 0.01,
+                "{gb:?} {db:?}"
+            );
+        }
+    }
+
+    /// Each arm's mean confidence, ECE and Brier intervals, in that order.
+    fn arm_metrics_ci(rows: &[QueryRow]) -> Vec<[f64; 2]> {
+        let a = arm_bootstrap(rows, plan(2000, 2));
+        vec![a.mean.unwrap(), a.ece.unwrap(), a.brier.unwrap()]
     }
 
     /// The packed pass computes each catalogued delta: its point estimate in each arm is the
