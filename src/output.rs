@@ -52,6 +52,20 @@ pub fn stderr_color() -> bool {
     io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// A bar on stderr of `len` steps drawn by `template` (indicatif's syntax), ticking on its own
+/// so that the spinner and elapsed time move between steps. Every long-running command draws
+/// its progress through this one style.
+pub fn progress_bar(len: usize, template: &str) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(len as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 /// Prints an error message to stderr with an `error:` prefix.
 pub fn print_error(message: &str) {
     print_labelled("error", "1;31", message);

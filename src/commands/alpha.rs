@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::{read_file, Timer};
@@ -69,7 +69,14 @@ pub fn run(args: &AlphaArgs, timer: &Timer, progress: bool) -> Result<AlphaRepor
     let summary = if args.bootstrap == 0 {
         None
     } else {
-        let bar = bootstrap_bar(progress, args.bootstrap);
+        let bar = if progress {
+            output::progress_bar(
+                args.bootstrap,
+                "{spinner} bootstrap [{bar:30}] {pos}/{len} replicates ({elapsed}, ETA {eta})",
+            )
+        } else {
+            ProgressBar::hidden()
+        };
         let tick = || bar.inc(1);
         let draws = match method {
             Method::Units => bootstrap::unit_replicates(&prepared, plan, &tick),
@@ -98,23 +105,6 @@ pub fn run(args: &AlphaArgs, timer: &Timer, progress: bool) -> Result<AlphaRepor
         q: summary.as_ref().map(|s| s.q.clone()).unwrap_or_default(),
         ci: summary.map(|s| s.ci),
     })
-}
-
-/// The bar on stderr while the replicates run: done/total, elapsed and ETA; hidden unless asked.
-fn bootstrap_bar(progress: bool, replicates: usize) -> ProgressBar {
-    if !progress {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(replicates as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} bootstrap [{bar:30}] {pos}/{len} replicates ({elapsed}, ETA {eta})",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
-    );
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
-    bar
 }
 
 /// Krippendorff's (2004) reading of α for drawing conclusions from data.

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -41,7 +41,7 @@ use crate::collect::stages::{self, Collected, Validations, Verdicts};
 use crate::config::Experiment;
 use crate::corpus::{load, queries, reviews};
 use crate::error::{Error, InputError};
-use crate::output::Render;
+use crate::output::{self, Render};
 use crate::rundir::{self, RunId};
 
 /// What `collect` did.
@@ -966,17 +966,14 @@ fn place(
 
 /// The bar drawn on stderr while a stage's calls run: done/total, failures, elapsed and ETA.
 fn progress_bar(stage: Stage, calls: usize) -> ProgressBar {
-    let bar = ProgressBar::new(calls as u64);
-    bar.set_style(
-        ProgressStyle::with_template(&format!(
+    let bar = output::progress_bar(
+        calls,
+        &format!(
             "{{spinner}} {} [{{bar:30}}] {{pos}}/{{len}} calls, {{msg}} ({{elapsed}}, ETA {{eta}})",
             stage.name()
-        ))
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> "),
+        ),
     );
     bar.set_message("0 failed");
-    bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }
 

@@ -29,16 +29,12 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         quiet: cli.quiet,
     };
     let timer = Timer::new(cli.timings);
+    // Progress bars go to stderr, and only to a terminal a person is watching.
+    let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
     match cli.command {
-        Command::Alpha(args) => {
-            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
-            emit(&alpha::run(&args, &timer, progress)?, style)
-        }
+        Command::Alpha(args) => emit(&alpha::run(&args, &timer, progress)?, style),
         Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
-        Command::Run(args) => {
-            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
-            emit(&run::run(&args, &timer, progress)?, style)
-        }
+        Command::Run(args) => emit(&run::run(&args, &timer, progress)?, style),
         Command::Gate(args) if args.list_metrics => emit(&gate::list_metrics(), style),
         Command::Gate(args) => {
             let (report, verdict) = gate::run(&args, &timer)?;
@@ -57,7 +53,6 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
             Ok(validation.verdict())
         }
         Command::Collect(args) => {
-            let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
             let report = collect::run(&args, progress)?;
             emit(&report, style)?;
             Ok(if report.interrupted {

@@ -13,12 +13,12 @@ use crate::cli::{RunArgs, RunOptions};
 use crate::config::Experiment;
 use crate::corpus::load::{self, InputFile};
 use crate::error::{Error, InputError};
-use crate::output::Render;
+use crate::output::{self, Render};
 use crate::report::document::Document;
 use crate::report::document::Provenance;
 use crate::report::{index, tables, terminal};
 use crate::rundir::{self, Claim, RunId};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 
 /// What `run` reports: one entry per experiment.
 #[derive(Clone, Debug)]
@@ -79,14 +79,10 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
         .into());
     }
     let bar = if progress && experiments.len() > 1 {
-        let bar = ProgressBar::new(experiments.len() as u64);
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
+        output::progress_bar(
+            experiments.len(),
+            "{spinner} [{bar:30}] {pos}/{len} {msg} ({elapsed})",
+        )
     } else {
         ProgressBar::hidden()
     };

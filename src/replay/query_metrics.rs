@@ -11,9 +11,10 @@ use super::query::{replay, Outcome};
 use super::{value_counts, Comparison, UnitPair, ValueCount};
 use crate::config::{Bands, ConfidencePolicy};
 use crate::corpus::queries::Query;
-use crate::stats::bootstrap::{multinomial, parallel, patterns_of, Plan, UNITS_PER_PATTERN};
+use crate::stats::bootstrap::{multinomial, parallel, Plan, UNITS_PER_PATTERN};
 use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
 use crate::stats::paired::{sign_test, wilson, PairedDelta};
+use crate::stats::patterns::patterns_of;
 use crate::stats::quantile::percentile;
 
 /// Equal-width calibration bins (SPEC §4.5's default).
@@ -395,8 +396,8 @@ struct PairCell {
     bin: [u8; 2],
 }
 
-/// Per arm, the [`DELTA_METRICS`] of one resample of `cells.len()` pairs drawn by `draw`;
-/// NaN where no drawn pair has outcomes in both arms.
+/// Per arm, the [`DELTA_METRICS`] of one resample of `n` pairs, each drawn pair with how many
+/// times it was drawn; NaN where no drawn pair has outcomes in both arms.
 fn pair_stats<'a>(n: usize, drawn: impl Iterator<Item = (&'a PairCell, u32)>) -> [[f64; 7]; 2] {
     let mut sums = [[0.0f64; 4]; 2];
     let mut count = [[0u32; BINS]; 2];

@@ -32,6 +32,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use super::patterns::patterns_of;
+
 /// Level of measurement: decides the difference function δ².
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -515,69 +517,36 @@ impl Patterns {
     /// patterns (grouping stops as soon as it finds one more).
     pub fn group(prepared: &Prepared, max: usize) -> Option<Patterns> {
         let units = prepared.pairable_units();
-        let mut multiplicity: Vec<u32> = Vec::new();
-        let mut keep: Vec<usize> = Vec::new();
-        let mut found = |first: usize, index: &mut dyn FnMut() -> (u32, bool)| -> bool {
-            let (p, new) = index();
-            if new {
-                multiplicity.push(0);
-                keep.push(first);
-            }
-            multiplicity[p as usize] += 1;
-            multiplicity.len() <= max
-        };
-        let representatives = match &prepared.stats {
+        let (stats, multiplicity) = match &prepared.stats {
             Stats::Interval(s) => {
-                let mut seen: HashMap<[u64; 5], u32, foldhash::fast::FixedState> =
-                    HashMap::default();
-                for u in 0..units {
-                    let key =
-                        [s.m[u], s.s1[u], s.s2[u], s.within[u], s.constant[u]].map(f64::to_bits);
-                    let next = seen.len() as u32;
-                    let mut index = || match seen.entry(key) {
-                        std::collections::hash_map::Entry::Occupied(e) => (*e.get(), false),
-                        std::collections::hash_map::Entry::Vacant(e) => (*e.insert(next), true),
-                    };
-                    if !found(u, &mut index) {
-                        return None;
-                    }
-                }
+                let keys = (0..units).map(|u| {
+                    [s.m[u], s.s1[u], s.s2[u], s.within[u], s.constant[u]].map(f64::to_bits)
+                });
+                let (keep, multiplicity) = patterns_of(keys, max)?;
                 let pick = |v: &[f64]| keep.iter().map(|&u| v[u]).collect::<Vec<_>>();
-                Stats::Interval(IntervalStats {
+                let stats = Stats::Interval(IntervalStats {
                     m: pick(&s.m),
                     s1: pick(&s.s1),
                     s2: pick(&s.s2),
                     within: pick(&s.within),
                     constant: pick(&s.constant),
                     full: s.full,
-                })
+                });
+                (stats, multiplicity)
             }
             Stats::Coded(s) => {
-                let mut seen: HashMap<Box<[u64]>, u32, foldhash::fast::FixedState> =
-                    HashMap::default();
-                let mut key: Vec<u64> = Vec::new();
-                for u in 0..units {
+                // A unit's (code, count) entries in code order: its multiset of values.
+                let keys = (0..units).map(|u| {
                     let (codes, counts) = s.unit(u);
-                    key.clear();
-                    key.extend(
-                        codes
-                            .iter()
-                            .zip(counts)
-                            .map(|(&c, &k)| (u64::from(c) << 32) | u64::from(k)),
-                    );
+                    let mut key: Vec<u64> = codes
+                        .iter()
+                        .zip(counts)
+                        .map(|(&c, &k)| (u64::from(c) << 32) | u64::from(k))
+                        .collect();
                     key.sort_unstable();
-                    let next = seen.len() as u32;
-                    let mut index = || match seen.get(key.as_slice()) {
-                        Some(&p) => (p, false),
-                        None => {
-                            seen.insert(key.as_slice().into(), next);
-                            (next, true)
-                        }
-                    };
-                    if !found(u, &mut index) {
-                        return None;
-                    }
-                }
+                    key
+                });
+                let (keep, multiplicity) = patterns_of(keys, max)?;
                 let mut offsets = vec![0];
                 let (mut codes, mut counts) = (Vec::new(), Vec::new());
                 for &u in &keep {
@@ -586,7 +555,7 @@ impl Patterns {
                     counts.extend_from_slice(k);
                     offsets.push(codes.len());
                 }
-                Stats::Coded(CodedStats {
+                let stats = Stats::Coded(CodedStats {
                     levels: s.levels.clone(),
                     offsets,
                     codes,
@@ -597,13 +566,14 @@ impl Patterns {
                         .as_ref()
                         .map(|w| keep.iter().map(|&u| w[u]).collect()),
                     full_marginals: s.full_marginals.clone(),
-                })
+                });
+                (stats, multiplicity)
             }
         };
         Some(Patterns {
             representatives: Prepared {
                 level: prepared.level,
-                stats: representatives,
+                stats,
             },
             multiplicity,
             units: units as u64,

@@ -7,6 +7,7 @@ pub mod bootstrap;
 pub mod calibration;
 pub mod holm;
 pub mod paired;
+pub mod patterns;
 pub mod power;
 pub mod quantile;
 pub mod rng;
