@@ -252,14 +252,58 @@ struct CodedStats {
     within: Option<Vec<f64>>,
     /// n_c over all pairable units (every weight 1).
     full_marginals: Vec<f64>,
+    /// 2 / (m − 1) for a unit of m values, by m (ordinal only).
+    pair_factors: Vec<f64>,
 }
 
-/// Reusable buffers for [`Prepared::evaluate`], so replicates allocate nothing.
-#[derive(Clone, Debug, Default)]
-pub struct Scratch {
-    marginals: Vec<f64>,
+/// `R` evaluations in progress side by side, one per lane: the running sums of the units added
+/// so far under each lane's weights, and the buffers the sums need. The bootstrap evaluates
+/// several replicates at once so that each unit's statistics, read once, serve every lane, and
+/// the per-lane arithmetic runs as vector instructions; the point estimate is one lane of
+/// weight 1. Units are added in order, a block at a time ([`Prepared::add`]), so the sums do
+/// not depend on the blocks. Reused from replicate to replicate, so replicates allocate nothing.
+#[derive(Clone, Debug)]
+pub struct Lanes<const R: usize> {
+    /// Interval: Σ w m, Σ w s1, Σ w s2.
+    n: [f64; R],
+    s1: [f64; R],
+    s2: [f64; R],
+    /// Σ w · within (ordinal: filled by the second pass).
+    observed: [f64; R],
+    /// Interval: the least and greatest single value of the constant units added (a unit that
+    /// is not constant counts as −∞ and +∞), so the sample is constant when they are equal.
+    lowest: [f64; R],
+    highest: [f64; R],
+    /// Coded: per code, the weighted marginals n_c, exact.
+    marginals: Vec<[f64; R]>,
+    /// Ordinal: per code, its mid-rank less n/2 and that squared, filled between the passes.
+    centred: Vec<[f64; R]>,
+    squared: Vec<[f64; R]>,
+    /// One lane's n_c and mid-ranks, while it is finished.
+    nc: Vec<f64>,
     positions: Vec<f64>,
 }
+
+impl<const R: usize> Default for Lanes<R> {
+    fn default() -> Self {
+        Lanes {
+            n: [0.0; R],
+            s1: [0.0; R],
+            s2: [0.0; R],
+            observed: [0.0; R],
+            lowest: [f64::INFINITY; R],
+            highest: [f64::NEG_INFINITY; R],
+            marginals: Vec::new(),
+            centred: Vec::new(),
+            squared: Vec::new(),
+            nc: Vec::new(),
+            positions: Vec::new(),
+        }
+    }
+}
+
+/// One evaluation: a single lane.
+pub type Partial = Lanes<1>;
 
 /// Weighted sums behind one α: n, Σ o δ² (= n · D_o) and Σ n_c n_k δ² (= n (n − 1) · D_e).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -355,6 +399,12 @@ impl Prepared {
             return Err(AlphaError::TooManyRatioValues(stats.levels.len()));
         }
         stats.sort_levels();
+        if level == Level::Ordinal {
+            let most = stats.m.iter().max().map_or(0, |&m| m as usize);
+            stats.pair_factors = (0..=most)
+                .map(|m| if m < 2 { 0.0 } else { 2.0 / (m as f64 - 1.0) })
+                .collect();
+        }
         Ok(Prepared {
             level,
             stats: Stats::Coded(stats),
@@ -431,7 +481,7 @@ impl Prepared {
 
     /// The point estimate.
     pub fn estimate(&self) -> Estimate {
-        let sums = self.evaluate(None, &mut Scratch::default());
+        let sums = self.evaluate(None, &mut Partial::default());
         let alpha = sums.alpha();
         Estimate {
             level: self.level,
@@ -446,10 +496,115 @@ impl Prepared {
 
     /// The α sums with each pairable unit counted `weights[u]` times (all once when `None`).
     /// `weights`, when given, has one entry per pairable unit.
-    pub fn evaluate(&self, weights: Option<&[u32]>, scratch: &mut Scratch) -> Sums {
+    pub fn evaluate(&self, weights: Option<&[u32]>, partial: &mut Partial) -> Sums {
+        if let (None, Stats::Interval(s)) = (weights, &self.stats) {
+            return s.full;
+        }
+        let weights: Vec<[u32; 1]> = match weights {
+            Some(w) => w.iter().map(|&w| [w]).collect(),
+            None => vec![[1]; self.pairable_units()],
+        };
+        self.start(partial);
+        self.add(partial, 0, &weights);
+        if self.two_passes() {
+            self.between_passes(partial);
+            self.add_again(partial, 0, &weights);
+        }
+        self.finish(partial, 0)
+    }
+
+    /// Starts `R` evaluations: no unit added. Then [`Prepared::add`] every pairable unit once,
+    /// in order, in as many calls as convenient; when [`Prepared::two_passes`],
+    /// [`Prepared::between_passes`] and [`Prepared::add_again`] them with the same weights; and
+    /// [`Prepared::finish`] each lane.
+    pub fn start<const R: usize>(&self, lanes: &mut Lanes<R>) {
+        lanes.n = [0.0; R];
+        lanes.s1 = [0.0; R];
+        lanes.s2 = [0.0; R];
+        lanes.observed = [0.0; R];
+        lanes.lowest = [f64::INFINITY; R];
+        lanes.highest = [f64::NEG_INFINITY; R];
+        lanes.marginals.clear();
+        if let Stats::Coded(s) = &self.stats {
+            lanes.marginals.resize(s.levels.len(), [0.0; R]);
+        }
+    }
+
+    /// Adds pairable units `start..start + weights.len()`, unit `start + i` counted
+    /// `weights[i][r]` times in lane r.
+    pub fn add<const R: usize>(&self, lanes: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
         match &self.stats {
-            Stats::Interval(s) => s.evaluate(weights),
-            Stats::Coded(s) => s.evaluate(self.level, weights, scratch),
+            Stats::Interval(s) => s.add(lanes, start, weights),
+            Stats::Coded(s) => s.add(lanes, start, weights),
+        }
+    }
+
+    /// Whether the units go through a second pass: ordinal disagreement is a distance between
+    /// mid-ranks, which are known only once every unit's marginals are in.
+    pub fn two_passes(&self) -> bool {
+        self.level == Level::Ordinal && matches!(self.stats, Stats::Coded(_))
+    }
+
+    /// Bytes a lane's buffers take: the bootstrap evaluates fewer lanes at a time when there are
+    /// many distinct values.
+    pub fn lane_bytes(&self) -> usize {
+        match &self.stats {
+            Stats::Interval(_) => 64,
+            Stats::Coded(s) => 24 * s.levels.len() + 64,
+        }
+    }
+
+    /// After the first pass (ordinal): each lane's mid-ranks from its marginals.
+    pub fn between_passes<const R: usize>(&self, lanes: &mut Lanes<R>) {
+        if !self.two_passes() {
+            return;
+        }
+        let levels = lanes.marginals.len();
+        lanes.centred.resize(levels, [0.0; R]);
+        lanes.squared.resize(levels, [0.0; R]);
+        for r in 0..R {
+            lanes.nc.clear();
+            lanes.nc.extend(lanes.marginals.iter().map(|m| m[r]));
+            mid_ranks(&lanes.nc, &mut lanes.positions);
+            let half = lanes.nc.iter().sum::<f64>() / 2.0;
+            for (c, &m) in lanes.positions.iter().enumerate() {
+                let x = m - half;
+                lanes.centred[c][r] = x;
+                lanes.squared[c][r] = x * x;
+            }
+        }
+    }
+
+    /// The second pass (ordinal only): adds the same units with the same weights as
+    /// [`Prepared::add`] did.
+    pub fn add_again<const R: usize>(
+        &self,
+        lanes: &mut Lanes<R>,
+        start: usize,
+        weights: &[[u32; R]],
+    ) {
+        if let (true, Stats::Coded(s)) = (self.two_passes(), &self.stats) {
+            s.add_ordinal(lanes, start, weights);
+        }
+    }
+
+    /// The sums of every unit added in lane `r`.
+    pub fn finish<const R: usize>(&self, lanes: &mut Lanes<R>, r: usize) -> Sums {
+        match &self.stats {
+            Stats::Interval(_) => Sums {
+                n: lanes.n[r],
+                observed: lanes.observed[r],
+                expected: 2.0 * (lanes.n[r] * lanes.s2[r] - lanes.s1[r] * lanes.s1[r]),
+                constant: lanes.lowest[r] == lanes.highest[r],
+            },
+            Stats::Coded(s) => {
+                lanes.nc.clear();
+                lanes.nc.extend(lanes.marginals.iter().map(|m| m[r]));
+                if self.level == Level::Ordinal {
+                    mid_ranks(&lanes.nc, &mut lanes.positions);
+                }
+                s.finish(self.level, &lanes.nc, &lanes.positions, lanes.observed[r])
+            }
         }
     }
 
@@ -460,8 +615,7 @@ impl Prepared {
         let Stats::Coded(s) = &self.stats else {
             return None;
         };
-        let mut scratch = Scratch::default();
-        let sums = self.evaluate(None, &mut scratch);
+        let sums = self.evaluate(None, &mut Partial::default());
         let mut cells: HashMap<(u32, u32), f64, BuildHasherDefault<MixHasher>> = HashMap::default();
         for u in 0..s.m.len() {
             let (codes, counts) = s.unit(u);
@@ -477,9 +631,9 @@ impl Prepared {
             }
         }
         // Ordinal δ² needs the full-sample mid-ranks; the other levels read the values.
-        s.marginals(None, &mut scratch.marginals);
+        let mut positions = Vec::new();
         if self.level == Level::Ordinal {
-            mid_ranks(&scratch.marginals, &mut scratch.positions);
+            mid_ranks(&s.full_marginals, &mut positions);
         }
         let mut out: Vec<Cell> = cells
             .into_iter()
@@ -488,7 +642,7 @@ impl Prepared {
                 c,
                 k,
                 probability: o / sums.n,
-                delta2: s.delta2(self.level, c, k, &scratch.positions),
+                delta2: s.delta2(self.level, c, k, &positions),
             })
             .collect();
         out.sort_unstable_by_key(|cell| (cell.c, cell.k));
@@ -566,6 +720,7 @@ impl Patterns {
                         .as_ref()
                         .map(|w| keep.iter().map(|&u| w[u]).collect()),
                     full_marginals: s.full_marginals.clone(),
+                    pair_factors: s.pair_factors.clone(),
                 });
                 (stats, multiplicity)
             }
@@ -600,8 +755,8 @@ impl Patterns {
 
     /// The α sums with pattern `p` counted `weights[p]` times: a replicate that drew
     /// `weights[p]` of the units in pattern `p`.
-    pub fn evaluate(&self, weights: &[u32], scratch: &mut Scratch) -> Sums {
-        self.representatives.evaluate(Some(weights), scratch)
+    pub fn evaluate(&self, weights: &[u32], partial: &mut Partial) -> Sums {
+        self.representatives.evaluate(Some(weights), partial)
     }
 }
 
@@ -614,42 +769,28 @@ pub struct Cell {
     pub delta2: f64,
 }
 
-#[inline]
-fn weight(weights: Option<&[u32]>, u: usize) -> f64 {
-    weights.map_or(1.0, |w| f64::from(w[u]))
-}
-
 impl IntervalStats {
-    fn evaluate(&self, weights: Option<&[u32]>) -> Sums {
-        if weights.is_none() {
-            return self.full;
-        }
-        let (mut n, mut s1, mut s2, mut observed) = (0.0, 0.0, 0.0, 0.0);
-        let mut common: Option<f64> = None;
-        let mut constant = true;
-        for u in 0..self.m.len() {
-            let w = weight(weights, u);
-            if w == 0.0 {
-                continue;
+    fn add<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
+        for (i, w) in weights.iter().enumerate() {
+            let u = start + i;
+            let (m, s1, s2, within) = (self.m[u], self.s1[u], self.s2[u], self.within[u]);
+            let c = self.constant[u];
+            let (lo, hi) = if c.is_nan() {
+                (f64::NEG_INFINITY, f64::INFINITY)
+            } else {
+                (c, c)
+            };
+            // A weight of 0 adds exact zeros and leaves the range alone.
+            for r in 0..R {
+                let w = f64::from(w[r]);
+                l.n[r] += w * m;
+                l.s1[r] += w * s1;
+                l.s2[r] += w * s2;
+                l.observed[r] += w * within;
+                let drawn = w > 0.0;
+                l.lowest[r] = l.lowest[r].min(if drawn { lo } else { f64::INFINITY });
+                l.highest[r] = l.highest[r].max(if drawn { hi } else { f64::NEG_INFINITY });
             }
-            n += w * self.m[u];
-            s1 += w * self.s1[u];
-            s2 += w * self.s2[u];
-            observed += w * self.within[u];
-            if constant {
-                let c = self.constant[u];
-                match common {
-                    _ if c.is_nan() => constant = false,
-                    None => common = Some(c),
-                    Some(prev) => constant = prev == c,
-                }
-            }
-        }
-        Sums {
-            n,
-            observed,
-            expected: 2.0 * (n * s2 - s1 * s1),
-            constant,
         }
     }
 }
@@ -712,6 +853,7 @@ impl CodedStats {
             m,
             within: fixed.then_some(within),
             full_marginals,
+            pair_factors: Vec::new(),
         }
     }
 
@@ -749,6 +891,7 @@ impl CodedStats {
         }
     }
 
+    #[inline]
     fn unit(&self, u: usize) -> (&[u32], &[u32]) {
         let r = self.offsets[u]..self.offsets[u + 1];
         (&self.codes[r.clone()], &self.counts[r])
@@ -782,45 +925,64 @@ impl CodedStats {
         delta2(level, &self.levels, positions, c, k)
     }
 
-    /// Weighted pairable marginals n_c into `out`.
-    fn marginals(&self, weights: Option<&[u32]>, out: &mut Vec<f64>) {
-        out.clear();
-        if weights.is_none() {
-            out.extend_from_slice(&self.full_marginals);
-            return;
-        }
-        out.resize(self.levels.len(), 0.0);
-        for u in 0..self.m.len() {
-            let w = weight(weights, u);
-            if w == 0.0 {
+    fn add<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
+        for (i, w) in weights.iter().enumerate() {
+            if w.iter().all(|&w| w == 0) {
                 continue;
             }
-            let (codes, counts) = self.unit(u);
+            let wf = w.map(f64::from);
+            let (codes, counts) = self.unit(start + i);
             for (&c, &k) in codes.iter().zip(counts) {
-                out[c as usize] += w * f64::from(k);
+                let cell = &mut l.marginals[c as usize];
+                let k = f64::from(k);
+                for r in 0..R {
+                    cell[r] += wf[r] * k;
+                }
+            }
+        }
+        if let Some(within) = &self.within {
+            for (w, &x) in weights.iter().zip(&within[start..]) {
+                for (observed, &w) in l.observed.iter_mut().zip(w) {
+                    *observed += f64::from(w) * x;
+                }
             }
         }
     }
 
-    fn evaluate(&self, level: Level, weights: Option<&[u32]>, scratch: &mut Scratch) -> Sums {
-        self.marginals(weights, &mut scratch.marginals);
-        let nc = &scratch.marginals;
+    /// Σ_u w_u · 2 m Σ (M − M̄_u)² / (m − 1) = Σ_u w_u · (m Σ k M² − (Σ k M)²) · 2 / (m − 1),
+    /// with M the mid-ranks less n/2 (a shift leaves each unit's spread unchanged and halves the
+    /// magnitudes the difference cancels): one pass over a unit's entries, two sums side by side.
+    fn add_ordinal<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
+        for (i, w) in weights.iter().enumerate() {
+            let u = start + i;
+            let (codes, counts) = self.unit(u);
+            if codes.len() < 2 || w.iter().all(|&w| w == 0) {
+                continue;
+            }
+            let (mut t1, mut t2) = ([0.0f64; R], [0.0f64; R]);
+            for (&c, &k) in codes.iter().zip(counts) {
+                let (x, x2) = (&l.centred[c as usize], &l.squared[c as usize]);
+                let k = f64::from(k);
+                for r in 0..R {
+                    t1[r] += k * x[r];
+                    t2[r] += k * x2[r];
+                }
+            }
+            let (m, factor) = (f64::from(self.m[u]), self.pair_factors[self.m[u] as usize]);
+            for r in 0..R {
+                let within = ((m * t2[r] - t1[r] * t1[r]) * factor).max(0.0);
+                l.observed[r] += f64::from(w[r]) * within;
+            }
+        }
+    }
+
+    fn finish(&self, level: Level, nc: &[f64], positions: &[f64], observed: f64) -> Sums {
         let n: f64 = nc.iter().sum();
         let constant = nc.iter().filter(|&&x| x > 0.0).count() <= 1;
-
-        let observed = match &self.within {
-            Some(within) => (0..self.m.len())
-                .map(|u| weight(weights, u) * within[u])
-                .sum(),
-            None => {
-                mid_ranks(nc, &mut scratch.positions);
-                self.ordinal_observed(weights, &scratch.positions)
-            }
-        };
         let expected = match level {
             Level::Nominal => n * n - nc.iter().map(|x| x * x).sum::<f64>(),
             Level::Interval => 2.0 * n * spread(nc, &self.levels, n),
-            Level::Ordinal => 2.0 * n * spread(nc, &scratch.positions, n),
+            Level::Ordinal => 2.0 * n * spread(nc, positions, n),
             Level::Ratio => {
                 let mut sum = 0.0;
                 for c in 0..nc.len() {
@@ -840,35 +1002,6 @@ impl CodedStats {
             expected,
             constant,
         }
-    }
-
-    /// Σ_u w_u · 2 m Σ (M − M̄_u)² / (m − 1), with M the mid-ranks.
-    fn ordinal_observed(&self, weights: Option<&[u32]>, positions: &[f64]) -> f64 {
-        let mut total = 0.0;
-        for u in 0..self.m.len() {
-            let w = weight(weights, u);
-            if w == 0.0 {
-                continue;
-            }
-            let (codes, counts) = self.unit(u);
-            if codes.len() < 2 {
-                continue;
-            }
-            let m = f64::from(self.m[u]);
-            let mean = codes
-                .iter()
-                .zip(counts)
-                .map(|(&c, &k)| f64::from(k) * positions[c as usize])
-                .sum::<f64>()
-                / m;
-            let ss: f64 = codes
-                .iter()
-                .zip(counts)
-                .map(|(&c, &k)| f64::from(k) * (positions[c as usize] - mean).powi(2))
-                .sum();
-            total += w * 2.0 * m * ss / (m - 1.0);
-        }
-        total
     }
 }
 
@@ -1145,17 +1278,17 @@ pub(crate) mod tests {
             let patterns = Patterns::group(&prepared, 10).unwrap();
             assert_eq!(patterns.multiplicity(), [3, 2], "{level}");
             assert_eq!(patterns.units(), 5);
-            let mut scratch = Scratch::default();
+            let mut partial = Partial::default();
             // Each pattern counted as often as it occurs is the point estimate...
-            let whole = patterns.evaluate(&[3, 2], &mut scratch).alpha();
+            let whole = patterns.evaluate(&[3, 2], &mut partial).alpha();
             let estimate = prepared.estimate().alpha;
             assert!(
                 (whole.unwrap() - estimate.unwrap()).abs() < 1e-12,
                 "{level}"
             );
             // ... and any pattern weights are the unit weights they stand for.
-            let by_pattern = patterns.evaluate(&[1, 4], &mut scratch);
-            let by_unit = prepared.evaluate(Some(&[1, 2, 0, 2, 0]), &mut scratch);
+            let by_pattern = patterns.evaluate(&[1, 4], &mut partial);
+            let by_unit = prepared.evaluate(Some(&[1, 2, 0, 2, 0]), &mut partial);
             assert!((by_pattern.alpha().unwrap() - by_unit.alpha().unwrap()).abs() < 1e-12);
             assert!(
                 Patterns::group(&prepared, 1).is_none(),
@@ -1183,7 +1316,7 @@ pub(crate) mod tests {
             let patterns = Patterns::group(&prepared, usize::MAX).unwrap();
             assert!(patterns.len() <= reference.len(), "{level}");
             let whole = patterns
-                .evaluate(patterns.multiplicity(), &mut Scratch::default())
+                .evaluate(patterns.multiplicity(), &mut Partial::default())
                 .alpha()
                 .unwrap();
             let estimate = prepared.estimate().alpha.unwrap();
@@ -1275,20 +1408,102 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn lanes_added_block_by_block_give_each_lane_its_own_evaluation() {
+        // 16 weightings side by side, units added in uneven blocks, against one evaluation
+        // per weighting: the same numbers to the last bit, at every level.
+        let units = reference_units();
+        for level in Level::ALL {
+            let p = Prepared::new(&units, level).unwrap();
+            let n = p.pairable_units();
+            let lanes_weights: Vec<[u32; 16]> = (0..n)
+                .map(|u| std::array::from_fn(|r| ((u * 7 + r * 3) % 4) as u32))
+                .collect();
+            let mut lanes = Lanes::<16>::default();
+            p.start(&mut lanes);
+            for (start, end) in [(0, 1), (1, 4), (4, n)] {
+                p.add(&mut lanes, start, &lanes_weights[start..end]);
+            }
+            if p.two_passes() {
+                p.between_passes(&mut lanes);
+                for (start, end) in [(0, 2), (2, n)] {
+                    p.add_again(&mut lanes, start, &lanes_weights[start..end]);
+                }
+            }
+            for r in 0..16 {
+                let one: Vec<u32> = lanes_weights.iter().map(|w| w[r]).collect();
+                let alone = p.evaluate(Some(&one), &mut Partial::default());
+                assert_eq!(p.finish(&mut lanes, r), alone, "{level}, lane {r}");
+            }
+        }
+    }
+
+    #[test]
+    fn ordinal_in_one_pass_per_unit_matches_pairwise_differences() {
+        // Σ_{i≠j} (M_i − M_j)² / (m − 1) written out pair by pair, on ratings spread over
+        // many levels, against the one-pass form the evaluation uses.
+        let rows: Vec<Vec<Option<f64>>> = (0..200u64)
+            .map(|u| {
+                let mut rng = crate::stats::rng::Rng::for_replicate(5, u);
+                let truth = rng.below(90) as f64;
+                (0..6)
+                    .map(|j| (j + u % 3 != 7).then(|| truth + rng.below(12) as f64))
+                    .collect()
+            })
+            .collect();
+        let units = Units::from_rows(&rows).unwrap();
+        let got = alpha(&units, Level::Ordinal).unwrap();
+        let values: Vec<f64> = units
+            .iter()
+            .filter(|u| u.len() >= 2)
+            .flatten()
+            .copied()
+            .collect();
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let rank = |v: f64| {
+            let below = sorted.partition_point(|&x| x < v) as f64;
+            let equal = sorted.partition_point(|&x| x <= v) as f64 - below;
+            below + equal / 2.0
+        };
+        let n = values.len() as f64;
+        let mut observed = 0.0;
+        for unit in units.iter().filter(|u| u.len() >= 2) {
+            let m = unit.len() as f64;
+            for &a in unit {
+                for &b in unit {
+                    observed += (rank(a) - rank(b)).powi(2) / (m - 1.0);
+                }
+            }
+        }
+        let mut expected = 0.0;
+        for &a in &values {
+            for &b in &values {
+                expected += (rank(a) - rank(b)).powi(2);
+            }
+        }
+        let want = 1.0 - (n - 1.0) * observed / expected;
+        assert!(
+            (got.alpha.unwrap() - want).abs() < 1e-12,
+            "{:?} against {want}",
+            got.alpha
+        );
+    }
+
+    #[test]
     fn weights_of_one_reproduce_the_estimate_and_weights_duplicate_units() {
         let units = reference_units();
         for level in Level::ALL {
             let p = Prepared::new(&units, level).unwrap();
-            let mut scratch = Scratch::default();
+            let mut partial = Partial::default();
             let ones = vec![1u32; p.pairable_units()];
-            let a = p.evaluate(None, &mut scratch).alpha().unwrap();
-            let b = p.evaluate(Some(&ones), &mut scratch).alpha().unwrap();
+            let a = p.evaluate(None, &mut partial).alpha().unwrap();
+            let b = p.evaluate(Some(&ones), &mut partial).alpha().unwrap();
             assert!((a - b).abs() < 1e-12);
 
             // Weight 2 on unit 0 equals the data with unit 0 written twice.
             let mut twice = ones.clone();
             twice[0] = 2;
-            let weighted = p.evaluate(Some(&twice), &mut scratch).alpha().unwrap();
+            let weighted = p.evaluate(Some(&twice), &mut partial).alpha().unwrap();
             let mut dup = Units::new();
             let pairable: Vec<&[f64]> = units.iter().filter(|u| u.len() >= 2).collect();
             dup.push_unit(pairable[0]).unwrap();

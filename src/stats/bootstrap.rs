@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use rand_distr::{Binomial, Distribution};
 
-use super::alpha::{AlphaError, Level, Patterns, Prepared, Scratch, Units};
+use super::alpha::{AlphaError, Lanes, Level, Partial, Patterns, Prepared, Units};
 use super::quantile::percentile;
 use super::rng::Rng;
 
@@ -126,35 +126,148 @@ fn pattern_replicates(
 ) -> Vec<Option<f64>> {
     parallel_with(
         plan,
-        || (vec![0u32; patterns.len()], Scratch::default()),
-        |(weights, scratch), rng| {
+        || (vec![0u32; patterns.len()], Partial::default()),
+        |(weights, partial), rng| {
             multinomial(patterns.multiplicity(), patterns.units(), rng, weights);
-            patterns.evaluate(weights, scratch).alpha()
+            patterns.evaluate(weights, partial).alpha()
         },
         tick,
     )
 }
 
-/// Replicates drawn unit by unit: N uniform draws counted into one weight per unit.
+/// Units per block when replicates are drawn unit by unit: a block's statistics stay in a
+/// core's cache while every replicate of a group adds them. Part of the random stream: changing
+/// it changes the intervals of inputs with more pairable units than this.
+pub const BLOCK_UNITS: usize = 1024;
+
+/// Replicates evaluated side by side ([`Lanes`]) when their buffers fit in this many bytes.
+const LANE_BUDGET: usize = 256 * 1024;
+
+/// Replicates drawn unit by unit. A replicate's N draws over N units are made block by block:
+/// first how many land in each block of [`BLOCK_UNITS`] units (a multinomial over the blocks, by
+/// conditional binomials), then that many uniform draws within each block, counted into one
+/// weight per unit. That is the same distribution as N uniform draws over every unit, and with
+/// a single block the same stream. Replicates are evaluated sixteen at a time when their buffers
+/// are small (few distinct values), one at a time otherwise; ordinal data, which needs a second
+/// pass, keeps its weights at a byte per unit until then.
 fn each_unit_replicates(
     prepared: &Prepared,
     plan: Plan,
     tick: &(dyn Fn() + Sync),
 ) -> Vec<Option<f64>> {
+    if 16 * prepared.lane_bytes() <= LANE_BUDGET {
+        side_by_side::<16>(prepared, plan, tick)
+    } else {
+        side_by_side::<1>(prepared, plan, tick)
+    }
+}
+
+fn side_by_side<const R: usize>(
+    prepared: &Prepared,
+    plan: Plan,
+    tick: &(dyn Fn() + Sync),
+) -> Vec<Option<f64>> {
     let units = prepared.pairable_units();
-    parallel_with(
+    let sizes: Vec<u32> = (0..units)
+        .step_by(BLOCK_UNITS)
+        .map(|start| (units - start).min(BLOCK_UNITS) as u32)
+        .collect();
+    let second = prepared.two_passes();
+    parallel_side_by_side(
         plan,
-        || (vec![0u32; units], Scratch::default()),
-        |(weights, scratch), rng| {
-            for _ in 0..units {
-                weights[rng.below(units as u64) as usize] += 1;
+        R,
+        || Group::<R> {
+            draws: vec![vec![0; sizes.len()]; R],
+            lanes: Lanes::default(),
+            kept: vec![[0; R]; if second { units } else { 0 }],
+            large: Vec::new(),
+            block: vec![[0; R]; BLOCK_UNITS.min(units)],
+        },
+        |g, rngs, out| {
+            // A last group of fewer than R replicates leaves the other lanes at weight 0.
+            prepared.start(&mut g.lanes);
+            g.large.clear();
+            for (r, rng) in rngs.iter_mut().enumerate() {
+                multinomial(&sizes, units as u64, rng, &mut g.draws[r]);
             }
-            let alpha = prepared.evaluate(Some(weights), scratch).alpha();
-            weights.fill(0);
-            alpha
+            for (b, &size) in sizes.iter().enumerate() {
+                let (start, size) = (b * BLOCK_UNITS, size as usize);
+                let block = &mut g.block[..size];
+                block.fill([0; R]);
+                for (r, rng) in rngs.iter_mut().enumerate() {
+                    // A copy the compiler can keep in registers, rather than in the slice.
+                    let mut local = rng.clone();
+                    for _ in 0..g.draws[r][b] {
+                        block[local.below(size as u64) as usize][r] += 1;
+                    }
+                    *rng = local;
+                }
+                prepared.add(&mut g.lanes, start, block);
+                if second {
+                    keep(block, &mut g.kept[start..], start, &mut g.large);
+                }
+            }
+            if second {
+                prepared.between_passes(&mut g.lanes);
+                for (b, &size) in sizes.iter().enumerate() {
+                    let (start, size) = (b * BLOCK_UNITS, size as usize);
+                    let block = &mut g.block[..size];
+                    restore(block, &g.kept[start..], start, &g.large);
+                    prepared.add_again(&mut g.lanes, start, block);
+                }
+            }
+            for (r, slot) in out.iter_mut().enumerate() {
+                *slot = prepared.finish(&mut g.lanes, r).alpha();
+            }
         },
         tick,
     )
+}
+
+/// Keeps a block's weights (units `start..`) at a byte each in `kept`; a weight of 255 or more
+/// (as good as never) goes whole into `large` as (unit, replicate, weight).
+fn keep<const R: usize>(
+    block: &[[u32; R]],
+    kept: &mut [[u8; R]],
+    start: usize,
+    large: &mut Vec<(usize, usize, u32)>,
+) {
+    for (i, (kept, w)) in kept.iter_mut().zip(block).enumerate() {
+        *kept = w.map(|w| w.min(255) as u8);
+        if w.iter().any(|&w| w >= 255) {
+            let whole = w.iter().enumerate().filter(|(_, &w)| w >= 255);
+            large.extend(whole.map(|(r, &w)| (start + i, r, w)));
+        }
+    }
+}
+
+/// The block's weights as [`keep`] kept them.
+fn restore<const R: usize>(
+    block: &mut [[u32; R]],
+    kept: &[[u8; R]],
+    start: usize,
+    large: &[(usize, usize, u32)],
+) {
+    for (w, kept) in block.iter_mut().zip(kept) {
+        *w = kept.map(u32::from);
+    }
+    let units = start..start + block.len();
+    for &(u, r, w) in large.iter().filter(|(u, ..)| units.contains(u)) {
+        block[u - start][r] = w;
+    }
+}
+
+/// A thread's buffers for drawing `R` replicates side by side.
+struct Group<const R: usize> {
+    /// Per replicate: its draws per block.
+    draws: Vec<Vec<u32>>,
+    lanes: Lanes<R>,
+    /// Per unit, each replicate's weight at a byte, kept for the second pass; a weight of 255
+    /// or more (as good as never) is kept whole in `large` as (unit, replicate, weight).
+    kept: Vec<[u8; R]>,
+    large: Vec<(usize, usize, u32)>,
+    /// Every replicate's weights in the current block.
+    block: Vec<[u32; R]>,
 }
 
 /// How many of `total` draws with replacement land in each group, for groups of `sizes`
@@ -265,6 +378,29 @@ where
     I: Fn() -> S + Sync,
     F: Fn(&mut S, &mut Rng) -> T + Sync,
 {
+    parallel_side_by_side(
+        plan,
+        1,
+        init,
+        |state, rngs, out| out[0] = replicate(state, &mut rngs[0]),
+        tick,
+    )
+}
+
+/// [`parallel_with`] for replicates computed `side` at a time: `group(state, rngs, out)` gets
+/// the generators of up to `side` consecutive replicates and fills their results.
+fn parallel_side_by_side<S, T, I, F>(
+    plan: Plan,
+    side: usize,
+    init: I,
+    group: F,
+    tick: &(dyn Fn() + Sync),
+) -> Vec<T>
+where
+    T: Send + Default + Clone,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, &mut [Rng], &mut [T]) + Sync,
+{
     let n = plan.replicates;
     let mut out = vec![T::default(); n];
     if n == 0 {
@@ -274,14 +410,19 @@ where
     let chunk = n.div_ceil(threads);
     std::thread::scope(|scope| {
         for (c, slots) in out.chunks_mut(chunk).enumerate() {
-            let (init, replicate) = (&init, &replicate);
+            let (init, group) = (&init, &group);
             scope.spawn(move || {
                 let mut state = init();
-                for (j, slot) in slots.iter_mut().enumerate() {
-                    let index = (c * chunk + j) as u64;
-                    let mut rng = Rng::for_replicate(plan.seed, index);
-                    *slot = replicate(&mut state, &mut rng);
-                    tick();
+                let mut first = c * chunk;
+                for slots in slots.chunks_mut(side.max(1)) {
+                    let mut rngs: Vec<Rng> = (first..first + slots.len())
+                        .map(|i| Rng::for_replicate(plan.seed, i as u64))
+                        .collect();
+                    group(&mut state, &mut rngs, slots);
+                    first += slots.len();
+                    for _ in 0..slots.len() {
+                        tick();
+                    }
                 }
             });
         }
@@ -437,6 +578,96 @@ mod tests {
             let three = pattern_replicates(&patterns, plan(Method::Units, 3), &|| {});
             assert_eq!(one, three, "{level}: seeded, whatever the threads");
         }
+    }
+
+    /// 3,000 units over 101 ordered levels, nearly every unit its own pattern.
+    fn many_levels() -> Units {
+        let rows: Vec<Vec<Option<f64>>> = (0..3000u64)
+            .map(|u| {
+                let mut rng = Rng::for_replicate(13, u);
+                let truth = rng.below(91) as f64;
+                (0..4)
+                    .map(|j| (j < 3 || u % 2 == 0).then(|| truth + rng.below(11) as f64))
+                    .collect()
+            })
+            .collect();
+        Units::from_rows(&rows).unwrap()
+    }
+
+    /// The bootstrap as the definition says: N units drawn uniformly, one weight each.
+    fn reference_replicates(prepared: &Prepared, plan: Plan) -> Vec<Option<f64>> {
+        let units = prepared.pairable_units();
+        parallel(
+            plan,
+            || (vec![0u32; units], Partial::default()),
+            |(weights, partial), rng| {
+                weights.fill(0);
+                for _ in 0..units {
+                    weights[rng.below(units as u64) as usize] += 1;
+                }
+                prepared.evaluate(Some(weights), partial).alpha()
+            },
+        )
+    }
+
+    #[test]
+    fn drawing_block_by_block_gives_the_interval_of_drawing_over_every_unit() {
+        let units = many_levels();
+        for level in Level::ALL {
+            let prepared = Prepared::new(&units, level).unwrap();
+            assert!(prepared.pairable_units() > 2 * BLOCK_UNITS);
+            assert!(Patterns::group(&prepared, 3000 / UNITS_PER_PATTERN).is_none());
+            let mut p = plan(Method::Units, 2);
+            p.replicates = 2000;
+            let blocked = summarize(p, &unit_replicates(&prepared, p, &|| {}));
+            let reference = summarize(p, &reference_replicates(&prepared, p));
+            // Two independent 2,000-replicate estimates of the same percentiles.
+            let gap = |a: Option<f64>, b: Option<f64>| (a.unwrap() - b.unwrap()).abs();
+            let width = reference.ci.upper.unwrap() - reference.ci.lower.unwrap();
+            assert!(
+                gap(blocked.ci.lower, reference.ci.lower) < 0.1 * width
+                    && gap(blocked.ci.upper, reference.ci.upper) < 0.1 * width,
+                "{level}: {:?} against {:?}",
+                blocked.ci,
+                reference.ci
+            );
+        }
+    }
+
+    #[test]
+    fn blocked_replicates_do_not_depend_on_threads_or_groups() {
+        // 37 replicates: groups of 16 with a short last group, split differently by 1 and 3
+        // threads.
+        let units = many_levels();
+        for level in [Level::Ordinal, Level::Interval, Level::Nominal] {
+            let prepared = Prepared::new(&units, level).unwrap();
+            let mut one = plan(Method::Units, 1);
+            one.replicates = 37;
+            let three = Plan { threads: 3, ..one };
+            let a = unit_replicates(&prepared, one, &|| {});
+            assert_eq!(a, unit_replicates(&prepared, three, &|| {}), "{level}");
+            assert!(a.iter().all(Option::is_some));
+            // Replicate i is the same replicate whatever the number asked for.
+            let mut more = one;
+            more.replicates = 50;
+            assert_eq!(
+                a[..],
+                unit_replicates(&prepared, more, &|| {})[..37],
+                "{level}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_weight_past_a_byte_is_kept_whole() {
+        let block: Vec<[u32; 2]> = vec![[3, 0], [255, 1], [0, 70_000], [254, 2]];
+        let mut kept = [[0u8; 2]; 6];
+        let mut large = Vec::new();
+        keep(&block, &mut kept[2..], 2, &mut large);
+        assert_eq!(large, vec![(3, 0, 255), (4, 1, 70_000)]);
+        let mut back = vec![[9u32; 2]; 4];
+        restore(&mut back, &kept[2..], 2, &large);
+        assert_eq!(back, block);
     }
 
     #[test]
