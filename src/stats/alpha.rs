@@ -274,7 +274,8 @@ pub struct Lanes<const R: usize> {
     /// is not constant counts as −∞ and +∞), so the sample is constant when they are equal.
     lowest: [f64; R],
     highest: [f64; R],
-    /// Coded: per code, the weighted marginals n_c, exact.
+    /// Coded: per code, the weighted marginals n_c: whole counts, exact in f64 below 2^53, and
+    /// added as vectors.
     marginals: Vec<[f64; R]>,
     /// Ordinal: per code, its mid-rank less n/2 and that squared, filled between the passes.
     centred: Vec<[f64; R]>,
@@ -500,15 +501,16 @@ impl Prepared {
         if let (None, Stats::Interval(s)) = (weights, &self.stats) {
             return s.full;
         }
-        let weights: Vec<[u32; 1]> = match weights {
-            Some(w) => w.iter().map(|&w| [w]).collect(),
-            None => vec![[1]; self.pairable_units()],
-        };
+        let units = self.pairable_units();
         self.start(partial);
-        self.add(partial, 0, &weights);
+        one_lane_blocks(units, weights, |start, block| {
+            self.add(partial, start, block)
+        });
         if self.two_passes() {
             self.between_passes(partial);
-            self.add_again(partial, 0, &weights);
+            one_lane_blocks(units, weights, |start, block| {
+                self.add_again(partial, start, block)
+            });
         }
         self.finish(partial, 0)
     }
@@ -1002,6 +1004,23 @@ impl CodedStats {
             expected,
             constant,
         }
+    }
+}
+
+/// Calls `add(start, block)` over the `units` in order, a block at a time, with each unit's
+/// weight (1 when `None`) as a single lane: what [`Prepared::evaluate`] adds, without copying
+/// the weights of a replicate (the pattern bootstrap evaluates one per replicate).
+fn one_lane_blocks(units: usize, weights: Option<&[u32]>, mut add: impl FnMut(usize, &[[u32; 1]])) {
+    const BLOCK: usize = 256;
+    let mut block = [[1u32]; BLOCK];
+    for start in (0..units).step_by(BLOCK) {
+        let len = (units - start).min(BLOCK);
+        if let Some(weights) = weights {
+            for (lane, &w) in block.iter_mut().zip(&weights[start..start + len]) {
+                *lane = [w];
+            }
+        }
+        add(start, &block[..len]);
     }
 }
 
