@@ -234,20 +234,32 @@ fn query_line() -> impl Strategy<Value = String> {
 }
 
 fn review_line() -> impl Strategy<Value = String> {
+    // Values a field may break its rule with, and now and then one that refuses the whole line
+    // (a number out of range, a key repeated deep inside).
     let value = prop_oneof![
-        Just("null".to_string()),
-        Just("0.5".to_string()),
-        Just("75".to_string()),
-        Just("-3".to_string()),
-        Just("1e400".to_string()),
-        Just("\"P1\"".to_string()),
-        Just("\"\"".to_string()),
-        Just("[]".to_string()),
-        Just("[\"a\"]".to_string()),
-        Just("{}".to_string()),
-        Just("true".to_string()),
+        8 => Just("null".to_string()),
+        8 => Just("0.5".to_string()),
+        8 => Just("75".to_string()),
+        8 => Just("-3".to_string()),
+        8 => Just("\"P1\"".to_string()),
+        8 => Just("\"\"".to_string()),
+        8 => Just("[]".to_string()),
+        8 => Just("[\"a\"]".to_string()),
+        8 => Just("[\"a\", 1, {}]".to_string()),
+        8 => Just("{}".to_string()),
+        8 => Just("{\"k\": [1, {\"j\": 0}]}".to_string()),
+        8 => Just("true".to_string()),
+        8 => Just("2.0".to_string()),
+        8 => Just("18446744073709551616".to_string()),
+        8 => Just("\"esc\\u00e9\\n\"".to_string()),
+        1 => Just("1e400".to_string()),
+        1 => Just("{\"k\": 1, \"k\": 2}".to_string()),
+        1 => Just("[{\"k\": 1}, {\"k\": [1, {\"j\": 0, \"j\": 0}]}]".to_string()),
     ];
     let keys = [
+        "extra",
+        "suggested_fix",
+        "why_it_matters",
         "id",
         "title",
         "severity",
@@ -263,20 +275,49 @@ fn review_line() -> impl Strategy<Value = String> {
         "evidence",
         "premise",
     ];
-    let finding =
-        prop::collection::vec((prop::sample::select(keys.to_vec()), value.clone()), 0..10)
-            .prop_map(|kv| {
-                format!(
-                    "{{{}}}",
-                    kv.iter()
-                        .map(|(k, v)| format!("\"{k}\": {v}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            });
-    (prop::collection::vec(finding, 0..4), value, any::<bool>()).prop_map(|(f, run, cut)| {
+    // Distinct keys, each with a value, and now and then one of them again (a repeated key
+    // refuses the whole line).
+    let finding = (
+        prop::sample::subsequence(keys.to_vec(), 0..keys.len()).prop_shuffle(),
+        prop::collection::vec(value.clone(), keys.len()),
+        prop::option::weighted(0.1, (prop::sample::select(keys.to_vec()), value.clone())),
+    )
+        .prop_map(|(names, values, again)| {
+            let mut kv: Vec<String> = names
+                .iter()
+                .zip(&values)
+                .map(|(k, v)| format!("\"{k}\": {v}"))
+                .collect();
+            kv.extend(again.map(|(k, v)| format!("\"{k}\": {v}")));
+            format!("{{{}}}", kv.join(", "))
+        });
+    let envelope = prop::collection::vec(
+        (
+            prop::sample::select(vec![
+                "target",
+                "arm",
+                "reviewer",
+                "status",
+                "reason",
+                "note",
+                "testing_gaps",
+            ]),
+            value.clone(),
+        ),
+        0..2,
+    );
+    // Mostly lines that are readable as records, so that findings are read.
+    let run = prop_oneof![4 => Just("1".to_string()), 1 => value.clone()];
+    (
+        prop::collection::vec(finding, 0..4),
+        run,
+        envelope,
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(f, run, more, cut)| {
+        let more: String = more.iter().map(|(k, v)| format!(", \"{k}\": {v}")).collect();
         let s = format!(
-            r#"{{"target": "t", "arm": "b", "reviewer": "r", "run": {run}, "findings": [{}]}}"#,
+            r#"{{"target": "t", "arm": "b", "reviewer": "r", "run": {run}, "findings": [{}]{more}}}"#,
             f.join(", ")
         );
         if cut {
@@ -318,5 +359,21 @@ proptest! {
     #[test]
     fn near_valid_reviews_never_panic(lines in prop::collection::vec(review_line(), 0..5)) {
         exercise_corpus(lines.join("\n").as_bytes());
+    }
+
+    // A run reads reviews.jsonl by a faster route (`corpus::raw`) than `validate` and `collect`
+    // (`reviews::parse`); both must keep and refuse the same lines, with the same words.
+    #[test]
+    fn the_run_reads_reviews_as_the_general_reader_does(lines in prop::collection::vec(review_line(), 0..5)) {
+        let bytes = lines.join("\n");
+        let (records, problems) = reviews::parse("r.jsonl", bytes.as_bytes());
+        for mode in [Mode::Doc, Mode::Code] {
+            for scale in [Scale::Float, Scale::Anchor] {
+                let wants = [("b".to_string(), scale)];
+                let fast = reviews::parse_for("r.jsonl", bytes.as_bytes(), mode, &wants);
+                prop_assert_eq!(&fast.problems, &problems);
+                prop_assert_eq!(&fast.selections[0].returns, &reviews::select(&records, "b", mode, scale));
+            }
+        }
     }
 }

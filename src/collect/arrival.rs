@@ -194,7 +194,7 @@ fn check_review(object: &Map<String, Value>, expect: &Expect) -> Result<(), Stri
         }
         let mut first_error = None;
         for &scale in &expect.scales {
-            match reviews::validate(raw, expect.mode, scale) {
+            match reviews::validate(&raw.into(), expect.mode, scale) {
                 Ok(_) => {
                     first_error = None;
                     break;

@@ -100,11 +100,20 @@ impl Timer {
         }
     }
 
-    /// Reports the time since the previous lap (or the start) under `phase`.
+    /// Reports the time since the previous lap (or the start) under `phase`, and the peak
+    /// resident memory so far where the system says it (Linux's `VmHWM`).
     pub fn lap(&self, phase: &str, since: &mut Instant) {
         if self.on {
+            let peak = std::fs::read_to_string("/proc/self/status")
+                .ok()
+                .and_then(|s| {
+                    let kb = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+                    kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
+                })
+                .map(|kb| format!(", peak {} MB", kb / 1024))
+                .unwrap_or_default();
             eprintln!(
-                "timing {phase}: {:.3} s (total {:.3} s)",
+                "timing {phase}: {:.3} s (total {:.3} s{peak})",
                 since.elapsed().as_secs_f64(),
                 self.start.elapsed().as_secs_f64()
             );

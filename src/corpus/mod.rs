@@ -2,6 +2,7 @@
 
 pub mod load;
 pub mod queries;
+pub mod raw;
 pub mod reviews;
 pub mod schema;
 pub mod sources;
@@ -37,38 +38,55 @@ pub struct Corpus {
     pub sources: Option<sources::Sources>,
 }
 
-/// The non-blank lines of a JSON Lines file, numbered from 1, each parsed as one JSON object
-/// by [`strict_json`]; a line that is not valid UTF-8, not an object, or repeats a key is an
-/// error naming it, with `hint`. A UTF-8 byte-order mark before the first line is skipped, as
-/// the CSV readers skip it (editors on Windows write one).
-pub(crate) fn objects<'a>(
-    name: &'a str,
-    bytes: &'a [u8],
-    hint: &'static str,
-) -> impl Iterator<Item = Result<(u64, Map<String, Value>), InputError>> + 'a {
+/// The non-blank lines of a JSON Lines file, numbered from 1. A UTF-8 byte-order mark before
+/// the first line is skipped, as the CSV readers skip it (editors on Windows write one).
+pub(crate) fn nonblank_lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     bytes
         .split(|&b| b == b'\n')
         .enumerate()
         .filter(|(_, raw)| raw.iter().any(|b| !b.is_ascii_whitespace()))
-        .map(move |(i, raw)| {
-            let line = i as u64 + 1;
-            let text = std::str::from_utf8(raw)
-                .map_err(|_| InputError::new(name, "the line is not valid UTF-8").at_line(line))?;
-            match strict_json(text) {
-                Ok(Value::Object(o)) => Ok((line, o)),
-                Ok(other) => Err(InputError::new(
-                    name,
-                    format!("not a JSON object: the line holds {}", kind(&other)),
-                )
-                .at_line(line)
-                .hint(hint)),
-                Err(e) if e.is_data() => Err(InputError::new(name, e.to_string()).at_line(line)),
-                Err(e) => Err(InputError::new(name, format!("not a JSON object: {e}"))
-                    .at_line(line)
-                    .hint(hint)),
-            }
-        })
+        .map(|(i, raw)| (i as u64 + 1, raw))
+}
+
+/// One line's text, or the error for a line that is not valid UTF-8.
+pub(crate) fn line_text<'a>(name: &str, line: u64, raw: &'a [u8]) -> Result<&'a str, InputError> {
+    std::str::from_utf8(raw)
+        .map_err(|_| InputError::new(name, "the line is not valid UTF-8").at_line(line))
+}
+
+/// The non-blank lines of a JSON Lines file, numbered from 1, each parsed as one JSON object
+/// by [`object`].
+pub(crate) fn objects<'a>(
+    name: &'a str,
+    bytes: &'a [u8],
+    hint: &'static str,
+) -> impl Iterator<Item = Result<(u64, Map<String, Value>), InputError>> + 'a {
+    nonblank_lines(bytes).map(move |(line, raw)| object(name, line, raw, hint))
+}
+
+/// One line parsed as one JSON object by [`strict_json`]; a line that is not valid UTF-8, not
+/// an object, or repeats a key is an error naming it, with `hint`.
+pub(crate) fn object(
+    name: &str,
+    line: u64,
+    raw: &[u8],
+    hint: &'static str,
+) -> Result<(u64, Map<String, Value>), InputError> {
+    let text = line_text(name, line, raw)?;
+    match strict_json(text) {
+        Ok(Value::Object(o)) => Ok((line, o)),
+        Ok(other) => Err(InputError::new(
+            name,
+            format!("not a JSON object: the line holds {}", kind(&other)),
+        )
+        .at_line(line)
+        .hint(hint)),
+        Err(e) if e.is_data() => Err(InputError::new(name, e.to_string()).at_line(line)),
+        Err(e) => Err(InputError::new(name, format!("not a JSON object: {e}"))
+            .at_line(line)
+            .hint(hint)),
+    }
 }
 
 /// A string field that must hold something: `""` or blanks are refused as "is empty".
@@ -142,12 +160,23 @@ pub(crate) fn each_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
     check: impl Fn(u64, R) -> Result<T, InputError>,
     key: impl Fn(&T) -> K,
     repeat: impl Fn(&T, u64, u64) -> InputError,
+    keep: impl FnMut(T),
+) -> Vec<InputError> {
+    unique(records(name, bytes, lines), check, key, repeat, keep)
+}
+
+/// [`each_unique`] over lines already read as `R`.
+pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
+    raws: impl Iterator<Item = Result<(u64, R), InputError>>,
+    check: impl Fn(u64, R) -> Result<T, InputError>,
+    key: impl Fn(&T) -> K,
+    repeat: impl Fn(&T, u64, u64) -> InputError,
     mut keep: impl FnMut(T),
 ) -> Vec<InputError> {
     let mut problems = Vec::new();
     let mut first: std::collections::HashMap<K, u64, foldhash::fast::RandomState> =
         std::collections::HashMap::default();
-    for raw in records(name, bytes, lines) {
+    for raw in raws {
         match raw.and_then(|(line, raw)| Ok((line, check(line, raw)?))) {
             Ok((line, t)) => match first.entry(key(&t)) {
                 std::collections::hash_map::Entry::Occupied(o) => {
@@ -291,13 +320,42 @@ fn unexpected(got: &str) -> String {
 
 /// "an array", "a string", …: what a JSON value is, for messages.
 pub(crate) fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+    Kind::of(v).words()
+}
+
+/// The six kinds of JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Null,
+    Bool,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    pub fn of(v: &Value) -> Kind {
+        match v {
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Bool,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::Array(_) => Kind::Array,
+            Value::Object(_) => Kind::Object,
+        }
+    }
+
+    /// "an array", "a string", …: the words messages use for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Bool => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        }
     }
 }
 
@@ -313,7 +371,7 @@ pub(crate) fn strict_json(text: &str) -> Result<Value, serde_json::Error> {
 }
 
 /// A JSON value read with repeated keys refused.
-struct Strict(Value);
+pub(crate) struct Strict(pub Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -15,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::raw::{self, RawFinding, Slot};
 use super::{Lines, Text};
 use crate::config::{Mode, Scale};
 use crate::error::InputError;
@@ -100,9 +101,11 @@ pub enum Status {
     Failed,
 }
 
-/// One line of `reviews.jsonl` that is readable as a record; findings not yet validated.
+/// One line of `reviews.jsonl` that is readable as a record; findings not yet validated, as
+/// JSON values (`F = Value`, what [`parse`] gives, for the readers that copy a finding as
+/// written) or as [`RawFinding`]s (what a run reads, by [`parse_for`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Record {
+pub struct Record<F = Value> {
     pub line: u64,
     pub target: String,
     pub arm: String,
@@ -111,7 +114,7 @@ pub struct Record {
     pub status: Status,
     /// Why a failed return failed, when the line says (`reason`, as `collect` records it).
     pub reason: Option<String>,
-    pub findings: Vec<Value>,
+    pub findings: Vec<F>,
     /// Per finding: the line of an earlier finding with the same `id`, if any.
     pub duplicate_id_of: Vec<Option<u64>>,
     pub residual_risks: Vec<String>,
@@ -132,23 +135,45 @@ pub struct Index {
     pub files: BTreeMap<String, Vec<(u64, usize, String)>>,
 }
 
+/// A finding not yet checked, however it is held: what the index and [`select`] read of it.
+pub trait Unchecked {
+    /// Its string field `name`, if it has one.
+    fn text(&self, name: &str) -> Option<&str>;
+    /// It checked against its field rules, as [`validate`] checks.
+    fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError>;
+}
+
+impl Unchecked for Value {
+    fn text(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(Value::as_str)
+    }
+    fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
+        validate(&RawFinding::from(self), mode, scale)
+    }
+}
+
+impl Unchecked for RawFinding {
+    fn text(&self, name: &str) -> Option<&str> {
+        RawFinding::text(self, name)
+    }
+    fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
+        validate(self, mode, scale)
+    }
+}
+
 impl Index {
-    pub fn add(&mut self, r: &Record) {
+    pub fn add<F: Unchecked>(&mut self, r: &Record<F>) {
         if !self.targets.contains(&r.target) {
             self.targets.insert(r.target.clone());
         }
-        let mut ids = r
-            .findings
-            .iter()
-            .filter_map(|f| f.get("id").and_then(Value::as_str))
-            .peekable();
+        let mut ids = r.findings.iter().filter_map(|f| f.text("id")).peekable();
         if ids.peek().is_some() {
             let key = (r.arm.clone(), r.target.clone(), r.run);
             let held = self.ids.entry(key).or_default();
             held.extend(ids.map(str::to_string));
         }
         for (i, f) in r.findings.iter().enumerate() {
-            if let Some(file) = f.get("file").and_then(Value::as_str) {
+            if let Some(file) = f.text("file") {
                 let entry = (r.line, i, file.to_string());
                 match self.files.get_mut(&r.target) {
                     Some(files) => files.push(entry),
@@ -169,9 +194,9 @@ impl Index {
 }
 
 /// One line of `reviews.jsonl` as written: the return's envelope. Its JSON Schema is derived
-/// from this type. Findings stay JSON values here: a finding that breaks a field rule is
-/// malformed, dropped and counted by [`select`] under the reading arm's scale, never a refusal
-/// of the line (SPEC §2.1).
+/// from this type. Findings stay unchecked here (JSON values, or [`RawFinding`]s as
+/// `raw::fast_line` reads them): a finding that breaks a field rule is malformed, dropped and
+/// counted by [`select`] under the reading arm's scale, never a refusal of the line (SPEC §2.1).
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "reviews.jsonl line",
@@ -181,7 +206,7 @@ impl Index {
         "else" = {"required": ["findings"]}
     )
 )]
-pub struct RawReturn {
+pub struct RawReturn<F = Value> {
     /// The reviewed document (doc mode) or change id (code mode).
     pub target: Text,
     /// The recorded variant that produced it.
@@ -196,36 +221,76 @@ pub struct RawReturn {
     /// Why a failed return failed.
     pub reason: Option<String>,
     /// Doc or code findings; required when the status is ok (`[]` for none).
-    pub findings: Option<Vec<Value>>,
+    pub findings: Option<Vec<F>>,
     pub residual_risks: Option<Vec<String>>,
     pub deferred_questions: Option<Vec<String>>,
     pub testing_gaps: Option<Vec<String>>,
 }
 
+/// How `reviews.jsonl` lines are described in messages.
+const LINES: Lines = Lines {
+    holds: "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}",
+    hints: &[(
+        "findings",
+        "a return with status ok lists its findings, [] when there are none",
+    )],
+};
+
 /// Parses every record, collecting every record-level problem instead of stopping at the first.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
     let mut records = Vec::new();
-    let problems = each_record(name, bytes, |r| records.push(r));
+    let problems = each_record(name, super::records(name, bytes, &LINES), |r| {
+        records.push(r)
+    });
     (records, problems)
+}
+
+/// The lines of `reviews.jsonl` with their findings as [`RawFinding`]s: read by
+/// `raw::fast_line`, and a line it refuses read again the general way (as [`parse`] reads it),
+/// whose refusal is the one reported.
+fn raw_returns<'a>(
+    name: &'a str,
+    bytes: &'a [u8],
+) -> impl Iterator<Item = Result<(u64, RawReturn<RawFinding>), InputError>> + 'a {
+    super::nonblank_lines(bytes).map(move |(line, raw)| {
+        let text = super::line_text(name, line, raw)?;
+        if let Ok(r) = raw::fast_line(text) {
+            return Ok((line, r));
+        }
+        let (line, object) = super::object(name, line, raw, LINES.holds)?;
+        let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
+        // Only a line the general reader accepts and the fast one does not gets here.
+        Ok((
+            line,
+            RawReturn {
+                findings: r.findings.map(|f| f.iter().map(RawFinding::from).collect()),
+                target: r.target,
+                arm: r.arm,
+                reviewer: r.reviewer,
+                run: r.run,
+                status: r.status,
+                reason: r.reason,
+                residual_risks: r.residual_risks,
+                deferred_questions: r.deferred_questions,
+                testing_gaps: r.testing_gaps,
+            },
+        ))
+    })
 }
 
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
 /// record-level problems. A second return for one (target, arm, reviewer, run) is one of them
 /// (SPEC §2.1): `cat a.jsonl b.jsonl` must not count a review twice.
-fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<InputError> {
-    const LINES: Lines = Lines {
-        holds: "each line holds one reviewer's return: {\"target\", \"arm\", \"reviewer\", \"findings\": [...]}",
-        hints: &[(
-            "findings",
-            "a return with status ok lists its findings, [] when there are none",
-        )],
-    };
+fn each_record<F: Unchecked>(
+    name: &str,
+    raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
+    mut f: impl FnMut(Record<F>),
+) -> Vec<InputError> {
     let mut ids: HashMap<String, u64, RandomState> = HashMap::default();
-    super::each_unique(
-        (name, bytes),
-        &LINES,
+    super::unique(
+        raws,
         |line, raw| check_record(name, line, raw),
-        |r: &Record| (r.target.clone(), r.arm.clone(), r.reviewer.clone(), r.run),
+        |r: &Record<F>| (r.target.clone(), r.arm.clone(), r.reviewer.clone(), r.run),
         |r, line, first| {
             InputError::new(
                 name,
@@ -242,7 +307,7 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
                 .findings
                 .iter()
                 .map(|f| {
-                    let id = f.get("id")?.as_str()?;
+                    let id = f.text("id")?;
                     match ids.get(id) {
                         Some(&first) => Some(first),
                         None => {
@@ -258,7 +323,7 @@ fn each_record(name: &str, bytes: &[u8], mut f: impl FnMut(Record)) -> Vec<Input
 }
 
 /// The rules across a return's values: a repeat index that fits, findings when it is ok.
-fn check_record(name: &str, line: u64, raw: RawReturn) -> Result<Record, InputError> {
+fn check_record<F>(name: &str, line: u64, raw: RawReturn<F>) -> Result<Record<F>, InputError> {
     let run = super::repeat_index(name, line, raw.run)?;
     let status = raw.status.unwrap_or(Status::Ok);
     let findings = match (raw.findings, &status) {
@@ -324,7 +389,12 @@ pub struct Return {
 }
 
 /// The returns recorded under `source`, with findings validated for `mode` on `scale`.
-pub fn select(records: &[Record], source: &str, mode: Mode, scale: Scale) -> Vec<Return> {
+pub fn select<F: Unchecked>(
+    records: &[Record<F>],
+    source: &str,
+    mode: Mode,
+    scale: Scale,
+) -> Vec<Return> {
     records
         .iter()
         .filter(|r| r.arm == source)
@@ -370,7 +440,7 @@ pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]
     }
     let mut labels = BTreeSet::new();
     let mut index = Index::default();
-    let problems = each_record(name, bytes, |record| {
+    let problems = each_record(name, raw_returns(name, bytes), |record| {
         index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns.push(to_return(&record, mode, sel.scale));
@@ -388,7 +458,7 @@ pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]
 }
 
 /// One record as one arm reads it.
-fn to_return(r: &Record, mode: Mode, scale: Scale) -> Return {
+fn to_return<F: Unchecked>(r: &Record<F>, mode: Mode, scale: Scale) -> Return {
     let mut findings = Vec::new();
     let mut malformed = Vec::new();
     for (index, raw) in r.findings.iter().enumerate() {
@@ -397,7 +467,7 @@ fn to_return(r: &Record, mode: Mode, scale: Scale) -> Return {
                 "id".to_string(),
                 format!("id is already used by a finding on line {first}"),
             )),
-            None => validate(raw, mode, scale),
+            None => raw.check(mode, scale),
         };
         match checked {
             Ok(f) => findings.push(f),
@@ -421,21 +491,25 @@ fn to_return(r: &Record, mode: Mode, scale: Scale) -> Return {
     }
 }
 
-type FieldError = (String, String);
+/// A finding's field that breaks its rule, and why.
+pub type FieldError = (String, String);
 
 /// Validates one finding's values, not only their presence (seed 003).
-pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
+pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
     let fail = |field: &str, reason: String| Err((field.to_string(), reason));
-    let Value::Object(f) = raw else {
-        return fail("finding", format!("must be an object, not {}", kind(raw)));
-    };
+    if let RawFinding::Not(kind) = f {
+        return fail(
+            "finding",
+            format!("must be an object, not {}", kind.words()),
+        );
+    }
     let string = |field: &str| -> Result<Option<&str>, FieldError> {
         match f.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            None | Some(Slot::Null) => Ok(None),
+            Some(Slot::Str(s)) => Ok(Some(s.as_str())),
             Some(other) => Err((
                 field.into(),
-                format!("must be a string, not {}", kind(other)),
+                format!("must be a string, not {}", other.kind().words()),
             )),
         }
     };
@@ -444,11 +518,11 @@ pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldE
     };
     let boolean = |field: &str| -> Result<bool, FieldError> {
         match f.get(field) {
-            Some(Value::Bool(b)) => Ok(*b),
+            Some(Slot::Bool(b)) => Ok(*b),
             None => Err((field.into(), "is missing".into())),
             Some(other) => Err((
                 field.into(),
-                format!("must be true or false, not {}", kind(other)),
+                format!("must be true or false, not {}", other.kind().words()),
             )),
         }
     };
@@ -488,21 +562,21 @@ pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldE
     let has_fix = string("suggested_fix")?.is_some_and(|s| !s.trim().is_empty());
     string("why_it_matters")?;
     let evidence = match f.get("evidence") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(a)) if a.is_empty() => {
+        None | Some(Slot::Null) => Vec::new(),
+        Some(Slot::Array(a)) if a.is_empty() => {
             return fail(
                 "evidence",
                 "must not be empty when present (omit it instead)".into(),
             )
         }
-        Some(Value::Array(a)) => match a.iter().map(|v| v.as_str().map(str::to_string)).collect() {
+        Some(Slot::Array(a)) => match a.iter().map(|v| v.as_str().map(str::to_string)).collect() {
             Some(v) => v,
             None => return fail("evidence", "must be a list of strings".into()),
         },
         Some(other) => {
             return fail(
                 "evidence",
-                format!("must be a list of strings, not {}", kind(other)),
+                format!("must be a list of strings, not {}", other.kind().words()),
             )
         }
     };
@@ -527,7 +601,7 @@ pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldE
                 return fail("file", "is empty".into());
             }
             let line = match f.get("line") {
-                Some(Value::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
+                Some(Slot::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
                     Some(l) if l >= 1 => l,
                     _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
                 },
@@ -535,7 +609,7 @@ pub fn validate(raw: &Value, mode: Mode, scale: Scale) -> Result<Finding, FieldE
                 Some(other) => {
                     return fail(
                         "line",
-                        format!("must be a whole number ≥ 1, not {}", kind(other)),
+                        format!("must be a whole number ≥ 1, not {}", other.kind().words()),
                     )
                 }
             };
@@ -648,14 +722,19 @@ pub fn finding_schema(mode: Mode, scale: Scale) -> Value {
 }
 
 /// A confidence on the declared scale, or why not.
-fn confidence(v: Option<&Value>, scale: Scale) -> Result<f64, FieldError> {
+fn confidence(v: Option<&Slot>, scale: Scale) -> Result<f64, FieldError> {
     let field = || "confidence".to_string();
     let x = match v {
-        Some(Value::Number(n)) => n
+        Some(Slot::Number(n)) => n
             .as_f64()
             .ok_or_else(|| (field(), format!("{n} is not a number")))?,
         None => return Err((field(), "is missing".into())),
-        Some(other) => return Err((field(), format!("must be a number, not {}", kind(other)))),
+        Some(other) => {
+            return Err((
+                field(),
+                format!("must be a number, not {}", other.kind().words()),
+            ))
+        }
     };
     match scale {
         Scale::Float if (0.0..=1.0).contains(&x) => Ok(round9(x)),
@@ -689,13 +768,13 @@ mod tests {
 
     #[test]
     fn valid_doc_and_code_findings() {
-        let f = validate(&doc_finding(), Mode::Doc, Scale::Float).unwrap();
+        let f = Unchecked::check(&doc_finding(), Mode::Doc, Scale::Float).unwrap();
         assert_eq!(
             (f.severity, f.autofix, f.confidence),
             (Severity::P1, Autofix::Manual, 0.72)
         );
         assert!(!f.has_fix);
-        let f = validate(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
+        let f = Unchecked::check(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
         assert!(matches!(
             f.location,
             Location::Code {
@@ -710,18 +789,18 @@ mod tests {
     fn confidence_off_the_declared_scale_is_malformed() {
         let mut f = doc_finding();
         f["confidence"] = json!(0.85);
-        let e = validate(&f, Mode::Doc, Scale::Anchor).unwrap_err();
+        let e = Unchecked::check(&f, Mode::Doc, Scale::Anchor).unwrap_err();
         assert_eq!(e.0, "confidence");
         assert!(e.1.contains("off the anchor scale"));
         f["confidence"] = json!(75);
-        assert!(validate(&f, Mode::Doc, Scale::Float)
+        assert!(Unchecked::check(&f, Mode::Doc, Scale::Float)
             .unwrap_err()
             .1
             .contains("off the float scale"));
         f["confidence"] = json!(-0.1);
-        assert!(validate(&f, Mode::Doc, Scale::Float).is_err());
+        assert!(Unchecked::check(&f, Mode::Doc, Scale::Float).is_err());
         f["confidence"] = json!("high");
-        assert!(validate(&f, Mode::Doc, Scale::Float).is_err());
+        assert!(Unchecked::check(&f, Mode::Doc, Scale::Float).is_err());
     }
 
     #[test]
@@ -729,7 +808,9 @@ mod tests {
         let mut f = doc_finding();
         f["confidence"] = json!(0.55 + 0.10);
         assert_eq!(
-            validate(&f, Mode::Doc, Scale::Float).unwrap().confidence,
+            Unchecked::check(&f, Mode::Doc, Scale::Float)
+                .unwrap()
+                .confidence,
             0.65
         );
     }
@@ -763,7 +844,7 @@ mod tests {
             } else {
                 Scale::Anchor
             };
-            let e = validate(&f, mode, scale).unwrap_err();
+            let e = Unchecked::check(&f, mode, scale).unwrap_err();
             assert_eq!(e.0, field, "{f}");
         }
     }
@@ -771,7 +852,7 @@ mod tests {
     #[test]
     fn compact_returns_without_the_detail_tier_are_valid() {
         // seed 003: why_it_matters and evidence are the detail tier; a compact return omits them.
-        let f = validate(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
+        let f = Unchecked::check(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
         assert!(f.evidence.is_empty());
     }
 

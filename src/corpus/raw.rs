@@ -1,0 +1,441 @@
+//! Review findings as written, read straight from a line's text.
+//!
+//! A run reads every finding of `reviews.jsonl` once and keeps only its typed form. Going
+//! through `serde_json::Value` first built an ordered map per finding (a string per key, a
+//! B-tree insert per field) only to take it apart again; at a million findings that was most of
+//! the read. [`RawFinding`] keeps only the fields a finding's rules read, each as the JSON kind
+//! it was written as, so [`super::reviews::validate`] can still say "must be a string, not a
+//! number" in the words it always used.
+//!
+//! [`fast_line`] reads a whole `reviews.jsonl` line this way. It is only a faster route to the
+//! same answer: when it refuses a line for any reason, the line is read again the general way
+//! (`strict_json`, then the derived envelope type), whose message is the one reported, so every
+//! refusal reads as it always did. A line it accepts is one the general way accepts with the same
+//! values (a test holds the two to that on every example corpus and on hostile lines).
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Number, Value};
+
+use super::reviews::{RawReturn, Status};
+use super::{Kind, Strict, Text};
+
+/// A field's value, by the JSON kind it was written as. Arrays keep their elements (evidence is
+/// a list of strings); an object's contents are not kept (no finding field is an object).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Slot {
+    Null,
+    Bool(bool),
+    Number(Number),
+    Str(String),
+    Array(Vec<Slot>),
+    Object,
+}
+
+impl Slot {
+    /// What kind of JSON value it is: `kind().words()` is what messages say of it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Slot::Null => Kind::Null,
+            Slot::Bool(_) => Kind::Bool,
+            Slot::Number(_) => Kind::Number,
+            Slot::Str(_) => Kind::String,
+            Slot::Array(_) => Kind::Array,
+            Slot::Object => Kind::Object,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Slot::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    fn from_value(v: &Value) -> Slot {
+        match v {
+            Value::Null => Slot::Null,
+            Value::Bool(b) => Slot::Bool(*b),
+            Value::Number(n) => Slot::Number(n.clone()),
+            Value::String(s) => Slot::Str(s.clone()),
+            Value::Array(a) => Slot::Array(a.iter().map(Slot::from_value).collect()),
+            Value::Object(_) => Slot::Object,
+        }
+    }
+}
+
+/// The fields of a finding that its rules read (SPEC §2.1, both modes). Any other key is read
+/// (a key repeated inside it still refuses the line) and not kept.
+pub const FINDING_FIELDS: [&str; 16] = [
+    "id",
+    "title",
+    "severity",
+    "section",
+    "finding_type",
+    "autofix_class",
+    "confidence",
+    "suggested_fix",
+    "why_it_matters",
+    "evidence",
+    "premise",
+    "file",
+    "line",
+    "owner",
+    "requires_verification",
+    "pre_existing",
+];
+
+/// One element of a return's `findings` as written: its known fields, or what it was instead of
+/// an object (a finding that is not an object is malformed, not a refusal of the line).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RawFinding {
+    Object(Box<[Option<Slot>; FINDING_FIELDS.len()]>),
+    Not(Kind),
+}
+
+impl RawFinding {
+    /// The field `name`, if the finding is an object that has it. `name` is one of
+    /// [`FINDING_FIELDS`].
+    pub fn get(&self, name: &str) -> Option<&Slot> {
+        let i = FINDING_FIELDS.iter().position(|f| *f == name);
+        debug_assert!(i.is_some(), "`{name}` is not in FINDING_FIELDS");
+        match self {
+            RawFinding::Object(fields) => fields[i?].as_ref(),
+            RawFinding::Not(_) => None,
+        }
+    }
+
+    /// The string field `name`, if it is one.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.get(name).and_then(Slot::as_str)
+    }
+
+    fn empty() -> Self {
+        RawFinding::Object(Box::new(std::array::from_fn(|_| None)))
+    }
+}
+
+impl From<&Value> for RawFinding {
+    fn from(v: &Value) -> Self {
+        let Value::Object(o) = v else {
+            return RawFinding::Not(Kind::of(v));
+        };
+        let mut f = RawFinding::empty();
+        if let RawFinding::Object(fields) = &mut f {
+            for (slot, name) in fields.iter_mut().zip(FINDING_FIELDS) {
+                *slot = o.get(name).map(Slot::from_value);
+            }
+        }
+        f
+    }
+}
+
+/// The `reviews.jsonl` line `text` read as a return, or an error when the general reader must
+/// say why not. The error's wording is never shown.
+pub fn fast_line(text: &str) -> Result<RawReturn<RawFinding>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let Fast(line) = Fast::deserialize(&mut de)?;
+    de.end()?;
+    Ok(line)
+}
+
+/// Refused: the general reader will say why.
+fn refuse<E: de::Error>() -> E {
+    E::custom("read the general way")
+}
+
+/// A key of an object whose known keys are `names`: its position there, or the key itself.
+enum Key {
+    Known(usize),
+    Other(String),
+}
+
+struct Names(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for Names {
+    type Value = Key;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Key, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Names {
+    type Value = Key;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+        Ok(match self.0.iter().position(|n| *n == v) {
+            Some(i) => Key::Known(i),
+            None => Key::Other(v.to_string()),
+        })
+    }
+}
+
+/// Reads a key no earlier key of the object had, `seen` holding the unknown ones so far.
+fn unknown<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    seen: &mut Vec<String>,
+    key: String,
+) -> Result<(), A::Error> {
+    if seen.contains(&key) {
+        return Err(refuse());
+    }
+    seen.push(key);
+    // Read strictly (a repeated key inside refuses the line), then dropped.
+    map.next_value::<Strict>()?;
+    Ok(())
+}
+
+/// Sets a field read once; a second time refuses the line.
+fn once<T, E: de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
+    if slot.is_some() {
+        return Err(refuse());
+    }
+    *slot = Some(value);
+    Ok(())
+}
+
+const ENVELOPE: [&str; 10] = [
+    "target",
+    "arm",
+    "reviewer",
+    "run",
+    "status",
+    "reason",
+    "findings",
+    "residual_risks",
+    "deferred_questions",
+    "testing_gaps",
+];
+
+struct Fast(RawReturn<RawFinding>);
+
+impl<'de> Deserialize<'de> for Fast {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_map(FastVisitor)
+    }
+}
+
+struct FastVisitor;
+
+impl<'de> Visitor<'de> for FastVisitor {
+    type Value = Fast;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a return")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fast, A::Error> {
+        let mut target: Option<Text> = None;
+        let mut arm: Option<Text> = None;
+        let mut reviewer: Option<Text> = None;
+        let mut run: Option<Option<u64>> = None;
+        let mut status: Option<Option<Status>> = None;
+        let mut reason: Option<Option<String>> = None;
+        let mut findings: Option<Option<Vec<RawFinding>>> = None;
+        let mut residual: Option<Option<Vec<String>>> = None;
+        let mut deferred: Option<Option<Vec<String>>> = None;
+        let mut gaps: Option<Option<Vec<String>>> = None;
+        let mut seen = Vec::new();
+        while let Some(key) = map.next_key_seed(Names(&ENVELOPE))? {
+            match key {
+                Key::Known(0) => once(&mut target, map.next_value()?)?,
+                Key::Known(1) => once(&mut arm, map.next_value()?)?,
+                Key::Known(2) => once(&mut reviewer, map.next_value()?)?,
+                Key::Known(3) => once(&mut run, map.next_value()?)?,
+                Key::Known(4) => once(&mut status, map.next_value()?)?,
+                Key::Known(5) => once(&mut reason, map.next_value()?)?,
+                Key::Known(6) => once(&mut findings, map.next_value()?)?,
+                Key::Known(7) => once(&mut residual, map.next_value()?)?,
+                Key::Known(8) => once(&mut deferred, map.next_value()?)?,
+                Key::Known(9) => once(&mut gaps, map.next_value()?)?,
+                Key::Known(_) => return Err(refuse()),
+                Key::Other(key) => unknown(&mut map, &mut seen, key)?,
+            }
+        }
+        Ok(Fast(RawReturn {
+            target: target.ok_or_else(refuse)?,
+            arm: arm.ok_or_else(refuse)?,
+            reviewer: reviewer.ok_or_else(refuse)?,
+            run: run.flatten(),
+            status: status.flatten(),
+            reason: reason.flatten(),
+            findings: findings.flatten(),
+            residual_risks: residual.flatten(),
+            deferred_questions: deferred.flatten(),
+            testing_gaps: gaps.flatten(),
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawFinding {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(FindingVisitor)
+    }
+}
+
+struct FindingVisitor;
+
+impl<'de> Visitor<'de> for FindingVisitor {
+    type Value = RawFinding;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a finding")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawFinding, A::Error> {
+        let mut f = RawFinding::empty();
+        let RawFinding::Object(fields) = &mut f else {
+            unreachable!("empty() is an object")
+        };
+        let mut seen = Vec::new();
+        while let Some(key) = map.next_key_seed(Names(&FINDING_FIELDS))? {
+            match key {
+                Key::Known(i) => {
+                    if fields[i].is_some() {
+                        return Err(refuse());
+                    }
+                    fields[i] = Some(map.next_value::<Slot>()?);
+                }
+                Key::Other(key) => unknown(&mut map, &mut seen, key)?,
+            }
+        }
+        Ok(f)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawFinding, A::Error> {
+        while seq.next_element::<Strict>()?.is_some() {}
+        Ok(RawFinding::Not(Kind::Array))
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::Bool))
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::Number))
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::Number))
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::Number))
+    }
+    fn visit_str<E>(self, _: &str) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::String))
+    }
+    fn visit_unit<E>(self) -> Result<RawFinding, E> {
+        Ok(RawFinding::Not(Kind::Null))
+    }
+}
+
+impl<'de> Deserialize<'de> for Slot {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(SlotVisitor)
+    }
+}
+
+struct SlotVisitor;
+
+impl<'de> Visitor<'de> for SlotVisitor {
+    type Value = Slot;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Slot, E> {
+        Ok(Slot::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Slot, E> {
+        Ok(Slot::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Slot, E> {
+        Ok(Slot::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Slot, E> {
+        // As `Strict` reads it: JSON has no NaN or infinity.
+        Ok(Number::from_f64(v).map_or(Slot::Null, Slot::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Slot, E> {
+        Ok(Slot::Str(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Slot, E> {
+        Ok(Slot::Str(v))
+    }
+    fn visit_unit<E>(self) -> Result<Slot, E> {
+        Ok(Slot::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Slot, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<Slot>()? {
+            items.push(item);
+        }
+        Ok(Slot::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Slot, A::Error> {
+        // Read strictly for its repeated keys, then kept as its kind alone.
+        Strict::deserialize(de::value::MapAccessDeserializer::new(map))?;
+        Ok(Slot::Object)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The fast route is only worth having if the lines users write take it: every line of every
+    // example corpus does.
+    #[test]
+    fn every_example_return_is_read_by_the_fast_route() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+        let mut lines = 0;
+        for dir in std::fs::read_dir(root).unwrap() {
+            let path = dir.unwrap().path().join("reviews.jsonl");
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for (i, line) in text.lines().enumerate() {
+                assert!(fast_line(line).is_ok(), "{}:{}", path.display(), i + 1);
+                lines += 1;
+            }
+        }
+        assert!(lines > 100, "{lines}");
+    }
+
+    // The envelope's keys are the derived type's fields, which its JSON Schema lists.
+    #[test]
+    fn the_envelope_keys_are_the_fields_of_the_derived_type() {
+        let schema = serde_json::to_value(schemars::schema_for!(RawReturn)).unwrap();
+        let mut fields: Vec<&str> = schema["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut envelope = ENVELOPE.to_vec();
+        fields.sort_unstable();
+        envelope.sort_unstable();
+        assert_eq!(fields, envelope);
+    }
+
+    #[test]
+    fn a_finding_keeps_its_fields_by_kind_and_drops_the_rest() {
+        let v = serde_json::json!({"title": "t", "line": 3, "evidence": ["a", 1], "x": {"y": 1},
+            "owner": {"z": 2}, "pre_existing": false, "premise": null});
+        let f = RawFinding::from(&v);
+        assert_eq!(f.text("title"), Some("t"));
+        assert_eq!(f.get("line"), Some(&Slot::Number(3.into())));
+        assert_eq!(
+            f.get("evidence"),
+            Some(&Slot::Array(vec![
+                Slot::Str("a".into()),
+                Slot::Number(1.into())
+            ]))
+        );
+        assert_eq!(f.get("owner"), Some(&Slot::Object));
+        assert_eq!(f.get("pre_existing"), Some(&Slot::Bool(false)));
+        assert_eq!(f.get("premise"), Some(&Slot::Null));
+        assert_eq!(f.get("id"), None);
+        let read: RawFinding = serde_json::from_value(v).unwrap();
+        assert_eq!(read, f);
+        assert_eq!(
+            RawFinding::from(&serde_json::json!([1])),
+            RawFinding::Not(Kind::Array)
+        );
+    }
+}
