@@ -3,6 +3,7 @@
 //! `commands::run` does the reading and writing.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -144,8 +145,9 @@ pub struct Agreement {
 /// One merged finding with where it came from: a row of the `findings` table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FindingRow {
-    pub arm: String,
-    pub target: String,
+    /// Shared by every row of the arm, and of the (target, run).
+    pub arm: Arc<str>,
+    pub target: Arc<str>,
     pub run: u32,
     pub finding: Merged,
 }
@@ -669,11 +671,12 @@ fn replay_arm(
         .map(|r| FailedCall {
             target: r.target.clone(),
             run: r.run,
-            reviewer: r.reviewer.clone(),
+            reviewer: r.reviewer.to_string(),
             reason: r.reason.clone(),
         })
         .collect();
     let mut per_target = Vec::with_capacity(replayed.runs.len());
+    let arm_name: Arc<str> = Arc::from(arm.name.as_str());
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
     for run in replayed.runs {
@@ -697,9 +700,10 @@ fn replay_arm(
             };
             pile.extend(review_metrics::finding_composite(m, &composite));
         }
+        let target: Arc<str> = Arc::from(run.target);
         rows.extend(run.merged.into_iter().map(|finding| FindingRow {
-            arm: arm.name.clone(),
-            target: run.target.to_string(),
+            arm: arm_name.clone(),
+            target: target.clone(),
             run: run.run,
             finding,
         }));
@@ -721,7 +725,7 @@ fn replay_arm(
         Scale::Float => Level::Interval,
     };
     let raters = {
-        let mut names: Vec<&str> = returns.iter().map(|r| r.reviewer.as_str()).collect();
+        let mut names: Vec<&str> = returns.iter().map(|r| &*r.reviewer).collect();
         names.sort_unstable();
         names.dedup();
         names.len()

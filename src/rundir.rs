@@ -284,6 +284,23 @@ impl Claim {
         &self.id
     }
 
+    /// Writes one file of the run (a path relative to the run directory) into the claim by
+    /// `write`, straight to disk: a large table is never held whole in memory. It becomes part
+    /// of the run at [`Claim::commit`], and goes with the claim if the run never commits.
+    pub fn write_with(
+        &self,
+        file: &str,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+    ) -> Result<(), Error> {
+        let path = self.partial.join(file);
+        let run = || -> std::io::Result<()> {
+            let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            write(&mut out)?;
+            std::io::Write::flush(&mut out)
+        };
+        run().map_err(|e| Error::write(&self.final_dir.join(file), e))
+    }
+
     /// Writes `files` (paths relative to the run directory) and renames the whole directory
     /// into place. On failure nothing is left: the claim is removed when dropped.
     pub fn commit(mut self, files: &[(String, Vec<u8>)]) -> Result<PathBuf, Error> {

@@ -97,7 +97,8 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
                     };
                     let merged = review::replay_with(&arm.review, c.exp.mode, &precision, &refs);
                     for m in &merged {
-                        let Some(id) = m.contributions[m.lead].id.clone() else {
+                        let Some(id) = m.contributions[m.lead].id.as_deref().map(str::to_string)
+                        else {
                             continue;
                         };
                         let selected = m.validation == Some(Check::Missing);
@@ -177,7 +178,7 @@ fn finding_object(m: &Merged, raw: Option<&Value>, scale: Scale, mode: Mode) -> 
         .unwrap_or_default();
     o.insert(
         "title".into(),
-        Value::String(m.contributions[m.lead].title.clone()),
+        Value::String(m.contributions[m.lead].title.to_string()),
     );
     o.insert("severity".into(), name(&m.severity));
     o.insert("autofix_class".into(), name(&m.autofix));
@@ -210,7 +211,7 @@ fn finding_object(m: &Merged, raw: Option<&Value>, scale: Scale, mode: Mode) -> 
     }
     o.insert(
         "reviewers".into(),
-        Value::Array(m.reviewers.iter().cloned().map(Value::String).collect()),
+        Value::Array(m.reviewers.iter().map(|r| Value::from(&**r)).collect()),
     );
     o
 }

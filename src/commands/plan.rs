@@ -519,7 +519,8 @@ mod tests {
             },
         ];
         let mut df = crate::report::tables::pairs(&rows).unwrap().unwrap();
-        let csv = crate::report::tables::to_csv(&mut df).unwrap();
+        let mut csv = Vec::new();
+        crate::report::tables::write_csv(&mut df, &mut csv).unwrap();
         let back = read_pairs("pairs.csv", &csv).unwrap();
         assert_eq!(back.len(), 2);
         for (r, b) in rows.iter().zip(&back) {

@@ -275,28 +275,30 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
             }),
         ));
     }
-    let table_error =
-        |e: polars::error::PolarsError| Error::Write(std::io::Error::other(e.to_string()));
-    for (name, df) in [
-        ("targets", tables::targets(&metrics).map_err(table_error)?),
-        (
-            "findings",
-            tables::findings(&findings, controls_replayed(&metrics)).map_err(table_error)?,
-        ),
-        ("queries", tables::queries(&queries).map_err(table_error)?),
-        ("pairs", tables::pairs(&pairs).map_err(table_error)?),
-    ] {
+    // Each table is written straight into the claimed run directory as soon as it is built,
+    // and the rows it came from are let go first: at a million findings the rows, the frame and
+    // the CSV text need not all be held at once.
+    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
+    let write_table = |name: &str, df: Option<polars::prelude::DataFrame>| -> Result<(), Error> {
         if let Some(mut df) = df {
-            files.push((
-                format!("{name}.csv"),
-                tables::to_csv(&mut df).map_err(table_error)?,
-            ));
-            files.push((
-                format!("{name}.parquet"),
-                tables::to_parquet(&mut df).map_err(table_error)?,
-            ));
+            claim.write_with(&format!("{name}.csv"), |w| {
+                tables::write_csv(&mut df, w).map_err(table_error)
+            })?;
+            claim.write_with(&format!("{name}.parquet"), |w| {
+                tables::write_parquet(&mut df, w).map_err(table_error)
+            })?;
         }
-    }
+        Ok(())
+    };
+    let build_error = |e: polars::error::PolarsError| Error::Write(table_error(e));
+    write_table("targets", tables::targets(&metrics).map_err(build_error)?)?;
+    let df = tables::findings(&findings, controls_replayed(&metrics)).map_err(build_error)?;
+    drop(findings);
+    write_table("findings", df)?;
+    let df = tables::queries(&queries).map_err(build_error)?;
+    drop(queries);
+    write_table("queries", df)?;
+    write_table("pairs", tables::pairs(&pairs).map_err(build_error)?)?;
     timer.lap("tables", &mut lap);
     let manifest = Manifest {
         run_id: run_id.clone(),

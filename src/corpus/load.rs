@@ -37,6 +37,90 @@ fn read(path: &Path, inputs: &mut Vec<InputFile>) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+/// Reads `path` a block of whole lines at a time on a thread of its own, hashing it for the
+/// manifest as it goes, and turns each block into a `T` there by `per_block(first_line, block)`
+/// (a UTF-8 byte-order mark before the first line is skipped, as [`super::nonblank_lines`]
+/// skips it). `consume` takes the blocks' results here, in file order, while the next block is
+/// read and parsed: a large file is never held whole, and reading overlaps checking.
+fn stream<T: Send, R>(
+    path: &Path,
+    inputs: &mut Vec<InputFile>,
+    per_block: impl Fn(u64, &[u8]) -> T + Send,
+    consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
+) -> Result<R, Error> {
+    // About 4 MB: a few thousand returns, small next to the file and large next to a line.
+    stream_by(4 << 20, path, inputs, per_block, consume)
+}
+
+/// [`stream`], reading `block_size` bytes at a time.
+fn stream_by<T: Send, R>(
+    block_size: usize,
+    path: &Path,
+    inputs: &mut Vec<InputFile>,
+    per_block: impl Fn(u64, &[u8]) -> T + Send,
+    consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
+) -> Result<R, Error> {
+    use std::io::Read;
+    let (result, read) = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<T>(2);
+        let reader = scope.spawn(move || -> std::io::Result<(String, usize)> {
+            let mut file = std::fs::File::open(path)?;
+            let mut hasher = Sha256::new();
+            let (mut total, mut next_line, mut first) = (0, 1, true);
+            let mut buf: Vec<u8> = Vec::new();
+            loop {
+                let start = buf.len();
+                buf.resize(start + block_size, 0);
+                let mut n = 0;
+                while n < block_size {
+                    match file.read(&mut buf[start + n..]) {
+                        Ok(0) => break,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                buf.truncate(start + n);
+                hasher.update(&buf[start..]);
+                total += n;
+                let end_of_file = n < block_size;
+                // The block ends after its last newline; the rest waits for the next read.
+                let end = match buf.iter().rposition(|&b| b == b'\n') {
+                    _ if end_of_file => buf.len(),
+                    Some(i) => i + 1,
+                    None => continue,
+                };
+                let mut block = &buf[..end];
+                if first {
+                    block = block.strip_prefix(super::BOM).unwrap_or(block);
+                    first = false;
+                }
+                let parsed = per_block(next_line, block);
+                next_line += block.iter().filter(|&&b| b == b'\n').count() as u64;
+                if tx.send(parsed).is_err() || end_of_file {
+                    break;
+                }
+                buf.drain(..end);
+            }
+            Ok((format!("{:x}", hasher.finalize()), total))
+        });
+        let result = consume(&mut rx.iter());
+        let read = reader
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (result, read)
+    });
+    // A read that failed part way ended the blocks early: what `consume` made of them is
+    // dropped with the error.
+    let (sha256, bytes) = read.map_err(|e| Error::read(path, e))?;
+    inputs.push(InputFile {
+        path: path.display().to_string(),
+        sha256,
+        bytes,
+    });
+    Ok(result)
+}
+
 /// Reads and checks an experiment file: UTF-8, then every rule of SPEC §3 that the file alone
 /// decides. An unreadable file is `Err(Error::Read)`; a bad one, `Err(Error::Input)`.
 pub fn experiment(path: &Path) -> Result<(Experiment, InputFile), Error> {
@@ -112,8 +196,9 @@ pub fn load(
     let reviews_path = dir.join("reviews.jsonl");
     let mut index = reviews::Index::default();
     if reviews_path.is_file() {
-        let bytes = read(&reviews_path, &mut loaded.inputs)?;
-        index = load_reviews(&mut loaded, &reviews_path, &bytes, experiment);
+        // Finding ids are kept only for validator calls to be checked against.
+        let ids = dir.join("validations.jsonl").is_file();
+        index = load_reviews(&mut loaded, &reviews_path, experiment, ids)?;
     }
     load_controls(&mut loaded, dir, &reviews_path, &index)?;
     if let Some((exp_path, exp)) = experiment {
@@ -268,21 +353,22 @@ fn check_collection(loaded: &mut Loaded, path: &Path, allow: bool) -> Result<(),
 }
 
 /// `reviews.jsonl`: records, the arms' selections with their malformed findings, and the
-/// checks against the experiment.
+/// checks against the experiment. The index holds finding ids when `ids`.
 fn load_reviews(
     loaded: &mut Loaded,
     path: &Path,
-    bytes: &[u8],
     experiment: Option<(&Path, &Experiment)>,
-) -> reviews::Index {
+    ids: bool,
+) -> Result<reviews::Index, Error> {
     let name = path.display().to_string();
     let Some((exp_path, exp)) = experiment else {
-        let (records, problems) = reviews::parse(&name, bytes);
+        let bytes = read(path, &mut loaded.inputs)?;
+        let (records, problems) = reviews::parse(&name, &bytes);
         loaded.refusals.extend(problems);
         loaded.corpus.reviews = Some((name, Vec::new()));
         let mut index = reviews::Index::default();
         records.iter().for_each(|r| index.add(r));
-        return index;
+        return Ok(index);
     };
     if !exp.mode_declared {
         // A code corpus read as doc would drop every finding as malformed (SPEC §3).
@@ -297,7 +383,17 @@ fn load_reviews(
         .iter()
         .map(|a| (a.source.clone(), a.review.scale()))
         .collect();
-    let parsed = reviews::parse_for(&name, bytes, exp.mode, &wants);
+    let index = if ids {
+        reviews::Index::default()
+    } else {
+        reviews::Index::without_ids()
+    };
+    let parsed = stream(
+        path,
+        &mut loaded.inputs,
+        |first, block| reviews::read_block(&name, first, block),
+        |blocks| reviews::check_for(&name, blocks.flatten(), exp.mode, &wants, index),
+    )?;
     loaded.refusals.extend(parsed.problems);
     if !parsed.labels.is_empty() {
         for arm in exp.arms() {
@@ -340,7 +436,7 @@ fn load_reviews(
         }
     }
     loaded.corpus.reviews = Some((name, parsed.selections));
-    parsed.index
+    Ok(parsed.index)
 }
 
 /// The files of code review's precision controls (SPEC §2.5, §2.6): validator calls, each
@@ -496,4 +592,58 @@ fn read_sources(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Mode, Scale};
+    use crate::corpus::reviews;
+
+    // Read in blocks smaller than a line, the file gives the same returns, refusals (with their
+    // line numbers), malformed findings and hash as read whole; the mark before the first line is
+    // skipped, and a last line without a newline is read.
+    #[test]
+    fn a_file_streamed_in_small_blocks_reads_as_it_does_whole() {
+        let text = concat!(
+            "\u{feff}{\"target\": \"t\", \"arm\": \"b\", \"reviewer\": \"r\", \"findings\": [{\"title\": 5}]}\r\n",
+            "\n",
+            "not json\n",
+            "   \n",
+            "{\"target\": \"t\", \"arm\": \"b\", \"reviewer\": \"s\", \"findings\": []}\n",
+            "{\"target\": \"t\", \"arm\": \"b\", \"reviewer\": \"s\", \"findings\": []}\n",
+            "{\"target\": \"u\", \"arm\": \"b\", \"reviewer\": \"r\", \"findings\": [{\"id\": \"x\", \"title\": \"T\", \"severity\": \"P1\", \"section\": \"S\", \"finding_type\": \"error\", \"autofix_class\": \"manual\", \"confidence\": 0.5}]}",
+        );
+        let dir = std::env::temp_dir().join(format!("calibench-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("reviews.jsonl");
+        std::fs::write(&path, text).unwrap();
+        let wants = [("b".to_string(), Scale::Float)];
+        let whole = reviews::parse_for("r", text.as_bytes(), Mode::Doc, &wants);
+        assert_eq!(whole.problems.len(), 2, "{:?}", whole.problems);
+        assert_eq!(whole.selections[0].returns.len(), 3);
+        for size in [1, 7, 64, 1 << 20] {
+            let mut inputs = Vec::new();
+            let streamed = stream_by(
+                size,
+                &path,
+                &mut inputs,
+                |first, block| reviews::read_block("r", first, block),
+                |blocks| {
+                    let index = reviews::Index::default();
+                    reviews::check_for("r", blocks.flatten(), Mode::Doc, &wants, index)
+                },
+            )
+            .unwrap();
+            assert_eq!(streamed, whole, "blocks of {size}");
+            assert_eq!(inputs[0].bytes, text.len());
+            assert_eq!(
+                inputs[0].sha256,
+                format!("{:x}", Sha256::digest(text.as_bytes()))
+            );
+        }
+        let missing = stream(&dir.join("none"), &mut Vec::new(), |_, _| (), |_| ());
+        assert!(matches!(missing, Err(Error::Read { .. })), "{missing:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

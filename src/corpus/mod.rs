@@ -41,12 +41,20 @@ pub struct Corpus {
 /// The non-blank lines of a JSON Lines file, numbered from 1. A UTF-8 byte-order mark before
 /// the first line is skipped, as the CSV readers skip it (editors on Windows write one).
 pub(crate) fn nonblank_lines(bytes: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    bytes
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+    lines_from(bytes, 1)
+}
+
+/// A UTF-8 byte-order mark.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The non-blank lines of `block`, a run of whole lines whose first is line `first`.
+pub(crate) fn lines_from(block: &[u8], first: u64) -> impl Iterator<Item = (u64, &[u8])> {
+    block
         .split(|&b| b == b'\n')
         .enumerate()
         .filter(|(_, raw)| raw.iter().any(|b| !b.is_ascii_whitespace()))
-        .map(|(i, raw)| (i as u64 + 1, raw))
+        .map(move |(i, raw)| (first + i as u64, raw))
 }
 
 /// One line's text, or the error for a line that is not valid UTF-8.

@@ -14,6 +14,7 @@
 //! values (a test holds the two to that on every example corpus and on hostile lines).
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -29,7 +30,7 @@ pub enum Slot {
     Null,
     Bool(bool),
     Number(Number),
-    Str(String),
+    Str(Arc<str>),
     Array(Vec<Slot>),
     Object,
 }
@@ -59,7 +60,7 @@ impl Slot {
             Value::Null => Slot::Null,
             Value::Bool(b) => Slot::Bool(*b),
             Value::Number(n) => Slot::Number(n.clone()),
-            Value::String(s) => Slot::Str(s.clone()),
+            Value::String(s) => Slot::Str(s.as_str().into()),
             Value::Array(a) => Slot::Array(a.iter().map(Slot::from_value).collect()),
             Value::Object(_) => Slot::Object,
         }
@@ -352,10 +353,7 @@ impl<'de> Visitor<'de> for SlotVisitor {
         Ok(Number::from_f64(v).map_or(Slot::Null, Slot::Number))
     }
     fn visit_str<E>(self, v: &str) -> Result<Slot, E> {
-        Ok(Slot::Str(v.to_string()))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Slot, E> {
-        Ok(Slot::Str(v))
+        Ok(Slot::Str(v.into()))
     }
     fn visit_unit<E>(self) -> Result<Slot, E> {
         Ok(Slot::Null)

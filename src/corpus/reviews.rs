@@ -9,6 +9,7 @@
 //!   scale of the arm that reads them. `--strict` turns malformed findings into refusals.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use foldhash::fast::RandomState;
 use schemars::JsonSchema;
@@ -66,12 +67,12 @@ pub enum Owner {
 #[serde(untagged)]
 pub enum Location {
     Doc {
-        section: String,
+        section: Arc<str>,
         finding_type: FindingType,
-        premise: Option<String>,
+        premise: Option<Arc<str>>,
     },
     Code {
-        file: String,
+        file: Arc<str>,
         line: u32,
         owner: Owner,
         requires_verification: bool,
@@ -80,17 +81,19 @@ pub enum Location {
 }
 
 /// A finding that passed validation. `confidence` is on the arm's scale; on the float scale it
-/// is rounded to 9 decimal places, the resolution at which calibench compares confidences.
+/// is rounded to 9 decimal places, the resolution at which calibench compares confidences. Its
+/// text is shared (`Arc<str>`): the merged findings and tables a run makes from it point at the
+/// same strings rather than copying a million of them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
-    pub id: Option<String>,
-    pub title: String,
+    pub id: Option<Arc<str>>,
+    pub title: Arc<str>,
     pub severity: Severity,
     pub autofix: Autofix,
     pub confidence: f64,
     /// A non-empty `suggested_fix` is present.
     pub has_fix: bool,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Arc<str>>,
     pub location: Location,
 }
 
@@ -125,8 +128,11 @@ pub struct Record<F = Value> {
 /// What the corpus's other files are checked against: every finding `id` of every return, valid
 /// or malformed, by the return's (arm, target, run) (`validations.jsonl` names them), and every
 /// code finding's `file` by target (`sources/<target>/` holds them).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Index {
+    /// Whether it holds the ids: only a corpus with validator calls needs them, and at a
+    /// million findings they are a tenth of the run's memory.
+    with_ids: bool,
     /// Every target with a return.
     pub targets: BTreeSet<String>,
     /// (arm, target, run) → the finding ids its returns hold.
@@ -161,13 +167,32 @@ impl Unchecked for RawFinding {
     }
 }
 
+impl Default for Index {
+    fn default() -> Self {
+        Index {
+            with_ids: true,
+            targets: BTreeSet::new(),
+            ids: HashMap::default(),
+            files: BTreeMap::new(),
+        }
+    }
+}
+
 impl Index {
+    /// An index that keeps no ids: [`Index::holds`] must not be asked of it.
+    pub fn without_ids() -> Self {
+        Index {
+            with_ids: false,
+            ..Index::default()
+        }
+    }
+
     pub fn add<F: Unchecked>(&mut self, r: &Record<F>) {
         if !self.targets.contains(&r.target) {
             self.targets.insert(r.target.clone());
         }
         let mut ids = r.findings.iter().filter_map(|f| f.text("id")).peekable();
-        if ids.peek().is_some() {
+        if self.with_ids && ids.peek().is_some() {
             let key = (r.arm.clone(), r.target.clone(), r.run);
             let held = self.ids.entry(key).or_default();
             held.extend(ids.map(str::to_string));
@@ -187,6 +212,7 @@ impl Index {
 
     /// Whether a return of `arm` on `target`, run `run`, holds a finding with this id.
     pub fn holds(&self, arm: &str, target: &str, run: u32, id: &str) -> bool {
+        debug_assert!(self.with_ids, "an index without ids was asked for one");
         self.ids
             .get(&(arm.to_string(), target.to_string(), run))
             .is_some_and(|ids| ids.contains(id))
@@ -245,37 +271,40 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
     (records, problems)
 }
 
-/// The lines of `reviews.jsonl` with their findings as [`RawFinding`]s: read by
-/// `raw::fast_line`, and a line it refuses read again the general way (as [`parse`] reads it),
-/// whose refusal is the one reported.
-fn raw_returns<'a>(
-    name: &'a str,
-    bytes: &'a [u8],
-) -> impl Iterator<Item = Result<(u64, RawReturn<RawFinding>), InputError>> + 'a {
-    super::nonblank_lines(bytes).map(move |(line, raw)| {
-        let text = super::line_text(name, line, raw)?;
-        if let Ok(r) = raw::fast_line(text) {
-            return Ok((line, r));
-        }
-        let (line, object) = super::object(name, line, raw, LINES.holds)?;
-        let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
-        // Only a line the general reader accepts and the fast one does not gets here.
-        Ok((
-            line,
-            RawReturn {
-                findings: r.findings.map(|f| f.iter().map(RawFinding::from).collect()),
-                target: r.target,
-                arm: r.arm,
-                reviewer: r.reviewer,
-                run: r.run,
-                status: r.status,
-                reason: r.reason,
-                residual_risks: r.residual_risks,
-                deferred_questions: r.deferred_questions,
-                testing_gaps: r.testing_gaps,
-            },
-        ))
-    })
+/// One line of `reviews.jsonl` as a run reads it: its number and return, or why not.
+pub type Line = Result<(u64, RawReturn<RawFinding>), InputError>;
+
+/// A block of whole lines of `reviews.jsonl`, the first of them line `first`, with their
+/// findings as [`RawFinding`]s: read by `raw::fast_line`, and a line it refuses read again the
+/// general way (as [`parse`] reads it), whose refusal is the one reported. Pure, so that a
+/// reader thread can work through one block while the previous one is checked.
+pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
+    super::lines_from(block, first)
+        .map(|(line, raw)| {
+            let text = super::line_text(name, line, raw)?;
+            if let Ok(r) = raw::fast_line(text) {
+                return Ok((line, r));
+            }
+            let (line, object) = super::object(name, line, raw, LINES.holds)?;
+            let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
+            // Only a line the general reader accepts and the fast one does not gets here.
+            Ok((
+                line,
+                RawReturn {
+                    findings: r.findings.map(|f| f.iter().map(RawFinding::from).collect()),
+                    target: r.target,
+                    arm: r.arm,
+                    reviewer: r.reviewer,
+                    run: r.run,
+                    status: r.status,
+                    reason: r.reason,
+                    residual_risks: r.residual_risks,
+                    deferred_questions: r.deferred_questions,
+                    testing_gaps: r.testing_gaps,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
@@ -380,7 +409,7 @@ pub struct Return {
     pub line: u64,
     pub target: String,
     pub run: u32,
-    pub reviewer: String,
+    pub reviewer: Arc<str>,
     pub failed: bool,
     /// Why it failed, when the return says.
     pub reason: Option<String>,
@@ -428,6 +457,20 @@ pub struct Parsed {
 /// large corpus is held once, in its compact form. Record-level problems are collected as in
 /// [`parse`].
 pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]) -> Parsed {
+    let bytes = bytes.strip_prefix(super::BOM).unwrap_or(bytes);
+    let lines = read_block(name, 1, bytes).into_iter();
+    check_for(name, lines, mode, wants, Index::default())
+}
+
+/// [`parse_for`] over lines read by [`read_block`], indexing into `index` (an index
+/// [`Index::without_ids`] when the corpus has no validator calls to check).
+pub fn check_for(
+    name: &str,
+    lines: impl Iterator<Item = Line>,
+    mode: Mode,
+    wants: &[(String, Scale)],
+    mut index: Index,
+) -> Parsed {
     let mut out: Vec<Selection> = Vec::new();
     for (source, scale) in wants {
         if !out.iter().any(|s| &s.source == source && s.scale == *scale) {
@@ -439,8 +482,7 @@ pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]
         }
     }
     let mut labels = BTreeSet::new();
-    let mut index = Index::default();
-    let problems = each_record(name, raw_returns(name, bytes), |record| {
+    let problems = each_record(name, lines, |record| {
         index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns.push(to_return(&record, mode, sel.scale));
@@ -483,7 +525,7 @@ fn to_return<F: Unchecked>(r: &Record<F>, mode: Mode, scale: Scale) -> Return {
         line: r.line,
         target: r.target.clone(),
         run: r.run,
-        reviewer: r.reviewer.clone(),
+        reviewer: r.reviewer.as_str().into(),
         failed: r.status == Status::Failed,
         reason: r.reason.clone(),
         findings,
@@ -503,17 +545,17 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
             format!("must be an object, not {}", kind.words()),
         );
     }
-    let string = |field: &str| -> Result<Option<&str>, FieldError> {
+    let string = |field: &str| -> Result<Option<&Arc<str>>, FieldError> {
         match f.get(field) {
             None | Some(Slot::Null) => Ok(None),
-            Some(Slot::Str(s)) => Ok(Some(s.as_str())),
+            Some(Slot::Str(s)) => Ok(Some(s)),
             Some(other) => Err((
                 field.into(),
                 format!("must be a string, not {}", other.kind().words()),
             )),
         }
     };
-    let required = |field: &str| -> Result<&str, FieldError> {
+    let required = |field: &str| -> Result<&Arc<str>, FieldError> {
         string(field)?.ok_or_else(|| (field.to_string(), "is missing".to_string()))
     };
     let boolean = |field: &str| -> Result<bool, FieldError> {
@@ -527,20 +569,20 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
         }
     };
 
-    let id = string("id")?.map(str::to_string);
+    let id = string("id")?.cloned();
     let title = required("title")?;
     let chars = title.chars().count();
     if chars == 0 || chars > 100 {
         return fail("title", format!("must be 1 to 100 characters, not {chars}"));
     }
-    let severity = match required("severity")? {
+    let severity = match &**required("severity")? {
         "P0" => Severity::P0,
         "P1" => Severity::P1,
         "P2" => Severity::P2,
         "P3" => Severity::P3,
         other => return fail("severity", format!("`{other}` is not P0, P1, P2 or P3")),
     };
-    let autofix = match (required("autofix_class")?, mode) {
+    let autofix = match (&**required("autofix_class")?, mode) {
         ("safe_auto", _) => Autofix::SafeAuto,
         ("gated_auto", _) => Autofix::GatedAuto,
         ("manual", _) => Autofix::Manual,
@@ -569,7 +611,14 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
                 "must not be empty when present (omit it instead)".into(),
             )
         }
-        Some(Slot::Array(a)) => match a.iter().map(|v| v.as_str().map(str::to_string)).collect() {
+        Some(Slot::Array(a)) => match a
+            .iter()
+            .map(|v| match v {
+                Slot::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+        {
             Some(v) => v,
             None => return fail("evidence", "must be a list of strings".into()),
         },
@@ -582,8 +631,8 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
     };
     let location = match mode {
         Mode::Doc => Location::Doc {
-            section: required("section")?.to_string(),
-            finding_type: match required("finding_type")? {
+            section: required("section")?.clone(),
+            finding_type: match &**required("finding_type")? {
                 "error" => FindingType::Error,
                 "omission" => FindingType::Omission,
                 other => {
@@ -593,7 +642,7 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
                     )
                 }
             },
-            premise: string("premise")?.map(str::to_string),
+            premise: string("premise")?.cloned(),
         },
         Mode::Code => {
             let file = required("file")?;
@@ -613,7 +662,7 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
                     )
                 }
             };
-            let owner = match required("owner")? {
+            let owner = match &**required("owner")? {
                 "review-fixer" => Owner::ReviewFixer,
                 "downstream-resolver" => Owner::DownstreamResolver,
                 "human" => Owner::Human,
@@ -628,7 +677,7 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
                 }
             };
             Location::Code {
-                file: file.to_string(),
+                file: file.clone(),
                 line,
                 owner,
                 requires_verification: boolean("requires_verification")?,
@@ -638,7 +687,7 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
     };
     Ok(Finding {
         id,
-        title: title.to_string(),
+        title: title.clone(),
         severity,
         autofix,
         confidence,

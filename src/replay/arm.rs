@@ -250,7 +250,7 @@ pub fn replay_arm<'a>(
                 for r in &ok {
                     for f in &r.findings {
                         let slot = across_runs
-                            .entry((r.reviewer.as_str(), fingerprint(f)))
+                            .entry((&*r.reviewer, fingerprint(f)))
                             .or_default()
                             .entry(*run)
                             .or_insert(f64::MIN);

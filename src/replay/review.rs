@@ -9,6 +9,8 @@
 //! On the float scale every comparison and every promoted value uses the number rounded to 9
 //! decimal places, so that 0.55 + 0.10 is 0.65 and meets a 0.65 gate.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::config::{
@@ -22,7 +24,7 @@ use crate::stats::calibration::round9;
 /// One reviewer's valid return, as the pipeline reads it.
 #[derive(Clone, Copy, Debug)]
 pub struct ReturnRef<'a> {
-    pub reviewer: &'a str,
+    pub reviewer: &'a Arc<str>,
     pub findings: &'a [Finding],
 }
 
@@ -113,20 +115,20 @@ pub enum Queue {
 /// One reviewer's part in a merged finding.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Contribution {
-    pub reviewer: String,
-    pub id: Option<String>,
+    pub reviewer: Arc<str>,
+    pub id: Option<Arc<str>>,
     /// The confidence the reviewer recorded.
     pub confidence: f64,
     pub severity: Severity,
-    pub title: String,
+    pub title: Arc<str>,
     /// Code mode: its own file and line.
-    pub place: Option<(String, u32)>,
+    pub place: Option<(Arc<str>, u32)>,
 }
 
 /// A finding after dedup, with its route.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Merged {
-    pub title: String,
+    pub title: Arc<str>,
     pub severity: Severity,
     pub autofix: Autofix,
     /// Highest contributing confidence, after same-persona collapse, before promotion.
@@ -134,9 +136,9 @@ pub struct Merged {
     /// After promotion: what the gate saw.
     pub confidence: f64,
     /// Distinct reviewers, in order of first appearance.
-    pub reviewers: Vec<String>,
+    pub reviewers: Vec<Arc<str>>,
     pub contributions: Vec<Contribution>,
-    pub evidence: Vec<String>,
+    pub evidence: Vec<Arc<str>>,
     pub has_fix: bool,
     pub promotable: bool,
     pub corroborated: bool,
@@ -168,12 +170,12 @@ impl Merged {
 #[serde(untagged)]
 pub enum MergedLocation {
     Doc {
-        section: String,
+        section: Arc<str>,
         /// `error` when any contributor calls it an error.
         finding_type: FindingType,
     },
     Code {
-        file: String,
+        file: Arc<str>,
         /// The smallest line of the merged cluster.
         line: u32,
         owner: Owner,
@@ -213,7 +215,7 @@ pub fn normalize(text: &str) -> String {
 /// A finding in flight: where it came from, and its confidence after collapse.
 #[derive(Clone, Debug)]
 struct Working<'a> {
-    reviewer: &'a str,
+    reviewer: &'a Arc<str>,
     finding: &'a Finding,
     confidence: f64,
     promotable: bool,
@@ -462,11 +464,11 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
 fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
     let members: Vec<&Working> = group.iter().map(|&i| &working[i]).collect();
     let first = members[0];
-    let mut reviewers: Vec<String> = Vec::new();
-    let mut evidence: Vec<String> = Vec::new();
+    let mut reviewers: Vec<Arc<str>> = Vec::new();
+    let mut evidence: Vec<Arc<str>> = Vec::new();
     for w in &members {
         if !reviewers.iter().any(|r| r == w.reviewer) {
-            reviewers.push(w.reviewer.to_string());
+            reviewers.push(w.reviewer.clone());
         }
         for e in &w.finding.evidence {
             if !evidence.contains(e) {
@@ -547,7 +549,7 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         contributions: members
             .iter()
             .map(|w| Contribution {
-                reviewer: w.reviewer.to_string(),
+                reviewer: w.reviewer.clone(),
                 id: w.finding.id.clone(),
                 confidence: w.finding.confidence,
                 severity: w.finding.severity,
@@ -611,7 +613,7 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
     }
     if controls.lint_ignore == LintIgnore::Suppress
         && m.on_suppressed_line == Some(true)
-        && !m.reviewers.iter().any(|r| r == PROJECT_STANDARDS)
+        && !m.reviewers.iter().any(|r| &**r == PROJECT_STANDARDS)
     {
         m.tier = Tier::LintSuppressed;
         return;
@@ -643,7 +645,9 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
 fn is_demoted(m: &Merged, demote_reviewers: &[String]) -> bool {
     m.severity >= Severity::P2
         && m.autofix == Autofix::Advisory
-        && m.reviewers.iter().all(|r| demote_reviewers.contains(r))
+        && m.reviewers
+            .iter()
+            .all(|r| demote_reviewers.iter().any(|d| **d == **r))
 }
 
 /// Step 8, last, on the promoted confidence.
@@ -691,10 +695,12 @@ fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
             MergedLocation::Doc { finding_type, .. } => *finding_type,
             MergedLocation::Code { .. } => FindingType::Error,
         };
-        let place = |m: &Merged| match &m.location {
-            MergedLocation::Code { file, line, .. } => (file.clone(), *line, m.order),
-            MergedLocation::Doc { .. } => (String::new(), 0, m.order),
-        };
+        fn place(m: &Merged) -> (&str, u32, usize) {
+            match &m.location {
+                MergedLocation::Code { file, line, .. } => (file, *line, m.order),
+                MergedLocation::Doc { .. } => ("", 0, m.order),
+            }
+        }
         a.severity
             .cmp(&b.severity)
             .then_with(|| {
@@ -788,10 +794,19 @@ mod tests {
         }
     }
 
-    fn refs<'a>(returns: &'a [(&'a str, Vec<Finding>)]) -> Vec<ReturnRef<'a>> {
-        returns
+    /// The reviewers' names as the corpus holds them, for [`refs`].
+    fn names(returns: &[(&str, Vec<Finding>)]) -> Vec<Arc<str>> {
+        returns.iter().map(|(r, _)| Arc::from(*r)).collect()
+    }
+
+    fn refs<'a>(
+        names: &'a [Arc<str>],
+        returns: &'a [(&'a str, Vec<Finding>)],
+    ) -> Vec<ReturnRef<'a>> {
+        names
             .iter()
-            .map(|(r, f)| ReturnRef {
+            .zip(returns)
+            .map(|(r, (_, f))| ReturnRef {
                 reviewer: r,
                 findings: f,
             })
@@ -799,7 +814,7 @@ mod tests {
     }
 
     fn run(policy: &ReviewPolicy, mode: Mode, returns: &[(&str, Vec<Finding>)]) -> Vec<Merged> {
-        replay(policy, mode, &refs(returns))
+        replay(policy, mode, &refs(&names(returns), returns))
     }
 
     #[test]
@@ -860,7 +875,7 @@ mod tests {
                 ("adversarial-document", vec![f("premise a", 75.0)]),
             ],
         );
-        let get = |t: &str| out.iter().find(|m| m.title == t).unwrap();
+        let get = |t: &str| out.iter().find(|m| &*m.title == t).unwrap();
         assert_eq!(get("Premise B").confidence, 100.0);
         let a = get("Premise A");
         assert_eq!((a.confidence_before, a.confidence), (75.0, 75.0));
@@ -915,11 +930,11 @@ mod tests {
         );
         assert_eq!(out.len(), 2);
         let m = out.iter().find(|m| m.reviewers.len() == 2).unwrap();
-        assert_eq!(m.title, "Rollback is missing"); // first appearance
+        assert_eq!(&*m.title, "Rollback is missing"); // first appearance
         assert_eq!(m.severity, Severity::P1); // highest
         assert_eq!(m.confidence_before, 0.6); // highest
         assert_eq!(m.autofix, Autofix::Manual); // most conservative of safe_auto, manual
-        assert_eq!(m.evidence, ["step 4", "no runbook"]); // union, order kept
+        assert_eq!(m.evidence, [Arc::from("step 4"), Arc::from("no runbook")]); // union, order kept
         assert!(m.has_fix);
         assert!(matches!(
             m.location,
@@ -950,7 +965,10 @@ mod tests {
             big.location,
             MergedLocation::Code { line: 10, .. }
         ));
-        assert_eq!(big.reviewers, ["correctness", "reliability", "security"]);
+        assert_eq!(
+            big.reviewers,
+            ["correctness", "reliability", "security"].map(Arc::from)
+        );
         let lone = out.iter().find(|m| m.reviewers.len() == 1).unwrap();
         assert!(matches!(
             lone.location,
@@ -1235,7 +1253,7 @@ mod tests {
                 ],
             )],
         );
-        let titles: Vec<&str> = out.iter().map(|m| m.title.as_str()).collect();
+        let titles: Vec<&str> = out.iter().map(|m| &*m.title).collect();
         assert_eq!(
             titles,
             [
@@ -1260,7 +1278,7 @@ mod tests {
                 ],
             )],
         );
-        let places: Vec<&str> = out.iter().map(|m| m.title.as_str()).collect();
+        let places: Vec<&str> = out.iter().map(|m| &*m.title).collect();
         assert_eq!(places, ["z", "y", "x"]);
     }
 
@@ -1314,11 +1332,16 @@ mod tests {
             sources,
             calls: &calls,
         };
-        replay_with(policy, Mode::Code, &precision, &refs(returns))
+        replay_with(
+            policy,
+            Mode::Code,
+            &precision,
+            &refs(&names(returns), returns),
+        )
     }
 
     fn outcome<'a>(out: &'a [Merged], title: &str) -> &'a Merged {
-        out.iter().find(|m| m.title == title).unwrap()
+        out.iter().find(|m| &*m.title == title).unwrap()
     }
 
     /// Budget order: severity, confidence descending, then the representative's file (byte by
@@ -1468,7 +1491,7 @@ mod tests {
             let mut s: Vec<String> = out
                 .iter()
                 .filter(|m| m.validation.is_some())
-                .map(|m| m.title.clone())
+                .map(|m| m.title.to_string())
                 .collect();
             s.sort();
             s
@@ -1557,7 +1580,7 @@ mod tests {
         // Line 2 carries the marker; line 3 is below it; line 4 is two below; b.rs has none.
         let tiers: Vec<(&str, Tier, Option<bool>)> = out
             .iter()
-            .map(|m| (m.title.as_str(), m.tier, m.on_suppressed_line))
+            .map(|m| (&*m.title, m.tier, m.on_suppressed_line))
             .collect();
         assert_eq!(
             tiers,

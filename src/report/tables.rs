@@ -1,8 +1,6 @@
 //! The run's tables (SPEC §5) as polars DataFrames, serialized to CSV and Parquet bytes. Built
 //! from the one result model, so a table never says something `metrics.json` does not.
 
-use std::io::Cursor;
-
 use polars::prelude::*;
 
 use crate::analysis::{FindingRow, Metrics, PairRow};
@@ -109,11 +107,31 @@ pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
     c.finish().map(Some)
 }
 
-fn label<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|j| j.as_str().map(str::to_string))
-        .unwrap_or_default()
+/// The names an enum's values serialize to, worked out once per distinct value (the enums here
+/// have a handful), so that a million rows do not serialize a million times.
+struct Names<T>(Vec<(T, String)>);
+
+impl<T: serde::Serialize + PartialEq + Copy> Names<T> {
+    fn of(values: impl Iterator<Item = T>) -> Self {
+        let mut names: Vec<(T, String)> = Vec::new();
+        for v in values {
+            if !names.iter().any(|(seen, _)| *seen == v) {
+                let name = serde_json::to_value(v)
+                    .ok()
+                    .and_then(|j| j.as_str().map(str::to_string))
+                    .unwrap_or_default();
+                names.push((v, name));
+            }
+        }
+        Names(names)
+    }
+
+    fn name(&self, v: T) -> &str {
+        self.0
+            .iter()
+            .find(|(seen, _)| *seen == v)
+            .map_or("", |(_, name)| name)
+    }
 }
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
@@ -122,19 +140,30 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
     if rows.is_empty() {
         return Ok(None);
     }
-    let f = |g: fn(&FindingRow) -> String| rows.iter().map(g).collect::<Vec<String>>();
+    let text = |g: for<'a> fn(&'a FindingRow) -> &'a str| rows.iter().map(g).collect::<Vec<&str>>();
     let b = |g: fn(&FindingRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
+    let joined = |g: fn(&FindingRow) -> String| rows.iter().map(g).collect::<Vec<String>>();
+    let severity = Names::of(rows.iter().map(|r| r.finding.severity));
+    let autofix = Names::of(rows.iter().map(|r| r.finding.autofix));
+    let tier = Names::of(rows.iter().map(|r| r.finding.tier));
+    let route = Names::of(rows.iter().filter_map(|r| r.finding.route));
+    let queue = Names::of(rows.iter().filter_map(|r| r.finding.queue));
     let mut c = Columns::new(rows.len());
-    c.push("arm", f(|r| r.arm.clone()))
-        .push("target", f(|r| r.target.clone()))
+    c.push("arm", text(|r| &r.arm))
+        .push("target", text(|r| &r.target))
         .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
-        .push("title", f(|r| r.finding.title.clone()))
-        .push("severity", f(|r| label(&r.finding.severity)))
+        .push("title", text(|r| &r.finding.title))
+        .push(
+            "severity",
+            rows.iter()
+                .map(|r| severity.name(r.finding.severity))
+                .collect::<Vec<&str>>(),
+        )
         .push(
             "location",
-            f(|r| match &r.finding.location {
-                MergedLocation::Doc { section, .. } => section.clone(),
-                MergedLocation::Code { file, .. } => file.clone(),
+            text(|r| match &r.finding.location {
+                MergedLocation::Doc { section, .. } => section,
+                MergedLocation::Code { file, .. } => file,
             }),
         )
         .push(
@@ -146,7 +175,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
                 })
                 .collect::<Vec<Option<u32>>>(),
         )
-        .push("reviewers", f(|r| r.finding.reviewers.join(";")))
+        .push("reviewers", joined(|r| r.finding.reviewers.join(";")))
         .push(
             "contributions",
             rows.iter()
@@ -155,7 +184,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
         )
         .push(
             "ids",
-            f(|r| {
+            joined(|r| {
                 r.finding
                     .contributions
                     .iter()
@@ -164,7 +193,12 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
                     .join(";")
             }),
         )
-        .push("autofix_class", f(|r| label(&r.finding.autofix)))
+        .push(
+            "autofix_class",
+            rows.iter()
+                .map(|r| autofix.name(r.finding.autofix))
+                .collect::<Vec<&str>>(),
+        )
         .push(
             "confidence_before",
             rows.iter()
@@ -180,38 +214,37 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
         .push("corroborated", b(|r| r.finding.corroborated))
         .push("promotable", b(|r| r.finding.promotable))
         .push("promoted", b(|r| r.finding.promoted))
-        .push("tier", f(|r| label(&r.finding.tier)))
+        .push(
+            "tier",
+            rows.iter()
+                .map(|r| tier.name(r.finding.tier))
+                .collect::<Vec<&str>>(),
+        )
         .push(
             "route",
             rows.iter()
-                .map(|r| r.finding.route.map(|x| label(&x)))
-                .collect::<Vec<Option<String>>>(),
+                .map(|r| r.finding.route.map(|x| route.name(x)))
+                .collect::<Vec<Option<&str>>>(),
         )
         .push(
             "queue",
             rows.iter()
-                .map(|r| r.finding.queue.map(|x| label(&x)))
-                .collect::<Vec<Option<String>>>(),
+                .map(|r| r.finding.queue.map(|x| queue.name(x)))
+                .collect::<Vec<Option<&str>>>(),
         );
     if controls {
         c.push(
             "validation",
-            f(|r| {
-                r.finding
-                    .validation
-                    .as_ref()
-                    .map_or("not_run", Check::name)
-                    .to_string()
-            }),
+            text(|r| r.finding.validation.as_ref().map_or("not_run", Check::name)),
         )
         .push(
             "validation_reason",
             rows.iter()
                 .map(|r| match &r.finding.validation {
-                    Some(Check::Rejected(why)) => Some(why.clone()),
+                    Some(Check::Rejected(why)) => Some(why.as_str()),
                     _ => None,
                 })
-                .collect::<Vec<Option<String>>>(),
+                .collect::<Vec<Option<&str>>>(),
         )
         .push(
             "on_suppressed_line",
@@ -335,14 +368,12 @@ pub fn pairs(rows: &[PairRow]) -> PolarsResult<Option<DataFrame>> {
     c.finish().map(Some)
 }
 
-pub fn to_csv(df: &mut DataFrame) -> PolarsResult<Vec<u8>> {
-    let mut out = Vec::new();
-    CsvWriter::new(&mut out).include_header(true).finish(df)?;
-    Ok(out)
+/// Writes `df` as CSV with a header.
+pub fn write_csv(df: &mut DataFrame, out: &mut impl std::io::Write) -> PolarsResult<()> {
+    CsvWriter::new(out).include_header(true).finish(df)
 }
 
-pub fn to_parquet(df: &mut DataFrame) -> PolarsResult<Vec<u8>> {
-    let mut out = Cursor::new(Vec::new());
-    ParquetWriter::new(&mut out).finish(df)?;
-    Ok(out.into_inner())
+/// Writes `df` as Parquet.
+pub fn write_parquet(df: &mut DataFrame, out: &mut impl std::io::Write) -> PolarsResult<()> {
+    ParquetWriter::new(out).finish(df).map(|_| ())
 }
