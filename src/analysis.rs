@@ -165,7 +165,9 @@ pub struct PairRow {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Analysis {
     pub metrics: Metrics,
-    pub findings: Vec<FindingRow>,
+    /// Baseline rows, then treatment rows: each arm's as it replayed them (not joined, so that
+    /// a million rows are never copied into one larger block).
+    pub findings: [Vec<FindingRow>; 2],
     /// Baseline rows, then treatment rows.
     pub queries: Vec<QueryRow>,
     /// Per reported delta that is a mean of per-unit differences, in table then delta order:
@@ -199,7 +201,7 @@ pub fn analyse(
             pairs.extend(r.pairs);
             (Some(r.section), Some(r.agreement), r.findings)
         }
-        None => (None, None, Vec::new()),
+        None => (None, None, [Vec::new(), Vec::new()]),
     };
     let (mut queries, query_rows) = match &corpus.queries {
         Some((name, all)) => {
@@ -318,7 +320,7 @@ impl<'a> CorpusControls<'a> {
 struct Reviewed {
     section: ReviewSection,
     agreement: AgreementSection,
-    findings: Vec<FindingRow>,
+    findings: [Vec<FindingRow>; 2],
     pairs: Vec<PairRow>,
 }
 
@@ -353,9 +355,9 @@ fn review_section(
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
         (baseline, treatment)
     });
-    let (baseline, mut findings) = baseline?;
+    let (baseline, baseline_rows) = baseline?;
     let (treatment, treatment_rows) = treatment?;
-    findings.extend(treatment_rows);
+    let findings = [baseline_rows, treatment_rows];
     let (delta, pairs) = deltas(exp, &baseline.metrics, &treatment.metrics, settings.threads);
     let runs = match (baseline.runs, treatment.runs) {
         (Some(baseline), Some(treatment)) => Some(PerArm {

@@ -284,21 +284,28 @@ impl Claim {
         &self.id
     }
 
-    /// Writes one file of the run (a path relative to the run directory) into the claim by
-    /// `write`, straight to disk: a large table is never held whole in memory. It becomes part
+    /// Writes files of the run (paths relative to the run directory) into the claim by `write`,
+    /// straight to disk: a large table is never held whole in memory. It becomes part
     /// of the run at [`Claim::commit`], and goes with the claim if the run never commits.
-    pub fn write_with(
+    pub fn write_with<const N: usize>(
         &self,
-        file: &str,
-        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+        files: [&str; N],
+        write: impl FnOnce(&mut [std::io::BufWriter<std::fs::File>; N]) -> std::io::Result<()>,
     ) -> Result<(), Error> {
-        let path = self.partial.join(file);
         let run = || -> std::io::Result<()> {
-            let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+            let mut open = Vec::with_capacity(N);
+            for file in files {
+                open.push(std::io::BufWriter::new(std::fs::File::create(
+                    self.partial.join(file),
+                )?));
+            }
+            let Ok(mut out) = <[_; N]>::try_from(open) else {
+                unreachable!("one writer per file")
+            };
             write(&mut out)?;
-            std::io::Write::flush(&mut out)
+            out.iter_mut().try_for_each(std::io::Write::flush)
         };
-        run().map_err(|e| Error::write(&self.final_dir.join(file), e))
+        run().map_err(|e| Error::write(&self.final_dir, e))
     }
 
     /// Writes `files` (paths relative to the run directory) and renames the whole directory

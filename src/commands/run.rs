@@ -279,26 +279,32 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     // and the rows it came from are let go first: at a million findings the rows, the frame and
     // the CSV text need not all be held at once.
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
-    let write_table = |name: &str, df: Option<polars::prelude::DataFrame>| -> Result<(), Error> {
-        if let Some(mut df) = df {
-            claim.write_with(&format!("{name}.csv"), |w| {
-                tables::write_csv(&mut df, w).map_err(table_error)
-            })?;
-            claim.write_with(&format!("{name}.parquet"), |w| {
-                tables::write_parquet(&mut df, w).map_err(table_error)
-            })?;
-        }
-        Ok(())
-    };
-    let build_error = |e: polars::error::PolarsError| Error::Write(table_error(e));
-    write_table("targets", tables::targets(&metrics).map_err(build_error)?)?;
-    let df = tables::findings(&findings, controls_replayed(&metrics)).map_err(build_error)?;
+    // A table is written only when it has rows, a batch of rows at a time: each frame is built
+    // as the writers reach it.
+    let write_table =
+        |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
+            let mut frames = frames.filter_map(Result::transpose).peekable();
+            if frames.peek().is_none() {
+                return Ok(());
+            }
+            let (csv, parquet) = (format!("{name}.csv"), format!("{name}.parquet"));
+            claim.write_with([&csv, &parquet], |[csv, parquet]| {
+                tables::write_frames(frames, csv, parquet).map_err(table_error)
+            })
+        };
+    write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
+    let controls = controls_replayed(&metrics);
+    write_table(
+        "findings",
+        &mut findings
+            .iter()
+            .flat_map(|rows| rows.chunks(tables::FRAME_ROWS))
+            .map(|rows| tables::findings(rows, controls)),
+    )?;
     drop(findings);
-    write_table("findings", df)?;
-    let df = tables::queries(&queries).map_err(build_error)?;
+    write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
     drop(queries);
-    write_table("queries", df)?;
-    write_table("pairs", tables::pairs(&pairs).map_err(build_error)?)?;
+    write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
     timer.lap("tables", &mut lap);
     let manifest = Manifest {
         run_id: run_id.clone(),

@@ -39,7 +39,7 @@ impl Columns {
 }
 
 /// One row per (arm, target, run) with every per-target metric.
-pub fn targets(metrics: &Metrics) -> PolarsResult<Option<DataFrame>> {
+pub fn targets(metrics: &Metrics) -> Table {
     let Some(review) = &metrics.review else {
         return Ok(None);
     };
@@ -136,7 +136,7 @@ impl<T: serde::Serialize + PartialEq + Copy> Names<T> {
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
 /// its tier and route; with the precision controls, what the validation pass made of it.
-pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<DataFrame>> {
+pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -259,7 +259,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> PolarsResult<Option<Data
 /// One row per (arm, query, run): primary and final confidence, the gate's decision, the band,
 /// the outcomes, and the final score's breakdown by category (score, weight, contribution;
 /// empty where the category did not count) so a reader can see why a score is what it is.
-pub fn queries(rows: &[QueryRow]) -> PolarsResult<Option<DataFrame>> {
+pub fn queries(rows: &[QueryRow]) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -336,7 +336,7 @@ pub fn queries(rows: &[QueryRow]) -> PolarsResult<Option<DataFrame>> {
 /// One row per (reported delta, unit): the unit's value in each arm and their difference, so a
 /// reader can see which targets or queries moved, and `calibench plan` can size the next study
 /// from them. Targets' values are means over runs (`run` empty); queries are per run.
-pub fn pairs(rows: &[PairRow]) -> PolarsResult<Option<DataFrame>> {
+pub fn pairs(rows: &[PairRow]) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -373,7 +373,72 @@ pub fn write_csv(df: &mut DataFrame, out: &mut impl std::io::Write) -> PolarsRes
     CsvWriter::new(out).include_header(true).finish(df)
 }
 
-/// Writes `df` as Parquet.
-pub fn write_parquet(df: &mut DataFrame, out: &mut impl std::io::Write) -> PolarsResult<()> {
-    ParquetWriter::new(out).finish(df).map(|_| ())
+/// A table (or a batch of its rows) as built: `None` when it has no rows.
+pub type Table = PolarsResult<Option<DataFrame>>;
+
+/// How many rows a table is built and written at a time: a million-row table is never held
+/// whole as a frame (each batch is one Parquet row group).
+pub const FRAME_ROWS: usize = 65_536;
+
+/// Writes one table, given as consecutive frames of one schema, as CSV (with a header) and as
+/// Parquet at once.
+pub fn write_frames(
+    frames: impl IntoIterator<Item = PolarsResult<DataFrame>>,
+    csv: &mut impl std::io::Write,
+    parquet: &mut impl std::io::Write,
+) -> PolarsResult<()> {
+    let mut frames = frames.into_iter();
+    let Some(first) = frames.next().transpose()? else {
+        return Ok(());
+    };
+    let schema = first.schema().clone();
+    let mut to_csv = CsvWriter::new(csv).include_header(true).batched(&schema)?;
+    let mut to_parquet = ParquetWriter::new(parquet).batched(&schema)?;
+    for df in std::iter::once(Ok(first)).chain(frames) {
+        let df = df?;
+        to_csv.write_batch(&df)?;
+        to_parquet.write_batch(&df)?;
+    }
+    to_csv.finish()?;
+    to_parquet.finish().map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // A table written a batch at a time is the table written whole: the same CSV text, and a
+    // Parquet file that reads back to the same frame.
+    #[test]
+    fn a_table_written_in_batches_is_the_table_written_whole() {
+        let mut c = Columns::new(10);
+        c.push(
+            "name",
+            (0..10).map(|i| format!("row {i}")).collect::<Vec<_>>(),
+        )
+        .push(
+            "maybe",
+            (0..10)
+                .map(|i| (i % 3 == 0).then_some("x"))
+                .collect::<Vec<Option<&str>>>(),
+        )
+        .push("x", (0..10).map(|i| i as f64 / 7.0).collect::<Vec<f64>>());
+        let mut df = c.finish().unwrap();
+        let mut whole = Vec::new();
+        write_csv(&mut df, &mut whole).unwrap();
+        let batches = [df.slice(0, 3), df.slice(3, 3), df.slice(6, 4)];
+        let (mut csv, mut parquet) = (Vec::new(), Vec::new());
+        write_frames(batches.map(Ok), &mut csv, &mut parquet).unwrap();
+        assert_eq!(
+            String::from_utf8(csv).unwrap(),
+            String::from_utf8(whole).unwrap()
+        );
+        let back = ParquetReader::new(std::io::Cursor::new(parquet))
+            .finish()
+            .unwrap();
+        assert!(back.equals_missing(&df), "{back}");
+        let (mut csv, mut parquet) = (Vec::new(), Vec::new());
+        write_frames(std::iter::empty(), &mut csv, &mut parquet).unwrap();
+        assert!(csv.is_empty() && parquet.is_empty());
+    }
 }
