@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Arm, Experiment, Mode, Scale};
 use crate::corpus::queries::{self, Query};
-use crate::corpus::reviews::{Return, Selection};
+use crate::corpus::reviews::{Autofix, Return, Selection, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::Target;
 use crate::corpus::validations::Validation;
@@ -17,7 +17,7 @@ use crate::corpus::verdicts::Item;
 use crate::error::InputError;
 use crate::replay;
 use crate::replay::query_metrics::{self, QueryArmMetrics, QueryRow};
-use crate::replay::review::{Check, Merged};
+use crate::replay::review::{Check, Merged, MergedLocation, Queue, Route, Tier};
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
@@ -142,14 +142,68 @@ pub struct Agreement {
     pub undefined_reason: Option<String>,
 }
 
-/// One merged finding with where it came from: a row of the `findings` table.
+/// One merged finding with where it came from: a row of the `findings` table. It keeps what
+/// the table shows of a [`Merged`] and no more (a large run holds a million of them at once);
+/// its text is shared with the corpus.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FindingRow {
     /// Shared by every row of the arm, and of the (target, run).
     pub arm: Arc<str>,
     pub target: Arc<str>,
     pub run: u32,
-    pub finding: Merged,
+    pub title: Arc<str>,
+    pub severity: Severity,
+    /// The section (doc mode) or the file (code mode).
+    pub location: Arc<str>,
+    /// Code mode: the smallest line of the merged cluster.
+    pub line: Option<u32>,
+    pub reviewers: Box<[Arc<str>]>,
+    pub contributions: u32,
+    /// The contributors' ids, in document order (a contributor without one has none here).
+    pub ids: Box<[Arc<str>]>,
+    pub autofix: Autofix,
+    pub confidence_before: f64,
+    pub confidence: f64,
+    pub corroborated: bool,
+    pub promotable: bool,
+    pub promoted: bool,
+    pub tier: Tier,
+    pub route: Option<Route>,
+    pub queue: Option<Queue>,
+    pub validation: Option<Check>,
+    pub on_suppressed_line: Option<bool>,
+}
+
+impl FindingRow {
+    fn new(arm: &Arc<str>, target: &Arc<str>, run: u32, m: Merged) -> Self {
+        let (location, line) = match m.location {
+            MergedLocation::Doc { section, .. } => (section, None),
+            MergedLocation::Code { file, line, .. } => (file, Some(line)),
+        };
+        FindingRow {
+            arm: arm.clone(),
+            target: target.clone(),
+            run,
+            title: m.title,
+            severity: m.severity,
+            location,
+            line,
+            reviewers: m.reviewers.into_boxed_slice(),
+            contributions: m.contributions.len() as u32,
+            ids: m.contributions.into_iter().filter_map(|c| c.id).collect(),
+            autofix: m.autofix,
+            confidence_before: m.confidence_before,
+            confidence: m.confidence,
+            corroborated: m.corroborated,
+            promotable: m.promotable,
+            promoted: m.promoted,
+            tier: m.tier,
+            route: m.route,
+            queue: m.queue,
+            validation: m.validation,
+            on_suppressed_line: m.on_suppressed_line,
+        }
+    }
 }
 
 /// One unit's values of one reported delta: a row of the `pairs` table, from which
@@ -631,6 +685,10 @@ fn replay_arm(
             return Err(m.to_error(name));
         }
     }
+    // Merging never makes more findings than the returns hold: room for that many rows up
+    // front, so the rows are never copied into a larger block as they grow (room not written
+    // is never touched, and costs no memory).
+    rows.reserve(returns.iter().map(|r| r.findings.len()).sum());
 
     // A verdict on a finding may be filed under the recorded arm label or the arm's name.
     let composite = |id: &str| {
@@ -703,12 +761,11 @@ fn replay_arm(
             pile.extend(review_metrics::finding_composite(m, &composite));
         }
         let target: Arc<str> = Arc::from(run.target);
-        rows.extend(run.merged.into_iter().map(|finding| FindingRow {
-            arm: arm_name.clone(),
-            target: target.clone(),
-            run: run.run,
-            finding,
-        }));
+        rows.extend(
+            run.merged
+                .into_iter()
+                .map(|m| FindingRow::new(&arm_name, &target, run.run, m)),
+        );
     }
     let (reviewer_rows, run_rows) = (replayed.reviewer_units, replayed.run_units);
     let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);

@@ -11,7 +11,24 @@ use calibench::{cli::Cli, commands, exit, output};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+extern "C" {
+    /// mimalloc's option setter (`mimalloc.h`), in the library the allocator links.
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+/// `mi_option_purge_delay` in `mimalloc.h` (the same in its v2 and v3): how long freed memory
+/// is kept from the operating system, in milliseconds.
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
 fn main() -> ExitCode {
+    // mimalloc 3 keeps freed pages for a second before giving them back; a run frees its parse
+    // buffers and merge scratch as it goes, so that second is hundreds of MB of peak memory on a
+    // million findings (README, Benchmarks). 10 ms is mimalloc 2's default. An explicit
+    // MIMALLOC_PURGE_DELAY in the environment still wins.
+    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+        // SAFETY: sets a plain integer option; mimalloc reads options atomically.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
+    }
     // Usage errors exit 2 from clap itself; --help and --version exit 0.
     let cli = Cli::parse();
     let result = commands::dispatch(cli);

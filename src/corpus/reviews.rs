@@ -427,7 +427,7 @@ pub fn select<F: Unchecked>(
     records
         .iter()
         .filter(|r| r.arm == source)
-        .map(|r| to_return(r, mode, scale))
+        .map(|r| to_return(r, mode, scale, &mut Interner::default()))
         .collect()
 }
 
@@ -482,10 +482,12 @@ pub fn check_for(
         }
     }
     let mut labels = BTreeSet::new();
+    let mut interner = Interner::default();
     let problems = each_record(name, lines, |record| {
         index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
-            sel.returns.push(to_return(&record, mode, sel.scale));
+            sel.returns
+                .push(to_return(&record, mode, sel.scale, &mut interner));
         }
         if !labels.contains(&record.arm) {
             labels.insert(record.arm);
@@ -499,9 +501,38 @@ pub fn check_for(
     }
 }
 
+/// One copy of each text findings repeat: the sections and files they point at, and the titles
+/// several reviewers (or arms) give one issue. A large corpus holds each once.
+#[derive(Default)]
+struct Interner(HashSet<Arc<str>, RandomState>);
+
+impl Interner {
+    fn get(&mut self, s: &mut Arc<str>) {
+        match self.0.get(s) {
+            Some(held) => *s = held.clone(),
+            None => {
+                self.0.insert(s.clone());
+            }
+        }
+    }
+
+    fn finding(&mut self, f: &mut Finding) {
+        self.get(&mut f.title);
+        match &mut f.location {
+            Location::Doc { section, .. } => self.get(section),
+            Location::Code { file, .. } => self.get(file),
+        }
+    }
+}
+
 /// One record as one arm reads it.
-fn to_return<F: Unchecked>(r: &Record<F>, mode: Mode, scale: Scale) -> Return {
-    let mut findings = Vec::new();
+fn to_return<F: Unchecked>(
+    r: &Record<F>,
+    mode: Mode,
+    scale: Scale,
+    interner: &mut Interner,
+) -> Return {
+    let mut findings = Vec::with_capacity(r.findings.len());
     let mut malformed = Vec::new();
     for (index, raw) in r.findings.iter().enumerate() {
         let checked = match r.duplicate_id_of.get(index).copied().flatten() {
@@ -512,7 +543,10 @@ fn to_return<F: Unchecked>(r: &Record<F>, mode: Mode, scale: Scale) -> Return {
             None => raw.check(mode, scale),
         };
         match checked {
-            Ok(f) => findings.push(f),
+            Ok(mut f) => {
+                interner.finding(&mut f);
+                findings.push(f);
+            }
             Err((field, reason)) => malformed.push(Malformed {
                 line: r.line,
                 index,

@@ -1,13 +1,15 @@
 //! The run's tables (SPEC §5) as polars DataFrames, serialized to CSV and Parquet bytes. Built
 //! from the one result model, so a table never says something `metrics.json` does not.
 
+use std::sync::Arc;
+
 use polars::prelude::*;
 
 use crate::analysis::{FindingRow, Metrics, PairRow};
 use crate::corpus::queries::Category;
 use crate::replay::query::Part;
 use crate::replay::query_metrics::QueryRow;
-use crate::replay::review::{Check, MergedLocation};
+use crate::replay::review::Check;
 use crate::replay::review_metrics::{Figure, Kind, TargetMetrics, REVIEW_METRICS};
 
 /// Columns of one table, all of one height.
@@ -142,105 +144,75 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
     }
     let text = |g: for<'a> fn(&'a FindingRow) -> &'a str| rows.iter().map(g).collect::<Vec<&str>>();
     let b = |g: fn(&FindingRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
-    let joined = |g: fn(&FindingRow) -> String| rows.iter().map(g).collect::<Vec<String>>();
-    let severity = Names::of(rows.iter().map(|r| r.finding.severity));
-    let autofix = Names::of(rows.iter().map(|r| r.finding.autofix));
-    let tier = Names::of(rows.iter().map(|r| r.finding.tier));
-    let route = Names::of(rows.iter().filter_map(|r| r.finding.route));
-    let queue = Names::of(rows.iter().filter_map(|r| r.finding.queue));
+    let f64s = |g: fn(&FindingRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
+    let joined = |g: fn(&FindingRow) -> &[Arc<str>]| {
+        rows.iter().map(|r| g(r).join(";")).collect::<Vec<String>>()
+    };
+    let severity = Names::of(rows.iter().map(|r| r.severity));
+    let autofix = Names::of(rows.iter().map(|r| r.autofix));
+    let tier = Names::of(rows.iter().map(|r| r.tier));
+    let route = Names::of(rows.iter().filter_map(|r| r.route));
+    let queue = Names::of(rows.iter().filter_map(|r| r.queue));
     let mut c = Columns::new(rows.len());
     c.push("arm", text(|r| &r.arm))
         .push("target", text(|r| &r.target))
         .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
-        .push("title", text(|r| &r.finding.title))
+        .push("title", text(|r| &r.title))
         .push(
             "severity",
             rows.iter()
-                .map(|r| severity.name(r.finding.severity))
+                .map(|r| severity.name(r.severity))
                 .collect::<Vec<&str>>(),
         )
-        .push(
-            "location",
-            text(|r| match &r.finding.location {
-                MergedLocation::Doc { section, .. } => section,
-                MergedLocation::Code { file, .. } => file,
-            }),
-        )
+        .push("location", text(|r| &r.location))
         .push(
             "line",
-            rows.iter()
-                .map(|r| match r.finding.location {
-                    MergedLocation::Code { line, .. } => Some(line),
-                    MergedLocation::Doc { .. } => None,
-                })
-                .collect::<Vec<Option<u32>>>(),
+            rows.iter().map(|r| r.line).collect::<Vec<Option<u32>>>(),
         )
-        .push("reviewers", joined(|r| r.finding.reviewers.join(";")))
+        .push("reviewers", joined(|r| &r.reviewers))
         .push(
             "contributions",
-            rows.iter()
-                .map(|r| r.finding.contributions.len() as u32)
-                .collect::<Vec<u32>>(),
+            rows.iter().map(|r| r.contributions).collect::<Vec<u32>>(),
         )
-        .push(
-            "ids",
-            joined(|r| {
-                r.finding
-                    .contributions
-                    .iter()
-                    .filter_map(|c| c.id.as_deref())
-                    .collect::<Vec<_>>()
-                    .join(";")
-            }),
-        )
+        .push("ids", joined(|r| &r.ids))
         .push(
             "autofix_class",
             rows.iter()
-                .map(|r| autofix.name(r.finding.autofix))
+                .map(|r| autofix.name(r.autofix))
                 .collect::<Vec<&str>>(),
         )
-        .push(
-            "confidence_before",
-            rows.iter()
-                .map(|r| r.finding.confidence_before)
-                .collect::<Vec<f64>>(),
-        )
-        .push(
-            "confidence",
-            rows.iter()
-                .map(|r| r.finding.confidence)
-                .collect::<Vec<f64>>(),
-        )
-        .push("corroborated", b(|r| r.finding.corroborated))
-        .push("promotable", b(|r| r.finding.promotable))
-        .push("promoted", b(|r| r.finding.promoted))
+        .push("confidence_before", f64s(|r| r.confidence_before))
+        .push("confidence", f64s(|r| r.confidence))
+        .push("corroborated", b(|r| r.corroborated))
+        .push("promotable", b(|r| r.promotable))
+        .push("promoted", b(|r| r.promoted))
         .push(
             "tier",
             rows.iter()
-                .map(|r| tier.name(r.finding.tier))
+                .map(|r| tier.name(r.tier))
                 .collect::<Vec<&str>>(),
         )
         .push(
             "route",
             rows.iter()
-                .map(|r| r.finding.route.map(|x| route.name(x)))
+                .map(|r| r.route.map(|x| route.name(x)))
                 .collect::<Vec<Option<&str>>>(),
         )
         .push(
             "queue",
             rows.iter()
-                .map(|r| r.finding.queue.map(|x| queue.name(x)))
+                .map(|r| r.queue.map(|x| queue.name(x)))
                 .collect::<Vec<Option<&str>>>(),
         );
     if controls {
         c.push(
             "validation",
-            text(|r| r.finding.validation.as_ref().map_or("not_run", Check::name)),
+            text(|r| r.validation.as_ref().map_or("not_run", Check::name)),
         )
         .push(
             "validation_reason",
             rows.iter()
-                .map(|r| match &r.finding.validation {
+                .map(|r| match &r.validation {
                     Some(Check::Rejected(why)) => Some(why.as_str()),
                     _ => None,
                 })
@@ -249,7 +221,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
         .push(
             "on_suppressed_line",
             rows.iter()
-                .map(|r| r.finding.on_suppressed_line)
+                .map(|r| r.on_suppressed_line)
                 .collect::<Vec<Option<bool>>>(),
         );
     }
