@@ -112,8 +112,17 @@ impl Timer {
                 })
                 .map(|kb| format!(", peak {} MB", kb / 1024))
                 .unwrap_or_default();
+            // SAFETY: getrusage only writes the struct it is given.
+            let cpu = unsafe {
+                let mut usage: libc::rusage = std::mem::zeroed();
+                (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then(|| {
+                    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+                    s(usage.ru_utime) + s(usage.ru_stime)
+                })
+            };
+            let cpu = cpu.map_or_else(String::new, |c| format!(", cpu {c:.3} s"));
             eprintln!(
-                "timing {phase}: {:.3} s (total {:.3} s{peak})",
+                "timing {phase}: {:.3} s (total {:.3} s{cpu}{peak})",
                 since.elapsed().as_secs_f64(),
                 self.start.elapsed().as_secs_f64()
             );

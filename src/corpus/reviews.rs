@@ -145,6 +145,8 @@ pub struct Index {
 pub trait Unchecked {
     /// Its string field `name`, if it has one.
     fn text(&self, name: &str) -> Option<&str>;
+    /// The same, as a string that can be shared.
+    fn shared(&self, name: &str) -> Option<Arc<str>>;
     /// It checked against its field rules, as [`validate`] checks.
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError>;
 }
@@ -152,6 +154,9 @@ pub trait Unchecked {
 impl Unchecked for Value {
     fn text(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
+    }
+    fn shared(&self, name: &str) -> Option<Arc<str>> {
+        self.text(name).map(Arc::from)
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         validate(&RawFinding::from(self), mode, scale)
@@ -161,6 +166,12 @@ impl Unchecked for Value {
 impl Unchecked for RawFinding {
     fn text(&self, name: &str) -> Option<&str> {
         RawFinding::text(self, name)
+    }
+    fn shared(&self, name: &str) -> Option<Arc<str>> {
+        match self.get(name)? {
+            Slot::Str(s) => Some(s.clone()),
+            _ => None,
+        }
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         validate(self, mode, scale)
@@ -315,7 +326,7 @@ fn each_record<F: Unchecked>(
     raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
     mut f: impl FnMut(Record<F>),
 ) -> Vec<InputError> {
-    let mut ids: HashMap<String, u64, RandomState> = HashMap::default();
+    let mut ids: HashMap<Arc<str>, u64, RandomState> = HashMap::default();
     super::unique(
         raws,
         |line, raw| check_record(name, line, raw),
@@ -340,7 +351,7 @@ fn each_record<F: Unchecked>(
                     match ids.get(id) {
                         Some(&first) => Some(first),
                         None => {
-                            ids.insert(id.to_string(), record.line);
+                            ids.insert(f.shared("id")?, record.line);
                             None
                         }
                     }

@@ -126,7 +126,7 @@ pub struct RunGroup<'a> {
 /// The targets of `returns` in order of first appearance, each with its runs.
 pub fn group(returns: &[Return]) -> Vec<TargetGroup<'_>> {
     let mut targets: Vec<TargetGroup> = Vec::new();
-    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut index: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
     for r in returns {
         let t = *index.entry(&r.target).or_insert_with(|| {
             targets.push(TargetGroup {
@@ -232,7 +232,11 @@ pub fn replay_arm<'a>(
             continue;
         }
         // (reviewer, fingerprint) → run → confidence, for test-retest agreement.
-        let mut across_runs: HashMap<(&str, String), BTreeMap<u32, f64>> = HashMap::new();
+        let mut across_runs: HashMap<
+            (&str, String),
+            BTreeMap<u32, f64>,
+            foldhash::fast::RandomState,
+        > = HashMap::default();
         for RunGroup {
             run,
             returns: group,

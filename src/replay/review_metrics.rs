@@ -651,7 +651,7 @@ fn by_target(
     metric: impl Fn(&TargetMetrics) -> Option<f64>,
 ) -> Vec<(String, f64)> {
     let mut order: Vec<String> = Vec::new();
-    let mut sums: HashMap<&str, (f64, usize)> = HashMap::new();
+    let mut sums: HashMap<&str, (f64, usize), foldhash::fast::RandomState> = HashMap::default();
     for t in per_target {
         if let Some(v) = metric(t) {
             let e = sums.entry(&t.target).or_insert_with(|| {
@@ -713,7 +713,7 @@ pub fn arm_metrics(
             })
             .collect(),
     };
-    let mut runs: HashMap<&str, usize> = HashMap::new();
+    let mut runs: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
     for t in &per_target {
         *runs.entry(&t.target).or_default() += 1;
     }

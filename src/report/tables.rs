@@ -353,26 +353,62 @@ pub type Table = PolarsResult<Option<DataFrame>>;
 pub const FRAME_ROWS: usize = 65_536;
 
 /// Writes one table, given as consecutive frames of one schema, as CSV (with a header) and as
-/// Parquet at once.
+/// Parquet at once. Each writer has a thread of its own, so that the next frame is built while
+/// the last one is written; frames reach both in order.
 pub fn write_frames(
     frames: impl IntoIterator<Item = PolarsResult<DataFrame>>,
-    csv: &mut impl std::io::Write,
-    parquet: &mut impl std::io::Write,
+    csv: &mut (impl std::io::Write + Send),
+    parquet: &mut (impl std::io::Write + Send),
 ) -> PolarsResult<()> {
+    use std::sync::mpsc::sync_channel;
     let mut frames = frames.into_iter();
     let Some(first) = frames.next().transpose()? else {
         return Ok(());
     };
     let schema = first.schema().clone();
-    let mut to_csv = CsvWriter::new(csv).include_header(true).batched(&schema)?;
-    let mut to_parquet = ParquetWriter::new(parquet).batched(&schema)?;
-    for df in std::iter::once(Ok(first)).chain(frames) {
-        let df = df?;
-        to_csv.write_batch(&df)?;
-        to_parquet.write_batch(&df)?;
-    }
-    to_csv.finish()?;
-    to_parquet.finish().map(|_| ())
+    std::thread::scope(|scope| {
+        let (to_csv, csv_frames) = sync_channel::<DataFrame>(2);
+        let (to_parquet, parquet_frames) = sync_channel::<DataFrame>(2);
+        let csv_schema = schema.clone();
+        let csv = scope.spawn(move || -> PolarsResult<()> {
+            let mut w = CsvWriter::new(csv)
+                .include_header(true)
+                .batched(&csv_schema)?;
+            for df in csv_frames {
+                w.write_batch(&df)?;
+            }
+            w.finish()
+        });
+        let parquet = scope.spawn(move || -> PolarsResult<()> {
+            let mut w = ParquetWriter::new(parquet).batched(&schema)?;
+            for df in parquet_frames {
+                w.write_batch(&df)?;
+            }
+            w.finish().map(|_| ())
+        });
+        // A frame that fails to build stops both; a writer that fails stops taking frames,
+        // and its error is the one returned.
+        let mut built = Ok(());
+        for df in std::iter::once(Ok(first)).chain(frames) {
+            match df {
+                Ok(df) => {
+                    if to_csv.send(df.clone()).is_err() || to_parquet.send(df).is_err() {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    built = Err(e);
+                    break;
+                }
+            }
+        }
+        drop((to_csv, to_parquet));
+        let join = |h: std::thread::ScopedJoinHandle<'_, PolarsResult<()>>| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
+        let (csv, parquet) = (join(csv), join(parquet));
+        built.and(csv).and(parquet)
+    })
 }
 
 #[cfg(test)]
@@ -400,7 +436,7 @@ mod tests {
         write_csv(&mut df, &mut whole).unwrap();
         let batches = [df.slice(0, 3), df.slice(3, 3), df.slice(6, 4)];
         let (mut csv, mut parquet) = (Vec::new(), Vec::new());
-        write_frames(batches.map(Ok), &mut csv, &mut parquet).unwrap();
+        write_frames(batches.clone().map(Ok), &mut csv, &mut parquet).unwrap();
         assert_eq!(
             String::from_utf8(csv).unwrap(),
             String::from_utf8(whole).unwrap()
@@ -412,5 +448,24 @@ mod tests {
         let (mut csv, mut parquet) = (Vec::new(), Vec::new());
         write_frames(std::iter::empty(), &mut csv, &mut parquet).unwrap();
         assert!(csv.is_empty() && parquet.is_empty());
+
+        // A frame that fails to build, or a writer that fails, is the error returned.
+        let failing = [
+            Ok(df.slice(0, 3)),
+            Err(PolarsError::NoData("no rows".into())),
+        ];
+        let e = write_frames(failing, &mut Vec::new(), &mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("no rows"), "{e}");
+        struct Full;
+        impl std::io::Write for Full {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let e = write_frames(batches.map(Ok), &mut Vec::new(), &mut Full).unwrap_err();
+        assert!(e.to_string().contains("disk full"), "{e}");
     }
 }
