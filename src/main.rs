@@ -4,7 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use calibench::{cli::Cli, commands, exit, output};
+use calibench::cli::{Cli, Command};
+use calibench::{commands, exit, output};
 
 /// mimalloc rather than glibc's malloc: a large replay builds and drops millions of small
 /// strings, which glibc's allocator serves several times slower (README, Benchmarks).
@@ -21,16 +22,22 @@ extern "C" {
 const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 
 fn main() -> ExitCode {
-    // mimalloc 3 keeps freed pages for a second before giving them back; a run frees its parse
-    // buffers and merge scratch as it goes, so that second is hundreds of MB of peak memory on a
-    // million findings (README, Benchmarks). 10 ms is mimalloc 2's default. An explicit
-    // MIMALLOC_PURGE_DELAY in the environment still wins.
-    if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    // Usage errors exit 2 from clap itself; --help and --version exit 0.
+    let cli = Cli::parse();
+    // mimalloc 3 keeps freed pages for a second before giving them back. Replaying a corpus
+    // frees parse buffers and merge scratch as it goes, and that second is a few hundred MB of
+    // peak memory on a million findings (README, Benchmarks), so the commands that replay give
+    // memory back after 10 ms (mimalloc 2's default). `alpha`, which allocates its table once,
+    // keeps the default: there the prompt return only costs page faults. An explicit
+    // MIMALLOC_PURGE_DELAY in the environment wins.
+    let replays = matches!(
+        cli.command,
+        Command::Run(_) | Command::Gate(_) | Command::Validate(_) | Command::Collect(_)
+    );
+    if replays && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets a plain integer option; mimalloc reads options atomically.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
     }
-    // Usage errors exit 2 from clap itself; --help and --version exit 0.
-    let cli = Cli::parse();
     let result = commands::dispatch(cli);
     if let Err(e) = &result {
         output::print_error(&e.to_string());
