@@ -275,12 +275,10 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
             }),
         ));
     }
-    // Each table is written straight into the claimed run directory as soon as it is built,
-    // and the rows it came from are let go first: at a million findings the rows, the frame and
-    // the CSV text need not all be held at once.
+    // Each table with rows is written straight into the claimed run directory, a batch of rows
+    // at a time, each frame built as the writers reach it; the rows are let go after their
+    // table. At a million findings the rows, a whole frame and the CSV text are never all held.
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
-    // A table is written only when it has rows, a batch of rows at a time: each frame is built
-    // as the writers reach it.
     let write_table =
         |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
             let mut frames = frames.filter_map(Result::transpose).peekable();
