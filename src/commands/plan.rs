@@ -518,9 +518,9 @@ mod tests {
                 },
             },
         ];
-        let mut df = crate::report::tables::pairs(&rows).unwrap().unwrap();
+        let df = crate::report::tables::pairs(&rows).unwrap().unwrap();
         let mut csv = Vec::new();
-        crate::report::tables::write_csv(&mut df, &mut csv).unwrap();
+        crate::report::tables::write_frames([Ok(df)], &mut csv, &mut Vec::new()).unwrap();
         let back = read_pairs("pairs.csv", &csv).unwrap();
         assert_eq!(back.len(), 2);
         for (r, b) in rows.iter().zip(&back) {

@@ -435,10 +435,11 @@ pub fn select<F: Unchecked>(
     mode: Mode,
     scale: Scale,
 ) -> Vec<Return> {
+    let mut interner = Interner::default();
     records
         .iter()
         .filter(|r| r.arm == source)
-        .map(|r| to_return(r, mode, scale, &mut Interner::default()))
+        .map(|r| to_return(r, mode, scale, &mut interner))
         .collect()
 }
 

@@ -340,11 +340,6 @@ pub fn pairs(rows: &[PairRow]) -> Table {
     c.finish().map(Some)
 }
 
-/// Writes `df` as CSV with a header.
-pub fn write_csv(df: &mut DataFrame, out: &mut impl std::io::Write) -> PolarsResult<()> {
-    CsvWriter::new(out).include_header(true).finish(df)
-}
-
 /// A table (or a batch of its rows) as built: `None` when it has no rows.
 pub type Table = PolarsResult<Option<DataFrame>>;
 
@@ -433,7 +428,10 @@ mod tests {
         .push("x", (0..10).map(|i| i as f64 / 7.0).collect::<Vec<f64>>());
         let mut df = c.finish().unwrap();
         let mut whole = Vec::new();
-        write_csv(&mut df, &mut whole).unwrap();
+        CsvWriter::new(&mut whole)
+            .include_header(true)
+            .finish(&mut df)
+            .unwrap();
         let batches = [df.slice(0, 3), df.slice(3, 3), df.slice(6, 4)];
         let (mut csv, mut parquet) = (Vec::new(), Vec::new());
         write_frames(batches.clone().map(Ok), &mut csv, &mut parquet).unwrap();
