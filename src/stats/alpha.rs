@@ -534,6 +534,7 @@ impl Prepared {
 
     /// Adds pairable units `start..start + weights.len()`, unit `start + i` counted
     /// `weights[i][r]` times in lane r.
+    #[inline(always)]
     pub fn add<const R: usize>(&self, lanes: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
         match &self.stats {
             Stats::Interval(s) => s.add(lanes, start, weights),
@@ -579,6 +580,7 @@ impl Prepared {
 
     /// The second pass (ordinal only): adds the same units with the same weights as
     /// [`Prepared::add`] did.
+    #[inline(always)]
     pub fn add_again<const R: usize>(
         &self,
         lanes: &mut Lanes<R>,
@@ -772,6 +774,7 @@ pub struct Cell {
 }
 
 impl IntervalStats {
+    #[inline(always)]
     fn add<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
         for (i, w) in weights.iter().enumerate() {
             let u = start + i;
@@ -927,6 +930,7 @@ impl CodedStats {
         delta2(level, &self.levels, positions, c, k)
     }
 
+    #[inline(always)]
     fn add<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
         for (i, w) in weights.iter().enumerate() {
             if w.iter().all(|&w| w == 0) {
@@ -954,6 +958,7 @@ impl CodedStats {
     /// Σ_u w_u · 2 m Σ (M − M̄_u)² / (m − 1) = Σ_u w_u · (m Σ k M² − (Σ k M)²) · 2 / (m − 1),
     /// with M the mid-ranks less n/2 (a shift leaves each unit's spread unchanged and halves the
     /// magnitudes the difference cancels): one pass over a unit's entries, two sums side by side.
+    #[inline(always)]
     fn add_ordinal<const R: usize>(&self, l: &mut Lanes<R>, start: usize, weights: &[[u32; R]]) {
         for (i, w) in weights.iter().enumerate() {
             let u = start + i;
