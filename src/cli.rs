@@ -64,6 +64,37 @@ pub enum Command {
     Schema(SchemaArgs),
     /// How many targets (or queries) the next A/B needs, from a pilot run's paired differences
     Plan(PlanArgs),
+    /// Read Inspect, promptfoo or lm-eval logs (or a plain table) as one arm's scores in a corpus
+    Import(ImportArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Writes CORPUS_DIR/scores.jsonl, keeping the arms it holds. Scores come from the \
+samples, never from a log's summary; a sample that errored or carries no score is missing, never 0. \
+Exit status: 0 imported, 2 a log or the folder cannot be read as one arm (nothing is written)."
+)]
+pub struct ImportArgs {
+    /// The logs' format
+    #[arg(value_enum)]
+    pub format: crate::import::Format,
+    /// The log files: Inspect .eval or .json; promptfoo results.json; lm-eval samples_*.jsonl
+    /// (and results_*.json); a .csv or .jsonl table
+    #[arg(required = true)]
+    pub logs: Vec<PathBuf>,
+    /// The label the scores are filed under (an experiment's arm `source`)
+    #[arg(long)]
+    pub arm: String,
+    /// The corpus folder (created if needed)
+    #[arg(long, value_name = "CORPUS_DIR")]
+    pub into: PathBuf,
+    /// Import an arm the folder already holds again, dropping its earlier lines
+    #[arg(long)]
+    pub replace: bool,
+    /// promptfoo: the prompt × provider cell to read (provider id, prompt label, or
+    /// `PROVIDER | PROMPT LABEL`), when the file holds several
+    #[arg(long, value_name = "CELL")]
+    pub pick: Option<String>,
 }
 
 #[derive(Debug, Args)]

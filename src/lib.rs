@@ -43,6 +43,7 @@ pub mod error;
 pub mod exit;
 pub mod gate;
 pub mod generate;
+pub mod import;
 pub mod input;
 pub mod output;
 pub mod replay;

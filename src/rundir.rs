@@ -176,8 +176,18 @@ pub struct DirLock {
 }
 
 impl DirLock {
-    /// Takes the lock on `dir`, or refuses naming the process that holds it.
+    /// Takes the lock on `dir` for a collection, or refuses naming the process that holds it.
     pub fn take(dir: &Path) -> Result<DirLock, Error> {
+        DirLock::take_for(
+            dir,
+            "is being collected into",
+            "one collection writes a run at a time: wait for it to finish or stop it, then --resume",
+        )
+    }
+
+    /// Takes the lock on `dir`, or refuses saying the folder `doing` by the process that holds
+    /// it, with `hint`.
+    pub fn take_for(dir: &Path, doing: &str, hint: &str) -> Result<DirLock, Error> {
         use std::io::{Read, Seek, Write};
         use std::os::fd::AsRawFd;
         let path = dir.join(LOCK);
@@ -199,12 +209,11 @@ impl DirLock {
             } else {
                 format!("another calibench process (process {holder})")
             };
-            return Err(InputError::new(
-                dir.display().to_string(),
-                format!("is being collected into by {who}"),
-            )
-            .hint("one collection writes a run at a time: wait for it to finish or stop it, then --resume")
-            .into());
+            return Err(
+                InputError::new(dir.display().to_string(), format!("{doing} by {who}"))
+                    .hint(hint)
+                    .into(),
+            );
         }
         let write = |file: &mut std::fs::File| -> std::io::Result<()> {
             file.set_len(0)?;

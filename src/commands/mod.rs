@@ -6,6 +6,7 @@ pub mod alpha;
 pub mod calibrate;
 pub mod collect;
 pub mod gate;
+pub mod import;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -64,6 +65,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         Command::Report(args) => emit(&report::run(&args)?, style),
         Command::Schema(args) => emit(&schema::run(&args)?, style),
         Command::Plan(args) => emit(&plan::run(&args)?, style),
+        Command::Import(args) => emit(&import::run(&args)?, style),
     }
 }
 

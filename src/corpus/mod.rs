@@ -5,6 +5,7 @@ pub mod queries;
 pub mod raw;
 pub mod reviews;
 pub mod schema;
+pub mod scores;
 pub mod sources;
 pub mod targets;
 pub mod validations;
@@ -97,8 +98,16 @@ pub(crate) fn object(
     }
 }
 
+/// An `Option` that must be written: `null` is `None`, a missing key is refused.
+pub(crate) fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    Option::deserialize(d)
+}
+
 /// A string field that must hold something: `""` or blanks are refused as "is empty".
-#[derive(Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, JsonSchema, serde::Serialize)]
+#[serde(transparent)]
 pub struct Text(#[schemars(pattern(r"\S"))] pub String);
 
 impl<'de> Deserialize<'de> for Text {

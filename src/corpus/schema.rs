@@ -6,8 +6,8 @@
 use schemars::{schema_for, Schema};
 
 use super::{
-    queries::RawQuery, reviews::RawReturn, targets::RawTarget, validations::RawValidation,
-    verdicts::RawItem,
+    queries::RawQuery, reviews::RawReturn, scores::Score, targets::RawTarget,
+    validations::RawValidation, verdicts::RawItem,
 };
 
 /// Derives one line type's schema.
@@ -20,10 +20,11 @@ pub const FILES: &[(&str, Derive)] = &[
     ("verdicts", || schema_for!(RawItem)),
     ("validations", || schema_for!(RawValidation)),
     ("targets", || schema_for!(RawTarget)),
+    ("scores", || schema_for!(Score)),
 ];
 
 /// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
-/// `validations`, `targets`).
+/// `validations`, `targets`, `scores`).
 pub fn of(stem: &str) -> Option<Schema> {
     FILES.iter().find(|(s, _)| *s == stem).map(|(_, f)| f())
 }
@@ -64,7 +65,14 @@ mod tests {
         assert!(lines > 1000, "{lines} example lines");
         assert_eq!(
             stems(),
-            ["reviews", "queries", "verdicts", "validations", "targets"]
+            [
+                "reviews",
+                "queries",
+                "verdicts",
+                "validations",
+                "targets",
+                "scores"
+            ]
         );
         assert!(of("sources").is_none());
         // The walk can fail: a key no schema describes, at depth.

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 
 use super::{Id, Lines, Text};
 use crate::error::InputError;
@@ -71,7 +71,7 @@ pub struct RawItem {
 pub struct RawVerdict {
     pub model: Text,
     /// Scores per dimension, each in [0, 1]; `null` for a judge that failed (never a zero).
-    #[serde(deserialize_with = "present")]
+    #[serde(deserialize_with = "super::present")]
     #[schemars(
         required,
         with = "Option<BTreeMap<String, Score>>",
@@ -86,11 +86,6 @@ pub struct RawVerdict {
 #[derive(JsonSchema)]
 #[allow(dead_code)]
 struct Score(#[schemars(range(min = 0, max = 1))] f64);
-
-/// An `Option` that must be written: `null` is `None`, a missing key is refused.
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    Option::deserialize(d)
-}
 
 const LINES: Lines = Lines {
     holds: "each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}",

@@ -1,0 +1,267 @@
+//! Imported scores, `scores.jsonl` (SPEC §2.7): one line per arm, item, repeat and scorer, as
+//! `calibench import` writes them from Inspect, promptfoo, lm-eval or a plain table. One type,
+//! [`Score`], is what the importer writes, what the reader reads back, and (derived) the line's
+//! JSON Schema.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::{kind, Lines, Text};
+use crate::error::InputError;
+
+/// An item's id with its type kept: `1` and `"1"` are different items (SPEC §2.7), and a
+/// numeric-looking string stays a string. Whole numbers sort before text, numbers by value and
+/// text as written, so `10` sorts after `2`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemId {
+    Number(i64),
+    Text(String),
+}
+
+impl fmt::Display for ItemId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ItemId::Number(n) => write!(f, "{n}"),
+            ItemId::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl ItemId {
+    /// The id a log wrote, kept by its JSON type; `None` for anything but a whole number or a
+    /// non-blank string.
+    pub fn from_json(v: &Value) -> Option<ItemId> {
+        match v {
+            Value::Number(n) => n.as_i64().map(ItemId::Number),
+            Value::String(s) if !s.trim().is_empty() => Some(ItemId::Text(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for ItemId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ItemId::Number(n) => s.serialize_i64(*n),
+            ItemId::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ItemId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        ItemId::from_json(&v).ok_or_else(|| {
+            de::Error::custom(format_args!(
+                "must be a whole number or a non-blank string, not {}",
+                kind(&v)
+            ))
+        })
+    }
+}
+
+impl JsonSchema for ItemId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The item's id as the log wrote it: a whole number or a non-blank string, never converted (1 and \"1\" are different items).",
+            "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "\\S"}]
+        })
+    }
+}
+
+/// One line of `scores.jsonl`: one scorer's score of one item in one repeat of one arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(
+    title = "scores.jsonl line",
+    description = "One scorer's score of one item in one repeat of one arm, imported from an eval log (SPEC §2.7)."
+)]
+pub struct Score {
+    /// The arm label given to `calibench import --arm`.
+    pub arm: Text,
+    /// The task or eval the log ran, as it names it; one task per arm.
+    pub task: Text,
+    pub item: ItemId,
+    /// 1, 2, … (Inspect's epoch; promptfoo's repeats of one test case; lm-eval's runs).
+    #[schemars(range(min = 1))]
+    pub repeat: u32,
+    /// The scorer, judge, assertion or metric, as the log names it.
+    pub scorer: Text,
+    /// The score; `null` when the sample errored or carries no score (see `missing`): never 0.
+    #[serde(deserialize_with = "super::present")]
+    #[schemars(required)]
+    pub score: Option<f64>,
+    /// Why `score` is null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+    /// The model's own confidence in its answer, in [0, 1], where the log has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1))]
+    pub confidence: Option<f64>,
+    /// Whether the answer was right, where the log says (for calibration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct: Option<bool>,
+    /// The log file and the record in it that the score came from.
+    pub source: Text,
+}
+
+impl Score {
+    /// What makes a line unique in a file: arm, item, repeat, scorer.
+    pub fn key(&self) -> (String, ItemId, u32, String) {
+        (
+            self.arm.0.clone(),
+            self.item.clone(),
+            self.repeat,
+            self.scorer.0.clone(),
+        )
+    }
+
+    /// The order lines are written in: by arm, item, repeat and scorer, never by the order the
+    /// log held them (completion order).
+    pub fn order(a: &Score, b: &Score) -> Ordering {
+        (&a.arm.0, &a.item, a.repeat, &a.scorer.0).cmp(&(&b.arm.0, &b.item, b.repeat, &b.scorer.0))
+    }
+}
+
+const LINES: Lines = Lines {
+    holds: "each line holds {\"arm\", \"task\", \"item\", \"repeat\", \"scorer\", \"score\", \"source\"}",
+    hints: &[
+        ("score", "a number, or null for a sample that errored or was not scored"),
+        ("item", "the log's id, a whole number or a string"),
+        ("confidence", "a number in [0, 1]"),
+    ],
+};
+
+/// Parses every line, collecting every problem: a line's values out of range, or an arm, item,
+/// repeat and scorer scored twice.
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Vec<InputError>) {
+    let mut scores = Vec::new();
+    let problems = super::each_unique(
+        (name, bytes),
+        &LINES,
+        |line, raw: Score| check(name, line, raw),
+        Score::key,
+        |s, line, first| {
+            super::field_error(
+                name,
+                line,
+                "scorer",
+                format!(
+                    "scorer `{}` scores item {} (repeat {}) of arm `{}` a second time (first on line {first})",
+                    s.scorer.0, s.item, s.repeat, s.arm.0
+                ),
+            )
+        },
+        |s| scores.push(s),
+    );
+    (scores, problems)
+}
+
+/// The rules across one line's values.
+fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
+    let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
+    if s.repeat == 0 {
+        return Err(err("repeat", "repeats count from 1".into()));
+    }
+    match (s.score, &s.missing) {
+        (Some(x), _) if !x.is_finite() => {
+            return Err(err("score", format!("{x} is not a finite number")))
+        }
+        (Some(_), Some(_)) => {
+            return Err(err(
+                "missing",
+                "a line with a score is not missing; drop `missing` or set `score` to null".into(),
+            ))
+        }
+        _ => {}
+    }
+    if let Some(c) = s.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
+        return Err(err("confidence", format!("{c} is outside [0, 1]")));
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str) -> (Vec<Score>, Vec<InputError>) {
+        parse("scores.jsonl", text.as_bytes())
+    }
+
+    #[test]
+    fn ids_keep_their_type_and_sort_numbers_by_value() {
+        let (s, p) = line(
+            "{\"arm\":\"a\",\"task\":\"t\",\"item\":1,\"repeat\":1,\"scorer\":\"m\",\"score\":1,\"source\":\"x\"}\n\
+             {\"arm\":\"a\",\"task\":\"t\",\"item\":\"1\",\"repeat\":1,\"scorer\":\"m\",\"score\":0,\"source\":\"x\"}\n",
+        );
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(s[0].item, ItemId::Number(1));
+        assert_eq!(s[1].item, ItemId::Text("1".into()));
+        let mut ids = vec![
+            ItemId::Number(10),
+            ItemId::Text("10_epoch_1".into()),
+            ItemId::Number(2),
+            ItemId::Text("2_epoch_1".into()),
+        ];
+        ids.sort();
+        assert_eq!(
+            ids,
+            [
+                ItemId::Number(2),
+                ItemId::Number(10),
+                ItemId::Text("10_epoch_1".into()),
+                ItemId::Text("2_epoch_1".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_score_must_be_written_and_null_is_missing_not_zero() {
+        let (s, p) = line(
+            "{\"arm\":\"a\",\"task\":\"t\",\"item\":1,\"repeat\":1,\"scorer\":\"m\",\"score\":null,\"missing\":\"error\",\"source\":\"x\"}",
+        );
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(s[0].score, None);
+        let (_, p) = line("{\"arm\":\"a\",\"task\":\"t\",\"item\":1,\"repeat\":1,\"scorer\":\"m\",\"source\":\"x\"}");
+        assert!(p[0].to_string().contains("score"), "{}", p[0]);
+    }
+
+    #[test]
+    fn bad_values_and_repeats_are_refused_naming_line_and_field() {
+        let cases = [
+            ("\"item\":1.5", "item"),
+            ("\"item\":\" \"", "item"),
+            ("\"repeat\":0", "repeat"),
+            ("\"confidence\":1.5", "confidence"),
+            ("\"missing\":\"x\"", "missing"),
+            ("\"extra\":1", "extra"),
+        ];
+        for (field, name) in cases {
+            let mut v: serde_json::Map<String, Value> = serde_json::from_str(
+                "{\"arm\":\"a\",\"task\":\"t\",\"item\":1,\"repeat\":1,\"scorer\":\"m\",\"score\":1,\"source\":\"x\"}",
+            )
+            .unwrap();
+            let (k, val) = field.split_once(':').unwrap();
+            v.insert(
+                k.trim_matches('"').into(),
+                serde_json::from_str(val).unwrap(),
+            );
+            let (_, p) = line(&serde_json::to_string(&v).unwrap());
+            assert_eq!(p.len(), 1, "{field}");
+            let text = p[0].to_string();
+            assert!(text.starts_with("scores.jsonl:1"), "{text}");
+            assert!(text.contains(name), "{field}: {text}");
+        }
+        let one = "{\"arm\":\"a\",\"task\":\"t\",\"item\":1,\"repeat\":1,\"scorer\":\"m\",\"score\":1,\"source\":\"x\"}";
+        let (_, p) = line(&format!("{one}\n{one}\n"));
+        assert!(p[0].to_string().contains("first on line 1"), "{}", p[0]);
+    }
+}

@@ -1,0 +1,567 @@
+//! `calibench import` on real logs written by Inspect, promptfoo and lm-eval
+//! (tests/fixtures/import/SOURCES.md says where each came from), one test per mapping rule of
+//! SPEC §2.7. Where a rule needs a case the real logs lack (an errored sample, a list-valued
+//! score), the test edits a copy of a real log, so every other field stays as the tool wrote it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{calibench, json_of};
+use serde_json::{json, Value};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(rel)
+}
+
+/// `calibench import FORMAT LOGS --arm ARM --into DIR --json`, which must succeed.
+fn import(format: &str, logs: &[&Path], arm: &str, into: &Path, extra: &[&str]) -> Value {
+    json_of(
+        calibench()
+            .args(["import", format])
+            .args(logs)
+            .args(["--arm", arm, "--into"])
+            .arg(into)
+            .args(extra)
+            .arg("--json"),
+    )
+}
+
+/// The same, which must be refused with exit status 2; its stderr.
+fn refused(format: &str, logs: &[&Path], arm: &str, into: &Path, extra: &[&str]) -> String {
+    let out = calibench()
+        .args(["import", format])
+        .args(logs)
+        .args(["--arm", arm, "--into"])
+        .arg(into)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn lines(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("scores.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn arm_lines(dir: &Path, arm: &str) -> Vec<Value> {
+    lines(dir).into_iter().filter(|l| l["arm"] == arm).collect()
+}
+
+/// A copy of a real JSON log, edited by `edit`, written into `dir` as `name`.
+fn edited(from: &str, dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut log: Value = serde_json::from_slice(&std::fs::read(fixture(from)).unwrap()).unwrap();
+    edit(&mut log);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(&log).unwrap()).unwrap();
+    path
+}
+
+fn without_source(mut v: Vec<Value>) -> Vec<Value> {
+    for l in &mut v {
+        l.as_object_mut().unwrap().remove("source");
+        l.as_object_mut().unwrap().remove("arm");
+    }
+    v
+}
+
+#[test]
+fn inspect_eval_and_json_of_one_log_import_alike() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    import(
+        "inspect",
+        &[&fixture("inspect/log_formats.eval")],
+        "x",
+        &a,
+        &[],
+    );
+    import(
+        "inspect",
+        &[&fixture("inspect/log_formats.json")],
+        "x",
+        &b,
+        &[],
+    );
+    let (from_zip, from_json) = (lines(&a), lines(&b));
+    assert_eq!(from_zip.len(), 1);
+    assert_eq!(without_source(from_zip), without_source(from_json));
+}
+
+#[test]
+fn inspect_samples_pair_by_id_in_id_order_with_letters_converted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("inspect/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval");
+    let out = import("inspect", &[&log], "pop", tmp.path(), &[]);
+    assert_eq!(out["task"], "popularity");
+    assert_eq!(out["tally"]["samples"], 10);
+    // The archive holds the samples in completion order (9, 6, 10, 5, …); the file is by id,
+    // numbers by value: 10 after 9, not after 1.
+    let items: Vec<i64> = lines(tmp.path())
+        .iter()
+        .map(|l| l["item"].as_i64().unwrap())
+        .collect();
+    assert_eq!(items, (1..=10).collect::<Vec<_>>());
+    // The log's own summary: accuracy 0.8 from its samples' C and I.
+    let c = out["tally"]["conversions"]["\"C\" → 1"].as_u64().unwrap();
+    let i = out["tally"]["conversions"]["\"I\" → 0"].as_u64().unwrap();
+    assert_eq!((c, i), (8, 2));
+    let scores: Vec<f64> = lines(tmp.path())
+        .iter()
+        .map(|l| l["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores.iter().sum::<f64>(), 8.0);
+    for l in lines(tmp.path()) {
+        assert_eq!(l["correct"], json!(l["score"] == 1.0), "{l}");
+        assert_eq!(l["repeat"], 1);
+        assert_eq!(l["scorer"], "match");
+    }
+    // Fields that carry no score are counted, not silently dropped.
+    assert_eq!(out["tally"]["unmapped"]["score.explanation"], 10);
+}
+
+#[test]
+fn an_unscored_log_is_refused_not_read_as_zeros() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("inspect/2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval");
+    let e = refused("inspect", &[&log], "x", tmp.path(), &[]);
+    assert!(e.contains("10 samples carry no score"), "{e}");
+    assert!(!tmp.path().join("scores.jsonl").exists(), "nothing written");
+}
+
+#[test]
+fn an_errored_or_unscored_sample_is_missing_never_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = edited(
+        "inspect/data_arc_sonnet.json",
+        tmp.path(),
+        "arc.json",
+        |log| {
+            log["samples"][1]["error"] = json!({"message": "RateLimitError", "traceback": ""});
+            log["samples"][2].as_object_mut().unwrap().remove("scores");
+        },
+    );
+    let out = import("inspect", &[&log], "s", &tmp.path().join("c"), &[]);
+    let by_item: Vec<(i64, Value, Value)> = lines(&tmp.path().join("c"))
+        .iter()
+        .map(|l| {
+            (
+                l["item"].as_i64().unwrap(),
+                l["score"].clone(),
+                l["missing"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(by_item[1], (2, Value::Null, json!("sample errored")));
+    assert_eq!(by_item[2], (3, Value::Null, json!("no score")));
+    assert_eq!(by_item[0].1, json!(1.0));
+    assert_eq!(
+        out["tally"]["missing"],
+        json!({"no score": 1, "sample errored": 1})
+    );
+    assert_eq!(out["tally"]["scored"], 3);
+}
+
+#[test]
+fn ids_keep_their_type_lists_are_one_scorer_per_element_and_confidence_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = edited(
+        "inspect/data_arc_sonnet.json",
+        tmp.path(),
+        "arc.json",
+        |log| {
+            log["samples"][0]["id"] = json!("1");
+            log["samples"][1]["scores"]["choice"]["value"] = json!(["C", "I"]);
+            log["samples"][2]["scores"]["choice"]["metadata"] = json!({"confidence": 0.8});
+        },
+    );
+    import("inspect", &[&log], "s", &tmp.path().join("c"), &[]);
+    let all = lines(&tmp.path().join("c"));
+    // Numbers before text: "1" is its own item, after 5.
+    assert_eq!(all.last().unwrap()["item"], json!("1"));
+    assert!(all.iter().all(|l| l["item"] != json!(1)));
+    let scorers: Vec<&str> = all
+        .iter()
+        .filter(|l| l["item"] == 2)
+        .map(|l| l["scorer"].as_str().unwrap())
+        .collect();
+    // Its elements are scorers of their own; the log's plain `choice` is missing for it.
+    assert_eq!(scorers, ["choice", "choice[0]", "choice[1]"]);
+    let two = all
+        .iter()
+        .find(|l| l["item"] == 2 && l["scorer"] == "choice")
+        .unwrap();
+    assert_eq!(two["missing"], "no score");
+    let three = all
+        .iter()
+        .find(|l| l["item"] == 3 && l["scorer"] == "choice")
+        .unwrap();
+    assert_eq!(three["confidence"], 0.8);
+    // The other items lack choice[0] and choice[1]: missing for them, never 0.
+    let one = all
+        .iter()
+        .find(|l| l["item"] == json!("1") && l["scorer"] == "choice[0]")
+        .unwrap();
+    assert_eq!(one["score"], Value::Null);
+}
+
+#[test]
+fn malformed_inspect_logs_are_refused_naming_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let into = tmp.path().join("c");
+    let v4 = tmp.path().join("future.json");
+    std::fs::copy(fixture("inspect/log_version_3.txt"), &v4).unwrap();
+    let e = refused("inspect", &[&v4], "x", &into, &[]);
+    assert!(
+        e.contains("future.json: version: Inspect log version 4; calibench reads version 2"),
+        "{e}"
+    );
+    let cut = tmp.path().join("cut.json");
+    std::fs::copy(fixture("inspect/log_invalid.txt"), &cut).unwrap();
+    let e = refused("inspect", &[&cut], "x", &into, &[]);
+    assert!(
+        e.contains("cut.json:2: is not a readable Inspect log"),
+        "{e}"
+    );
+    let short = tmp.path().join("short.eval");
+    let bytes = std::fs::read(fixture("inspect/log_formats.eval")).unwrap();
+    std::fs::write(&short, &bytes[..bytes.len() * 3 / 4]).unwrap();
+    let e = refused("inspect", &[&short], "x", &into, &[]);
+    assert!(
+        e.contains("short.eval: is not a readable .eval archive"),
+        "{e}"
+    );
+    let bad_id = edited("inspect/data_arc_qwen.json", tmp.path(), "id.json", |log| {
+        log["samples"][1]["id"] = json!(1.5);
+    });
+    let e = refused("inspect", &[&bad_id], "x", &into, &[]);
+    assert!(e.contains("id.json: samples[1]: id:"), "{e}");
+    let e = refused(
+        "inspect",
+        &[
+            &fixture("inspect/data_arc_qwen.json"),
+            &fixture("inspect/log_formats.json"),
+        ],
+        "x",
+        &into,
+        &[],
+    );
+    assert!(e.contains("more than one task"), "{e}");
+    assert!(!into.exists(), "nothing written for a refused import");
+}
+
+#[test]
+fn arms_append_a_label_is_refused_twice_and_replace_swaps_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = tmp.path();
+    import(
+        "inspect",
+        &[&fixture("inspect/data_arc_qwen.json")],
+        "qwen",
+        c,
+        &[],
+    );
+    let out = import(
+        "inspect",
+        &[&fixture("inspect/data_arc_sonnet.json")],
+        "sonnet",
+        c,
+        &[],
+    );
+    assert_eq!(out["arms"], json!(["qwen", "sonnet"]));
+    assert_eq!(lines(c).len(), 8);
+    let before = std::fs::read(c.join("scores.jsonl")).unwrap();
+    let e = refused(
+        "inspect",
+        &[&fixture("inspect/data_arc_sonnet.json")],
+        "qwen",
+        c,
+        &[],
+    );
+    assert!(e.contains("already holds arm `qwen` (3 lines)"), "{e}");
+    assert_eq!(
+        std::fs::read(c.join("scores.jsonl")).unwrap(),
+        before,
+        "untouched"
+    );
+    let out = import(
+        "inspect",
+        &[&fixture("inspect/data_arc_sonnet.json")],
+        "qwen",
+        c,
+        &["--replace"],
+    );
+    assert_eq!(out["replaced"], 3);
+    assert_eq!(arm_lines(c, "qwen").len(), 5);
+    assert_eq!(arm_lines(c, "sonnet").len(), 5);
+    // The file reads back through the corpus reader and its derived schema.
+    let schema = json_of(calibench().args(["schema", "scores", "--json"]));
+    assert_eq!(schema["title"], "scores.jsonl line");
+}
+
+#[test]
+fn promptfoo_cells_are_picked_and_items_are_test_cases_not_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("promptfoo/sample-export.json");
+    let e = refused("promptfoo", &[&log], "x", tmp.path(), &[]);
+    assert!(
+        e.contains("2 prompt × provider cells") && e.contains("openai:gpt-5-mini"),
+        "{e}"
+    );
+    let e = refused("promptfoo", &[&log], "x", tmp.path(), &["--pick", "gpt"]);
+    assert!(e.contains("no prompt × provider cell is `gpt`"), "{e}");
+    import(
+        "promptfoo",
+        &[&log],
+        "full",
+        tmp.path(),
+        &["--pick", "openai:gpt-5"],
+    );
+    import(
+        "promptfoo",
+        &[&log],
+        "mini",
+        tmp.path(),
+        &["--pick", "openai:gpt-5-mini"],
+    );
+    let (full, mini) = (arm_lines(tmp.path(), "full"), arm_lines(tmp.path(), "mini"));
+    // Two riddles × their assertions (4 and 3), under the same item ids in both arms: the hash
+    // of each test case's vars, not testIdx or the row's place.
+    assert_eq!((full.len(), mini.len()), (7, 7));
+    let ids = |v: &[Value]| -> Vec<(Value, Value)> {
+        v.iter()
+            .map(|l| (l["item"].clone(), l["scorer"].clone()))
+            .collect()
+    };
+    assert_eq!(ids(&full), ids(&mini));
+    assert!(full
+        .iter()
+        .all(|l| l["item"].as_str().unwrap().starts_with("vars:")));
+    // gpt-5 failed the cost assertion on the echo riddle (0.0021 > 0.002), gpt-5-mini passed.
+    let cost = |v: &[Value]| -> Vec<f64> {
+        v.iter()
+            .filter(|l| l["scorer"] == "cost")
+            .map(|l| l["score"].as_f64().unwrap())
+            .collect()
+    };
+    assert_eq!(cost(&full).iter().sum::<f64>(), 1.0);
+    assert_eq!(cost(&mini).iter().sum::<f64>(), 2.0);
+}
+
+#[test]
+fn promptfoo_errors_are_missing_repeats_regroup_and_names_stay_distinct() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = edited(
+        "promptfoo/sample-export.json",
+        tmp.path(),
+        "r.json",
+        |log| {
+            let rows = log["results"]["results"].as_array_mut().unwrap();
+            // A provider error: promptfoo still writes score 0 and success false.
+            rows[1]["failureReason"] = json!(2);
+            rows[1]["error"] = json!("API error: 429");
+            // A repeat of the boat riddle for gpt-5, under another testIdx.
+            let mut again = rows[3].clone();
+            again["testIdx"] = json!(7);
+            rows.push(again);
+            // A described test case with two rubric assertions.
+            rows[3]["testCase"]["description"] = json!("boat");
+            let extra = json!({"type": "llm-rubric", "value": "is short"});
+            rows[3]["testCase"]["assert"]
+                .as_array_mut()
+                .unwrap()
+                .push(extra.clone());
+            let mut c = rows[3]["gradingResult"]["componentResults"][2].clone();
+            c["assertion"] = extra;
+            c["score"] = json!(0);
+            rows[3]["gradingResult"]["componentResults"]
+                .as_array_mut()
+                .unwrap()
+                .push(c);
+        },
+    );
+    let out = import(
+        "promptfoo",
+        &[&log],
+        "full",
+        tmp.path(),
+        &["--pick", "openai:gpt-5"],
+    );
+    let all = lines(tmp.path());
+    let echo: Vec<&Value> = all
+        .iter()
+        .filter(|l| l["source"].as_str().unwrap().ends_with("[1]"))
+        .collect();
+    assert_eq!(echo.len(), 4, "every assertion of the errored row");
+    assert!(echo
+        .iter()
+        .all(|l| l["score"].is_null() && l["missing"] == "the call errored (failureReason 2)"));
+    assert_eq!(
+        out["tally"]["missing"]["the call errored (failureReason 2)"],
+        4
+    );
+    let boat: Vec<(&str, &str)> = all
+        .iter()
+        .filter(|l| l["item"] == "boat")
+        .map(|l| (l["scorer"].as_str().unwrap(), l["source"].as_str().unwrap()))
+        .collect();
+    assert!(boat.contains(&("llm-rubric #2", boat[0].1)), "{boat:?}");
+    let repeats: Vec<u64> = all
+        .iter()
+        .filter(|l| l["item"] != "boat" && l["scorer"] == "cost" && !l["score"].is_null())
+        .map(|l| l["repeat"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        repeats,
+        [1],
+        "the undescribed copy of the boat riddle is its own test case"
+    );
+    let twice: Vec<u64> = all
+        .iter()
+        .filter(|l| l["scorer"] == "latency")
+        .map(|l| l["repeat"].as_u64().unwrap())
+        .collect();
+    assert_eq!(twice.len(), 3);
+}
+
+#[test]
+fn lm_eval_samples_are_the_scores_and_the_results_file_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let samples = fixture("lm-eval/samples_math_perturbed_full_2026-01-21T03-44-18.458309.jsonl");
+    let results = fixture("lm-eval/results_2026-01-21T03-44-18.458309.json");
+    let out = import(
+        "lm-eval",
+        &[&samples, &results],
+        "m",
+        &tmp.path().join("a"),
+        &[],
+    );
+    assert_eq!(out["task"], "math_perturbed_full");
+    let all = lines(&tmp.path().join("a"));
+    assert_eq!(all.len(), 10);
+    assert!(all
+        .iter()
+        .all(|l| l["scorer"] == "exact_match,none" && l["repeat"] == 1));
+    let items: Vec<i64> = all.iter().map(|l| l["item"].as_i64().unwrap()).collect();
+    assert_eq!(items, (0..10).collect::<Vec<_>>());
+    // A results file of another task is refused.
+    let other = edited(
+        "lm-eval/results_2026-01-21T03-44-18.458309.json",
+        tmp.path(),
+        "results_2026-02-01T00-00-00.json",
+        |r| {
+            r["results"] = json!({"gsm8k": {}});
+        },
+    );
+    let e = refused(
+        "lm-eval",
+        &[&samples, &other],
+        "m",
+        &tmp.path().join("b"),
+        &[],
+    );
+    assert!(
+        e.contains("does not report task `math_perturbed_full`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn lm_eval_values_written_as_text_are_read_and_corpus_metrics_are_not_averaged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real = std::fs::read_to_string(fixture(
+        "lm-eval/samples_math_perturbed_full_2026-01-21T03-44-18.458309.jsonl",
+    ))
+    .unwrap();
+    // Two runs of a multiple-choice task: the real lines, with lm-eval's multiple-choice fields.
+    let mut runs = Vec::new();
+    for (n, time) in ["2026-01-21T03-44-18.1", "2026-01-22T10-00-00.1"]
+        .iter()
+        .enumerate()
+    {
+        let text: String = real
+            .lines()
+            .take(3)
+            .enumerate()
+            .map(|(i, l)| {
+                let mut v: Value = serde_json::from_str(l).unwrap();
+                v["metrics"] = json!(["acc", "f1"]);
+                v["acc"] = json!(if (i + n) % 2 == 0 { "1.0" } else { "0.0" });
+                v["f1"] = json!(["3", "3"]);
+                v["filtered_resps"] =
+                    json!([["-1.0", "False"], ["-2.0", "False"], ["-3.0", "False"]]);
+                v.as_object_mut().unwrap().remove("exact_match");
+                serde_json::to_string(&v).unwrap() + "\n"
+            })
+            .collect();
+        let path = tmp.path().join(format!("samples_mc_{time}.jsonl"));
+        std::fs::write(&path, text).unwrap();
+        runs.push(path);
+    }
+    // Given later run first: repeats follow the time in the names.
+    let out = import(
+        "lm-eval",
+        &[&runs[1], &runs[0]],
+        "m",
+        &tmp.path().join("c"),
+        &[],
+    );
+    assert_eq!(out["tally"]["not_per_item"]["f1,none"], 6);
+    assert_eq!(
+        out["tally"]["conversions"]["number written as text → number"],
+        6
+    );
+    let all = lines(&tmp.path().join("c"));
+    assert_eq!(all.len(), 6);
+    let p = 1.0 / (1.0 + (-1.0f64).exp() + (-2.0f64).exp());
+    for l in &all {
+        assert_eq!(l["scorer"], "acc,none");
+        assert!((l["confidence"].as_f64().unwrap() - p).abs() < 1e-12);
+        assert_eq!(l["correct"], json!(l["score"] == 1.0));
+    }
+    let first_run: Vec<f64> = all
+        .iter()
+        .filter(|l| l["repeat"] == 1)
+        .map(|l| l["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(first_run, [1.0, 0.0, 1.0]);
+}
+
+#[test]
+fn plain_tables_read_csv_as_text_ids_and_jsonl_with_types() {
+    let tmp = tempfile::tempdir().unwrap();
+    let csv = tmp.path().join("runs.csv");
+    std::fs::write(&csv, "item,score,scorer,repeat,confidence,correct\nq1,1,judge-a,1,0.9,true\nq1,,judge-b,1,,\n2,0.5,judge-a,2,0.4,0\n").unwrap();
+    let out = import("csv", &[&csv], "a", &tmp.path().join("c"), &[]);
+    assert_eq!(out["tally"]["missing"]["no score"], 1);
+    let all = lines(&tmp.path().join("c"));
+    assert_eq!(all[0]["item"], "2", "CSV ids are text");
+    assert_eq!(all[0]["correct"], false);
+    let jsonl = tmp.path().join("runs.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"item\": 2, \"score\": 1}\n{\"item\": \"2\", \"score\": 0}\n",
+    )
+    .unwrap();
+    import("jsonl", &[&jsonl], "b", &tmp.path().join("c"), &[]);
+    let b = arm_lines(&tmp.path().join("c"), "b");
+    assert_eq!(
+        (b[0]["item"].clone(), b[1]["item"].clone()),
+        (json!(2), json!("2"))
+    );
+    std::fs::write(&csv, "item,score\nq1,high\n").unwrap();
+    let e = refused("csv", &[&csv], "d", &tmp.path().join("c"), &[]);
+    assert!(e.contains("runs.csv:2: score:"), "{e}");
+}
