@@ -390,6 +390,10 @@ fn promptfoo_errors_are_missing_repeats_regroup_and_names_stay_distinct() {
                 .as_array_mut()
                 .unwrap()
                 .push(c);
+            // A repeat of the described test case, under a later testIdx: its second repeat.
+            let mut repeat = rows[3].clone();
+            repeat["testIdx"] = json!(9);
+            rows.push(repeat);
         },
     );
     let out = import(
@@ -433,7 +437,17 @@ fn promptfoo_errors_are_missing_repeats_regroup_and_names_stay_distinct() {
         .filter(|l| l["scorer"] == "latency")
         .map(|l| l["repeat"].as_u64().unwrap())
         .collect();
-    assert_eq!(twice.len(), 3);
+    assert_eq!(twice.len(), 4);
+    let boat_repeats: std::collections::BTreeSet<u64> = all
+        .iter()
+        .filter(|l| l["item"] == "boat")
+        .map(|l| l["repeat"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        boat_repeats,
+        [1, 2].into(),
+        "rows of one test case are its repeats"
+    );
 }
 
 #[test]

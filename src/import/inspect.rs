@@ -28,11 +28,6 @@ const MAX_ENTRY: u64 = 1 << 30;
 /// A sample's keys that are mapped.
 const SAMPLE_MAPPED: [&str; 4] = ["id", "epoch", "scores", "error"];
 
-/// What the log's header says.
-struct Header {
-    task: String,
-}
-
 /// One sample's drafts, and why the scorers it lacks are missing.
 struct Sample {
     template: Draft,
@@ -75,7 +70,7 @@ fn read_json(path: &Path, name: &str, tally: &mut Tally) -> Result<Vec<Sample>, 
         InputError::new(name, format!("is not a readable Inspect log: {e}"))
             .at_line(e.line() as u64)
     })?;
-    let header = header(name, &log, tally)?;
+    let task = header(name, &log, tally)?;
     let Some(samples) = log.get("samples").and_then(Value::as_array) else {
         return Err(InputError::new(name, "the log holds no samples")
             .field("samples")
@@ -85,9 +80,7 @@ fn read_json(path: &Path, name: &str, tally: &mut Tally) -> Result<Vec<Sample>, 
     samples
         .iter()
         .enumerate()
-        .map(|(i, s)| {
-            sample(name, &format!("samples[{i}]"), s, &header, tally).map_err(Error::from)
-        })
+        .map(|(i, s)| sample(name, &format!("samples[{i}]"), s, &task, tally).map_err(Error::from))
         .collect()
 }
 
@@ -146,7 +139,7 @@ fn read_eval(path: &Path, name: &str, tally: &mut Tally) -> Result<Vec<Sample>, 
         }
     };
     let (_, head) = text(&mut zip, header_at)?;
-    let header = header(name, &head, tally)?;
+    let task = header(name, &head, tally)?;
     let mut samples = Vec::new();
     for i in 0..zip.len() {
         let is_sample = zip
@@ -156,13 +149,13 @@ fn read_eval(path: &Path, name: &str, tally: &mut Tally) -> Result<Vec<Sample>, 
             continue;
         }
         let (entry, value) = text(&mut zip, i)?;
-        samples.push(sample(name, &entry, &value, &header, tally)?);
+        samples.push(sample(name, &entry, &value, &task, tally)?);
     }
     Ok(samples)
 }
 
-/// The header's version, status and task.
-fn header(name: &str, log: &Value, tally: &mut Tally) -> Result<Header, InputError> {
+/// Checks the header's version, notes its status, and returns its task.
+fn header(name: &str, log: &Value, tally: &mut Tally) -> Result<String, InputError> {
     match log.get("version") {
         Some(v) if v.as_u64() == Some(VERSION) => {}
         Some(v) => {
@@ -190,9 +183,7 @@ fn header(name: &str, log: &Value, tally: &mut Tally) -> Result<Header, InputErr
         .and_then(Value::as_str)
         .filter(|t| !t.trim().is_empty())
         .ok_or_else(|| InputError::new(name, "the log names no task").field("eval.task"))?;
-    Ok(Header {
-        task: task.to_string(),
-    })
+    Ok(task.to_string())
 }
 
 /// One sample's scores.
@@ -200,7 +191,7 @@ fn sample(
     name: &str,
     record: &str,
     s: &Value,
-    header: &Header,
+    task: &str,
     tally: &mut Tally,
 ) -> Result<Sample, InputError> {
     let err = |field: &str, problem: String| {
@@ -237,7 +228,7 @@ fn sample(
             )
         })?;
     let template = Draft {
-        task: header.task.clone(),
+        task: task.to_string(),
         item,
         repeat,
         scorer: String::new(),

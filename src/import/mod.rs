@@ -214,29 +214,20 @@ pub fn import(
     options: &Options,
 ) -> Result<Imported, Error> {
     let mut tally = Tally::default();
-    let drafts = match format {
-        Format::Inspect => {
-            let mut all = Vec::new();
-            for log in logs {
-                all.extend(inspect::read(log.as_ref(), &mut tally)?);
-            }
-            all
+    let drafts = if format == Format::LmEval {
+        // lm-eval's files are read together: each samples file is one run of its task.
+        lmeval::read(logs, &mut tally)?
+    } else {
+        let mut all = Vec::new();
+        for log in logs {
+            let log = log.as_ref();
+            all.extend(match format {
+                Format::Inspect => inspect::read(log, &mut tally)?,
+                Format::Promptfoo => promptfoo::read(log, options, &mut tally)?,
+                _ => table::read(log, format, &mut tally)?,
+            });
         }
-        Format::Promptfoo => {
-            let mut all = Vec::new();
-            for log in logs {
-                all.extend(promptfoo::read(log.as_ref(), options, &mut tally)?);
-            }
-            all
-        }
-        Format::LmEval => lmeval::read(logs, &mut tally)?,
-        Format::Csv | Format::Jsonl => {
-            let mut all = Vec::new();
-            for log in logs {
-                all.extend(table::read(log.as_ref(), format, &mut tally)?);
-            }
-            all
-        }
+        all
     };
     tally.logs = logs.len();
     finish(drafts, arm, tally)
