@@ -2,6 +2,7 @@
 //! and its loaded corpus. Pure: the corpus comes in as values, the model goes out as values;
 //! `commands::run` does the reading and writing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -21,11 +22,12 @@ use crate::replay::review::{Check, Merged, MergedLocation, Queue, Route, Tier};
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
+use crate::replay::scores::{self as imported, McNemar, ScoreArm};
 use crate::replay::{Comparison, DeltaTable, UnitPair};
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Interval, Method, Plan};
 use crate::stats::holm::holm;
-use crate::stats::paired::{paired_delta, wilson, PairedDelta};
+use crate::stats::paired::{wilson, PairedDelta};
 use crate::trust::{self, Lift, TrustVerdict};
 
 pub use crate::corpus::Corpus;
@@ -47,6 +49,9 @@ pub struct Metrics {
     pub review: Option<ReviewSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queries: Option<QuerySection>,
+    /// Imported scores (SPEC §2.7): per scorer, both arms and the paired delta over items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<ScoresSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,7 +74,18 @@ impl Metrics {
         match table {
             DeltaTable::Review => self.review.as_ref().map(|r| &r.delta),
             DeltaTable::Queries => self.queries.as_ref().map(|q| &q.delta),
+            DeltaTable::Scores => self.scores.as_ref().map(|s| &s.delta),
         }
+    }
+
+    /// The metrics a table withheld because the judges were not trusted.
+    pub fn withheld(&self, table: DeltaTable) -> &[String] {
+        let w = match table {
+            DeltaTable::Review => self.review.as_ref().and_then(|r| r.withheld.as_ref()),
+            DeltaTable::Queries => None,
+            DeltaTable::Scores => self.scores.as_ref().and_then(|s| s.withheld.as_ref()),
+        };
+        w.map_or(&[], |w| w.metrics.as_slice())
     }
 
     /// The reported delta of the compared metric `name`, from the table that holds it.
@@ -85,6 +101,22 @@ pub struct QuerySection {
     pub arms: PerArm<QueryArmMetrics>,
     /// treatment − baseline, paired over the (query, run) pairs both arms replayed.
     pub delta: BTreeMap<String, Delta>,
+}
+
+/// Imported scores (SPEC §2.7): each arm's scorers, and treatment − baseline per scorer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoresSection {
+    pub arms: PerArm<ScoreArm>,
+    /// treatment − baseline per scorer both arms have, paired over the items both scored
+    /// (each item's mean over its scored repeats). Keyed by the scorer's name as the log wrote
+    /// it.
+    pub delta: BTreeMap<String, Delta>,
+    /// The scorers the experiment names as its judge panel (`[scores] judges`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
+    /// The judge scorers' figures withheld because the panel is not trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Withheld>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -115,9 +147,13 @@ pub struct Delta {
     /// Rates only: 95% Wilson intervals of each arm's pooled rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wilson: Option<PerArm<Option<[f64; 2]>>>,
+    /// Imported scores that are all 0 or 1: the discordant pairs of McNemar's exact test,
+    /// whose p is `p_value` (the sign test over the pairs that differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcnemar: Option<McNemar>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgreementSection {
     /// Among the judges, over (arm, item, dimension) units at the trust level.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -128,6 +164,10 @@ pub struct AgreementSection {
     /// Test-retest across runs, per arm; absent with fewer than two runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<PerArm<Agreement>>,
+    /// Imported scores' repeat-to-repeat agreement per arm (SPEC §2.7): α over (scorer, item)
+    /// units, the repeats as raters; absent when no arm repeats an item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<PerArm<Agreement>>,
 }
 
 /// Krippendorff's α over some units, with its bootstrap interval.
@@ -211,7 +251,8 @@ impl FindingRow {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PairRow {
     pub table: DeltaTable,
-    pub metric: &'static str,
+    /// A catalogue's metric, or an imported scorer's name.
+    pub metric: Cow<'static, str>,
     pub pair: UnitPair,
 }
 
@@ -227,6 +268,8 @@ pub struct Analysis {
     /// Per reported delta that is a mean of per-unit differences, in table then delta order:
     /// each unit's values.
     pub pairs: Vec<PairRow>,
+    /// Imported scores per (arm, item, scorer): baseline rows, then treatment rows.
+    pub scores: Vec<imported::ItemRow>,
 }
 
 /// Computation settings that do not change the numbers' meaning.
@@ -265,15 +308,35 @@ pub fn analyse(
         }
         None => (None, Vec::new()),
     };
-    let (trust, lift) = match &corpus.verdicts {
-        Some((name, items)) => {
+    let mut scored = match &corpus.scores {
+        Some((name, lines)) => Some(scores_section(exp, name, lines, settings)?),
+        None => None,
+    };
+    let panel = scored.as_mut().and_then(|s| s.panel.take());
+    if let Some(s) = &mut scored {
+        pairs.append(&mut s.pairs);
+        if let Some(r) = s.repeats.take() {
+            agreement
+                .get_or_insert_with(AgreementSection::default)
+                .repeats = Some(r);
+        }
+    }
+    let (trust, lift) = match (&corpus.verdicts, panel) {
+        (_, Some(judged)) => {
+            agreement
+                .get_or_insert_with(AgreementSection::default)
+                .judges = Some(judged.agreement);
+            if !judged.verdict.trustworthy {
+                if let Some(s) = &mut scored {
+                    withhold_scores(&mut s.section, &judged.verdict.trust_reasons);
+                }
+            }
+            (Some(judged.verdict), Some(judged.lift))
+        }
+        (Some((name, items)), None) => {
             let judged = judge(exp, name, items, settings)?;
             agreement
-                .get_or_insert(AgreementSection {
-                    judges: None,
-                    reviewers: None,
-                    runs: None,
-                })
+                .get_or_insert_with(AgreementSection::default)
                 .judges = Some(judged.agreement);
             if !judged.verdict.trustworthy {
                 if let Some(r) = &mut review {
@@ -282,14 +345,33 @@ pub fn analyse(
             }
             (Some(judged.verdict), Some(judged.lift))
         }
-        None => (None, None),
+        (None, None) => (None, None),
     };
-    adjust(&exp.primary, review.as_mut(), queries.as_mut());
+    let (mut scores, mut score_rows) = match scored {
+        Some(s) => (Some(s.section), s.rows),
+        None => (None, Vec::new()),
+    };
+    // A withheld judge's per-item means are withheld too.
+    if let Some(w) = scores.as_ref().and_then(|s| s.withheld.as_ref()) {
+        for r in score_rows
+            .iter_mut()
+            .filter(|r| w.metrics.contains(&r.scorer))
+        {
+            r.mean = None;
+        }
+    }
+    adjust(
+        &exp.primary,
+        review.as_mut(),
+        queries.as_mut(),
+        scores.as_mut(),
+    );
     let metrics = Metrics {
         experiment: exp.name.clone(),
         run_id: run_id.to_string(),
         review,
         queries,
+        scores,
         agreement,
         trust,
         lift,
@@ -300,32 +382,36 @@ pub fn analyse(
     pairs.retain(|p| {
         metrics
             .deltas(p.table)
-            .is_some_and(|d| d.contains_key(p.metric))
+            .is_some_and(|d| d.contains_key(p.metric.as_ref()))
     });
     Ok(Analysis {
         metrics,
         findings,
         queries: query_rows,
         pairs,
+        scores: score_rows,
     })
 }
 
 /// Sets every reported delta's `p_adjusted` (SPEC §4.8): Holm over the primary metrics as one
-/// family, and over each table's other deltas as another. A withheld delta is no longer in its
-/// table and takes no part.
+/// family, and over each table's other deltas as another (the imported scores' scorers are a
+/// table of their own, never primary). A withheld delta is no longer in its table and takes no
+/// part.
 fn adjust(
     primary: &[String],
     review: Option<&mut ReviewSection>,
     queries: Option<&mut QuerySection>,
+    scores: Option<&mut ScoresSection>,
 ) {
-    let mut tables: Vec<&mut BTreeMap<String, Delta>> = Vec::new();
-    tables.extend(review.map(|r| &mut r.delta));
-    tables.extend(queries.map(|q| &mut q.delta));
+    let mut tables: Vec<(&mut BTreeMap<String, Delta>, bool)> = Vec::new();
+    tables.extend(review.map(|r| (&mut r.delta, true)));
+    tables.extend(queries.map(|q| (&mut q.delta, true)));
+    tables.extend(scores.map(|s| (&mut s.delta, false)));
     let mut families: Vec<Vec<&mut Delta>> = vec![Vec::new()];
-    for table in tables {
+    for (table, catalogue) in tables {
         let mut family = Vec::new();
         for (name, delta) in table.iter_mut() {
-            if primary.contains(name) {
+            if catalogue && primary.contains(name) {
                 families[0].push(delta);
             } else {
                 family.push(delta);
@@ -437,6 +523,7 @@ fn review_section(
                 treatment: treatment.reviewers,
             }),
             runs,
+            repeats: None,
         },
         findings,
         pairs,
@@ -456,7 +543,17 @@ fn judge(
     items: &[Item],
     settings: Settings,
 ) -> Result<Judged, InputError> {
-    let judged = judged_items(exp, name, items)?;
+    judge_items(exp, name, &judged_items(exp, name, items)?, settings)
+}
+
+/// The verdict, α and lift of items already filed under the arms' labels.
+fn judge_items(
+    exp: &Experiment,
+    name: &str,
+    judged: &[Item],
+    settings: Settings,
+) -> Result<Judged, InputError> {
+    let judged = judged.to_vec();
     let verdict = trust::verdict(&judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
     let agreement = agreement_of(
         &trust::irr_rows(&judged),
@@ -524,6 +621,117 @@ pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<
         )));
     }
     Ok(judged)
+}
+
+/// What imported scores give: the section, its pairs, and the judge panel's verdict when the
+/// experiment names one.
+struct ScoresReplay {
+    section: ScoresSection,
+    rows: Vec<imported::ItemRow>,
+    pairs: Vec<PairRow>,
+    repeats: Option<PerArm<Agreement>>,
+    panel: Option<Judged>,
+}
+
+/// Both arms' imported scores (each arm reads the lines labelled with its `source`), the delta
+/// per scorer, run-to-run agreement over repeats, and the judge panel's verdict (SPEC §2.7).
+fn scores_section(
+    exp: &Experiment,
+    name: &str,
+    lines: &[crate::corpus::scores::Score],
+    settings: Settings,
+) -> Result<ScoresReplay, InputError> {
+    let select = |arm: &Arm| -> Vec<&crate::corpus::scores::Score> {
+        lines.iter().filter(|s| s.arm.0 == arm.source).collect()
+    };
+    let (b, t) = (select(&exp.baseline), select(&exp.treatment));
+    for arm in exp.arms() {
+        crate::corpus::scores::check_arm(name, lines, &arm.name, &arm.source)?;
+    }
+    let mut delta = BTreeMap::new();
+    let mut pairs = Vec::new();
+    for c in imported::compare(&b, &t, exp.bootstrap, exp.seed, settings.threads) {
+        let metric: Cow<'static, str> = Cow::Owned(c.scorer.clone());
+        pairs.extend(c.units.into_iter().map(|pair| PairRow {
+            table: DeltaTable::Scores,
+            metric: metric.clone(),
+            pair,
+        }));
+        delta.insert(
+            c.scorer,
+            Delta {
+                paired: c.delta,
+                p_adjusted: None,
+                wilson: c.wilson.map(|[baseline, treatment]| PerArm {
+                    baseline,
+                    treatment,
+                }),
+                mcnemar: c.mcnemar,
+            },
+        );
+    }
+    let arms = PerArm {
+        baseline: imported::arm(&exp.baseline.source, &b),
+        treatment: imported::arm(&exp.treatment.source, &t),
+    };
+    let repeats = (arms.baseline.repeats.max(arms.treatment.repeats) >= 2).then(|| {
+        let runs_of = |lines: &[&crate::corpus::scores::Score], repeats: u32| {
+            agreement_of(
+                &imported::repeat_rows(lines),
+                Level::Interval,
+                repeats as usize,
+                exp,
+                settings,
+                "no item was scored in two repeats",
+            )
+        };
+        PerArm {
+            baseline: runs_of(&b, arms.baseline.repeats),
+            treatment: runs_of(&t, arms.treatment.repeats),
+        }
+    });
+    let judges = &exp.scores.judges;
+    let panel = if judges.is_empty() {
+        None
+    } else {
+        let mut items = imported::panel(&exp.baseline.source, &b, judges);
+        items.extend(imported::panel(&exp.treatment.source, &t, judges));
+        Some(judge_items(exp, name, &items, settings)?)
+    };
+    Ok(ScoresReplay {
+        section: ScoresSection {
+            arms,
+            delta,
+            judges: judges.clone(),
+            withheld: None,
+        },
+        rows: {
+            let mut rows = imported::item_rows("baseline", &b);
+            rows.extend(imported::item_rows("treatment", &t));
+            rows
+        },
+        pairs,
+        repeats,
+        panel,
+    })
+}
+
+/// The scorers' judge panel is not trustworthy: the judge scorers' deltas, means and
+/// calibrations are withheld; the other scorers' figures stand.
+fn withhold_scores(scores: &mut ScoresSection, reasons: &[String]) {
+    for judge in &scores.judges {
+        scores.delta.remove(judge);
+        for arm in [&mut scores.arms.baseline, &mut scores.arms.treatment] {
+            if let Some(f) = arm.scorers.get_mut(judge) {
+                f.mean = None;
+                f.calibration = None;
+            }
+        }
+    }
+    scores.withheld = Some(Withheld {
+        metrics: scores.judges.clone(),
+        reasons: reasons.to_vec(),
+    });
 }
 
 /// The judges are not trustworthy: every judge-derived review figure is withheld.
@@ -605,6 +813,7 @@ fn replay_queries(
                 paired: c.delta,
                 p_adjusted: None,
                 wilson: None,
+                mcnemar: None,
             },
         );
     }
@@ -627,7 +836,7 @@ fn replay_queries(
 fn rows_of(table: DeltaTable, c: &Comparison) -> impl Iterator<Item = PairRow> + '_ {
     c.units.iter().map(move |pair| PairRow {
         table,
-        metric: c.name,
+        metric: Cow::Borrowed(c.name),
         pair: pair.clone(),
     })
 }
@@ -911,9 +1120,7 @@ fn deltas(
                 })
             })
             .collect();
-        let xs: Vec<f64> = units.iter().map(|u| u.baseline).collect();
-        let ys: Vec<f64> = units.iter().map(|u| u.treatment).collect();
-        let Some(paired) = paired_delta(&xs, &ys, exp.bootstrap, exp.seed, threads) else {
+        let Some(paired) = crate::replay::paired(&units, exp.bootstrap, exp.seed, threads) else {
             continue;
         };
         let wilson = (name == "promotion_rate").then(|| PerArm {
@@ -932,6 +1139,7 @@ fn deltas(
                 paired: c.delta,
                 p_adjusted: None,
                 wilson,
+                mcnemar: None,
             },
         );
     }

@@ -520,6 +520,23 @@ impl Default for Trust {
     }
 }
 
+/// The `[scores]` table (SPEC §2.7): how a corpus's imported scores are read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scores {
+    /// The scorers that are judges (LLM graders, human raters, each scoring on [0, 1]): they
+    /// form the panel the trust verdict checks, and their deltas and means are withheld when
+    /// the panel is not trusted. Default: none (every scorer is mechanical, no trust verdict).
+    #[serde(default)]
+    pub judges: Vec<String>,
+}
+
+impl Scores {
+    fn is_default(&self) -> bool {
+        self.judges.is_empty()
+    }
+}
+
 /// One arm: which recorded outputs it reads and how it synthesizes them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Arm {
@@ -551,6 +568,12 @@ pub struct Experiment {
     pub baseline: Arm,
     pub treatment: Arm,
     pub trust: Trust,
+    /// The `[scores]` table: the scorers that form the judge panel.
+    #[serde(skip_serializing_if = "Scores::is_default")]
+    pub scores: Scores,
+    /// The line of `scores.judges`, for the corpus loader's refusal of a judge no line names.
+    #[serde(skip)]
+    pub judges_line: Option<u64>,
     /// The CI gate policy of the `[gate]` table (SPEC §7), checked as the experiment is read.
     pub gate: Option<crate::gate::Policy>,
     /// How to record a corpus live: the `[collect]` table (SPEC §8).
@@ -592,6 +615,8 @@ pub struct RawExperiment {
     pub primary: Option<Vec<String>>,
     pub arms: RawArms,
     pub trust: Option<Trust>,
+    /// Imported scores (`scores.jsonl`, SPEC §2.7): which scorers form the judge panel.
+    pub scores: Option<Scores>,
     /// The CI gate policy (SPEC §7).
     pub gate: Option<crate::gate::policy::RawPolicy>,
     /// How to record the corpus live (SPEC §8).
@@ -853,6 +878,18 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     let primary_line = (!primary.is_empty())
         .then(|| ctx.line_of("primary"))
         .flatten();
+    let scores = raw.scores.unwrap_or_default();
+    for (i, judge) in scores.judges.iter().enumerate() {
+        if scores.judges[..i].contains(judge) {
+            return Err(ctx.error(
+                &format!("scores.judges.{i}"),
+                format!("`{judge}` is named twice"),
+            ));
+        }
+    }
+    let judges_line = (!scores.judges.is_empty())
+        .then(|| ctx.line_of("scores.judges"))
+        .flatten();
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -863,6 +900,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
         baseline,
         treatment,
         trust,
+        scores,
+        judges_line,
         gate: raw
             .gate
             .map(|g| crate::gate::policy::in_experiment(path, text, g))

@@ -100,3 +100,16 @@ pub fn fmt_p(p: f64) -> String {
         format!("{p:.3}")
     }
 }
+
+/// An argument as a POSIX shell would need it, for display only.
+pub fn shell_quote(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+@".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}

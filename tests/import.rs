@@ -579,3 +579,30 @@ fn plain_tables_read_csv_as_text_ids_and_jsonl_with_types() {
     let e = refused("csv", &[&csv], "d", &tmp.path().join("c"), &[]);
     assert!(e.contains("runs.csv:2: score:"), "{e}");
 }
+
+/// The example corpus `corpora/arc-easy-import/` is what the two commands its experiment file
+/// names write, from the repository's root: no line of it is typed by hand.
+#[test]
+fn the_arc_easy_example_is_what_import_writes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for (log, arm) in [
+        ("data_arc_qwen.json", "qwen2.5-0.5b"),
+        ("data_arc_sonnet.json", "claude-sonnet-4"),
+    ] {
+        calibench()
+            .current_dir(root)
+            .args(["import", "inspect"])
+            .arg(format!("tests/fixtures/import/inspect/{log}"))
+            .args(["--arm", arm, "--into"])
+            .arg(dir.path())
+            .assert()
+            .success();
+    }
+    let again = std::fs::read(dir.path().join("scores.jsonl")).unwrap();
+    let committed = std::fs::read(root.join("corpora/arc-easy-import/scores.jsonl")).unwrap();
+    assert!(
+        again == committed,
+        "corpora/arc-easy-import/scores.jsonl differs from what `calibench import` writes: run the commands in its experiment.toml"
+    );
+}

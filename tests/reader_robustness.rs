@@ -123,10 +123,67 @@ fn exercise_corpus(bytes: &[u8]) {
         .iter()
         .all(|p| p.file == "t.jsonl" && p.line.is_some()));
     exercise_queries(bytes);
+    exercise_scores(bytes);
     let _ = config::parse(
         std::path::Path::new("e.toml"),
         &String::from_utf8_lossy(bytes),
     );
+}
+
+/// Reads `bytes` as imported scores and compares whatever is accepted: both arms' figures, the
+/// deltas, a judge panel and the repeats' units.
+fn exercise_scores(bytes: &[u8]) {
+    use calibench::replay::scores;
+    let (lines, problems) = calibench::corpus::scores::parse("s.jsonl", bytes);
+    assert!(problems
+        .iter()
+        .all(|p| p.file == "s.jsonl" && p.line.is_some()));
+    let of = |arm: &str| -> Vec<&calibench::corpus::scores::Score> {
+        lines.iter().filter(|s| s.arm.0 == arm).collect()
+    };
+    let (a, b) = (of("a"), of("b"));
+    for (label, arm) in [("a", &a), ("b", &b)] {
+        let figures = scores::arm(label, arm);
+        for f in figures.scorers.values() {
+            assert!(f.mean.is_none_or(f64::is_finite));
+        }
+        let _ = scores::panel(label, arm, &["m".to_string(), "j".to_string()]);
+        let _ = scores::repeat_rows(arm);
+        let _ = scores::item_rows("baseline", arm);
+    }
+    for c in scores::compare(&a, &b, 20, 1, 1) {
+        assert!(c.delta.delta.is_finite() || c.delta.pairs == 0);
+    }
+}
+
+/// A line of `scores.jsonl` with its values drawn near the edges of what the reader accepts.
+fn score_line() -> impl Strategy<Value = String> {
+    let value = prop_oneof![
+        Just("1".to_string()),
+        Just("0".to_string()),
+        Just("0.5".to_string()),
+        Just("-1".to_string()),
+        Just("1e308".to_string()),
+        Just("null".to_string()),
+        Just("\"1\"".to_string()),
+        Just("1.5".to_string()),
+        Just("\"\"".to_string()),
+        Just("[]".to_string()),
+        Just("true".to_string()),
+    ];
+    (
+        prop_oneof![Just("a"), Just("b")],
+        value.clone(),
+        value.clone(),
+        prop_oneof![Just("m"), Just("j"), Just("")],
+        value.clone(),
+        value,
+    )
+        .prop_map(|(arm, item, repeat, scorer, score, confidence)| {
+            format!(
+                "{{\"arm\": \"{arm}\", \"task\": \"t\", \"item\": {item}, \"repeat\": {repeat}, \"scorer\": \"{scorer}\", \"score\": {score}, \"confidence\": {confidence}, \"source\": \"s\"}}"
+            )
+        })
 }
 
 /// Reads `bytes` as query traces and replays whatever is accepted under both default models,
@@ -354,6 +411,11 @@ proptest! {
     #[test]
     fn near_valid_queries_never_panic(lines in prop::collection::vec(query_line(), 0..5)) {
         exercise_queries(lines.join("\n").as_bytes());
+    }
+
+    #[test]
+    fn near_valid_scores_never_panic(lines in prop::collection::vec(score_line(), 0..8)) {
+        exercise_scores(lines.join("\n").as_bytes());
     }
 
     #[test]

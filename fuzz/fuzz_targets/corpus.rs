@@ -1,6 +1,6 @@
-//! Arbitrary bytes into the reviews, queries, verdicts, validations, targets and experiment
-//! readers, then the review
-//! and query replays of whatever they accept: never a panic.
+//! Arbitrary bytes into the reviews, queries, verdicts, validations, targets, scores and
+//! experiment readers, then the review and query replays and the scores' comparison of whatever
+//! they accept: never a panic.
 #![no_main]
 
 use calibench::config::{Mode, Scale};
@@ -12,6 +12,12 @@ fuzz_target!(|data: &[u8]| {
     let _ = verdicts::parse("v.jsonl", data);
     let _ = validations::parse("val.jsonl", data);
     let _ = targets::parse("t.jsonl", data);
+    let (scores, _) = calibench::corpus::scores::parse("s.jsonl", data);
+    let of = |arm: &str| -> Vec<&calibench::corpus::scores::Score> {
+        scores.iter().filter(|s| s.arm.0 == arm).collect()
+    };
+    let _ = calibench::replay::scores::arm("a", &of("a"));
+    let _ = calibench::replay::scores::compare(&of("a"), &of("b"), 10, 1, 1);
     let (traces, _) = queries::parse("q.jsonl", data);
     let refs: Vec<&queries::Query> = traces.iter().collect();
     let _ = calibench::config::parse(std::path::Path::new("e.toml"), &String::from_utf8_lossy(data));

@@ -1471,7 +1471,7 @@ impl Render for CollectReport {
                                 if c.recorded { "(recorded) " } else { "" },
                                 c.argv
                                     .iter()
-                                    .map(|a| shell_quote(a))
+                                    .map(|a| crate::output::shell_quote(a))
                                     .collect::<Vec<_>>()
                                     .join(" ")
                             );
@@ -1515,8 +1515,8 @@ impl Render for CollectReport {
                 s,
                 "{} holds every call. Replay it: calibench run {} --corpus {}",
                 self.run_dir.display(),
-                shell_quote(&self.experiment.display().to_string()),
-                shell_quote(&self.run_dir.display().to_string())
+                crate::output::shell_quote(&self.experiment.display().to_string()),
+                crate::output::shell_quote(&self.run_dir.display().to_string())
             );
         } else {
             let left: usize = self
@@ -1608,22 +1608,9 @@ impl CollectReport {
             .unwrap_or(Path::new("."));
         format!(
             "calibench collect {} --resume {} --runs-dir {}",
-            shell_quote(&self.experiment.display().to_string()),
-            shell_quote(&self.run_id),
-            shell_quote(&runs_dir.display().to_string())
+            crate::output::shell_quote(&self.experiment.display().to_string()),
+            crate::output::shell_quote(&self.run_id),
+            crate::output::shell_quote(&runs_dir.display().to_string())
         )
-    }
-}
-
-/// An argument as a POSIX shell would need it, for display only.
-fn shell_quote(arg: &str) -> String {
-    if !arg.is_empty()
-        && arg
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+@".contains(c))
-    {
-        arg.to_string()
-    } else {
-        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }

@@ -114,6 +114,22 @@ pub struct Settings {
     pub threads: usize,
 }
 
+/// The delta a plan is made for: a catalogue's metric, or an imported scorer.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Planned {
+    pub name: String,
+    pub table: DeltaTable,
+}
+
+impl From<Compared> for Planned {
+    fn from(c: Compared) -> Self {
+        Planned {
+            name: c.name.to_string(),
+            table: c.table,
+        }
+    }
+}
+
 /// Why a plan cannot be made from these differences.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refusal {
@@ -125,12 +141,12 @@ pub struct Refusal {
 
 /// The plan from a pilot's differences. Pure.
 pub fn plan(
-    compared: &Compared,
+    compared: &Planned,
     diffs: &[f64],
     settings: Settings,
     run_id: &str,
 ) -> Result<PlanReport, Refusal> {
-    let name = compared.name;
+    let name = compared.name.as_str();
     let units = compared.table.units();
     let refuse = |flag: &'static str, problem: String, hint: &str| Refusal {
         flag,
@@ -233,31 +249,44 @@ pub fn plan(
     })
 }
 
-/// The compared metric `name`, if it is one of the run's deltas with per-unit differences.
-fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Compared, Error> {
+/// The delta `name`, if it is one of the run's deltas with per-unit differences: a catalogue's
+/// metric, or a scorer of the imported scores.
+fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Planned, Error> {
     let file = run_dir.join("metrics.json").display().to_string();
-    let names: Vec<&str> = [DeltaTable::Review, DeltaTable::Queries]
+    let tables = [DeltaTable::Review, DeltaTable::Queries, DeltaTable::Scores];
+    let names: Vec<&str> = tables
         .into_iter()
         .filter_map(|t| m.deltas(t))
         .flat_map(|d| d.keys().map(String::as_str))
         .collect();
     let known = compared_named(name);
-    let withheld = m
-        .review
-        .as_ref()
-        .and_then(|r| r.withheld.as_ref())
-        .filter(|w| w.metrics.iter().any(|x| x == name));
+    let withheld = tables
+        .into_iter()
+        .any(|t| m.withheld(t).iter().any(|x| x == name));
+    let scorer = m
+        .deltas(DeltaTable::Scores)
+        .is_some_and(|d| d.contains_key(name));
+    let catalogued = known.is_some_and(|c| m.deltas(c.table).is_some_and(|d| d.contains_key(name)));
     let present = names.contains(&name);
     let error = |problem: String| InputError::new(&file, problem).field("`--metric`");
     match (known, present) {
+        _ if scorer && catalogued => Err(error(format!(
+            "`{name}` names both a compared metric and an imported scorer in this run"
+        ))
+        .hint("import the scorer under another name (`calibench import` keeps names as the log writes them; rename the scorer in the log or the table)")
+        .into()),
+        _ if scorer => Ok(Planned {
+            name: name.to_string(),
+            table: DeltaTable::Scores,
+        }),
         (Some(c), true) if !c.per_unit => Err(error(format!(
             "`{name}` is a figure of the whole set of {}, not a mean of per-unit differences: there are no differences to plan from",
             c.table.units()
         ))
         .hint("plan from a metric that is a mean over units, such as brier or final_accuracy")
         .into()),
-        (Some(c), true) => Ok(c),
-        _ if withheld.is_some() => Err(error(format!(
+        (Some(c), true) => Ok(c.into()),
+        _ if withheld => Err(error(format!(
             "`{name}` was withheld in this run: the judges were not trusted, so it has no delta"
         ))
         .hint("plan from a run whose judges are trusted, or from a mechanical metric")
@@ -284,7 +313,7 @@ fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Compared, Error>
 
 /// The pilot's differences on `c`, from the run's `pairs.csv`, checked against the pairs
 /// `metrics.json` counts.
-fn differences(run_dir: &Path, m: &Metrics, c: &Compared) -> Result<Vec<f64>, Error> {
+fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<Vec<f64>, Error> {
     let path = run_dir.join("pairs.csv");
     let name = path.display().to_string();
     if !path.is_file() {
@@ -298,7 +327,7 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Compared) -> Result<Vec<f64>, Er
         .filter(|r| r.table == c.table.name() && r.metric == c.name)
         .map(|r| r.difference)
         .collect();
-    if let Some(d) = m.deltas(c.table).and_then(|d| d.get(c.name)) {
+    if let Some(d) = m.deltas(c.table).and_then(|d| d.get(&c.name)) {
         if d.paired.pairs != diffs.len() {
             return Err(InputError::new(
                 &name,
@@ -442,8 +471,8 @@ mod tests {
         }
     }
 
-    fn metric(name: &str) -> Compared {
-        compared_named(name).unwrap()
+    fn metric(name: &str) -> Planned {
+        compared_named(name).unwrap().into()
     }
 
     #[test]
@@ -499,7 +528,7 @@ mod tests {
         let rows = vec![
             PairRow {
                 table: DeltaTable::Review,
-                metric: "precision",
+                metric: "precision".into(),
                 pair: UnitPair {
                     unit: "plan, \"v2\"".into(),
                     run: None,
@@ -509,7 +538,7 @@ mod tests {
             },
             PairRow {
                 table: DeltaTable::Queries,
-                metric: "brier",
+                metric: "brier".into(),
                 pair: UnitPair {
                     unit: "q01".into(),
                     run: Some(2),

@@ -253,6 +253,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         findings,
         queries,
         pairs,
+        scores,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     metrics.incomplete = incomplete;
     drop(corpus);
@@ -302,6 +303,8 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
     drop(findings);
     write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
     drop(queries);
+    write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
+    drop(scores);
     write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
     timer.lap("tables", &mut lap);
     let manifest = Manifest {

@@ -243,6 +243,7 @@ mod tests {
                 p.problems.is_empty() && p.malformed.is_empty()
             }
             "targets" => targets::parse("x", bytes).1.is_empty(),
+            "scores" => crate::corpus::scores::parse("x", bytes).1.is_empty(),
             other => panic!("{other}"),
         }
     }
@@ -283,6 +284,22 @@ mod tests {
         (
             "reviews",
             r#"{"target": "t", "arm": "a", "reviewer": "r", "findings": [], "residual_risks": "x"}"#,
+        ),
+        (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1.5, "repeat": 1, "scorer": "m", "score": 1, "source": "s"}"#,
+        ),
+        (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1, "repeat": 0, "scorer": "m", "score": 1, "source": "s"}"#,
+        ),
+        (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "source": "s"}"#,
+        ),
+        (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "score": 1, "confidence": 2, "source": "s"}"#,
         ),
         ("queries", r#"{"tools": []}"#),
         (

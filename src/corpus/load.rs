@@ -241,15 +241,63 @@ pub fn load(
         }
         loaded.corpus.queries = Some((name, all));
     }
+    let scores_path = dir.join("scores.jsonl");
+    if scores_path.is_file() {
+        let name = scores_path.display().to_string();
+        let (lines, problems) =
+            super::scores::parse(&name, &read(&scores_path, &mut loaded.inputs)?);
+        loaded.refusals.extend(problems);
+        if let Some((exp_path, exp)) = experiment {
+            let arms = exp.arms().map(|a| (a.name.as_str(), a.source.as_str()));
+            loaded.refusals.extend(super::scores::check_experiment(
+                &name,
+                &lines,
+                arms,
+                &exp.scores.judges,
+            ));
+            if !exp.scores.judges.is_empty() && loaded.corpus.verdicts.is_some() {
+                let mut e = InputError::new(
+                    exp_path.display().to_string(),
+                    "`[scores] judges` names a judge panel, but the corpus also has verdicts.jsonl: one trust verdict cannot weigh two panels",
+                )
+                .field("`scores.judges`");
+                if let Some(line) = exp.judges_line {
+                    e = e.at_line(line);
+                }
+                loaded.refusals.push(e.hint(
+                    "keep the scorers' panel (drop verdicts.jsonl) or the verdicts' (drop `judges`)",
+                ));
+            }
+        }
+        loaded.corpus.scores = Some((name, lines));
+    } else if let Some((exp_path, exp)) = experiment {
+        if !exp.scores.judges.is_empty() {
+            let mut e = InputError::new(
+                exp_path.display().to_string(),
+                "`[scores] judges` names scorers, but the corpus has no scores.jsonl",
+            )
+            .field("`scores.judges`");
+            if let Some(line) = exp.judges_line {
+                e = e.at_line(line);
+            }
+            loaded
+                .refusals
+                .push(e.hint("`calibench import` writes scores.jsonl into the corpus folder"));
+        }
+    }
     if let Some((exp_path, exp)) = experiment {
         refuse_unmeasured_primary(&mut loaded, exp_path, exp);
     }
     let corpus = &loaded.corpus;
-    if corpus.reviews.is_none() && corpus.verdicts.is_none() && corpus.queries.is_none() {
+    if corpus.reviews.is_none()
+        && corpus.verdicts.is_none()
+        && corpus.queries.is_none()
+        && corpus.scores.is_none()
+    {
         loaded.refusals.push(
             InputError::new(
                 &shown,
-                "holds no reviews.jsonl, queries.jsonl or verdicts.jsonl to replay",
+                "holds no reviews.jsonl, queries.jsonl, verdicts.jsonl or scores.jsonl to replay",
             )
             .hint("`corpus` in the experiment names the folder, relative to the experiment file"),
         );

@@ -37,6 +37,8 @@ pub struct Corpus {
     pub targets: Option<(String, Vec<targets::Target>)>,
     /// `sources/`: the snapshots lint-ignore reads.
     pub sources: Option<sources::Sources>,
+    /// `scores.jsonl`: its name for messages, and every imported score line in file order.
+    pub scores: Option<(String, Vec<scores::Score>)>,
 }
 
 /// The non-blank lines of a JSON Lines file, numbered from 1. A UTF-8 byte-order mark before

@@ -84,6 +84,10 @@ impl JsonSchema for ItemId {
     description = "One scorer's score of one item in one repeat of one arm, imported from an eval log (SPEC §2.7)."
 )]
 pub struct Score {
+    /// The line of `scores.jsonl` it was read from (0 for a line not yet written).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub line: u64,
     /// The arm label given to `calibench import --arm`.
     pub arm: Text,
     /// The task or eval the log ran, as it names it; one task per arm.
@@ -164,6 +168,116 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Vec<InputError>) {
     (scores, problems)
 }
 
+/// An arm of an experiment reads the lines labelled with its `source`: a label no line carries
+/// is refused, listing the file's labels (a typo must not compare an empty arm).
+pub fn check_arm(name: &str, all: &[Score], arm: &str, source: &str) -> Result<(), InputError> {
+    if all.iter().any(|s| s.arm.0 == source) {
+        return Ok(());
+    }
+    let labels = super::label_list(all.iter().map(|s| s.arm.0.as_str()));
+    Err(InputError::new(
+        name,
+        format!("arm `{arm}` reads imported arm `{source}`, but no line carries that label"),
+    )
+    .field("field `arm`")
+    .hint(format!(
+        "the file's labels: {labels}; set `source` in [arms.{arm}] to the `--arm` given to `calibench import`"
+    )))
+}
+
+/// The rules an experiment puts on the lines (SPEC §2.7), each broken one an error naming its
+/// line: the two arms read two different labels; each arm's lines run one task; every judge
+/// named in `[scores] judges` scores some line of either arm, and scores on [0, 1] (the trust
+/// thresholds are on [0, 1]).
+pub fn check_experiment(
+    name: &str,
+    all: &[Score],
+    arms: [(&str, &str); 2],
+    judges: &[String],
+) -> Vec<InputError> {
+    let mut problems = Vec::new();
+    for (arm, source) in arms {
+        if let Err(e) = check_arm(name, all, arm, source) {
+            problems.push(e);
+        }
+    }
+    if arms[0].1 == arms[1].1 {
+        problems.push(
+            InputError::new(
+                name,
+                format!(
+                    "both arms read imported arm `{}`: the comparison would be of a run with itself",
+                    arms[0].1
+                ),
+            )
+            .field("field `arm`")
+            .hint("import the two runs under two labels (`calibench import --arm`) and set each arm's `source`"),
+        );
+    }
+    for (_, source) in arms {
+        let mut lines = all.iter().filter(|s| s.arm.0 == source);
+        if let Some(first) = lines.next() {
+            if let Some(other) = lines.find(|s| s.task != first.task) {
+                problems.push(
+                    super::field_error(
+                        name,
+                        other.line,
+                        "task",
+                        format!(
+                            "arm `{source}` holds task `{}` here but task `{}` on line {}: one arm is one task",
+                            other.task.0, first.task.0, first.line
+                        ),
+                    )
+                    .hint("import each task's logs under its own arm label"),
+                );
+            }
+        }
+    }
+    let read = |s: &&Score| arms.iter().any(|(_, source)| s.arm.0 == *source);
+    for judge in judges {
+        let mut mine = all.iter().filter(read).filter(|s| s.scorer.0 == *judge);
+        let Some(_) = mine.clone().next() else {
+            let scorers: Vec<&str> = {
+                let mut v: Vec<&str> = all
+                    .iter()
+                    .filter(read)
+                    .map(|s| s.scorer.0.as_str())
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            let near = crate::text::nearest(judge, &scorers)
+                .map(|n| format!("; did you mean `{n}`?"))
+                .unwrap_or_default();
+            problems.push(
+                InputError::new(
+                    name,
+                    format!("`[scores] judges` names `{judge}`, but no line of either arm has that scorer{near}"),
+                )
+                .field("field `scorer`")
+                .hint(format!("the arms' scorers: {}", scorers.join(", "))),
+            );
+            continue;
+        };
+        if let Some(s) = mine.find(|s| s.score.is_some_and(|x| !(0.0..=1.0).contains(&x))) {
+            problems.push(
+                super::field_error(
+                    name,
+                    s.line,
+                    "score",
+                    format!(
+                        "judge `{judge}` scores {} here: a judge's scores must lie in [0, 1]",
+                        s.score.unwrap_or_default()
+                    ),
+                )
+                .hint("rescale the scorer before importing (a 1-5 scale: (x - 1) / 4), or do not name it as a judge"),
+            );
+        }
+    }
+    problems
+}
+
 /// The rules across one line's values.
 fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
     let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
@@ -185,7 +299,7 @@ fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
     if let Some(c) = s.confidence.filter(|c| !(0.0..=1.0).contains(c)) {
         return Err(err("confidence", format!("{c} is outside [0, 1]")));
     }
-    Ok(s)
+    Ok(Score { line, ..s })
 }
 
 #[cfg(test)]

@@ -297,6 +297,7 @@ fn finish(drafts: Vec<Draft>, arm: &str, mut tally: Tally) -> Result<Imported, E
             }
         };
         scores.push(Score {
+            line: 0,
             arm: Text(arm.to_string()),
             task: Text(d.task),
             item: d.item,

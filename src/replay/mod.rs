@@ -6,6 +6,7 @@ pub mod query;
 pub mod query_metrics;
 pub mod review;
 pub mod review_metrics;
+pub mod scores;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,11 +14,13 @@ use crate::stats::calibration::round9;
 use crate::stats::paired::PairedDelta;
 
 /// The section of `metrics.json` whose `delta` table holds a compared metric: the review
-/// deltas, paired over targets, or the query deltas, paired over (query, run).
+/// deltas, paired over targets, the query deltas, paired over (query, run), or the imported
+/// scores' deltas, one per scorer, paired over items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DeltaTable {
     Review,
     Queries,
+    Scores,
 }
 
 impl DeltaTable {
@@ -25,6 +28,7 @@ impl DeltaTable {
         match self {
             DeltaTable::Review => "review",
             DeltaTable::Queries => "queries",
+            DeltaTable::Scores => "scores",
         }
     }
 
@@ -33,6 +37,7 @@ impl DeltaTable {
         match self {
             DeltaTable::Review => "targets",
             DeltaTable::Queries => "queries",
+            DeltaTable::Scores => "items",
         }
     }
 }
@@ -96,6 +101,18 @@ pub struct UnitPair {
     pub run: Option<u32>,
     pub baseline: f64,
     pub treatment: f64,
+}
+
+/// treatment − baseline over units' values (SPEC §4.2): `None` without a unit.
+pub fn paired(
+    units: &[UnitPair],
+    replicates: usize,
+    seed: u64,
+    threads: usize,
+) -> Option<PairedDelta> {
+    let xs: Vec<f64> = units.iter().map(|u| u.baseline).collect();
+    let ys: Vec<f64> = units.iter().map(|u| u.treatment).collect();
+    crate::stats::paired::paired_delta(&xs, &ys, replicates, seed, threads)
 }
 
 /// A compared metric's delta with the per-unit values it is the mean difference of (empty for

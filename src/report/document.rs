@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::analysis::{Agreement, Delta, Metrics, PerArm};
+use crate::analysis::{Agreement, Delta, Metrics, PerArm, ScoresSection};
 use crate::output::fmt_p;
 use crate::replay::query_metrics::QueryArmMetrics;
 use crate::replay::review_metrics::{ArmMetrics, FailedCall};
@@ -219,6 +219,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
     if let Some(q) = &m.queries {
         sections.push(query_section(m, q, &has));
     }
+    if let Some(sc) = &m.scores {
+        sections.push(scores_section(m, sc, &has));
+    }
     if let Some(a) = &m.agreement {
         sections.push(agreement_section(a, &has));
     }
@@ -236,10 +239,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
 }
 
 fn withheld(m: &Metrics, metric: &str) -> bool {
-    m.review
-        .as_ref()
-        .and_then(|r| r.withheld.as_ref())
-        .is_some_and(|w| w.metrics.iter().any(|x| x == metric))
+    m.withheld(crate::replay::DeltaTable::Review)
+        .iter()
+        .any(|x| x == metric)
 }
 
 /// The verdict, led by a warning when the run replayed an unfinished collection on purpose.
@@ -256,9 +258,14 @@ fn verdict(m: &Metrics) -> Verdict {
 
 fn trust_verdict(m: &Metrics) -> Verdict {
     let Some(v) = &m.trust else {
+        let sentence = if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
+            "No judge panel: the experiment names no scorer in [scores] judges, so every scorer is read as a mechanical measurement and no trust verdict is given."
+        } else {
+            "No judge verdicts in this corpus: nothing judge-derived is reported, and every figure below comes from replaying the recorded outputs."
+        };
         return Verdict {
             status: Status::NoJudges,
-            sentence: "No judge verdicts in this corpus: nothing judge-derived is reported, and every figure below comes from replaying the recorded outputs.".into(),
+            sentence: sentence.into(),
             details: Vec::new(),
         };
     };
@@ -289,13 +296,20 @@ fn trust_verdict(m: &Metrics) -> Verdict {
             details,
         }
     } else {
-        let held = m
-            .review
-            .as_ref()
-            .and_then(|r| r.withheld.as_ref())
-            .map(|w| w.metrics.clone())
-            .unwrap_or_default();
+        let held = m.withheld(crate::replay::DeltaTable::Review);
         let mut what: Vec<String> = held.iter().map(|h| h.replace('_', " ")).collect();
+        let judges = m.withheld(crate::replay::DeltaTable::Scores);
+        if !judges.is_empty() {
+            what.push(format!(
+                "the judge {} {}",
+                if judges.len() == 1 {
+                    "scorer"
+                } else {
+                    "scorers"
+                },
+                and_list(judges)
+            ));
+        }
         if m.lift.is_some() {
             what.push("the lift".into());
         }
@@ -321,6 +335,9 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     parts.push(match v.status {
         Status::Trusted => "judges trusted".to_string(),
         Status::Withheld => "judges not trusted".to_string(),
+        Status::NoJudges if m.scores.is_some() && m.review.is_none() && m.queries.is_none() => {
+            "no judge panel".to_string()
+        }
         Status::NoJudges => "no judge verdicts".to_string(),
     });
     if let Some(l) = &m.lift {
@@ -346,6 +363,27 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             pct(b.promotion_rate),
             pct(t.promotion_rate)
         ));
+    }
+    if let Some(sc) = &m.scores {
+        const SHOWN: usize = 3;
+        for (scorer, d) in sc.delta.iter().take(SHOWN) {
+            parts.push(format!(
+                "{scorer} {:.3} → {:.3} (p adj. {})",
+                d.paired.baseline,
+                d.paired.treatment,
+                d.p_adjusted.map_or("—".into(), fmt_p)
+            ));
+        }
+        if sc.delta.len() > SHOWN {
+            let more = sc.delta.len() - SHOWN;
+            parts.push(format!(
+                "{more} more {}",
+                if more == 1 { "scorer" } else { "scorers" }
+            ));
+        }
+        for judge in m.withheld(crate::replay::DeltaTable::Scores) {
+            parts.push(format!("{judge} withheld"));
+        }
     }
     if let Some(q) = &m.queries {
         let (b, t) = (&q.arms.baseline, &q.arms.treatment);
@@ -405,28 +443,32 @@ fn big_enough(
         );
     }
     let in_table = |c: &crate::replay::Compared| c.table == table && c.per_unit;
-    let chosen: Vec<crate::replay::Compared> = if m.primary.is_empty() {
+    let scores = table == crate::replay::DeltaTable::Scores;
+    let chosen: Vec<&str> = if scores {
+        deltas.keys().map(String::as_str).collect()
+    } else if m.primary.is_empty() {
         crate::replay::compared()
             .into_iter()
             .filter(|c| in_table(c) && c.label.is_some())
+            .map(|c| c.name)
             .collect()
     } else {
         m.primary
             .iter()
             .filter_map(|n| crate::replay::compared_named(n))
             .filter(in_table)
+            .map(|c| c.name)
             .collect()
     };
-    let reported: Vec<(&crate::replay::Compared, &Delta)> = chosen
-        .iter()
-        .filter_map(|c| deltas.get(c.name).map(|d| (c, d)))
+    let reported: Vec<(&str, &Delta)> = chosen
+        .into_iter()
+        .filter_map(|name| deltas.get(name).map(|d| (name, d)))
         .collect();
     let mdes: Vec<String> = reported
         .iter()
-        .map(|(c, d)| {
+        .map(|(name, d)| {
             format!(
-                "{} {} (observed {:+.3})",
-                c.name,
+                "{name} {} (observed {:+.3})",
                 d.paired.mde.map_or("—".into(), |x| format!("{x:.3}")),
                 d.paired.delta
             )
@@ -436,7 +478,13 @@ fn big_enough(
         s += &format!(
             " The smallest true differences it would detect with {:.0}% power at two-sided {ALPHA}{}: {}.",
             100.0 * POWER,
-            if m.primary.is_empty() { " (no primary metrics named: the summary's)" } else { ", primary metrics" },
+            if scores {
+                ", per scorer"
+            } else if m.primary.is_empty() {
+                " (no primary metrics named: the summary's)"
+            } else {
+                ", primary metrics"
+            },
             mdes.join("; ")
         );
     }
@@ -445,7 +493,7 @@ fn big_enough(
     let small: Vec<&str> = reported
         .iter()
         .filter(|(_, d)| under(d))
-        .map(|(c, _)| c.name)
+        .map(|(name, _)| *name)
         .collect();
     if !small.is_empty() {
         s += &format!(
@@ -460,10 +508,11 @@ fn big_enough(
         .iter()
         .find(|(_, d)| plannable(d) && under(d))
         .or_else(|| reported.iter().find(|(_, d)| plannable(d)));
-    if let Some((c, _)) = pick {
+    if let Some((name, _)) = pick {
         s += &format!(
             " How many {units} the next A/B needs: calibench plan runs/{} --metric {} (add --effect for the difference that matters).",
-            m.run_id, c.name
+            m.run_id,
+            crate::output::shell_quote(name)
         );
     }
     Some(Block::Text(s))
@@ -514,6 +563,7 @@ fn summary(m: &Metrics) -> Table {
                     paired: p.clone(),
                     p_adjusted: None,
                     wilson: None,
+                    mcnemar: None,
                 },
                 3,
             ));
@@ -526,9 +576,12 @@ fn summary(m: &Metrics) -> Table {
             }
         }
     }
+    if let Some(sc) = &m.scores {
+        rows.extend(scorer_rows(m, sc));
+    }
     Table {
         caption: Some(
-            "Paired over the units both arms saw (targets for reviews, queries for traces): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the primary metrics, else its table), and the minimum detectable effect (80% power, two-sided 0.05)."
+            "Paired over the units both arms saw (targets for reviews, queries for traces, items for imported scores): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the primary metrics, else its table), and the minimum detectable effect (80% power, two-sided 0.05)."
                 .into(),
         ),
         header: header(&DELTA_HEADER),
@@ -950,6 +1003,232 @@ fn query_section(
     }
 }
 
+/// One delta row per scorer of the imported scores, in name order: withheld for a judge scorer
+/// of an untrusted panel.
+fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
+    let held = m.withheld(crate::replay::DeltaTable::Scores);
+    let mut names: Vec<&String> = sc.delta.keys().chain(held).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let kind = if sc.judges.contains(name) {
+                "judge"
+            } else {
+                "scorer"
+            };
+            let label = format!("{name} ({kind})");
+            match sc.delta.get(name) {
+                Some(d) => delta_row(&label, d, 3),
+                None => withheld_row(&label),
+            }
+        })
+        .collect()
+}
+
+/// Imported scores (SPEC §2.7): the arms' scorers, the paired delta per scorer, and the
+/// model's own calibration where the logs carry confidences.
+fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) -> bool) -> Section {
+    let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
+    let mut parts: Vec<String> = sc
+        .delta
+        .iter()
+        .take(3)
+        .map(|(scorer, d)| {
+            let p = &d.paired;
+            let test = if d.mcnemar.is_some() {
+                "McNemar"
+            } else {
+                "sign test"
+            };
+            format!(
+                "{scorer} {} over {} items ({test} p {})",
+                change(p.baseline, p.treatment, 3),
+                p.pairs,
+                fmt_p(p.p_value)
+            )
+        })
+        .collect();
+    if sc.delta.len() > 3 {
+        let more = sc.delta.len() - 3;
+        parts.push(format!(
+            "{more} more {} below",
+            if more == 1 { "scorer" } else { "scorers" }
+        ));
+    }
+    let held = m.withheld(crate::replay::DeltaTable::Scores);
+    if !held.is_empty() {
+        parts.push(format!(
+            "the judge scorers' figures are withheld ({})",
+            and_list(held)
+        ));
+    }
+    let reading = if parts.is_empty() {
+        format!(
+            "No scorer scored an item in both arms: {} and {} share no scored item, so nothing is compared.",
+            b.source, t.source
+        )
+    } else {
+        format!("{} against {}: {}.", t.source, b.source, parts.join("; "))
+    };
+    let mut blocks = Vec::new();
+    let mut scorers: Vec<&String> = b.scorers.keys().chain(t.scorers.keys()).collect();
+    scorers.sort();
+    scorers.dedup();
+    let figures = |arm: &crate::replay::scores::ScoreArm, scorer: &str| {
+        arm.scorers.get(scorer).map_or_else(
+            || vec![numeric("—"), numeric("—"), numeric("—")],
+            |f| {
+                vec![
+                    numeric(f.lines.to_string()),
+                    numeric(f.missing.to_string()),
+                    match f.mean {
+                        Some(x) => num(x, 3),
+                        None if held.iter().any(|h| h == scorer) => Cell::Withheld,
+                        None => numeric("—"),
+                    },
+                ]
+            },
+        )
+    };
+    blocks.push(Block::Table(Table {
+        caption: Some(format!(
+            "Baseline {} ran task {} ({} items, at most {} repeats of one item); treatment {} ran {} ({} items, at most {} repeats). Lines are item × repeat; a missing line errored or was not scored and counts in no mean (never as 0). Means are over items, each item the mean of its scored repeats.",
+            b.source, b.task, b.items, b.repeats, t.source, t.task, t.items, t.repeats
+        )),
+        header: header(&[
+            "scorer",
+            "baseline lines",
+            "missing",
+            "mean",
+            "treatment lines",
+            "missing",
+            "mean",
+        ]),
+        rows: scorers
+            .iter()
+            .map(|s| {
+                let mut row = vec![text(s.as_str())];
+                row.extend(figures(b, s));
+                row.extend(figures(t, s));
+                row
+            })
+            .collect(),
+    }));
+    if b.task != t.task {
+        blocks.push(Block::Text(format!(
+            "The arms ran different tasks ({} and {}): items are paired by id only, so check that the ids name the same questions.",
+            b.task, t.task
+        )));
+    }
+    if has("scores-means") {
+        blocks.push(Block::Plot("scores-means"));
+    }
+    let rows = scorer_rows(m, sc);
+    if !rows.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some(format!(
+                "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test. {}",
+                adjusted_caption(m, &sc.delta)
+            )),
+            header: header(&DELTA_HEADER),
+            rows,
+        }));
+    }
+    let discordant: Vec<String> = sc
+        .delta
+        .iter()
+        .filter_map(|(scorer, d)| {
+            d.mcnemar.as_ref().map(|c| {
+                format!(
+                    "{scorer}: {} items scored 1 only under {}, {} only under {}; the other {} agree",
+                    c.treatment_only,
+                    t.source,
+                    c.baseline_only,
+                    b.source,
+                    d.paired.pairs - c.treatment_only - c.baseline_only
+                )
+            })
+        })
+        .collect();
+    if !discordant.is_empty() {
+        blocks.push(Block::Text("McNemar's discordant items:".into()));
+        blocks.push(Block::List(discordant));
+    }
+    blocks.extend(big_enough(m, crate::replay::DeltaTable::Scores, &sc.delta));
+    let calibrated: Vec<&&String> = scorers
+        .iter()
+        .filter(|s| {
+            [b, t].iter().any(|a| {
+                a.scorers
+                    .get(s.as_str())
+                    .is_some_and(|f| f.calibration.is_some())
+            })
+        })
+        .collect();
+    if !calibrated.is_empty() {
+        let cal = |a: &crate::replay::scores::ScoreArm, s: &str| {
+            a.scorers
+                .get(s)
+                .and_then(|f| f.calibration.as_ref())
+                .map_or_else(
+                    || vec![numeric("—"), numeric("—"), numeric("—"), numeric("—")],
+                    |c| {
+                        vec![
+                            numeric(c.n.to_string()),
+                            num(c.ece, 3),
+                            num(c.brier, 3),
+                            opt(c.auroc, 3),
+                        ]
+                    },
+                )
+        };
+        blocks.push(Block::Table(Table {
+            caption: Some("The model's own confidence against whether it was right, over the scored lines that carry both (SPEC §4.5, 10 bins).".into()),
+            header: header(&[
+                "scorer",
+                "baseline n",
+                "ECE",
+                "Brier",
+                "AUROC",
+                "treatment n",
+                "ECE",
+                "Brier",
+                "AUROC",
+            ]),
+            rows: calibrated
+                .iter()
+                .map(|s| {
+                    let mut row = vec![text(s.as_str())];
+                    row.extend(cal(b, s));
+                    row.extend(cal(t, s));
+                    row
+                })
+                .collect(),
+        }));
+        if has("scores-reliability") {
+            blocks.push(Block::Plot("scores-reliability"));
+        }
+    }
+    let unexplained: usize = [b, t]
+        .iter()
+        .flat_map(|a| a.scorers.values())
+        .map(|f| f.confidence_without_outcome)
+        .sum();
+    if unexplained > 0 {
+        blocks.push(Block::Text(format!(
+            "{unexplained} scored lines carry a confidence but no correct field: they are left out of the calibration."
+        )));
+    }
+    Section {
+        id: "scores",
+        title: "Imported scores".into(),
+        reading,
+        blocks,
+    }
+}
+
 fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
     let with_ci = |m: &QueryArmMetrics, x: Option<f64>, name: &str| {
         x.map_or("—".into(), |x| {
@@ -1158,6 +1437,11 @@ fn agreement_section(
         rows.push(row("run to run · treatment", &r.treatment));
         parts.extend(compare("run-to-run stability", r));
     }
+    if let Some(r) = &a.repeats {
+        rows.push(row("repeats · baseline", &r.baseline));
+        rows.push(row("repeats · treatment", &r.treatment));
+        parts.extend(compare("repeat-to-repeat stability of the scores", r));
+    }
     let reading = if parts.is_empty() {
         "No agreement could be computed.".to_string()
     } else {
@@ -1181,10 +1465,15 @@ fn agreement_section(
 
 fn trust_section(m: &Metrics) -> Section {
     let Some(v) = &m.trust else {
+        let reading = if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
+            "No judge panel: no scorer is named in [scores] judges, so there is no panel to trust and every scorer's figures are reported as measured."
+        } else {
+            "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported."
+        };
         return Section {
             id: "trust",
             title: "Trust".into(),
-            reading: "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported.".into(),
+            reading: reading.into(),
             blocks: Vec::new(),
         };
     };
@@ -1452,6 +1741,33 @@ fn coverage_section(m: &Metrics) -> Section {
                 ],
             ],
         }));
+    }
+    if let Some(sc) = &m.scores {
+        let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
+        let total = |a: &crate::replay::scores::ScoreArm| -> (usize, usize) {
+            a.scorers
+                .values()
+                .fold((0, 0), |(l, x), f| (l + f.lines, x + f.missing))
+        };
+        let ((bl, bm), (tl, tm)) = (total(b), total(t));
+        parts.push(format!(
+            "{tm} of {tl} imported score lines are missing under {} ({bm} of {bl} under {}): errored or unscored samples, counted in no mean",
+            t.source, b.source
+        ));
+        let reasons: Vec<String> = [b, t]
+            .iter()
+            .flat_map(|a| {
+                a.scorers.iter().flat_map(move |(scorer, f)| {
+                    f.missing_reasons
+                        .iter()
+                        .map(move |(why, n)| format!("{} · {scorer}: {n} × {why}", a.source))
+                })
+            })
+            .collect();
+        if !reasons.is_empty() {
+            blocks.push(Block::Text("Why score lines are missing:".into()));
+            blocks.push(Block::List(reasons));
+        }
     }
     let reading = if parts.is_empty() {
         "Nothing was replayed.".to_string()

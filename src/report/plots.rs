@@ -274,6 +274,9 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
             });
         }
     }
+    if let Some(sc) = &m.scores {
+        out.extend(score_plots(sc));
+    }
     if let Some(rows) = alpha_rows(m) {
         out.push(Spec {
             name: "alpha",
@@ -284,6 +287,94 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
     }
     out
 }
+
+/// Scores plots: each scorer's mean per arm (scorers scoring on [0, 1], the first
+/// [`MAX_SCORERS`]), and the reliability diagram of the first scorer with confidences.
+fn score_plots(sc: &crate::analysis::ScoresSection) -> Vec<Spec> {
+    use crate::replay::scores::ScorerFigures;
+    let mut out = Vec::new();
+    let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
+    let unit = |f: &ScorerFigures| f.range.is_some_and(|[lo, hi]| lo >= 0.0 && hi <= 1.0);
+    let groups: Vec<RateGroup> = b
+        .scorers
+        .iter()
+        .filter_map(|(name, fb)| {
+            let ft = t.scorers.get(name)?;
+            if !(unit(fb) && unit(ft)) {
+                return None;
+            }
+            let d = sc.delta.get(name);
+            let wilson = d.and_then(|d| d.wilson.as_ref());
+            Some(RateGroup {
+                name: name.clone(),
+                baseline: (fb.mean?, wilson.and_then(|w| w.baseline)),
+                treatment: (ft.mean?, wilson.and_then(|w| w.treatment)),
+            })
+        })
+        .take(MAX_SCORERS)
+        .collect();
+    if !groups.is_empty() {
+        out.push(Spec {
+            name: "scores-means",
+            title: "Mean score per scorer (95% Wilson intervals for 0/1 scorers)".into(),
+            alt: format!(
+                "Mean score of each scorer scoring on 0 to 1, {} (baseline) beside {} (treatment): {}.",
+                b.source,
+                t.source,
+                groups
+                    .iter()
+                    .map(|g| format!("{} {:.3} → {:.3}", g.name, g.baseline.0, g.treatment.0))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+            kind: Kind::Rates(groups),
+        });
+    }
+    let calibrated = b
+        .scorers
+        .iter()
+        .chain(&t.scorers)
+        .find(|(_, f)| f.calibration.is_some())
+        .map(|(name, _)| name.clone());
+    if let Some(name) = calibrated {
+        let panel = |a: &crate::replay::scores::ScoreArm, arm: &str| {
+            let points: Vec<(f64, f64, usize)> = a
+                .scorers
+                .get(&name)
+                .and_then(|f| f.calibration.as_ref())
+                .iter()
+                .flat_map(|c| &c.bins)
+                .filter_map(|b| Some((b.mean_confidence?, b.accuracy?, b.count)))
+                .collect();
+            ReliabilityPanel {
+                label: format!(
+                    "{arm} · {} · {name}{}",
+                    a.source,
+                    if points.is_empty() {
+                        " (no confidences)"
+                    } else {
+                        ""
+                    }
+                ),
+                points,
+                y_desc: "share answered correctly".into(),
+            }
+        };
+        out.push(Spec {
+            name: "scores-reliability",
+            title: format!("Reliability diagram: the model's confidence against {name}"),
+            alt: "Share of scored lines answered correctly in each confidence bin, against the bin's mean confidence, with the bin counts; the diagonal is perfect calibration.".into(),
+            kind: Kind::Reliability(PerArm {
+                baseline: panel(b, "baseline"),
+                treatment: panel(t, "treatment"),
+            }),
+        });
+    }
+    out
+}
+
+/// Scorers shown in the scores' means plot; more would not be readable.
+pub const MAX_SCORERS: usize = 8;
 
 fn per_arm<T>(arms: &PerArm<ArmMetrics>, f: impl Fn(String, &ArmMetrics) -> T) -> PerArm<T> {
     PerArm {
@@ -459,6 +550,10 @@ fn alpha_rows(m: &Metrics) -> Option<AlphaRows> {
     if let Some(r) = &a.runs {
         push("run to run · baseline".into(), 1, &r.baseline);
         push("run to run · treatment".into(), 2, &r.treatment);
+    }
+    if let Some(r) = &a.repeats {
+        push("repeats · baseline".into(), 1, &r.baseline);
+        push("repeats · treatment".into(), 2, &r.treatment);
     }
     (!rows.is_empty()).then(|| AlphaRows {
         rows,

@@ -305,6 +305,39 @@ pub fn queries(rows: &[QueryRow]) -> Table {
     c.finish().map(Some)
 }
 
+/// One row per (arm, item, scorer) of imported scores: the item's repeats, how many were
+/// missing, and the mean of the scored ones (empty when none was).
+pub fn scores(rows: &[crate::replay::scores::ItemRow]) -> Table {
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let mut c = Columns::new(rows.len());
+    c.push("arm", rows.iter().map(|r| r.arm).collect::<Vec<&str>>())
+        .push(
+            "item",
+            rows.iter().map(|r| r.item.as_str()).collect::<Vec<&str>>(),
+        )
+        .push(
+            "scorer",
+            rows.iter()
+                .map(|r| r.scorer.as_str())
+                .collect::<Vec<&str>>(),
+        )
+        .push(
+            "repeats",
+            rows.iter().map(|r| r.repeats).collect::<Vec<u32>>(),
+        )
+        .push(
+            "missing",
+            rows.iter().map(|r| r.missing).collect::<Vec<u32>>(),
+        )
+        .push(
+            "mean",
+            rows.iter().map(|r| r.mean).collect::<Vec<Option<f64>>>(),
+        );
+    c.finish().map(Some)
+}
+
 /// One row per (reported delta, unit): the unit's value in each arm and their difference, so a
 /// reader can see which targets or queries moved, and `calibench plan` can size the next study
 /// from them. Targets' values are means over runs (`run` empty); queries are per run.
@@ -320,7 +353,9 @@ pub fn pairs(rows: &[PairRow]) -> Table {
     )
     .push(
         "metric",
-        rows.iter().map(|r| r.metric).collect::<Vec<&str>>(),
+        rows.iter()
+            .map(|r| r.metric.as_ref())
+            .collect::<Vec<&str>>(),
     )
     .push(
         "unit",

@@ -1,0 +1,469 @@
+//! Imported scores (SPEC §2.7): what each arm's scorers gave, and treatment − baseline per
+//! scorer, paired over the items both arms scored. Pure: score lines in, figures out.
+//!
+//! An item's value for a scorer is the mean of its scored repeats: a repeat that errored or was
+//! not scored is missing, never 0, and an item with no scored repeat has no value. Items weigh
+//! equally whatever their number of repeats.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::UnitPair;
+use crate::corpus::scores::{ItemId, Score};
+use crate::corpus::verdicts::{Item, Verdict};
+use crate::stats::calibration::{calibrate, Calibration};
+use crate::stats::paired::{wilson, PairedDelta};
+
+/// The dimension a scorer's score is filed under when the scorers are a judge panel.
+pub const DIMENSION: &str = "score";
+
+/// Bins of the per-scorer reliability diagrams (SPEC §4.5's default).
+pub const BINS: usize = 10;
+
+/// One arm's imported scores.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoreArm {
+    /// The arm label the lines carry (`calibench import --arm`).
+    pub source: String,
+    /// The task the arm's logs ran.
+    pub task: String,
+    /// Distinct items with at least one line.
+    pub items: usize,
+    /// The most repeats any item has.
+    pub repeats: u32,
+    pub scorers: BTreeMap<String, ScorerFigures>,
+}
+
+/// One scorer in one arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScorerFigures {
+    /// Lines (item × repeat) the scorer has in the arm.
+    pub lines: usize,
+    /// Lines with `score: null`: errored or unscored samples, never counted as 0.
+    pub missing: usize,
+    /// Why, with how many lines each.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub missing_reasons: BTreeMap<String, usize>,
+    /// Items with at least one scored repeat.
+    pub items: usize,
+    /// Mean over those items of each item's mean over its scored repeats; null when no item
+    /// was scored, or when the scorer is a judge the trust verdict did not trust.
+    pub mean: Option<f64>,
+    /// Every score is 0 or 1.
+    pub binary: bool,
+    /// The lowest and the highest score; null when nothing was scored.
+    pub range: Option<[f64; 2]>,
+    /// The model's own confidence against `correct`, over the scored lines that carry both;
+    /// null when none does (or withheld, for an untrusted judge).
+    pub calibration: Option<Calibration>,
+    /// Scored lines with a confidence but no `correct`: left out of the calibration.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub confidence_without_outcome: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Scores that are all 0 or 1 in both arms: McNemar's exact test, whose p is the exact sign
+/// test's over the discordant pairs (concordant pairs differ by 0 and take no part).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct McNemar {
+    /// Items scored 1 in the baseline and 0 in the treatment.
+    pub baseline_only: usize,
+    /// Items scored 0 in the baseline and 1 in the treatment.
+    pub treatment_only: usize,
+}
+
+/// One scorer compared: the paired delta over items, with each item's values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScorerComparison {
+    pub scorer: String,
+    pub delta: PairedDelta,
+    pub mcnemar: Option<McNemar>,
+    /// 0/1 scorers: 95% Wilson intervals of each arm's share of 1s over the paired items.
+    pub wilson: Option<[Option<[f64; 2]>; 2]>,
+    pub units: Vec<UnitPair>,
+}
+
+/// How an item is written in tables, messages and trust items: a number as itself, text as
+/// itself unless it could be read as a number or starts with a quote, then quoted and escaped.
+/// So `1` and `"1"` stay apart, and `x` is `x`.
+pub fn unit_name(item: &ItemId) -> String {
+    match item {
+        ItemId::Number(n) => n.to_string(),
+        ItemId::Text(t) if t.parse::<f64>().is_ok() || t.starts_with('"') => format!("{t:?}"),
+        ItemId::Text(t) => t.clone(),
+    }
+}
+
+/// Each item's mean over its scored repeats, per scorer, in item order.
+pub fn item_means<'a>(lines: &[&'a Score]) -> BTreeMap<&'a str, BTreeMap<&'a ItemId, f64>> {
+    let mut sums: BTreeMap<&str, BTreeMap<&ItemId, (f64, usize)>> = BTreeMap::new();
+    for s in lines {
+        if let Some(x) = s.score {
+            let e = sums
+                .entry(s.scorer.0.as_str())
+                .or_default()
+                .entry(&s.item)
+                .or_insert((0.0, 0));
+            e.0 += x;
+            e.1 += 1;
+        }
+    }
+    sums.into_iter()
+        .map(|(scorer, items)| {
+            let means = items
+                .into_iter()
+                .map(|(item, (sum, n))| (item, sum / n as f64))
+                .collect();
+            (scorer, means)
+        })
+        .collect()
+}
+
+/// One arm's figures, from its lines (all carrying `source` and one task).
+pub fn arm(source: &str, lines: &[&Score]) -> ScoreArm {
+    let means = item_means(lines);
+    let mut scorers: BTreeMap<String, ScorerFigures> = BTreeMap::new();
+    let mut calibration: BTreeMap<&str, (Vec<f64>, Vec<bool>)> = BTreeMap::new();
+    for s in lines {
+        let f = scorers
+            .entry(s.scorer.0.clone())
+            .or_insert_with(|| ScorerFigures {
+                lines: 0,
+                missing: 0,
+                missing_reasons: BTreeMap::new(),
+                items: 0,
+                mean: None,
+                binary: true,
+                range: None,
+                calibration: None,
+                confidence_without_outcome: 0,
+            });
+        f.lines += 1;
+        match s.score {
+            None => {
+                f.missing += 1;
+                let why = s
+                    .missing
+                    .clone()
+                    .unwrap_or_else(|| "no reason given".into());
+                *f.missing_reasons.entry(why).or_default() += 1;
+            }
+            Some(x) => {
+                f.binary &= x == 0.0 || x == 1.0;
+                f.range = Some(f.range.map_or([x, x], |[lo, hi]| [lo.min(x), hi.max(x)]));
+                match (s.confidence, s.correct) {
+                    (Some(p), Some(y)) => {
+                        let c = calibration.entry(s.scorer.0.as_str()).or_default();
+                        c.0.push(p);
+                        c.1.push(y);
+                    }
+                    (Some(_), None) => f.confidence_without_outcome += 1,
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (scorer, f) in scorers.iter_mut() {
+        let items = means.get(scorer.as_str());
+        f.items = items.map_or(0, BTreeMap::len);
+        f.mean = items
+            .filter(|m| !m.is_empty())
+            .map(|m| m.values().sum::<f64>() / m.len() as f64);
+        // Nothing scored: no value to be binary about.
+        f.binary &= f.items > 0;
+        f.calibration = calibration
+            .get(scorer.as_str())
+            .and_then(|(p, y)| calibrate(p, y, BINS).ok());
+    }
+    let mut items: Vec<&ItemId> = lines.iter().map(|s| &s.item).collect();
+    items.sort_unstable();
+    items.dedup();
+    ScoreArm {
+        source: source.to_string(),
+        task: lines.first().map_or(String::new(), |s| s.task.0.clone()),
+        items: items.len(),
+        repeats: lines.iter().map(|s| s.repeat).max().unwrap_or(0),
+        scorers,
+    }
+}
+
+/// One (arm, item, scorer): a row of the run's `scores` table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ItemRow {
+    /// The experiment's arm: baseline or treatment.
+    pub arm: &'static str,
+    pub item: String,
+    pub scorer: String,
+    /// Repeats with a line, and those of them missing.
+    pub repeats: u32,
+    pub missing: u32,
+    /// The mean of the scored repeats; `None` when none was scored.
+    pub mean: Option<f64>,
+}
+
+/// One arm's rows of the `scores` table, in item then scorer order.
+pub fn item_rows(arm: &'static str, lines: &[&Score]) -> Vec<ItemRow> {
+    let mut by: BTreeMap<(&ItemId, &str), (u32, u32, f64)> = BTreeMap::new();
+    for s in lines {
+        let e = by.entry((&s.item, s.scorer.0.as_str())).or_default();
+        e.0 += 1;
+        match s.score {
+            Some(x) => e.2 += x,
+            None => e.1 += 1,
+        }
+    }
+    by.into_iter()
+        .map(|((item, scorer), (repeats, missing, sum))| ItemRow {
+            arm,
+            item: unit_name(item),
+            scorer: scorer.to_string(),
+            repeats,
+            missing,
+            mean: (repeats > missing).then(|| sum / f64::from(repeats - missing)),
+        })
+        .collect()
+}
+
+/// treatment − baseline for every scorer both arms have, paired over the items both scored,
+/// in scorer order. A scorer with no such item has no comparison.
+pub fn compare(
+    baseline: &[&Score],
+    treatment: &[&Score],
+    replicates: usize,
+    seed: u64,
+    threads: usize,
+) -> Vec<ScorerComparison> {
+    let (b, t) = (item_means(baseline), item_means(treatment));
+    let mut out = Vec::new();
+    for (scorer, t_items) in &t {
+        let Some(b_items) = b.get(scorer) else {
+            continue;
+        };
+        let units: Vec<UnitPair> = t_items
+            .iter()
+            .filter_map(|(item, &y)| {
+                b_items.get(item).map(|&x| UnitPair {
+                    unit: unit_name(item),
+                    run: None,
+                    baseline: x,
+                    treatment: y,
+                })
+            })
+            .collect();
+        let Some(delta) = super::paired(&units, replicates, seed, threads) else {
+            continue;
+        };
+        let zero_one = |x: f64| x == 0.0 || x == 1.0;
+        let binary = units
+            .iter()
+            .all(|u| zero_one(u.baseline) && zero_one(u.treatment));
+        let (mcnemar, wilson) = if binary {
+            let n = units.len() as f64;
+            let ones =
+                |arm: fn(&UnitPair) -> f64| units.iter().filter(|u| arm(u) == 1.0).count() as f64;
+            (
+                Some(McNemar {
+                    baseline_only: units
+                        .iter()
+                        .filter(|u| u.baseline == 1.0 && u.treatment == 0.0)
+                        .count(),
+                    treatment_only: units
+                        .iter()
+                        .filter(|u| u.baseline == 0.0 && u.treatment == 1.0)
+                        .count(),
+                }),
+                Some([
+                    wilson(ones(|u| u.baseline), n),
+                    wilson(ones(|u| u.treatment), n),
+                ]),
+            )
+        } else {
+            (None, None)
+        };
+        out.push(ScorerComparison {
+            scorer: scorer.to_string(),
+            delta,
+            mcnemar,
+            wilson,
+            units,
+        });
+    }
+    out
+}
+
+/// The judge panel's verdicts (SPEC §2.7): per item of the arm, one verdict per judge scorer,
+/// its score the item's mean over the judge's scored repeats under [`DIMENSION`]; a judge with
+/// no scored repeat of the item failed on it (never a 0). Items in item order, filed under the
+/// arm's label.
+pub fn panel(source: &str, lines: &[&Score], judges: &[String]) -> Vec<Item> {
+    let means = item_means(lines);
+    let mut items: Vec<&ItemId> = lines
+        .iter()
+        .filter(|s| judges.contains(&s.scorer.0))
+        .map(|s| &s.item)
+        .collect();
+    items.sort_unstable();
+    items.dedup();
+    items
+        .into_iter()
+        .map(|item| Item {
+            line: 0,
+            item_id: unit_name(item),
+            arm: source.to_string(),
+            verdicts: judges
+                .iter()
+                .map(|j| Verdict {
+                    model: j.clone(),
+                    scores: means
+                        .get(j.as_str())
+                        .and_then(|m| m.get(item))
+                        .map(|&x| BTreeMap::from([(DIMENSION.to_string(), x)])),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Run-to-run agreement's units: per (scorer, item) with two or more scored repeats, the
+/// scores in repeat order.
+pub fn repeat_rows(lines: &[&Score]) -> Vec<Vec<f64>> {
+    let mut by_unit: BTreeMap<(&str, &ItemId), Vec<(u32, f64)>> = BTreeMap::new();
+    for s in lines {
+        if let Some(x) = s.score {
+            by_unit
+                .entry((s.scorer.0.as_str(), &s.item))
+                .or_default()
+                .push((s.repeat, x));
+        }
+    }
+    by_unit
+        .into_values()
+        .filter(|v| v.len() >= 2)
+        .map(|mut v| {
+            v.sort_by_key(|(r, _)| *r);
+            v.into_iter().map(|(_, x)| x).collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::Text;
+
+    fn line(arm: &str, item: i64, repeat: u32, scorer: &str, score: Option<f64>) -> Score {
+        Score {
+            line: 0,
+            arm: Text(arm.into()),
+            task: Text("t".into()),
+            item: ItemId::Number(item),
+            repeat,
+            scorer: Text(scorer.into()),
+            score,
+            missing: score.is_none().then(|| "sample errored".into()),
+            confidence: None,
+            correct: None,
+            source: Text("log".into()),
+        }
+    }
+
+    #[test]
+    fn an_item_is_the_mean_of_its_scored_repeats_and_a_missing_repeat_is_not_zero() {
+        let lines = [
+            line("a", 1, 1, "m", Some(1.0)),
+            line("a", 1, 2, "m", None),
+            line("a", 1, 3, "m", Some(0.0)),
+            line("a", 2, 1, "m", Some(1.0)),
+            line("a", 3, 1, "m", None),
+        ];
+        let refs: Vec<&Score> = lines.iter().collect();
+        let a = arm("a", &refs);
+        let m = &a.scorers["m"];
+        // Items 1 (mean 0.5) and 2 (1.0); item 3 has no scored repeat.
+        assert_eq!((m.lines, m.missing, m.items), (5, 2, 2));
+        assert_eq!(m.mean, Some(0.75));
+        assert_eq!(m.missing_reasons["sample errored"], 2);
+        assert!(m.binary);
+        assert_eq!((a.items, a.repeats), (3, 3));
+        assert_eq!(repeat_rows(&refs), vec![vec![1.0, 0.0]]);
+    }
+
+    #[test]
+    fn zero_one_scores_get_mcnemar_counts_and_the_sign_test_p() {
+        // Baseline 1,0,0,1,0 ; treatment 1,1,1,1,1: discordant 0 baseline-only, 3
+        // treatment-only; exact McNemar p = 2 · 0.5³ = 0.25.
+        let b: Vec<Score> = [1.0, 0.0, 0.0, 1.0, 0.0]
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| line("b", i as i64 + 1, 1, "acc", Some(x)))
+            .collect();
+        let t: Vec<Score> = (1..=5).map(|i| line("t", i, 1, "acc", Some(1.0))).collect();
+        let (b, t): (Vec<&Score>, Vec<&Score>) = (b.iter().collect(), t.iter().collect());
+        let c = compare(&b, &t, 0, 1, 1);
+        assert_eq!(c.len(), 1);
+        let acc = &c[0];
+        assert_eq!(
+            acc.mcnemar,
+            Some(McNemar {
+                baseline_only: 0,
+                treatment_only: 3
+            })
+        );
+        assert!((acc.delta.p_value - 0.25).abs() < 1e-12);
+        assert!((acc.delta.delta - 0.6).abs() < 1e-12);
+        assert_eq!(acc.delta.pairs, 5);
+        assert!(acc.wilson.is_some());
+    }
+
+    #[test]
+    fn items_pair_by_id_and_a_scorer_in_one_arm_only_is_not_compared() {
+        let b = [
+            line("b", 1, 1, "m", Some(0.2)),
+            line("b", 2, 1, "m", Some(0.4)),
+            line("b", 9, 1, "only-b", Some(1.0)),
+        ];
+        let t = [
+            line("t", 2, 1, "m", Some(0.9)),
+            line("t", 3, 1, "m", Some(0.1)),
+        ];
+        let (b, t): (Vec<&Score>, Vec<&Score>) = (b.iter().collect(), t.iter().collect());
+        let c = compare(&b, &t, 0, 1, 1);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c[0].units.len(), 1);
+        assert_eq!(c[0].units[0].unit, "2");
+        assert!((c[0].delta.delta - 0.5).abs() < 1e-12);
+        assert_eq!(c[0].mcnemar, None);
+    }
+
+    #[test]
+    fn unit_names_keep_numbers_and_numeric_text_apart() {
+        assert_eq!(unit_name(&ItemId::Number(1)), "1");
+        assert_eq!(unit_name(&ItemId::Text("1".into())), "\"1\"");
+        assert_eq!(unit_name(&ItemId::Text("1e3".into())), "\"1e3\"");
+        assert_eq!(unit_name(&ItemId::Text("\"1\"".into())), "\"\\\"1\\\"\"");
+        assert_eq!(unit_name(&ItemId::Text("arc_1".into())), "arc_1");
+    }
+
+    #[test]
+    fn a_judge_without_a_scored_repeat_failed_on_the_item() {
+        let lines = [
+            line("a", 1, 1, "j1", Some(0.5)),
+            line("a", 1, 2, "j1", Some(1.0)),
+            line("a", 1, 1, "j2", None),
+            line("a", 1, 1, "exact", Some(1.0)),
+        ];
+        let refs: Vec<&Score> = lines.iter().collect();
+        let items = panel("a", &refs, &["j1".into(), "j2".into()]);
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0].verdicts.len(), 2);
+        assert_eq!(
+            items[0].verdicts[0].scores.as_ref().unwrap()[DIMENSION],
+            0.75
+        );
+        assert_eq!(items[0].verdicts[1].scores, None);
+    }
+}
