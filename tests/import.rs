@@ -492,14 +492,14 @@ fn lm_eval_samples_are_the_scores_and_the_results_file_is_checked() {
     );
 }
 
-#[test]
-fn lm_eval_values_written_as_text_are_read_and_corpus_metrics_are_not_averaged() {
-    let tmp = tempfile::tempdir().unwrap();
+/// Two runs of a multiple-choice task in `dir`: the real lm-eval lines, with lm-eval's
+/// multiple-choice fields (log-likelihoods −1, −2, −3 written as text; `acc` 1, 0, 1 in the
+/// first run and 0, 1, 0 in the second; `f1` a corpus-level list).
+fn multiple_choice_runs(dir: &Path) -> Vec<PathBuf> {
     let real = std::fs::read_to_string(fixture(
         "lm-eval/samples_math_perturbed_full_2026-01-21T03-44-18.458309.jsonl",
     ))
     .unwrap();
-    // Two runs of a multiple-choice task: the real lines, with lm-eval's multiple-choice fields.
     let mut runs = Vec::new();
     for (n, time) in ["2026-01-21T03-44-18.1", "2026-01-22T10-00-00.1"]
         .iter()
@@ -520,10 +520,17 @@ fn lm_eval_values_written_as_text_are_read_and_corpus_metrics_are_not_averaged()
                 serde_json::to_string(&v).unwrap() + "\n"
             })
             .collect();
-        let path = tmp.path().join(format!("samples_mc_{time}.jsonl"));
+        let path = dir.join(format!("samples_mc_{time}.jsonl"));
         std::fs::write(&path, text).unwrap();
         runs.push(path);
     }
+    runs
+}
+
+#[test]
+fn lm_eval_values_written_as_text_are_read_and_corpus_metrics_are_not_averaged() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = multiple_choice_runs(tmp.path());
     // Given later run first: repeats follow the time in the names.
     let out = import(
         "lm-eval",
@@ -605,4 +612,45 @@ fn the_arc_easy_example_is_what_import_writes() {
         again == committed,
         "corpora/arc-easy-import/scores.jsonl differs from what `calibench import` writes: run the commands in its experiment.toml"
     );
+}
+
+/// The model's own confidence, imported from lm-eval's multiple-choice log-likelihoods, is what
+/// a scores run calibrates, and its two runs are the repeats whose agreement it measures.
+#[test]
+fn imported_multiple_choice_confidence_calibrates_in_a_scores_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = multiple_choice_runs(tmp.path());
+    let corpus = tmp.path().join("c");
+    let logs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
+    import("lm-eval", &logs, "m", &corpus, &[]);
+    import("lm-eval", &logs, "m-again", &corpus, &[]);
+    std::fs::write(
+        corpus.join("experiment.toml"),
+        "name = \"mc\"\nbootstrap = 100\n[arms.baseline]\nsource = \"m\"\n[arms.treatment]\nsource = \"m-again\"\n",
+    )
+    .unwrap();
+    let m = json_of(
+        calibench()
+            .arg("run")
+            .arg(corpus.join("experiment.toml"))
+            .arg("--runs-dir")
+            .arg(tmp.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(tmp.path().join("reports"))
+            .args(["--json", "--no-plots"]),
+    );
+    // Every line has confidence p = softmax(−1, −2, −3)[0]; 3 of the 6 answers are right, all
+    // in one bin: ECE |0.5 − p|, Brier ((1 − p)² + p²) / 2.
+    let p = 1.0 / (1.0 + (-1.0f64).exp() + (-2.0f64).exp());
+    let cal = &m["scores"]["arms"]["baseline"]["scorers"]["acc,none"]["calibration"];
+    assert_eq!(cal["n"], 6);
+    assert!((cal["ece"].as_f64().unwrap() - (0.5 - p).abs()).abs() < 1e-12);
+    let brier = ((1.0 - p).powi(2) + p.powi(2)) / 2.0;
+    assert!((cal["brier"].as_f64().unwrap() - brier).abs() < 1e-12);
+    // The two runs disagree on every item ([1, 0], [0, 1], [1, 0]): D_o = 6/6, D_e = 18/30,
+    // α = 1 − 1 / 0.6.
+    let alpha = m["agreement"]["repeats"]["baseline"]["alpha"].as_f64().unwrap();
+    assert!((alpha - (1.0 - 1.0 / 0.6)).abs() < 1e-12, "{alpha}");
+    // Each item's mean over its two runs is 0.5 in both arms: the delta is 0.
+    assert_eq!(m["scores"]["delta"]["acc,none"]["delta"], 0.0);
 }
