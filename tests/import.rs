@@ -649,7 +649,9 @@ fn imported_multiple_choice_confidence_calibrates_in_a_scores_run() {
     assert!((cal["brier"].as_f64().unwrap() - brier).abs() < 1e-12);
     // The two runs disagree on every item ([1, 0], [0, 1], [1, 0]): D_o = 6/6, D_e = 18/30,
     // α = 1 − 1 / 0.6.
-    let alpha = m["agreement"]["repeats"]["baseline"]["alpha"].as_f64().unwrap();
+    let alpha = m["agreement"]["repeats"]["baseline"]["alpha"]
+        .as_f64()
+        .unwrap();
     assert!((alpha - (1.0 - 1.0 / 0.6)).abs() < 1e-12, "{alpha}");
     // Each item's mean over its two runs is 0.5 in both arms: the delta is 0.
     assert_eq!(m["scores"]["delta"]["acc,none"]["delta"], 0.0);

@@ -1478,7 +1478,12 @@ fn trust_section(m: &Metrics) -> Section {
         };
     };
     let reading = if v.trustworthy {
-        "Every check passed: the judges' figures (precision, anchor calibration, lift) can be believed.".to_string()
+        if m.review.is_none() && m.scores.is_some() {
+            "Every check passed: the judge scorers' figures and the lift can be believed."
+                .to_string()
+        } else {
+            "Every check passed: the judges' figures (precision, anchor calibration, lift) can be believed.".to_string()
+        }
     } else {
         format!(
             "{} {} failed, so every judge-derived figure is withheld.",

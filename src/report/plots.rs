@@ -60,8 +60,9 @@ pub enum Kind {
     Tiers(PerArm<TierPanel>),
     /// The validation pass's funnel, one bar per stage (SPEC §4.7).
     Funnel(PerArm<TierPanel>),
-    /// Rates with their intervals, baseline bar beside treatment bar per rate.
-    Rates(Vec<RateGroup>),
+    /// Rates (or means on 0 to 1) with their intervals, baseline bar beside treatment bar per
+    /// group; the second field names the y axis.
+    Rates(Vec<RateGroup>, &'static str),
     /// Confidence against outcome per bin, with the bin counts.
     Reliability(PerArm<ReliabilityPanel>),
     /// α with its interval, one row per unit set.
@@ -172,30 +173,33 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
                 pct(arms.baseline.promotion_rate),
                 pct(arms.treatment.promotion_rate)
             ),
-            kind: Kind::Rates(vec![
-                RateGroup {
-                    name: "corroborated / merged".into(),
-                    baseline: (
-                        arms.baseline.corroboration_rate,
-                        arms.baseline.rate_ci.corroboration_rate,
-                    ),
-                    treatment: (
-                        arms.treatment.corroboration_rate,
-                        arms.treatment.rate_ci.corroboration_rate,
-                    ),
-                },
-                RateGroup {
-                    name: "promoted / merged".into(),
-                    baseline: (
-                        arms.baseline.promotion_rate,
-                        arms.baseline.rate_ci.promotion_rate,
-                    ),
-                    treatment: (
-                        arms.treatment.promotion_rate,
-                        arms.treatment.rate_ci.promotion_rate,
-                    ),
-                },
-            ]),
+            kind: Kind::Rates(
+                vec![
+                    RateGroup {
+                        name: "corroborated / merged".into(),
+                        baseline: (
+                            arms.baseline.corroboration_rate,
+                            arms.baseline.rate_ci.corroboration_rate,
+                        ),
+                        treatment: (
+                            arms.treatment.corroboration_rate,
+                            arms.treatment.rate_ci.corroboration_rate,
+                        ),
+                    },
+                    RateGroup {
+                        name: "promoted / merged".into(),
+                        baseline: (
+                            arms.baseline.promotion_rate,
+                            arms.baseline.rate_ci.promotion_rate,
+                        ),
+                        treatment: (
+                            arms.treatment.promotion_rate,
+                            arms.treatment.rate_ci.promotion_rate,
+                        ),
+                    },
+                ],
+                "rate",
+            ),
         });
         if arms.baseline.controls.is_some() && arms.treatment.controls.is_some() {
             out.push(Spec {
@@ -327,7 +331,7 @@ fn score_plots(sc: &crate::analysis::ScoresSection) -> Vec<Spec> {
                     .collect::<Vec<_>>()
                     .join("; ")
             ),
-            kind: Kind::Rates(groups),
+            kind: Kind::Rates(groups, "mean score"),
         });
     }
     let calibrated = b
@@ -754,7 +758,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
             tier_panel_draw(&halves[0], &p.baseline, x_max, x)?;
             tier_panel_draw(&halves[1], &p.treatment, x_max, x)
         }
-        Kind::Rates(groups) => {
+        Kind::Rates(groups, y_desc) => {
             let (top, rest) = body.split_vertically(30);
             legend_row(
                 &top,
@@ -763,7 +767,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
                     ("treatment".into(), TREATMENT),
                 ],
             )?;
-            rates(&rest, groups)
+            rates(&rest, groups, y_desc)
         }
         Kind::Reliability(p) => {
             let halves = body.split_evenly((1, 2));
@@ -896,8 +900,11 @@ fn tier_panel_draw<DB: DrawingBackend>(
 fn rates<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     groups: &[RateGroup],
+    y_desc: &str,
 ) -> Result<(), String> {
-    let n = groups.len().max(1);
+    // A lone group sits in the middle of three slots (a segmented axis needs two or more).
+    let pad = usize::from(groups.len() <= 1);
+    let n = groups.len() + 2 * pad;
     let mut chart = frame(area, None, 56)
         .build_cartesian_2d((0..n - 1).into_segmented(), 0.0..1.05)
         .map_err(err)?;
@@ -906,10 +913,14 @@ fn rates<DB: DrawingBackend>(
         .disable_x_mesh()
         .x_labels(n)
         .x_label_formatter(&|v| match v {
-            SegmentValue::CenterOf(i) => names.get(*i).cloned().unwrap_or_default(),
+            SegmentValue::CenterOf(i) => i
+                .checked_sub(pad)
+                .and_then(|i| names.get(i))
+                .cloned()
+                .unwrap_or_default(),
             _ => String::new(),
         })
-        .y_desc("rate")
+        .y_desc(y_desc)
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()
@@ -927,6 +938,7 @@ fn rates<DB: DrawingBackend>(
         };
         chart
             .draw_series(groups.iter().enumerate().map(|(i, g)| {
+                let i = i + pad;
                 let v = if arm == 0 {
                     g.baseline.0
                 } else {
@@ -960,7 +972,7 @@ fn rates<DB: DrawingBackend>(
     let whiskers = plotting.strip_coord_spec();
     for (i, g) in groups.iter().enumerate() {
         for (arm, (v, ci)) in [g.baseline, g.treatment].into_iter().enumerate() {
-            let x = centre(i, arm) as i32;
+            let x = centre(i + pad, arm) as i32;
             if let Some([lo, hi]) = ci {
                 let style = INK.stroke_width(2);
                 whiskers
