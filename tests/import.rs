@@ -656,3 +656,57 @@ fn imported_multiple_choice_confidence_calibrates_in_a_scores_run() {
     // Each item's mean over its two runs is 0.5 in both arms: the delta is 0.
     assert_eq!(m["scores"]["delta"]["acc,none"]["delta"], 0.0);
 }
+
+/// The two cells of one real promptfoo file, imported as two arms, compare per assertion over
+/// the test cases both ran; naming its `llm-rubric` grader as the only judge leaves a panel of
+/// one, which the trust verdict refuses to believe, so that grader's figures are withheld while
+/// the mechanical assertions stand.
+#[test]
+fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("promptfoo/sample-export.json");
+    let corpus = tmp.path().join("c");
+    for (arm, cell) in [
+        ("gpt-5", "openai:gpt-5"),
+        ("gpt-5-mini", "openai:gpt-5-mini"),
+    ] {
+        import("promptfoo", &[&log], arm, &corpus, &["--pick", cell]);
+    }
+    std::fs::write(
+        corpus.join("experiment.toml"),
+        "name = \"riddles\"\nbootstrap = 100\n[arms.baseline]\nsource = \"gpt-5\"\n[arms.treatment]\nsource = \"gpt-5-mini\"\n[scores]\njudges = [\"llm-rubric\"]\n",
+    )
+    .unwrap();
+    let m = json_of(
+        calibench()
+            .arg("run")
+            .arg(corpus.join("experiment.toml"))
+            .arg("--runs-dir")
+            .arg(tmp.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(tmp.path().join("reports"))
+            .args(["--json", "--no-plots"]),
+    );
+    let d = &m["scores"]["delta"];
+    // `cost` passes on both riddles under the mini model and on one under the full one: one
+    // discordant item, for the treatment; McNemar's p with one discordant pair is 1.
+    assert_eq!(d["cost"]["pairs"], 2);
+    assert_eq!(d["cost"]["delta"], 0.5);
+    assert_eq!(d["cost"]["mcnemar"]["treatment_only"], 1);
+    assert_eq!(d["cost"]["mcnemar"]["baseline_only"], 0);
+    assert_eq!(d["cost"]["p_value"], 1.0);
+    // `contains` is asserted on one riddle only.
+    assert_eq!(d["contains"]["pairs"], 1);
+    // One grader: its α cannot be computed (no item has two raters), and each of the 2 riddles
+    // in each arm has 1 surviving rater < 3.
+    assert_eq!(m["trust"]["trustworthy"], false);
+    let reasons = m["trust"]["trust_reasons"].as_array().unwrap();
+    assert!(reasons[0]
+        .as_str()
+        .unwrap()
+        .starts_with("(1) IRR not computable"));
+    assert_eq!(reasons.len(), 5);
+    assert!(d.get("llm-rubric").is_none());
+    assert_eq!(m["scores"]["withheld"]["metrics"], json!(["llm-rubric"]));
+    assert_eq!(m["lift"]["withheld"], true);
+}
