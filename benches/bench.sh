@@ -2,8 +2,10 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (SPEC §9), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] (no section named:
-# all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the same file.
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] (no section
+# named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
+# same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
+# readers (installed into the same throw-away virtualenv).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -17,11 +19,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -178,6 +180,54 @@ measure3 "$w" "$BIN" run "$W/experiment.toml" --runs-dir "$DATA/wide-runs" --rep
 printf '\none query of %s tool calls (%s MB of queries.jsonl, both models):\n' "$TOOLS" "$(( $(stat -c %s "$W/queries.jsonl") / 1000000 ))"
 printf '  read and parse %ss, replay and metrics %ss; whole command %ss, %s MB\n' \
   "$(phase "$w" "read and parse")" "$(phase "$w" "replay and metrics")" "$(wall_s "$w")" "$(rss_mb "$w")"
+fi
+
+if want import; then
+# Inspect .eval logs of N samples (benches/gen_eval.py: the real popularity log's sample, about
+# 8 KB, copied N times). calibench import against what a team would write instead with
+# inspect_ai: read_eval_log (the whole log) or read_eval_log_samples (a generator), each turned
+# into (id, epoch, scorer, value) rows (benches/python_inspect.py). A slimmed copy of the largest
+# log (samples cut to id, epoch and scores) shows what memory follows: the count, not the size.
+if ! "$DATA/venv/bin/python" -c "import inspect_ai" 2>/dev/null; then
+  [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv"
+  echo "== installing inspect_ai into $DATA/venv"
+  "$DATA/venv/bin/pip" install --quiet inspect_ai
+fi
+PY="$DATA/venv/bin/python"
+SIZES="2000 20000 200000"
+[ -n "$QUICK" ] && SIZES="2000"
+printf '
+%-40s %16s %22s %22s
+' "calibench import inspect, .eval" "calibench" "read_eval_log" "read_eval_log_samples"
+for n in $SIZES; do
+  E="$DATA/eval-$n.eval"
+  [ -f "$E" ] || { echo "== generating $E"; python3 benches/gen_eval.py "$n" "$E"; }
+  c="$DATA/out-import-$n"
+  # Each run into an empty folder (a folder that already holds lines is read back first).
+  measure3 "$c" sh -c 'rm -rf "$1" && exec "$2" import inspect "$3" --arm a --into "$1" --quiet' sh "$DATA/import-$n" "$BIN" "$E"
+  # inspect_ai's readers, once each: read_eval_log needs about 1 GB at 20,000 samples, so it is
+  # not run past that; read_eval_log_samples took 24 s at 2,000 and had not finished after 16
+  # minutes at 20,000, so it is run at 2,000 only.
+  py="not run"; pys="not run"
+  if [ "$n" -le 20000 ]; then
+    p="$DATA/out-import-py-$n"
+    measure "$p" "$PY" benches/python_inspect.py log "$E"
+    py="$(wall_s "$p")s, $(rss_mb "$p") MB"
+  fi
+  if [ "$n" -le 2000 ]; then
+    q="$DATA/out-import-pys-$n"
+    measure "$q" "$PY" benches/python_inspect.py samples "$E"
+    pys="$(wall_s "$q")s, $(rss_mb "$q") MB"
+  fi
+  printf '%-40s %16s %22s %22s
+' "$n samples ($(( $(stat -c %s "$E") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MB" "$py" "$pys"
+done
+n=${SIZES##* }; E="$DATA/eval-$n.eval"; S="$DATA/eval-$n-slim.eval"
+[ -f "$S" ] || python3 benches/gen_eval.py "$n" "$S" --slim
+c="$DATA/out-import-slim"
+measure3 "$c" sh -c 'rm -rf "$1" && exec "$2" import inspect "$3" --arm a --into "$1" --quiet' sh "$DATA/import-slim" "$BIN" "$S"
+printf '%-40s %16s
+' "$n samples, slimmed ($(( $(stat -c %s "$S") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MB"
 fi
 
 echo

@@ -30,7 +30,9 @@ const SAMPLE_MAPPED: [&str; 4] = ["id", "epoch", "scores", "error"];
 
 /// One sample's drafts, and why the scorers it lacks are missing.
 struct Sample {
-    template: Draft,
+    /// The sample's id, repeat and source, kept only when it has no draft to copy them from:
+    /// a large log holds one `Sample` per sample until every scorer is known.
+    template: Option<Draft>,
     drafts: Vec<Draft>,
     why: &'static str,
 }
@@ -56,10 +58,13 @@ pub fn read(path: &Path, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
         .iter()
         .flat_map(|s| s.drafts.iter().map(|d| d.scorer.clone()))
         .collect();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(samples.len() * scorers.len());
     for mut s in samples {
-        super::fill_missing(&mut s.drafts, &scorers, &s.template, s.why);
-        out.extend(s.drafts);
+        if s.drafts.len() < scorers.len() {
+            let template = s.template.take().unwrap_or_else(|| s.drafts[0].clone());
+            super::fill_missing(&mut s.drafts, &scorers, &template, s.why);
+        }
+        out.append(&mut s.drafts);
     }
     Ok(out)
 }
@@ -318,8 +323,9 @@ fn sample(
             });
         }
     }
+    drafts.shrink_to_fit();
     Ok(Sample {
-        template,
+        template: drafts.is_empty().then_some(template),
         drafts,
         why: if errored {
             "sample errored"

@@ -221,11 +221,17 @@ pub fn import(
         let mut all = Vec::new();
         for log in logs {
             let log = log.as_ref();
-            all.extend(match format {
+            let mut drafts = match format {
                 Format::Inspect => inspect::read(log, &mut tally)?,
                 Format::Promptfoo => promptfoo::read(log, options, &mut tally)?,
                 _ => table::read(log, format, &mut tally)?,
-            });
+            };
+            // One log (the usual case) is kept as read, never copied into a second block.
+            if all.is_empty() {
+                all = drafts;
+            } else {
+                all.append(&mut drafts);
+            }
         }
         all
     };
@@ -268,24 +274,8 @@ fn finish(drafts: Vec<Draft>, arm: &str, mut tally: Tally) -> Result<Imported, E
             .hint(hint)
             .into());
     };
-    let mut first: HashMap<(ItemId, u32, String), String> = HashMap::with_capacity(drafts.len());
     let mut scores = Vec::with_capacity(drafts.len());
     for d in drafts {
-        if let Some(was) = first.insert(
-            (d.item.clone(), d.repeat, d.scorer.clone()),
-            d.source.clone(),
-        ) {
-            return Err(InputError::new(
-                d.source.clone(),
-                format!(
-                    "item {} (repeat {}) is scored by `{}` a second time (first in {was})",
-                    d.item, d.repeat, d.scorer
-                ),
-            )
-            .field("id")
-            .hint("two logs of the same run? Import each run under its own arm label")
-            .into());
-        }
         let (score, missing) = match d.value {
             Scored::Value(x) => {
                 tally.scored += 1;
@@ -310,7 +300,25 @@ fn finish(drafts: Vec<Draft>, arm: &str, mut tally: Tally) -> Result<Imported, E
             source: Text(d.source),
         });
     }
+    // A stable sort keeps the logs' order among equal keys, so a key found twice is two
+    // neighbours, the first read first: no index of every key is held beside the lines.
     scores.sort_by(Score::order);
+    if let Some(pair) = scores
+        .windows(2)
+        .find(|w| Score::order(&w[0], &w[1]).is_eq())
+    {
+        let (was, d) = (&pair[0], &pair[1]);
+        return Err(InputError::new(
+            d.source.0.clone(),
+            format!(
+                "item {} (repeat {}) is scored by `{}` a second time (first in {})",
+                d.item, d.repeat, d.scorer.0, was.source.0
+            ),
+        )
+        .field("id")
+        .hint("two logs of the same run? Import each run under its own arm label")
+        .into());
+    }
     Ok(Imported {
         task,
         scores,
