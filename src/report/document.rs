@@ -1141,11 +1141,12 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
         .iter()
         .filter_map(|(scorer, d)| {
             d.mcnemar.as_ref().map(|c| {
+                let items = |n: usize| format!("{n} {}", if n == 1 { "item" } else { "items" });
                 format!(
-                    "{scorer}: {} items scored 1 only under {}, {} only under {}; the other {} agree",
-                    c.treatment_only,
+                    "{scorer}: {} scored 1 only under {}, {} only under {}; the other {} agree",
+                    items(c.treatment_only),
                     t.source,
-                    c.baseline_only,
+                    items(c.baseline_only),
                     b.source,
                     d.paired.pairs - c.treatment_only - c.baseline_only
                 )
