@@ -336,4 +336,19 @@ fn an_experiment_the_lines_cannot_answer_is_refused_naming_file_line_and_field()
         e.contains("one trust verdict cannot weigh two panels"),
         "{e}"
     );
+    // Judges named over a corpus without imported scores: refused, naming the line of `judges`.
+    let bare = tempfile::tempdir().unwrap();
+    let exp = bare.path().join("experiment.toml");
+    std::fs::write(&exp, experiment("\n[scores]\njudges = [\"judge-a\"]\n")).unwrap();
+    let out = calibench().arg("validate").arg(&exp).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // `validate` lists the problems on stdout.
+    let e = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        e.contains(
+            "`scores.judges`: `[scores] judges` names scorers, but the corpus has no scores.jsonl"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("experiment.toml:12:"), "{e}");
 }
