@@ -492,6 +492,23 @@ fn lm_eval_samples_are_the_scores_and_the_results_file_is_checked() {
     );
 }
 
+/// Writes `experiment` into the corpus folder `corpus` and runs it, with its runs and reports
+/// beside the folder; the metrics.
+fn run_experiment(corpus: &Path, experiment: &str) -> Value {
+    std::fs::write(corpus.join("experiment.toml"), experiment).unwrap();
+    let beside = corpus.parent().unwrap();
+    json_of(
+        calibench()
+            .arg("run")
+            .arg(corpus.join("experiment.toml"))
+            .arg("--runs-dir")
+            .arg(beside.join("runs"))
+            .arg("--reports-dir")
+            .arg(beside.join("reports"))
+            .args(["--json", "--no-plots"]),
+    )
+}
+
 /// Two runs of a multiple-choice task in `dir`: the real lm-eval lines, with lm-eval's
 /// multiple-choice fields (log-likelihoods −1, −2, −3 written as text; `acc` 1, 0, 1 in the
 /// first run and 0, 1, 0 in the second; `f1` a corpus-level list).
@@ -624,20 +641,9 @@ fn imported_multiple_choice_confidence_calibrates_in_a_scores_run() {
     let logs: Vec<&Path> = runs.iter().map(PathBuf::as_path).collect();
     import("lm-eval", &logs, "m", &corpus, &[]);
     import("lm-eval", &logs, "m-again", &corpus, &[]);
-    std::fs::write(
-        corpus.join("experiment.toml"),
+    let m = run_experiment(
+        &corpus,
         "name = \"mc\"\nbootstrap = 100\n[arms.baseline]\nsource = \"m\"\n[arms.treatment]\nsource = \"m-again\"\n",
-    )
-    .unwrap();
-    let m = json_of(
-        calibench()
-            .arg("run")
-            .arg(corpus.join("experiment.toml"))
-            .arg("--runs-dir")
-            .arg(tmp.path().join("runs"))
-            .arg("--reports-dir")
-            .arg(tmp.path().join("reports"))
-            .args(["--json", "--no-plots"]),
     );
     // Every line has confidence p = softmax(−1, −2, −3)[0]; 3 of the 6 answers are right, all
     // in one bin: ECE |0.5 − p|, Brier ((1 − p)² + p²) / 2.
@@ -672,20 +678,9 @@ fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
     ] {
         import("promptfoo", &[&log], arm, &corpus, &["--pick", cell]);
     }
-    std::fs::write(
-        corpus.join("experiment.toml"),
+    let m = run_experiment(
+        &corpus,
         "name = \"riddles\"\nbootstrap = 100\n[arms.baseline]\nsource = \"gpt-5\"\n[arms.treatment]\nsource = \"gpt-5-mini\"\n[scores]\njudges = [\"llm-rubric\"]\n",
-    )
-    .unwrap();
-    let m = json_of(
-        calibench()
-            .arg("run")
-            .arg(corpus.join("experiment.toml"))
-            .arg("--runs-dir")
-            .arg(tmp.path().join("runs"))
-            .arg("--reports-dir")
-            .arg(tmp.path().join("reports"))
-            .args(["--json", "--no-plots"]),
     );
     let d = &m["scores"]["delta"];
     // `cost` passes on both riddles under the mini model and on one under the full one: one

@@ -256,15 +256,10 @@ pub fn load(
                 &exp.scores.judges,
             ));
             if !exp.scores.judges.is_empty() && loaded.corpus.verdicts.is_some() {
-                let mut e = InputError::new(
-                    exp_path.display().to_string(),
+                loaded.refusals.push(judges_error(
+                    exp_path,
+                    exp,
                     "`[scores] judges` names a judge panel, but the corpus also has verdicts.jsonl: one trust verdict cannot weigh two panels",
-                )
-                .field("`scores.judges`");
-                if let Some(line) = exp.judges_line {
-                    e = e.at_line(line);
-                }
-                loaded.refusals.push(e.hint(
                     "keep the scorers' panel (drop verdicts.jsonl) or the verdicts' (drop `judges`)",
                 ));
             }
@@ -272,17 +267,12 @@ pub fn load(
         loaded.corpus.scores = Some((name, lines));
     } else if let Some((exp_path, exp)) = experiment {
         if !exp.scores.judges.is_empty() {
-            let mut e = InputError::new(
-                exp_path.display().to_string(),
+            loaded.refusals.push(judges_error(
+                exp_path,
+                exp,
                 "`[scores] judges` names scorers, but the corpus has no scores.jsonl",
-            )
-            .field("`scores.judges`");
-            if let Some(line) = exp.judges_line {
-                e = e.at_line(line);
-            }
-            loaded
-                .refusals
-                .push(e.hint("`calibench import` writes scores.jsonl into the corpus folder"));
+                "`calibench import` writes scores.jsonl into the corpus folder",
+            ));
         }
     }
     if let Some((exp_path, exp)) = experiment {
@@ -303,6 +293,16 @@ pub fn load(
         );
     }
     Ok(loaded)
+}
+
+/// A refusal of the experiment's `[scores] judges`, at its line.
+fn judges_error(exp_path: &Path, exp: &Experiment, problem: &str, hint: &str) -> InputError {
+    let e = InputError::new(exp_path.display().to_string(), problem).field("`scores.judges`");
+    match exp.judges_line {
+        Some(line) => e.at_line(line),
+        None => e,
+    }
+    .hint(hint)
 }
 
 /// A primary metric the corpus cannot measure would leave the headline and its Holm family
