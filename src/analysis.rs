@@ -553,10 +553,9 @@ fn judge_items(
     judged: &[Item],
     settings: Settings,
 ) -> Result<Judged, InputError> {
-    let judged = judged.to_vec();
-    let verdict = trust::verdict(&judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    let verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
     let agreement = agreement_of(
-        &trust::irr_rows(&judged),
+        &trust::irr_rows(judged),
         exp.trust.level,
         verdict.judges,
         exp,
@@ -580,7 +579,7 @@ fn judge_items(
         t.iter().map(String::as_str).collect(),
     );
     let lift = trust::lift(
-        &judged,
+        judged,
         &b,
         &t,
         &exp.trust.dimension_weights,
@@ -648,9 +647,16 @@ fn scores_section(
     for arm in exp.arms() {
         crate::corpus::scores::check_arm(name, lines, &arm.name, &arm.source)?;
     }
+    let (b_items, t_items) = (imported::by_item(&b), imported::by_item(&t));
     let mut delta = BTreeMap::new();
     let mut pairs = Vec::new();
-    for c in imported::compare(&b, &t, exp.bootstrap, exp.seed, settings.threads) {
+    for c in imported::compare(
+        &b_items,
+        &t_items,
+        exp.bootstrap,
+        exp.seed,
+        settings.threads,
+    ) {
         let metric: Cow<'static, str> = Cow::Owned(c.scorer.clone());
         pairs.extend(c.units.into_iter().map(|pair| PairRow {
             table: DeltaTable::Scores,
@@ -671,8 +677,8 @@ fn scores_section(
         );
     }
     let arms = PerArm {
-        baseline: imported::arm(&exp.baseline.source, &b),
-        treatment: imported::arm(&exp.treatment.source, &t),
+        baseline: imported::arm(&exp.baseline.source, &b, &b_items),
+        treatment: imported::arm(&exp.treatment.source, &t, &t_items),
     };
     let repeats = (arms.baseline.repeats.max(arms.treatment.repeats) >= 2).then(|| {
         let runs_of = |lines: &[&crate::corpus::scores::Score], repeats: u32| {
@@ -694,8 +700,8 @@ fn scores_section(
     let panel = if judges.is_empty() {
         None
     } else {
-        let mut items = imported::panel(&exp.baseline.source, &b, judges);
-        items.extend(imported::panel(&exp.treatment.source, &t, judges));
+        let mut items = imported::panel(&exp.baseline.source, &b_items, judges);
+        items.extend(imported::panel(&exp.treatment.source, &t_items, judges));
         Some(judge_items(exp, name, &items, settings)?)
     };
     Ok(ScoresReplay {
@@ -706,8 +712,8 @@ fn scores_section(
             withheld: None,
         },
         rows: {
-            let mut rows = imported::item_rows("baseline", &b);
-            rows.extend(imported::item_rows("treatment", &t));
+            let mut rows = imported::item_rows("baseline", &b_items);
+            rows.extend(imported::item_rows("treatment", &t_items));
             rows
         },
         pairs,

@@ -142,16 +142,17 @@ fn exercise_scores(bytes: &[u8]) {
         lines.iter().filter(|s| s.arm.0 == arm).collect()
     };
     let (a, b) = (of("a"), of("b"));
-    for (label, arm) in [("a", &a), ("b", &b)] {
-        let figures = scores::arm(label, arm);
+    let (a_items, b_items) = (scores::by_item(&a), scores::by_item(&b));
+    for (label, arm, items) in [("a", &a, &a_items), ("b", &b, &b_items)] {
+        let figures = scores::arm(label, arm, items);
         for f in figures.scorers.values() {
             assert!(f.mean.is_none_or(f64::is_finite));
         }
-        let _ = scores::panel(label, arm, &["m".to_string(), "j".to_string()]);
+        let _ = scores::panel(label, items, &["m".to_string(), "j".to_string()]);
         let _ = scores::repeat_rows(arm);
-        let _ = scores::item_rows("baseline", arm);
+        let _ = scores::item_rows("baseline", items);
     }
-    for c in scores::compare(&a, &b, 20, 1, 1) {
+    for c in scores::compare(&a_items, &b_items, 20, 1, 1) {
         assert!(c.delta.delta.is_finite() || c.delta.pairs == 0);
     }
 }

@@ -256,7 +256,19 @@ fn plan_and_gate_read_the_scores_run() {
         text.contains("scores.arms.treatment.scorers.judge-a.mean"),
         "{text}"
     );
-    assert!(!text.contains("FAIL scores.delta.exact"), "{text}");
+    let verdict_of = |metric: &str| {
+        text.lines()
+            .find(|l| l.contains(metric))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(verdict_of("scores.delta.exact.delta"), "pass", "{text}");
+    assert_eq!(
+        verdict_of("scores.arms.treatment.scorers.judge-a.mean"),
+        "FAIL",
+        "{text}"
+    );
 
     // A scorer plan cannot find: the run's deltas are listed.
     let out = calibench()

@@ -16,8 +16,10 @@ fuzz_target!(|data: &[u8]| {
     let of = |arm: &str| -> Vec<&calibench::corpus::scores::Score> {
         scores.iter().filter(|s| s.arm.0 == arm).collect()
     };
-    let _ = calibench::replay::scores::arm("a", &of("a"));
-    let _ = calibench::replay::scores::compare(&of("a"), &of("b"), 10, 1, 1);
+    let (a, b) = (of("a"), of("b"));
+    let (a_items, b_items) = (calibench::replay::scores::by_item(&a), calibench::replay::scores::by_item(&b));
+    let _ = calibench::replay::scores::arm("a", &a, &a_items);
+    let _ = calibench::replay::scores::compare(&a_items, &b_items, 10, 1, 1);
     let (traces, _) = queries::parse("q.jsonl", data);
     let refs: Vec<&queries::Query> = traces.iter().collect();
     let _ = calibench::config::parse(std::path::Path::new("e.toml"), &String::from_utf8_lossy(data));

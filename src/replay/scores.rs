@@ -98,34 +98,57 @@ pub fn unit_name(item: &ItemId) -> String {
     }
 }
 
-/// Each item's mean over its scored repeats, per scorer, in item order.
-pub fn item_means<'a>(lines: &[&'a Score]) -> BTreeMap<&'a str, BTreeMap<&'a ItemId, f64>> {
-    let mut sums: BTreeMap<&str, BTreeMap<&ItemId, (f64, usize)>> = BTreeMap::new();
-    for s in lines {
-        if let Some(x) = s.score {
-            let e = sums
-                .entry(s.scorer.0.as_str())
-                .or_default()
-                .entry(&s.item)
-                .or_insert((0.0, 0));
-            e.0 += x;
-            e.1 += 1;
-        }
-    }
-    sums.into_iter()
-        .map(|(scorer, items)| {
-            let means = items
-                .into_iter()
-                .map(|(item, (sum, n))| (item, sum / n as f64))
-                .collect();
-            (scorer, means)
-        })
-        .collect()
+/// One scorer's lines on one item in one arm.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ItemScores {
+    /// Repeats with a line, and those of them missing.
+    pub repeats: u32,
+    pub missing: u32,
+    /// The sum of the scored repeats, in line order.
+    sum: f64,
 }
 
-/// One arm's figures, from its lines (all carrying `source` and one task).
-pub fn arm(source: &str, lines: &[&Score]) -> ScoreArm {
-    let means = item_means(lines);
+impl ItemScores {
+    /// The mean of the scored repeats; `None` when none was scored.
+    pub fn mean(&self) -> Option<f64> {
+        (self.repeats > self.missing).then(|| self.sum / f64::from(self.repeats - self.missing))
+    }
+}
+
+/// One arm's lines gathered per scorer, then per item in item order: what its figures, the
+/// deltas, the judge panel and the `scores` table all read, gathered once.
+pub type ByItem<'a> = BTreeMap<&'a str, BTreeMap<&'a ItemId, ItemScores>>;
+
+/// Gathers one arm's lines per scorer and item.
+pub fn by_item<'a>(lines: &[&'a Score]) -> ByItem<'a> {
+    let mut by: ByItem<'a> = BTreeMap::new();
+    for s in lines {
+        let e = by
+            .entry(s.scorer.0.as_str())
+            .or_default()
+            .entry(&s.item)
+            .or_default();
+        e.repeats += 1;
+        match s.score {
+            Some(x) => e.sum += x,
+            None => e.missing += 1,
+        }
+    }
+    by
+}
+
+/// A scorer's item means: the items with at least one scored repeat.
+fn means<'m, 'a>(
+    items: &'m BTreeMap<&'a ItemId, ItemScores>,
+) -> impl Iterator<Item = (&'a ItemId, f64)> + 'm {
+    items
+        .iter()
+        .filter_map(|(&item, s)| Some((item, s.mean()?)))
+}
+
+/// One arm's figures, from its lines (all carrying `source` and one task) and their
+/// [`by_item`].
+pub fn arm(source: &str, lines: &[&Score], gathered: &ByItem<'_>) -> ScoreArm {
     let mut scorers: BTreeMap<String, ScorerFigures> = BTreeMap::new();
     let mut calibration: BTreeMap<&str, (Vec<f64>, Vec<bool>)> = BTreeMap::new();
     for s in lines {
@@ -168,11 +191,12 @@ pub fn arm(source: &str, lines: &[&Score]) -> ScoreArm {
         }
     }
     for (scorer, f) in scorers.iter_mut() {
-        let items = means.get(scorer.as_str());
-        f.items = items.map_or(0, BTreeMap::len);
-        f.mean = items
-            .filter(|m| !m.is_empty())
-            .map(|m| m.values().sum::<f64>() / m.len() as f64);
+        let item_means: Vec<f64> = gathered
+            .get(scorer.as_str())
+            .map_or_else(Vec::new, |items| means(items).map(|(_, x)| x).collect());
+        f.items = item_means.len();
+        f.mean = (!item_means.is_empty())
+            .then(|| item_means.iter().sum::<f64>() / item_means.len() as f64);
         // Nothing scored: no value to be binary about.
         f.binary &= f.items > 0;
         f.calibration = calibration
@@ -206,24 +230,20 @@ pub struct ItemRow {
 }
 
 /// One arm's rows of the `scores` table, in item then scorer order.
-pub fn item_rows(arm: &'static str, lines: &[&Score]) -> Vec<ItemRow> {
-    let mut by: BTreeMap<(&ItemId, &str), (u32, u32, f64)> = BTreeMap::new();
-    for s in lines {
-        let e = by.entry((&s.item, s.scorer.0.as_str())).or_default();
-        e.0 += 1;
-        match s.score {
-            Some(x) => e.2 += x,
-            None => e.1 += 1,
-        }
-    }
-    by.into_iter()
-        .map(|((item, scorer), (repeats, missing, sum))| ItemRow {
+pub fn item_rows(arm: &'static str, gathered: &ByItem<'_>) -> Vec<ItemRow> {
+    let mut rows: Vec<(&ItemId, &str, ItemScores)> = gathered
+        .iter()
+        .flat_map(|(&scorer, items)| items.iter().map(move |(&item, &s)| (item, scorer, s)))
+        .collect();
+    rows.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    rows.into_iter()
+        .map(|(item, scorer, s)| ItemRow {
             arm,
             item: unit_name(item),
             scorer: scorer.to_string(),
-            repeats,
-            missing,
-            mean: (repeats > missing).then(|| sum / f64::from(repeats - missing)),
+            repeats: s.repeats,
+            missing: s.missing,
+            mean: s.mean(),
         })
         .collect()
 }
@@ -231,22 +251,21 @@ pub fn item_rows(arm: &'static str, lines: &[&Score]) -> Vec<ItemRow> {
 /// treatment − baseline for every scorer both arms have, paired over the items both scored,
 /// in scorer order. A scorer with no such item has no comparison.
 pub fn compare(
-    baseline: &[&Score],
-    treatment: &[&Score],
+    baseline: &ByItem<'_>,
+    treatment: &ByItem<'_>,
     replicates: usize,
     seed: u64,
     threads: usize,
 ) -> Vec<ScorerComparison> {
-    let (b, t) = (item_means(baseline), item_means(treatment));
     let mut out = Vec::new();
-    for (scorer, t_items) in &t {
-        let Some(b_items) = b.get(scorer) else {
+    for (scorer, t_items) in treatment {
+        let Some(b_items) = baseline.get(scorer) else {
             continue;
         };
-        let units: Vec<UnitPair> = t_items
-            .iter()
-            .filter_map(|(item, &y)| {
-                b_items.get(item).map(|&x| UnitPair {
+        let units: Vec<UnitPair> = means(t_items)
+            .filter_map(|(item, y)| {
+                let x = b_items.get(item)?.mean()?;
+                Some(UnitPair {
                     unit: unit_name(item),
                     run: None,
                     baseline: x,
@@ -299,15 +318,12 @@ pub fn compare(
 /// its score the item's mean over the judge's scored repeats under [`DIMENSION`]; a judge with
 /// no scored repeat of the item failed on it (never a 0). Items in item order, filed under the
 /// arm's label.
-pub fn panel(source: &str, lines: &[&Score], judges: &[String]) -> Vec<Item> {
-    let means = item_means(lines);
-    let mut items: Vec<&ItemId> = lines
+pub fn panel(source: &str, gathered: &ByItem<'_>, judges: &[String]) -> Vec<Item> {
+    let items: std::collections::BTreeSet<&ItemId> = judges
         .iter()
-        .filter(|s| judges.contains(&s.scorer.0))
-        .map(|s| &s.item)
+        .filter_map(|j| gathered.get(j.as_str()))
+        .flat_map(|items| items.keys().copied())
         .collect();
-    items.sort_unstable();
-    items.dedup();
     items
         .into_iter()
         .map(|item| Item {
@@ -318,10 +334,10 @@ pub fn panel(source: &str, lines: &[&Score], judges: &[String]) -> Vec<Item> {
                 .iter()
                 .map(|j| Verdict {
                     model: j.clone(),
-                    scores: means
+                    scores: gathered
                         .get(j.as_str())
-                        .and_then(|m| m.get(item))
-                        .map(|&x| BTreeMap::from([(DIMENSION.to_string(), x)])),
+                        .and_then(|m| m.get(item)?.mean())
+                        .map(|x| BTreeMap::from([(DIMENSION.to_string(), x)])),
                 })
                 .collect(),
         })
@@ -381,7 +397,7 @@ mod tests {
             line("a", 3, 1, "m", None),
         ];
         let refs: Vec<&Score> = lines.iter().collect();
-        let a = arm("a", &refs);
+        let a = arm("a", &refs, &by_item(&refs));
         let m = &a.scorers["m"];
         // Items 1 (mean 0.5) and 2 (1.0); item 3 has no scored repeat.
         assert_eq!((m.lines, m.missing, m.items), (5, 2, 2));
@@ -403,7 +419,7 @@ mod tests {
             .collect();
         let t: Vec<Score> = (1..=5).map(|i| line("t", i, 1, "acc", Some(1.0))).collect();
         let (b, t): (Vec<&Score>, Vec<&Score>) = (b.iter().collect(), t.iter().collect());
-        let c = compare(&b, &t, 0, 1, 1);
+        let c = compare(&by_item(&b), &by_item(&t), 0, 1, 1);
         assert_eq!(c.len(), 1);
         let acc = &c[0];
         assert_eq!(
@@ -431,7 +447,7 @@ mod tests {
             line("t", 3, 1, "m", Some(0.1)),
         ];
         let (b, t): (Vec<&Score>, Vec<&Score>) = (b.iter().collect(), t.iter().collect());
-        let c = compare(&b, &t, 0, 1, 1);
+        let c = compare(&by_item(&b), &by_item(&t), 0, 1, 1);
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].units.len(), 1);
         assert_eq!(c[0].units[0].unit, "2");
@@ -457,7 +473,7 @@ mod tests {
             line("a", 1, 1, "exact", Some(1.0)),
         ];
         let refs: Vec<&Score> = lines.iter().collect();
-        let items = panel("a", &refs, &["j1".into(), "j2".into()]);
+        let items = panel("a", &by_item(&refs), &["j1".into(), "j2".into()]);
         assert_eq!(items.len(), 1);
         assert_eq!(items[0].verdicts.len(), 2);
         assert_eq!(
