@@ -62,6 +62,10 @@ pub struct Metrics {
     /// figures may come from partial arms. The report leads with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// The arms more than half of whose findings were malformed: the report says its inputs are
+    /// suspect, with the share and the commonest reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs_suspect: Vec<crate::corpus::load::MalformedShare>,
     /// The experiment's primary metrics (SPEC §4.8), in its order: one Holm family, and the
     /// report's headline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -376,6 +380,7 @@ pub fn analyse(
         trust,
         lift,
         incomplete: None,
+        inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
     };
     // What was withheld has no rows either.
@@ -598,28 +603,49 @@ fn judge_items(
     })
 }
 
-/// The verdicts filed under either arm's recorded label or name. A file whose labels name
-/// neither arm is refused with the labels it has.
+/// The verdicts filed under either arm's recorded label (`source`) or name. A line under any
+/// other label is refused with the labels the file holds (SPEC §2): a typo in one arm's label
+/// would otherwise take half the panel out of the trust verdict without a word.
 pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<Item>, InputError> {
     let ours = |label: &str| {
         exp.arms()
             .iter()
             .any(|a| a.source == label || a.name == label)
     };
-    let judged: Vec<Item> = items.iter().filter(|i| ours(&i.arm)).cloned().collect();
-    if judged.is_empty() && !items.is_empty() {
+    // Each foreign label: its first line and how many lines carry it.
+    let mut foreign: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    for i in items.iter().filter(|i| !ours(&i.arm)) {
+        foreign.entry(&i.arm).or_insert((i.line, 0)).1 += 1;
+    }
+    if let Some(first) = foreign.values().map(|(line, _)| *line).min() {
+        let lines: usize = foreign.values().map(|(_, n)| n).sum();
+        let which: Vec<String> = foreign
+            .iter()
+            .map(|(label, (line, n))| {
+                format!(
+                    "`{}` ({n} {}, first on line {line})",
+                    crate::text::terminal(label),
+                    if *n == 1 { "line" } else { "lines" }
+                )
+            })
+            .collect();
         let labels = crate::corpus::label_list(items.iter().map(|i| i.arm.as_str()));
         return Err(InputError::new(
             name,
-            "no verdict is filed under either arm's recorded label or name",
+            format!(
+                "{lines} of {} verdict lines are filed under a label neither arm reads: {}; their items would silently leave the trust verdict and the lift",
+                items.len(),
+                which.join(", ")
+            ),
         )
+        .at_line(first)
         .field("field `arm`")
         .hint(format!(
-            "the file's labels: {}; the arms read {} and {}",
-            labels, exp.baseline.source, exp.treatment.source
+            "the file's labels: {labels}; arm `baseline` reads `{}` and arm `treatment` reads `{}`: correct the lines' `arm`, or the arm's `source`",
+            exp.baseline.source, exp.treatment.source
         )));
     }
-    Ok(judged)
+    Ok(items.to_vec())
 }
 
 /// What imported scores give: the section, its pairs, and the judge panel's verdict when the
@@ -937,9 +963,7 @@ fn replay_arm(
     };
     let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
     for m in reviewed().flat_map(|r| &r.malformed) {
-        *malformed_reasons
-            .entry(format!("{}: {}", m.field, reason_kind(&m.reason)))
-            .or_default() += 1;
+        *malformed_reasons.entry(m.kind()).or_default() += 1;
     }
     let failed_calls: Vec<FailedCall> = reviewed()
         .filter(|r| r.failed)
@@ -1040,19 +1064,6 @@ fn replay_arm(
         reviewers,
         runs,
     })
-}
-
-/// The reason of a malformed finding without its particular value, for counting by kind.
-fn reason_kind(reason: &str) -> String {
-    if reason.contains("off the anchor scale") {
-        "off the anchor scale".into()
-    } else if reason.contains("off the float scale") {
-        "off the float scale".into()
-    } else if reason.starts_with("id is already used") {
-        "duplicate id".into()
-    } else {
-        reason.to_string()
-    }
 }
 
 fn agreement_of(

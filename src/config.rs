@@ -778,6 +778,15 @@ pub fn read_toml_file<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// "unknown key `polciy` — did you mean `policy`?": a key no table of the file takes, with the
+/// known key it most likely meant.
+pub(crate) fn unknown_key(key: &str, near: Option<&str>) -> String {
+    match near {
+        Some(n) => format!("unknown key `{key}` — did you mean `{n}`?"),
+        None => format!("unknown key `{key}`"),
+    }
+}
+
 /// The backquoted words of a serde message: `a`, `b` → [a, b].
 /// Whether serde's description of a refused value (`string "high"`, `integer `5``,
 /// `floating point `1.5``, `boolean `true``) is this TOML value.
@@ -979,6 +988,21 @@ impl Ctx<'_> {
         }
     }
 
+    /// The table at the dotted `path` (the document's top for the empty path), as written.
+    fn table_at(&self, path: &str) -> Option<&toml::de::DeTable<'_>> {
+        let spans = self
+            .spans
+            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+        let mut table = spans.as_ref()?.get_ref();
+        for part in path.split('.').filter(|p| !p.is_empty()) {
+            match table.iter().find(|(k, _)| k.get_ref() == part)?.1.get_ref() {
+                toml::de::DeValue::Table(t) => table = t,
+                _ => return None,
+            }
+        }
+        Some(table)
+    }
+
     /// The dotted path of the first key, at or below the table at `path` and breadth first,
     /// for which `hit(key, value)` holds.
     fn find(
@@ -987,17 +1011,7 @@ impl Ctx<'_> {
         hit: &dyn Fn(&str, &toml::de::DeValue<'_>) -> bool,
     ) -> Option<String> {
         use toml::de::DeValue;
-        let spans = self
-            .spans
-            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
-        let mut table = spans.as_ref()?.get_ref();
-        for part in path.split('.').filter(|p| !p.is_empty()) {
-            match table.iter().find(|(k, _)| k.get_ref() == part)?.1.get_ref() {
-                DeValue::Table(t) => table = t,
-                _ => return None,
-            }
-        }
-        let mut queue = vec![(path.to_string(), table)];
+        let mut queue = vec![(path.to_string(), self.table_at(path)?)];
         while !queue.is_empty() {
             let mut next = Vec::new();
             for (at, t) in queue {
@@ -1055,7 +1069,7 @@ impl Ctx<'_> {
                 self.find(path, &|k, _| k == key)
                     .unwrap_or_else(|| join(key))
             };
-            let e = self.error(&field, "is not a known key");
+            let e = self.error(&field, unknown_key(key, crate::text::nearest(key, &known)));
             return located(if known.is_empty() {
                 e.hint("this table takes no keys")
             } else {
@@ -1064,6 +1078,12 @@ impl Ctx<'_> {
         }
         if let Some(rest) = message.strip_prefix("missing field `") {
             let key = rest.split('`').next().unwrap_or(rest);
+            // A misspelt required key is reported as what it is, not as the key it meant being
+            // missing (`polciy = "anchored"` in a table that must say `policy`).
+            if let Some(typo) = self.key_near(path, key) {
+                let field = join(&typo);
+                return self.error(&field, unknown_key(&typo, Some(key)));
+            }
             let e = self.error(&join(key), "is missing");
             return located(match key {
                 "arms" | "baseline" | "treatment" => {
@@ -1107,6 +1127,15 @@ impl Ctx<'_> {
             .and_then(|(got, _)| self.find(path, &|_, v| unexpected_is(got, v)))
             .unwrap_or_else(|| path.to_string());
         located(self.error(if field.is_empty() { "(top)" } else { &field }, problem))
+    }
+
+    /// A key of the table at `path` that is not `key` but close enough to be its misspelling.
+    fn key_near(&self, path: &str, key: &str) -> Option<String> {
+        self.table_at(path)?
+            .iter()
+            .map(|(k, _)| k.get_ref())
+            .find(|k| *k != key && crate::text::nearest(k, &[key]).is_some())
+            .map(|k| k.to_string())
     }
 
     fn arm(&self, arm_name: &str, raw: RawArm, mode: Mode) -> Result<Arm, InputError> {
@@ -1632,6 +1661,85 @@ dimension_weights = {}
         assert_eq!(e.field.as_deref(), Some("`trust.bootstrapp`"));
     }
 
+    // Regression (issue 34): `polciy = "anchored"` was reported as "`…review.policy`: is
+    // missing", which sends a user looking for a key they did write. Every table of the
+    // experiment, its gate policy and its [collect] table name the misspelt key and the key it
+    // most likely meant.
+    #[test]
+    fn a_misspelt_key_is_named_with_the_key_it_meant() {
+        // The error and the line the misspelt key is on.
+        let with = |from: &str, to: &str| {
+            assert!(SPEC_EXAMPLE.contains(from), "{from}");
+            let text = SPEC_EXAMPLE.replacen(from, to, 1);
+            let typo = to
+                .lines()
+                .find(|l| !l.starts_with('[') && !from.contains(l.trim()))
+                .unwrap();
+            let line = text.lines().position(|l| l.starts_with(typo)).unwrap() as u64 + 1;
+            (parse_str(&text).unwrap_err(), line)
+        };
+        let cases = [
+            (
+                with("policy = \"anchored\"", "polciy = \"anchored\""),
+                "`arms.treatment.review.polciy`",
+                "unknown key `polciy` — did you mean `policy`?",
+            ),
+            (
+                with("policy = \"flat-mean\"", "polcy = \"flat-mean\""),
+                "`arms.baseline.confidence.polcy`",
+                "unknown key `polcy` — did you mean `policy`?",
+            ),
+            (
+                with(
+                    "policy = \"anchored\"",
+                    "policy = \"anchored\"\nsurface_frm = 50",
+                ),
+                "`arms.treatment.review.surface_frm`",
+                "unknown key `surface_frm` — did you mean `surface_from`?",
+            ),
+            (
+                with("irr_floor", "irr_flor"),
+                "`trust.irr_flor`",
+                "unknown key `irr_flor` — did you mean `irr_floor`?",
+            ),
+            (
+                with("seed = ", "sede = "),
+                "`sede`",
+                "unknown key `sede` — did you mean `seed`?",
+            ),
+            (
+                with("[trust]", "[gate]\nrequire_trustworty = true\n[trust]"),
+                "`gate.require_trustworty`",
+                "unknown key `require_trustworty` — did you mean `require_trustworthy`?",
+            ),
+            (
+                with(
+                    "[trust]",
+                    "[[gate.check]]\nmetirc = \"lift.value\"\nmin = 0\n[trust]",
+                ),
+                "`gate.check.0.metirc`",
+                "unknown key `metirc` — did you mean `metric`?",
+            ),
+            (
+                with(
+                    "[trust]",
+                    "[collect]\ncomand = [\"r\"]\ntargets = \"*.md\"\nreviewers = [\"a\"]\n[trust]",
+                ),
+                "`collect.comand`",
+                "unknown key `comand` — did you mean `command`?",
+            ),
+        ];
+        for ((e, line), field, problem) in cases {
+            assert_eq!(e.field.as_deref(), Some(field), "{e}");
+            assert_eq!(e.problem, problem, "{e}");
+            assert_eq!(e.line, Some(line), "{e}");
+        }
+        // A key nothing is close to is still named, with the keys the table takes.
+        let (e, _) = with("irr_floor", "banana");
+        assert_eq!(e.problem, "unknown key `banana`");
+        assert!(e.hint.unwrap().contains("irr_floor, spread_ceiling"));
+    }
+
     #[test]
     fn bad_values_are_refused() {
         let e = parse_str(&SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"prose\"")).unwrap_err();
@@ -1753,7 +1861,7 @@ dimension_weights = {}
             (
                 "weights = { reads = 2.0 }",
                 "`arms.treatment.confidence.weights.reads`",
-                "not a known key",
+                "unknown key `reads` — did you mean `read`?",
             ),
             (
                 "weights = { read = -1.0 }",
@@ -1783,7 +1891,7 @@ dimension_weights = {}
             (
                 "recovery_entry_score = 0.5",
                 "`arms.treatment.confidence.recovery_entry_score`",
-                "is not a known key",
+                "unknown key `recovery_entry_score`",
             ),
         ];
         for (line, field, problem) in cases {

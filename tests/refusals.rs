@@ -183,7 +183,142 @@ fn cases() -> Vec<Case> {
             },
             "experiment.toml:10: `primary`: primary metric `final_accuracy` needs queries.jsonl, which the corpus does not have",
         ),
+        // Issue 34: what a new user's ordinary mistakes did. Each gave exit 0, a trusted
+        // verdict and a headline that read like a result.
+        (
+            "a doc corpus read in code mode, so that every finding is malformed",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("mode = \"doc\"", "mode = \"code\"")
+                })
+            },
+            "arm `baseline` has no valid finding: all 327 of the findings it reads are malformed, 319 of them for file: is missing\n  hint: these look like document findings (section, finding_type): set mode = \"doc\"",
+        ),
+        (
+            "a whole arm written as 0.75 on the anchor scale",
+            |d| {
+                edit_text(d.join("reviews.jsonl"), |text| {
+                    let lines: Vec<String> = text
+                        .lines()
+                        .map(|line| {
+                            let mut v: Value = serde_json::from_str(line).unwrap();
+                            if v["arm"] == "treatment" {
+                                for f in v["findings"].as_array_mut().into_iter().flatten() {
+                                    f["confidence"] = 0.75.into();
+                                }
+                            }
+                            v.to_string()
+                        })
+                        .collect();
+                    lines.join("\n") + "\n"
+                })
+            },
+            "arm `treatment` has no valid finding: all 323 of the findings it reads are malformed, 323 of them for confidence: off the anchor scale\n  hint: confidences in [0, 1] are on the float scale: set scale = \"float\" in [arms.treatment.review]",
+        ),
+        (
+            "a misnamed corpus file, which would be ignored",
+            |d| std::fs::rename(d.join("reviews.jsonl"), d.join("review.jsonl")).unwrap(),
+            "review.jsonl: is not a corpus file calibench reads, so it would be ignored: did you mean `reviews.jsonl`?",
+        ),
+        (
+            "a corpus file named in capitals",
+            |d| std::fs::rename(d.join("verdicts.jsonl"), d.join("Verdicts.jsonl")).unwrap(),
+            "Verdicts.jsonl: is not a corpus file calibench reads, so it would be ignored: did you mean `verdicts.jsonl`?",
+        ),
+        (
+            "a corpus that holds verdicts and nothing to replay",
+            |d| std::fs::remove_file(d.join("reviews.jsonl")).unwrap(),
+            "holds none of reviews.jsonl, queries.jsonl or scores.jsonl: nothing would be replayed\n  hint: a corpus replays reviews.jsonl, queries.jsonl or scores.jsonl; to check a judge panel alone, run `calibench trust verdicts.jsonl`",
+        ),
+        (
+            "verdicts filed under a misspelt arm label, which would halve the panel",
+            |d| {
+                edit_text(d.join("verdicts.jsonl"), |text| {
+                    text.replace("\"arm\":\"treatment\"", "\"arm\":\"tretment\"")
+                })
+            },
+            "verdicts.jsonl:328: field `arm`: 327 of 658 verdict lines are filed under a label neither arm reads: `tretment` (327 lines, first on line 328)",
+        ),
+        (
+            "a misspelt policy key, once reported as the policy missing",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("policy = \"anchored\"", "polciy = \"anchored\"")
+                })
+            },
+            "experiment.toml:20: `arms.treatment.review.polciy`: unknown key `polciy` — did you mean `policy`?",
+        ),
     ]
+}
+
+// Issue 34: more than half of an arm's findings malformed (the treatment's anchors read on the
+// float scale leave only its 0s and 100s) completes the run, warns on stderr with the share and
+// the reason, and the report's verdict says its inputs are suspect, whatever the judges say.
+#[test]
+fn most_findings_of_an_arm_malformed_complete_the_run_as_inputs_suspect() {
+    let dir = example_copy();
+    edit_text(dir.path().join("experiment.toml"), |text| {
+        text.replace(
+            "policy = \"anchored\"",
+            "policy = \"anchored\"\nscale = \"float\"",
+        )
+    });
+    let out = run_into(dir.path().join("runs"), dir.path())
+        .args(["--no-plots", "--run-id", "r"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: ") && stderr.contains("98% (317 of 323) of arm `treatment`'s findings are malformed, 317 of them for confidence: off the float scale"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("set scale = \"anchor\" in [arms.treatment.review]"),
+        "{stderr}"
+    );
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("runs/r/metrics.json")).unwrap())
+            .unwrap();
+    let suspect = &m["inputs_suspect"][0];
+    assert_eq!(suspect["arm"], "treatment");
+    assert_eq!(
+        (suspect["malformed"].as_u64(), suspect["findings"].as_u64()),
+        (Some(317), Some(323))
+    );
+    // The judges are trusted, but the verdict box leads with the inputs.
+    assert_eq!(m["trust"]["trustworthy"], true);
+    let report = std::fs::read_to_string(dir.path().join("reports/r/report.md")).unwrap();
+    let first = report.lines().nth(2).unwrap();
+    assert!(
+        first.starts_with("⛔ **Verdict: inputs suspect.**"),
+        "{first}"
+    );
+    assert!(
+        report.contains("98% (317 of 323) of arm \\`treatment\\`'s findings are malformed")
+            || report.contains("98% (317 of 323) of arm `treatment`'s findings are malformed"),
+        "{report}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("reports/r/report.html")).unwrap();
+    assert!(html.contains("<div class=\"verdict suspect\""));
+
+    // validate says the same, as a note: the run is not refused.
+    let v = calibench()
+        .arg("validate")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&v.stdout);
+    assert!(
+        stdout.contains("note: 98% (317 of 323) of arm `treatment`'s findings are malformed"),
+        "{stdout}"
+    );
+
+    // Half or fewer is not suspect: the example as shipped carries a few malformed findings.
+    let clean = example_copy();
+    let m =
+        json_of(run_into(clean.path().join("runs"), clean.path()).args(["--no-plots", "--json"]));
+    assert!(m.get("inputs_suspect").is_none());
 }
 
 /// A copy of the code-review example's experiment and corpus in a temporary folder.

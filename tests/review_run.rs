@@ -297,7 +297,7 @@ fn experiment_typos_are_named_with_their_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "experiment.toml:15: `arms.treatment.review.surface_form`: is not a known key",
+            "experiment.toml:15: `arms.treatment.review.surface_form`: unknown key `surface_form` — did you mean `surface_from`?",
         ))
         .stderr(predicate::str::contains("surface_from"));
 }
@@ -322,8 +322,8 @@ fn an_error_in_the_treatment_arm_names_the_treatment_line() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "experiment.toml:13: `arms.treatment.sorce`: is not a known key",
-        ));
+        "experiment.toml:13: `arms.treatment.sorce`: unknown key `sorce` — did you mean `source`?",
+    ));
 }
 
 #[test]

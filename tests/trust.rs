@@ -236,9 +236,11 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "no verdict is filed under either arm's recorded label or name",
+            "verdict lines are filed under a label neither arm reads: `b`",
         ))
-        .stderr(predicate::str::contains("the file's labels: b"));
+        .stderr(predicate::str::contains("the file's labels: b"))
+        // Verdicts alone replay nothing: refused for that too (issue 34).
+        .stderr(predicate::str::contains("nothing would be replayed"));
     // An empty verdict set refuses the run too: no silent pass.
     write(dir.path(), "");
     run_into(dir.path().join("runs"), dir.path().join("experiment.toml"))

@@ -197,6 +197,7 @@ pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
         corpus: loaded.corpus,
         inputs,
         incomplete: loaded.incomplete,
+        suspect: loaded.suspect,
     })
 }
 
@@ -208,6 +209,8 @@ pub struct Loaded {
     pub inputs: Vec<InputFile>,
     /// What the report must say when an unfinished collection was replayed on purpose.
     pub incomplete: Option<String>,
+    /// Arms most of whose findings are malformed: warned of, and said in the report.
+    pub suspect: Vec<load::MalformedShare>,
 }
 
 pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
@@ -226,7 +229,16 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         corpus,
         inputs,
         incomplete,
+        suspect,
     } = load(path, args)?;
+    for share in &suspect {
+        output::print_warning(&format!(
+            "{}: {}; the run goes on, and its report says its inputs are suspect\n  hint: {}",
+            exp_label(path),
+            share.sentence(),
+            share.fix
+        ));
+    }
     timer.lap("read and parse", &mut lap);
     if let Some(b) = args.bootstrap {
         exp.bootstrap = b;
@@ -256,6 +268,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         scores,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     metrics.incomplete = incomplete;
+    metrics.inputs_suspect = suspect;
     drop(corpus);
     timer.lap("replay and metrics", &mut lap);
 
@@ -346,6 +359,11 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         document: rendered.document,
         metrics,
     })
+}
+
+/// The experiment file a warning is about.
+fn exp_label(path: &Path) -> String {
+    super::experiment_file(path).display().to_string()
 }
 
 /// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the

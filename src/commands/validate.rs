@@ -87,7 +87,9 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
                 Ok((e, _)) => (e.corpus.clone(), Some(e)),
                 Err(Error::Input(e)) => {
                     v.problems.push(Problem::from(&e, "refused"));
-                    (p.parent().unwrap_or(Path::new(".")).to_path_buf(), None)
+                    // `experiment.toml` in the working folder has the empty path as parent.
+                    let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                    (dir.unwrap_or(Path::new(".")).to_path_buf(), None)
                 }
                 Err(other) => return Err(other),
             }
@@ -114,6 +116,13 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
         p.problem = format!("{} ({arms})", p.problem);
         v.problems.push(p);
     }
+    v.notes.extend(loaded.suspect.iter().map(|share| {
+        format!(
+            "{}: a run completes, but its report says its inputs are suspect ({})",
+            share.sentence(),
+            share.fix
+        )
+    }));
     v.problems.extend(
         loaded
             .failed_validations

@@ -157,6 +157,42 @@ pub struct Loaded {
     /// Validator outputs that were not a verdict: a run counts each as a failed call
     /// (SPEC §2.5); `validate` lists them.
     pub failed_validations: Vec<InputError>,
+    /// The arms more than half of whose findings are malformed (but not all: that is refused):
+    /// the run completes, warns, and its report says its inputs are suspect.
+    pub suspect: Vec<MalformedShare>,
+}
+
+/// An arm most of whose findings are malformed, and the likeliest reason: a corpus read on the
+/// wrong terms (a scale or a mode that is not the one it was written in) looks exactly like
+/// this, and its figures would describe the few findings that happened to fit.
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct MalformedShare {
+    pub arm: String,
+    /// Malformed findings, of `findings` the arm reads in all.
+    pub malformed: usize,
+    pub findings: usize,
+    /// The commonest reason, by field and kind (`confidence: off the anchor scale`), and how
+    /// many findings it accounts for.
+    pub reason: String,
+    pub reason_count: usize,
+    /// What to change, when the reason points at the experiment (its `scale` or `mode`).
+    pub fix: String,
+}
+
+impl MalformedShare {
+    /// "58% (116 of 200) of arm `treatment`'s findings are malformed, 116 of them for
+    /// confidence: off the anchor scale".
+    pub fn sentence(&self) -> String {
+        format!(
+            "{:.0}% ({} of {}) of arm `{}`'s findings are malformed, {} of them for {}",
+            100.0 * self.malformed as f64 / self.findings.max(1) as f64,
+            self.malformed,
+            self.findings,
+            self.arm,
+            self.reason_count,
+            self.reason
+        )
+    }
 }
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
@@ -190,6 +226,7 @@ pub fn load(
     }
 
     let collection = dir.join("collect.json");
+    refuse_stray_files(&mut loaded, dir, collection.is_file())?;
     if collection.is_file() {
         check_collection(&mut loaded, &collection, allow_incomplete)?;
     }
@@ -203,6 +240,7 @@ pub fn load(
     load_controls(&mut loaded, dir, &reviews_path, &index)?;
     if let Some((exp_path, exp)) = experiment {
         refuse_controls_in_doc_mode(&mut loaded, exp_path, exp);
+        malformed_shares(&mut loaded, exp_path, exp);
     }
     let verdicts_path = dir.join("verdicts.jsonl");
     if verdicts_path.is_file() {
@@ -279,20 +317,199 @@ pub fn load(
         refuse_unmeasured_primary(&mut loaded, exp_path, exp);
     }
     let corpus = &loaded.corpus;
-    if corpus.reviews.is_none()
-        && corpus.verdicts.is_none()
-        && corpus.queries.is_none()
-        && corpus.scores.is_none()
-    {
+    if corpus.reviews.is_none() && corpus.queries.is_none() && corpus.scores.is_none() {
+        // Verdicts alone replay nothing, yet would still print a trust verdict and a lift.
+        let hint = if corpus.verdicts.is_some() {
+            "a corpus replays reviews.jsonl, queries.jsonl or scores.jsonl; to check a judge panel alone, run `calibench trust verdicts.jsonl`"
+        } else {
+            "`corpus` in the experiment names the folder, relative to the experiment file; `calibench import` writes scores.jsonl, `calibench collect` writes reviews.jsonl"
+        };
         loaded.refusals.push(
             InputError::new(
                 &shown,
-                "holds no reviews.jsonl, queries.jsonl, verdicts.jsonl or scores.jsonl to replay",
+                "holds none of reviews.jsonl, queries.jsonl or scores.jsonl: nothing would be replayed",
             )
-            .hint("`corpus` in the experiment names the folder, relative to the experiment file"),
+            .hint(hint),
         );
     }
     Ok(loaded)
+}
+
+/// The JSON Lines files a corpus folder may hold (SPEC §2), each with what it is.
+pub const CORPUS_FILES: [(&str, &str); 7] = [
+    ("reviews.jsonl", "reviewer returns"),
+    ("queries.jsonl", "agent query traces"),
+    ("verdicts.jsonl", "judge verdicts"),
+    ("validations.jsonl", "validator verdicts"),
+    ("targets.jsonl", "target metadata"),
+    ("scores.jsonl", "imported scores"),
+    ("labels.jsonl", "human labels"),
+];
+
+/// What `collect` keeps beside the corpus files of a run directory: each judge call as it
+/// returns, gathered into verdicts.jsonl when the stage finishes.
+const COLLECTION_FILES: [&str; 1] = ["judges.jsonl"];
+
+/// A top-level `*.jsonl` whose name calibench does not read would be ignored without a word
+/// (`review.jsonl`, `Reviews.jsonl`): refused with the nearest name it reads. So is a
+/// `reviews.json` (the stem of a corpus file with another extension). Human labels are not
+/// read by this version, so `labels.jsonl` is refused rather than ignored.
+fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Result<(), Error> {
+    let known: Vec<&str> = CORPUS_FILES.iter().map(|(name, _)| *name).collect();
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::read(dir, e))?;
+    let mut stray: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            let lower = name.to_lowercase();
+            let stem_known = known.iter().any(|k| {
+                lower
+                    .strip_suffix(".json")
+                    .is_some_and(|stem| k.strip_suffix(".jsonl") == Some(stem))
+            });
+            let jsonl = lower.ends_with(".jsonl");
+            let ours = known.contains(&name.as_str())
+                || (collection && COLLECTION_FILES.contains(&name.as_str()));
+            (jsonl && !ours) || stem_known || name == "labels.jsonl"
+        })
+        .collect();
+    stray.sort();
+    for name in stray {
+        let shown = dir.join(&name).display().to_string();
+        if name == "labels.jsonl" {
+            loaded.refusals.push(
+                InputError::new(shown, "holds human labels, which this version of calibench does not read: they would be ignored")
+                    .hint("move labels.jsonl out of the corpus folder to replay the rest"),
+            );
+            continue;
+        }
+        let near = nearest_corpus_file(&name);
+        let files = CORPUS_FILES
+            .iter()
+            .map(|(n, what)| format!("{n} ({what})"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let problem = match near {
+            Some(n) => format!(
+                "is not a corpus file calibench reads, so it would be ignored: did you mean `{n}`?"
+            ),
+            None => "is not a corpus file calibench reads, so it would be ignored".to_string(),
+        };
+        loaded
+            .refusals
+            .push(InputError::new(shown, problem).hint(format!(
+                "a corpus folder holds {files}; rename the file, or move it out of the folder"
+            )));
+    }
+    Ok(())
+}
+
+/// The corpus file `name` most likely meant: the same stem but for case, one edit, or the
+/// singular (`review.jsonl`, `Verdicts.jsonl`, `query.jsonl`, `reveiws.jsonl`).
+fn nearest_corpus_file(name: &str) -> Option<&'static str> {
+    let lower = name.to_lowercase();
+    let stem = lower.split('.').next().unwrap_or(&lower);
+    CORPUS_FILES.iter().map(|(file, _)| *file).find(|file| {
+        let known = &file[..file.len() - ".jsonl".len()];
+        let plural = match stem.strip_suffix('y') {
+            Some(s) => format!("{s}ies"),
+            None => format!("{stem}s"),
+        };
+        known == stem || known == plural || strsim::osa_distance(known, stem) <= 1
+    })
+}
+
+/// Arms whose findings are all malformed are refused, and arms more than half of whose findings
+/// are are recorded as suspect (SPEC §2): either is what a corpus read on the wrong scale or in
+/// the wrong mode looks like, and its figures would otherwise read like a result.
+fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
+    let Some((name, selections)) = &loaded.corpus.reviews else {
+        return;
+    };
+    for arm in exp.arms() {
+        let scale = arm.review.scale();
+        let Some(sel) = selections
+            .iter()
+            .find(|s| s.source == arm.source && s.scale == scale)
+        else {
+            continue;
+        };
+        let valid: usize = sel.returns.iter().map(|r| r.findings.len()).sum();
+        // Each reason's count and its first finding.
+        let mut kinds: std::collections::BTreeMap<String, (usize, &reviews::Malformed)> =
+            std::collections::BTreeMap::new();
+        let mut malformed = 0;
+        for m in sel.returns.iter().flat_map(|r| &r.malformed) {
+            malformed += 1;
+            kinds.entry(m.kind()).or_insert((0, m)).0 += 1;
+        }
+        if malformed == 0 || malformed * 2 <= valid + malformed {
+            continue;
+        }
+        // The commonest reason; ties go to the reason seen first in the file.
+        let Some((reason, (count, first))) = kinds
+            .into_iter()
+            .max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.1 .1.line.cmp(&a.1 .1.line)))
+        else {
+            continue;
+        };
+        let share = MalformedShare {
+            arm: arm.name.clone(),
+            malformed,
+            findings: valid + malformed,
+            reason_count: count,
+            fix: likely_fix(&reason, &arm.name, exp, exp_path),
+            reason,
+        };
+        if valid > 0 {
+            loaded.suspect.push(share);
+            continue;
+        }
+        loaded.refusals.push(
+            InputError::new(
+                name,
+                format!(
+                    "arm `{}` has no valid finding: all {} of the findings it reads are malformed, {} of them for {}",
+                    arm.name, share.findings, share.reason_count, share.reason
+                ),
+            )
+            .at_line(first.line)
+            .field(format!("field `findings[{}].{}`", first.index, first.field))
+            .hint(share.fix),
+        );
+    }
+}
+
+/// What to change when most of an arm's findings are malformed for `reason`: the arm's `scale`
+/// when confidences are off it, the experiment's `mode` when findings lack the fields of its
+/// mode, and otherwise the findings themselves.
+fn likely_fix(reason: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> String {
+    let file = exp_path.display();
+    let missing = |fields: &[&str]| fields.iter().any(|f| reason == format!("{f}: is missing"));
+    let (doc_only, code_only) = (
+        ["section", "finding_type"],
+        [
+            "file",
+            "line",
+            "owner",
+            "requires_verification",
+            "pre_existing",
+        ],
+    );
+    if reason.ends_with("off the anchor scale") {
+        format!("confidences in [0, 1] are on the float scale: set scale = \"float\" in [arms.{arm}.review] of {file}, or record them as 0, 25, 50, 75 or 100")
+    } else if reason.ends_with("off the float scale") {
+        format!("confidences of 0, 25, 50, 75 or 100 are on the anchor scale: set scale = \"anchor\" in [arms.{arm}.review] of {file}, or record them in [0, 1]")
+    } else if exp.mode == config::Mode::Doc
+        && (missing(&doc_only) || reason.starts_with("autofix_class: `advisory`"))
+    {
+        format!("these look like code findings (file, line, owner): set mode = \"code\" in {file}")
+    } else if exp.mode == config::Mode::Code && missing(&code_only) {
+        format!("these look like document findings (section, finding_type): set mode = \"doc\" in {file}")
+    } else {
+        format!("correct the findings: `calibench validate {file}` lists each one with its line")
+    }
 }
 
 /// A refusal of the experiment's `[scores] judges`, at its line.

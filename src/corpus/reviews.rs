@@ -405,6 +405,22 @@ pub struct Malformed {
 }
 
 impl Malformed {
+    /// Its field and the kind of its reason, with the value left out where one rule refuses
+    /// many values (`confidence: off the anchor scale`): what the report tallies.
+    pub fn kind(&self) -> String {
+        let reason = &self.reason;
+        let kind = if reason.contains("off the anchor scale") {
+            "off the anchor scale"
+        } else if reason.contains("off the float scale") {
+            "off the float scale"
+        } else if reason.starts_with("id is already used") {
+            "duplicate id"
+        } else {
+            reason
+        };
+        format!("{}: {kind}", self.field)
+    }
+
     /// The refusal `--strict` makes of it.
     pub fn to_error(&self, name: &str) -> InputError {
         InputError::new(name, format!("finding {}: {}", self.index, self.reason))

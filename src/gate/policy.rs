@@ -370,10 +370,13 @@ baseline = "runs/accepted/metrics.json"
     fn unknown_keys_are_refused_with_their_line() {
         let e = refused("[[check]]\nmetric = \"lift.value\"\nmn = 0\n");
         assert!(e.starts_with("ci/gate.toml:"), "{e}");
-        assert!(e.contains("`check.0.mn`: is not a known key"), "{e}");
+        assert!(
+            e.contains("`check.0.mn`: unknown key `mn` — did you mean `min`?"),
+            "{e}"
+        );
         let e = refused("require_trustworthy = true\nthreshold = 3\n");
         assert!(e.contains("ci/gate.toml:2"), "{e}");
-        assert!(e.contains("`threshold`: is not a known key"), "{e}");
+        assert!(e.contains("`threshold`: unknown key `threshold`"), "{e}");
     }
 
     #[test]

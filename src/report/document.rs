@@ -55,14 +55,29 @@ pub enum Status {
     Withheld,
     /// No judge verdicts: every figure is mechanical replay.
     NoJudges,
+    /// Most of an arm's findings were malformed: whatever the judges say, the figures may
+    /// describe a corpus read on the wrong terms.
+    Suspect,
 }
 
 impl Status {
+    /// The verdict in words, as every format shows it.
     pub fn label(self) -> &'static str {
         match self {
             Status::Trusted => "trusted",
             Status::Withheld => "withheld",
             Status::NoJudges => "no judges",
+            Status::Suspect => "inputs suspect",
+        }
+    }
+
+    /// Its style class in the HTML report and index.
+    pub fn class(self) -> &'static str {
+        match self {
+            Status::Trusted => "trusted",
+            Status::Withheld => "withheld",
+            Status::NoJudges => "no-judges",
+            Status::Suspect => "suspect",
         }
     }
 }
@@ -244,9 +259,34 @@ fn withheld(m: &Metrics, metric: &str) -> bool {
         .any(|x| x == metric)
 }
 
-/// The verdict, led by a warning when the run replayed an unfinished collection on purpose.
+/// `s` with its first letter in upper case.
+fn sentence_case(s: &str) -> String {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// The verdict, led by a warning when the run replayed an unfinished collection on purpose, and
+/// replaced by *inputs suspect* when most of an arm's findings were malformed (the judges'
+/// verdict is then one of its details).
 fn verdict(m: &Metrics) -> Verdict {
     let mut v = trust_verdict(m);
+    if !m.inputs_suspect.is_empty() {
+        let judges = format!("Judges: {}. {}", v.status.label(), v.sentence);
+        let mut details: Vec<String> = m
+            .inputs_suspect
+            .iter()
+            .map(|s| format!("{}. To fix: {}.", sentence_case(&s.sentence()), s.fix))
+            .collect();
+        details.push(judges);
+        details.append(&mut v.details);
+        v = Verdict {
+            status: Status::Suspect,
+            sentence: "Most findings of an arm are malformed, so the figures below describe only the few that could be read: the corpus is probably read on the wrong scale or in the wrong mode.".into(),
+            details,
+        };
+    }
     if let Some(note) = &m.incomplete {
         v.details.insert(
             0,
@@ -332,13 +372,23 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     if m.incomplete.is_some() {
         parts.push("INCOMPLETE collection".to_string());
     }
-    parts.push(match v.status {
+    if !m.inputs_suspect.is_empty() {
+        parts.push("INPUTS SUSPECT (most findings of an arm malformed)".to_string());
+    }
+    let judges = match (v.status, &m.trust) {
+        (Status::Suspect, Some(t)) if t.trustworthy => Status::Trusted,
+        (Status::Suspect, Some(_)) => Status::Withheld,
+        (Status::Suspect, None) => Status::NoJudges,
+        (other, _) => other,
+    };
+    parts.push(match judges {
         Status::Trusted => "judges trusted".to_string(),
         Status::Withheld => "judges not trusted".to_string(),
         Status::NoJudges if m.scores.is_some() && m.review.is_none() && m.queries.is_none() => {
             "no judge panel".to_string()
         }
         Status::NoJudges => "no judge verdicts".to_string(),
+        Status::Suspect => unreachable!("the judges' status was taken above"),
     });
     if let Some(l) = &m.lift {
         parts.push(match (l.withheld, l.value) {

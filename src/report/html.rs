@@ -5,7 +5,7 @@
 
 use base64::Engine;
 
-use super::document::{Block, Cell, Document, Status, Table};
+use super::document::{Block, Cell, Document, Table};
 use super::plots::Plot;
 
 const STYLE: &str = "
@@ -16,6 +16,7 @@ h2 { margin-top: 1.8em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
 .verdict.trusted { background: #e8f5e9; border-left: 6px solid #2e7d32; }
 .verdict.withheld { background: #fff3e0; border-left: 6px solid #e65100; }
 .verdict.no-judges { background: #e3f2fd; border-left: 6px solid #1565c0; }
+.verdict.suspect { background: #ffebee; border-left: 6px solid #c62828; }
 .headline { font-size: 1.05em; }
 .reading { font-style: italic; color: #444; }
 table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.92em; }
@@ -41,13 +42,11 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         esc(&doc.title)
     );
     s += &format!("<h1>{}</h1>\n", esc(&doc.title));
-    let (class, label) = match doc.verdict.status {
-        Status::Trusted => ("trusted", "Verdict: trusted."),
-        Status::Withheld => ("withheld", "Verdict: withheld."),
-        Status::NoJudges => ("no-judges", "Verdict: no judges."),
-    };
+    let status = doc.verdict.status;
     s += &format!(
-        "<div class=\"verdict {class}\" id=\"verdict\">\n<p><strong>{label}</strong> {}</p>\n",
+        "<div class=\"verdict {}\" id=\"verdict\">\n<p><strong>Verdict: {}.</strong> {}</p>\n",
+        status.class(),
+        status.label(),
         esc(&doc.verdict.sentence)
     );
     if !doc.verdict.details.is_empty() {

@@ -44,15 +44,11 @@ pub fn markdown(entries: &[Entry]) -> String {
 
 pub fn html(entries: &[Entry]) -> String {
     let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\n.suspect { color: #c62828; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges, td.suspect { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
     );
     s += &format!("<p>{}</p>\n<table>\n<thead><tr><th>experiment</th><th>verdict</th><th>headline</th></tr></thead>\n<tbody>\n", esc(INTRO));
     for e in entries {
-        let class = match e.status {
-            Status::Trusted => "trusted",
-            Status::Withheld => "withheld",
-            Status::NoJudges => "no-judges",
-        };
+        let class = e.status.class();
         s += &format!(
             "<tr><td><a href=\"{}/report.html\">{}</a><br/><span class=\"run\">{}</span></td><td class=\"{class}\">{}</td><td>{}</td></tr>\n",
             esc(&e.run_id),

@@ -8,12 +8,18 @@ use crate::text;
 /// Renders the document. `plots` supplies titles and alt text for the plots it names.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
     let mut s = format!("# {}\n\n", escape(&doc.title));
-    let mark = match doc.verdict.status {
-        Status::Trusted => "✅ **Verdict: trusted.**",
-        Status::Withheld => "⚠️ **Verdict: withheld.**",
-        Status::NoJudges => "ℹ️ **Verdict: no judges.**",
+    let status = doc.verdict.status;
+    let mark = match status {
+        Status::Trusted => "✅",
+        Status::Withheld => "⚠️",
+        Status::NoJudges => "ℹ️",
+        Status::Suspect => "⛔",
     };
-    s += &format!("{mark} {}\n\n", escape(&doc.verdict.sentence));
+    s += &format!(
+        "{mark} **Verdict: {}.** {}\n\n",
+        status.label(),
+        escape(&doc.verdict.sentence)
+    );
     for d in &doc.verdict.details {
         s += &format!("- {}\n", escape(d));
     }

@@ -7,17 +7,16 @@
 
 use std::path::Path;
 
-use super::document::{Cell, Document, Status, Table};
+use super::document::{Cell, Document, Table};
 
 /// The summary of one run of `experiment`, written to `run_dir`, with its report at `report`.
 pub fn render(experiment: &str, doc: &Document, run_dir: &Path, report: &Path) -> String {
     let mut s = format!("{experiment} → {}\n", run_dir.display());
-    let verdict = match doc.verdict.status {
-        Status::Trusted => "trusted",
-        Status::Withheld => "withheld",
-        Status::NoJudges => "no judges",
-    };
-    s += &format!("  verdict: {verdict}. {}\n", doc.verdict.sentence);
+    s += &format!(
+        "  verdict: {}. {}\n",
+        doc.verdict.status.label(),
+        doc.verdict.sentence
+    );
     for d in &doc.verdict.details {
         s += &format!("    - {d}\n");
     }
@@ -75,7 +74,7 @@ fn table(t: &Table, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::document::{Section, Verdict};
+    use crate::report::document::{Section, Status, Verdict};
 
     #[test]
     fn the_summary_is_the_documents_verdict_headline_table_and_readings() {
