@@ -83,6 +83,90 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+/// Problems found in the inputs: the first [`Problems::KEPT`] kept whole, the rest only
+/// counted. A file of ten million bad lines must cost a count, not ten million messages held in
+/// memory (each message is some hundreds of bytes, far more than a short bad line).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Problems {
+    kept: Vec<InputError>,
+    /// Problems found past the first `KEPT`.
+    more: u64,
+}
+
+impl Problems {
+    /// How many problems are kept whole: more than anyone reads, few enough to cost nothing.
+    pub const KEPT: usize = 1000;
+
+    pub fn push(&mut self, e: InputError) {
+        if self.kept.len() < Self::KEPT {
+            self.kept.push(e);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Every problem found, kept or only counted.
+    pub fn total(&self) -> u64 {
+        self.kept.len() as u64 + self.more
+    }
+
+    /// The problems found but not kept.
+    pub fn more(&self) -> u64 {
+        self.more
+    }
+
+    /// `Ok` when there is no problem; else the error that refuses: the problem itself when
+    /// there is one, the list when there are more.
+    pub fn refuse(mut self) -> Result<(), Error> {
+        match self.total() {
+            0 => Ok(()),
+            1 => Err(self.kept.remove(0).into()),
+            _ => Err(Error::Inputs(self)),
+        }
+    }
+
+    /// The problems kept whole, in the order found. (There is no `IntoIterator`: passing
+    /// problems on with `extend` would lose the count of those not kept; use `append`.)
+    pub fn into_kept(self) -> Vec<InputError> {
+        self.kept
+    }
+
+    /// Adds another collection's problems, kept up to the cap and counted past it.
+    pub fn append(&mut self, other: Problems) {
+        self.extend(other.kept);
+        self.more += other.more;
+    }
+}
+
+impl std::ops::Deref for Problems {
+    type Target = [InputError];
+
+    /// The problems kept whole, in the order found.
+    fn deref(&self) -> &[InputError] {
+        &self.kept
+    }
+}
+
+impl Extend<InputError> for Problems {
+    fn extend<I: IntoIterator<Item = InputError>>(&mut self, iter: I) {
+        iter.into_iter().for_each(|e| self.push(e));
+    }
+}
+
+impl FromIterator<InputError> for Problems {
+    fn from_iter<I: IntoIterator<Item = InputError>>(iter: I) -> Self {
+        let mut p = Problems::default();
+        p.extend(iter);
+        p
+    }
+}
+
+impl From<Vec<InputError>> for Problems {
+    fn from(v: Vec<InputError>) -> Self {
+        v.into_iter().collect()
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
@@ -95,21 +179,24 @@ pub enum Error {
     #[error("cannot write the result: {0}")]
     Write(std::io::Error),
     #[error("{}", list(.0))]
-    Inputs(Vec<InputError>),
+    Inputs(Problems),
 }
 
 /// Several input problems, one per line, at most 20 shown.
-fn list(problems: &[InputError]) -> String {
+fn list(problems: &Problems) -> String {
     const SHOWN: usize = 20;
-    let mut s = format!("{} problems in the input:", problems.len());
+    let total = problems.total();
+    let mut s = format!("{total} problems in the input:");
     for p in problems.iter().take(SHOWN) {
         s += &format!("\n  {p}");
     }
-    if problems.len() > SHOWN {
-        s += &format!(
-            "\n  … and {} more (calibench validate lists them all)",
-            problems.len() - SHOWN
-        );
+    if total > SHOWN as u64 {
+        let listed = if total > Problems::KEPT as u64 {
+            format!("calibench validate lists the first {}", Problems::KEPT)
+        } else {
+            "calibench validate lists them all".to_string()
+        };
+        s += &format!("\n  … and {} more ({listed})", total - SHOWN as u64);
     }
     s
 }

@@ -116,7 +116,7 @@ fn exercise_corpus(bytes: &[u8]) {
     assert!(v
         .problems
         .iter()
-        .chain(&v.malformed)
+        .chain(v.malformed.iter())
         .all(|p| p.file == "val.jsonl" && p.line.is_some()));
     let (_, problems) = calibench::corpus::targets::parse("t.jsonl", bytes);
     assert!(problems

@@ -236,38 +236,21 @@ fn plan_and_gate_read_the_scores_run() {
     assert_eq!(plan["pairs"], 3);
     close(n(&plan["effect"]), 0.5);
 
-    let policy = dir.path().join("gate.toml");
-    std::fs::write(
-        &policy,
+    let (code, text) = gate(
+        dir.path(),
+        &runs.join("r"),
         "require_trustworthy = false\n[[check]]\nmetric = \"scores.delta.exact.delta\"\nmin = 0.4\n[[check]]\nmetric = \"scores.arms.treatment.scorers.judge-a.mean\"\nmin = 0.9\n",
-    )
-    .unwrap();
-    let out = calibench()
-        .arg("gate")
-        .arg(runs.join("r"))
-        .arg("--policy")
-        .arg(&policy)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(1), "{text}");
+    );
+    assert_eq!(code, Some(1), "{text}");
     // exact's delta (0.5) passes; judge-a's treatment mean (0.7) is below 0.9.
     assert!(
         text.contains("scores.arms.treatment.scorers.judge-a.mean"),
         "{text}"
     );
-    let verdict_of = |metric: &str| {
-        text.lines()
-            .find(|l| l.contains(metric))
-            .and_then(|l| l.split_whitespace().next())
-            .unwrap_or_default()
-            .to_string()
-    };
-    assert_eq!(verdict_of("scores.delta.exact.delta"), "pass", "{text}");
+    assert_eq!(verdict_of(&text, "scores.delta.exact.delta"), "pass");
     assert_eq!(
-        verdict_of("scores.arms.treatment.scorers.judge-a.mean"),
-        "FAIL",
-        "{text}"
+        verdict_of(&text, "scores.arms.treatment.scorers.judge-a.mean"),
+        "FAIL"
     );
 
     // A scorer plan cannot find: the run's deltas are listed.
@@ -363,4 +346,207 @@ fn an_experiment_the_lines_cannot_answer_is_refused_naming_file_line_and_field()
         "{e}"
     );
     assert!(e.contains("experiment.toml:12:"), "{e}");
+}
+
+/// Writes `lines` (one JSON object each, `{arm, item, scorer, score}` and the rest filled in)
+/// as a corpus's scores.jsonl beside an experiment reading arms `b` and `t`; returns the
+/// experiment's path.
+fn hand_corpus(dir: &Path, lines: &[(&str, Value, &str, Value)]) -> PathBuf {
+    let mut text = String::new();
+    for (arm, item, scorer, score) in lines {
+        let line = serde_json::json!({"arm": arm, "task": "t", "item": item, "repeat": 1,
+                                      "scorer": scorer, "score": score, "source": "hand"});
+        text += &format!("{line}\n");
+    }
+    std::fs::write(dir.join("scores.jsonl"), text).unwrap();
+    let exp = dir.join("experiment.toml");
+    std::fs::write(
+        &exp,
+        "name = \"hand\"\nbootstrap = 200\n[arms.baseline]\nsource = \"b\"\n[arms.treatment]\nsource = \"t\"\n",
+    )
+    .unwrap();
+    exp
+}
+
+/// `run` refuses the experiment (exit 2, nothing written) and `validate` with it; their stderr
+/// and stdout.
+fn refused_by_run_and_validate(dir: &Path, exp: &Path) -> (String, String) {
+    let out = run_into(dir.join("runs"), exp).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.join("runs").exists(), "nothing half-written");
+    let v = calibench().arg("validate").arg(exp).output().unwrap();
+    assert_eq!(v.status.code(), Some(2));
+    (
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        String::from_utf8_lossy(&v.stdout).into_owned(),
+    )
+}
+
+// Regression (issue 34): finite scores of ±1e308 made an item's mean `inf` and its interval
+// `[NaN, NaN]`, with exit 0. A score beyond ±1e15 is refused, naming its line and field, and
+// the checks across lines say nothing about a file whose lines were refused.
+#[test]
+fn an_absurdly_large_score_is_refused_rather_than_averaged_to_infinity() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = |x: f64| serde_json::json!(x);
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", 1.into(), "m", big(1e308)),
+            ("b", 2.into(), "m", big(0.5)),
+            ("t", 1.into(), "m", big(-1e308)),
+            ("t", 2.into(), "m", big(0.25)),
+        ],
+    );
+    let (run, validate) = refused_by_run_and_validate(dir.path(), &exp);
+    for text in [&run, &validate] {
+        assert!(
+            text.contains("scores.jsonl:1: field `score`: 1e308 is beyond ±1e15"),
+            "{text}"
+        );
+        assert!(
+            text.contains("scores.jsonl:3: field `score`: -1e308 is beyond ±1e15"),
+            "{text}"
+        );
+        assert!(!text.contains("no line carries that label"), "{text}");
+    }
+    // The largest score allowed runs, with finite figures.
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", 1.into(), "m", big(1e15)),
+            ("b", 2.into(), "m", big(1e15)),
+            ("t", 1.into(), "m", big(-1e15)),
+            ("t", 2.into(), "m", big(-1e15)),
+        ],
+    );
+    let m = run_one(&exp, dir.path());
+    assert_eq!(m["scores"]["delta"]["m"]["delta"], serde_json::json!(-2e15));
+    assert!(m["scores"]["delta"]["m"]["ci"][0].is_number());
+}
+
+// Regression (issue 34): two arms with no scorer in common, or whose ids differ only by type
+// (`"1"` from a CSV against `1` from JSON Lines), ran with exit 0 and "share no scored item",
+// comparing nothing. Both are refused, saying which it is.
+#[test]
+fn arms_that_compare_nothing_are_refused_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = serde_json::json!(1.0);
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", 1.into(), "acc", one.clone()),
+            ("b", 2.into(), "acc", one.clone()),
+            ("t", 1.into(), "acc2", one.clone()),
+            ("t", 2.into(), "acc2", one.clone()),
+        ],
+    );
+    let (run, validate) = refused_by_run_and_validate(dir.path(), &exp);
+    for text in [&run, &validate] {
+        assert!(text.contains("no scorer is in both arms, so nothing can be compared: arm `baseline` (`b`) has `acc`, arm `treatment` (`t`) has `acc2`"), "{text}");
+    }
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", "1".into(), "acc", one.clone()),
+            ("b", "2".into(), "acc", one.clone()),
+            ("t", 1.into(), "acc", one.clone()),
+            ("t", 2.into(), "acc", one.clone()),
+        ],
+    );
+    let (run, validate) = refused_by_run_and_validate(dir.path(), &exp);
+    for text in [&run, &validate] {
+        assert!(text.contains("the arms share no scored item"), "{text}");
+        assert!(text.contains("the ids differ only by type: in arm `baseline` (`b`) they are text (\"1\"), in arm `treatment` (`t`) numbers (1)"), "{text}");
+    }
+    // Items that simply differ get no word about types.
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", 1.into(), "acc", one.clone()),
+            ("t", 2.into(), "acc", one.clone()),
+        ],
+    );
+    let (run, _) = refused_by_run_and_validate(dir.path(), &exp);
+    assert!(
+        run.contains("the arms share no scored item") && !run.contains("differ only by type"),
+        "{run}"
+    );
+    // One shared item is enough to compare.
+    let exp = hand_corpus(
+        dir.path(),
+        &[
+            ("b", 1.into(), "acc", one.clone()),
+            ("b", 2.into(), "acc", one.clone()),
+            ("t", 2.into(), "acc", one.clone()),
+            ("t", 3.into(), "acc", one.clone()),
+        ],
+    );
+    let m = run_one(&exp, dir.path());
+    assert_eq!(m["scores"]["delta"]["acc"]["pairs"], 1);
+}
+
+fn run_one(exp: &Path, dir: &Path) -> Value {
+    json_of(run_into(dir.join("runs"), exp).args(["--json"]))
+}
+
+// Regression (issue 34): a quoted part in the middle of a metric path was dropped, so the
+// README's own `scores.delta."exact_match,strict-match".delta` read as `scores.delta.delta`
+// ("is a table"), and a scorer whose name holds a dot could never be gated.
+#[test]
+fn the_gate_reads_quoted_scorer_names_anywhere_in_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let x = |v: f64| serde_json::json!(v);
+    let mut lines = Vec::new();
+    for item in 1..=4 {
+        for scorer in ["grader.v2", "exact_match,strict-match"] {
+            lines.push(("b", item.into(), scorer, x(0.0)));
+            lines.push(("t", item.into(), scorer, x(1.0)));
+        }
+    }
+    let exp = hand_corpus(dir.path(), &lines);
+    let runs = dir.path().join("runs");
+    json_of(run_into(&runs, &exp).args(["--run-id", "r", "--json"]));
+    let (code, text) = gate(
+        dir.path(),
+        &runs.join("r"),
+        concat!(
+            "require_trustworthy = false\n",
+            "[[check]]\nmetric = 'scores.delta.\"exact_match,strict-match\".delta'\nmin = 0.9\n",
+            "[[check]]\nmetric = 'scores.delta.\"grader.v2\".mcnemar.treatment_only'\nmin = 4\n",
+            "[[check]]\nmetric = 'scores.delta.\"grader.v2\".delta'\nmax = 0.5\n",
+        ),
+    );
+    // Both deltas are +1: the first two checks pass, the third fails, each by its own scorer.
+    assert_eq!(code, Some(1), "{text}");
+    assert_eq!(verdict_of(&text, "exact_match,strict-match"), "pass");
+    assert_eq!(verdict_of(&text, "\"grader.v2\".mcnemar"), "pass");
+    assert_eq!(verdict_of(&text, "\"grader.v2\".delta"), "FAIL");
+}
+
+/// `calibench gate RUN --policy` with the policy `text` written into `dir`: its exit status and
+/// its stdout, with stderr after it.
+fn gate(dir: &Path, run: &Path, text: &str) -> (Option<i32>, String) {
+    let policy = dir.join("gate.toml");
+    std::fs::write(&policy, text).unwrap();
+    let out = calibench()
+        .arg("gate")
+        .arg(run)
+        .arg("--policy")
+        .arg(&policy)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text.into_owned())
+}
+
+/// The verdict (`pass`, `FAIL`) the gate's summary gives the check on the line naming `metric`.
+fn verdict_of(text: &str, metric: &str) -> String {
+    let verdict = text
+        .lines()
+        .find(|l| l.contains(metric))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_default();
+    assert!(!verdict.is_empty(), "no line names {metric}: {text}");
+    verdict.to_string()
 }

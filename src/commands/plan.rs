@@ -14,7 +14,7 @@ use crate::output::Render;
 use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
 use crate::stats::power::{
-    mean, needed, normal_power, sd, simulated_power, MAX_SIMULATED_PAIRS, STUDIES,
+    mean, needed, normal_power, sd, simulated_power, MAX_COUNT, MAX_SIMULATED_PAIRS, STUDIES,
 };
 
 /// One row of a run's `pairs.csv`, as `tables::pairs` writes it.
@@ -191,7 +191,21 @@ pub fn plan(
         });
     }
     let (alpha, power) = (settings.alpha, settings.power);
-    let k = needed(s, effect, alpha, power);
+    let Some(k) = needed(s, effect, alpha, power) else {
+        return Err(refuse(
+            if settings.effect.is_some() {
+                "`--effect`"
+            } else {
+                "`--alpha`"
+            },
+            format!(
+                "detecting {effect:+e} at two-sided {} with {:.0}% power would take more than {MAX_COUNT} {units}: no study can",
+                fmt_level(alpha),
+                100.0 * power
+            ),
+            "plan for a larger effect (--effect) or a less strict level (--alpha)",
+        ));
+    };
     let simulate = |pairs: u64| {
         (pairs <= MAX_SIMULATED_PAIRS).then(|| {
             simulated_power(
@@ -247,6 +261,15 @@ pub fn plan(
             )
         }),
     })
+}
+
+/// A level as people write it: `0.05`, and `1e-16` rather than sixteen zeros.
+fn fmt_level(alpha: f64) -> String {
+    if alpha >= 1e-4 {
+        format!("{alpha}")
+    } else {
+        format!("{alpha:e}")
+    }
 }
 
 /// The delta `name`, if it is one of the run's deltas with per-unit differences: a catalogue's
@@ -410,7 +433,7 @@ impl Render for PlanReport {
             "  needed: {} {units} for {:.0}% power at two-sided {} (normal approximation)\n",
             self.needed,
             100.0 * self.power,
-            self.alpha
+            fmt_level(self.alpha)
         );
         match self.simulated_power {
             Some(p) => {
@@ -432,7 +455,7 @@ impl Render for PlanReport {
         if self.needed < self.sign_test_pairs as u64 {
             s += &format!(
                 "  note: the sign test in calibench's reports cannot reach p < {} with fewer than {} {units} whatever the effect; record at least {}\n",
-                self.alpha, self.sign_test_pairs, self.sign_test_pairs
+                fmt_level(self.alpha), self.sign_test_pairs, self.sign_test_pairs
             );
         }
         s += &format!(
@@ -569,6 +592,33 @@ mod tests {
         assert_eq!(
             (e.line, e.field.as_deref()),
             (Some(3), Some("column `run`"))
+        );
+    }
+
+    // Regression (issue 34): `--alpha 1e-16` said "needed: 18446744073709551615 items" (the
+    // quantile of 1 − 5·10⁻¹⁷, which is 1 in a double), and `--effect 1e-300` the same.
+    #[test]
+    fn tiny_levels_plan_a_real_count_and_unreachable_effects_are_refused() {
+        let diffs = [0.5, -0.4, 0.3, -0.2, 0.6, 0.1];
+        let with = |effect: Option<f64>, alpha: f64| {
+            let mut s = settings(effect);
+            s.alpha = alpha;
+            plan(&metric("confidence_mean"), &diffs, s, "r")
+        };
+        let strict = with(Some(0.1), 1e-16).unwrap();
+        let usual = with(Some(0.1), 0.05).unwrap();
+        assert!(strict.needed > usual.needed && strict.needed < 100 * usual.needed);
+        assert!(
+            strict.human().contains("at two-sided 1e-16"),
+            "{}",
+            strict.human()
+        );
+        let e = with(Some(1e-300), 0.05).unwrap_err();
+        assert_eq!(e.flag, "`--effect`");
+        assert!(
+            e.problem.contains("would take more than 9007199254740992"),
+            "{}",
+            e.problem
         );
     }
 

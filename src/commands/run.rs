@@ -12,7 +12,7 @@ use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
 use crate::cli::{RunArgs, RunOptions};
 use crate::config::Experiment;
 use crate::corpus::load::{self, InputFile};
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, Problems};
 use crate::output::{self, Render};
 use crate::report::document::Document;
 use crate::report::document::Provenance;
@@ -213,12 +213,8 @@ pub struct Loaded {
     pub suspect: Vec<load::MalformedShare>,
 }
 
-pub(crate) fn refuse(mut problems: Vec<InputError>) -> Result<(), Error> {
-    match problems.len() {
-        0 => Ok(()),
-        1 => Err(problems.remove(0).into()),
-        _ => Err(Error::Inputs(problems)),
-    }
+pub(crate) fn refuse(problems: Problems) -> Result<(), Error> {
+    problems.refuse()
 }
 
 pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {

@@ -301,6 +301,11 @@ mod tests {
             "scores",
             r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "score": 1, "confidence": 2, "source": "s"}"#,
         ),
+        // Regression (issue 34): a finite 1e308 made an item's mean infinite and its interval NaN.
+        (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "score": -1e308, "source": "s"}"#,
+        ),
         ("queries", r#"{"tools": []}"#),
         (
             "queries",
@@ -419,6 +424,15 @@ mod tests {
             }
         }
         assert!(checked > 1500, "{checked} example lines");
+        // Lines the examples lack but calibench writes. Regression (issue 34): the schema
+        // refused `"score": null`, which import writes for every errored sample.
+        let (stem, line) = (
+            "scores",
+            r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "score": null, "missing": "error: timeout", "source": "s"}"#,
+        );
+        let v = compiled(&args(stem, None, None, None));
+        assert!(reader_accepts(stem, line, None), "{line}");
+        agree(stem, line, None, &v);
         for (stem, line) in MALFORMED {
             let v = compiled(&args(stem, None, None, None));
             assert!(!reader_accepts(stem, line, None), "{line}");

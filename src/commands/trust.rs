@@ -26,12 +26,8 @@ pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {
             );
         }
     }
-    let (items, mut problems) = verdicts::parse(&name, &read_file(&args.verdicts)?);
-    match problems.len() {
-        0 => {}
-        1 => return Err(problems.remove(0).into()),
-        _ => return Err(Error::Inputs(problems)),
-    }
+    let (items, problems) = verdicts::parse(&name, &read_file(&args.verdicts)?);
+    problems.refuse()?;
     let thresholds = Trust {
         irr_floor: args.irr_floor,
         spread_ceiling: args.spread_ceiling,

@@ -10,16 +10,35 @@ use serde::Serialize;
 
 use crate::cli::ValidateArgs;
 use crate::corpus::load;
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, Problems};
 use crate::exit::Verdict;
 use crate::output::Render;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Validation {
     pub checked: Vec<String>,
+    /// The problems listed: of each kind, the first [`Problems::KEPT`] found.
     pub problems: Vec<Problem>,
+    /// Every problem found, by kind, listed or only counted.
+    pub counts: Counts,
     /// What could not be checked, and why.
     pub notes: Vec<String>,
+}
+
+/// How many problems of each kind were found. A file of millions of bad lines is counted, and
+/// only its first problems are listed: holding a message per line would cost more memory than
+/// the file.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Counts {
+    pub refused: u64,
+    pub malformed: u64,
+    pub failed_call: u64,
+}
+
+impl Counts {
+    fn total(&self) -> u64 {
+        self.refused + self.malformed + self.failed_call
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -52,7 +71,7 @@ impl Problem {
 
 impl Validation {
     pub fn verdict(&self) -> Verdict {
-        if self.problems.is_empty() {
+        if self.counts.total() == 0 {
             Verdict::Pass
         } else {
             Verdict::BadInput
@@ -75,6 +94,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
     let mut v = Validation {
         checked: Vec::new(),
         problems: Vec::new(),
+        counts: Counts::default(),
         notes: Vec::new(),
     };
     // The experiment and its corpus are read exactly as `run` reads them (the corpus loader),
@@ -87,6 +107,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
                 Ok((e, _)) => (e.corpus.clone(), Some(e)),
                 Err(Error::Input(e)) => {
                     v.problems.push(Problem::from(&e, "refused"));
+                    v.counts.refused += 1;
                     // `experiment.toml` in the working folder has the empty path as parent.
                     let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
                     (dir.unwrap_or(Path::new(".")).to_path_buf(), None)
@@ -111,11 +132,14 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
         .extend(loaded.inputs.iter().map(|i| i.path.clone()));
     v.problems
         .extend(loaded.refusals.iter().map(|e| Problem::from(e, "refused")));
+    v.counts.refused += loaded.refusals.total();
     for (arms, e) in &loaded.malformed {
         let mut p = Problem::from(e, "malformed");
         p.problem = format!("{} ({arms})", p.problem);
         v.problems.push(p);
     }
+    v.counts.malformed = loaded.malformed.len() as u64 + loaded.malformed_more;
+    v.counts.failed_call = loaded.failed_validations.total();
     v.notes.extend(loaded.suspect.iter().map(|share| {
         format!(
             "{}: a run completes, but its report says its inputs are suspect ({})",
@@ -145,12 +169,22 @@ impl Render for Validation {
         for n in &self.notes {
             s += &format!("note: {n}\n");
         }
-        let of = |kind: &str| self.problems.iter().filter(|p| p.kind == kind).count();
-        let (refused, malformed, calls) = (of("refused"), of("malformed"), of("failed_call"));
-        if self.problems.is_empty() {
+        let Counts {
+            refused,
+            malformed,
+            failed_call: calls,
+        } = self.counts;
+        let unlisted = self.counts.total() - self.problems.len() as u64;
+        if unlisted > 0 {
+            s += &format!(
+                "… and {unlisted} more problems, counted but not listed (the first {} of each kind are)\n",
+                Problems::KEPT
+            );
+        }
+        if self.counts.total() == 0 {
             s += &format!("no problems in {}\n", self.checked.join(", "));
         } else {
-            let n = |count: usize, one: &str, many: &str| {
+            let n = |count: u64, one: &str, many: &str| {
                 format!("{count} {}", if count == 1 { one } else { many })
             };
             let calls = if calls == 0 {
@@ -163,7 +197,7 @@ impl Render for Validation {
             };
             s += &format!(
                 "{}: {} a run, {} that a run drops and counts{calls}\n",
-                n(self.problems.len(), "problem", "problems"),
+                n(self.counts.total(), "problem", "problems"),
                 n(refused, "that refuses", "that refuse"),
                 n(malformed, "malformed finding", "malformed findings"),
             );

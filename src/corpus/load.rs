@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::sources::{self, Sources};
 use super::{label_list, queries, reviews, targets, validations, verdicts, Corpus};
 use crate::config::{self, Experiment};
-use crate::error::{Error, InputError};
+use crate::error::{Error, InputError, Problems};
 
 /// An input file that was read, for the manifest.
 #[derive(Clone, Debug, Serialize)]
@@ -52,6 +52,11 @@ fn stream<T: Send, R>(
     stream_by(4 << 20, path, inputs, per_block, consume)
 }
 
+/// The most lines a block holds. A block's result holds something per line (an error, for a
+/// line that is not a return), so a block of four megabytes of two-byte lines would hold two
+/// million of them; real returns are far longer than 256 bytes, so the byte size binds first.
+const BLOCK_LINES: usize = 16_384;
+
 /// [`stream`], reading `block_size` bytes at a time.
 fn stream_by<T: Send, R>(
     block_size: usize,
@@ -66,30 +71,43 @@ fn stream_by<T: Send, R>(
         let reader = scope.spawn(move || -> std::io::Result<(String, usize)> {
             let mut file = std::fs::File::open(path)?;
             let mut hasher = Sha256::new();
-            let (mut total, mut next_line, mut first) = (0, 1, true);
+            let (mut total, mut next_line, mut first, mut end_of_file) = (0, 1, true, false);
             let mut buf: Vec<u8> = Vec::new();
+            // How full the buffer is read before a block is cut: more than a block when one
+            // line is longer than a block.
+            let mut want = block_size;
             loop {
                 let start = buf.len();
-                buf.resize(start + block_size, 0);
-                let mut n = 0;
-                while n < block_size {
-                    match file.read(&mut buf[start + n..]) {
-                        Ok(0) => break,
-                        Ok(k) => n += k,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e),
+                if start < want && !end_of_file {
+                    buf.resize(want, 0);
+                    let mut n = 0;
+                    while start + n < want {
+                        match file.read(&mut buf[start + n..]) {
+                            Ok(0) => break,
+                            Ok(k) => n += k,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(e) => return Err(e),
+                        }
                     }
+                    buf.truncate(start + n);
+                    hasher.update(&buf[start..]);
+                    total += n;
+                    end_of_file = start + n < want;
                 }
-                buf.truncate(start + n);
-                hasher.update(&buf[start..]);
-                total += n;
-                let end_of_file = n < block_size;
-                // The block ends after its last newline; the rest waits for the next read.
-                let end = match buf.iter().rposition(|&b| b == b'\n') {
-                    _ if end_of_file => buf.len(),
+                // The block ends after its last newline, or its BLOCK_LINES-th; the rest waits
+                // for the next block.
+                let end = match nth_newline(&buf, BLOCK_LINES) {
                     Some(i) => i + 1,
-                    None => continue,
+                    None if end_of_file => buf.len(),
+                    None => match buf.iter().rposition(|&b| b == b'\n') {
+                        Some(i) => i + 1,
+                        None => {
+                            want = buf.len() + block_size;
+                            continue;
+                        }
+                    },
                 };
+                want = block_size;
                 let mut block = &buf[..end];
                 if first {
                     block = block.strip_prefix(super::BOM).unwrap_or(block);
@@ -97,7 +115,8 @@ fn stream_by<T: Send, R>(
                 }
                 let parsed = per_block(next_line, block);
                 next_line += block.iter().filter(|&&b| b == b'\n').count() as u64;
-                if tx.send(parsed).is_err() || end_of_file {
+                let last = end_of_file && end == buf.len();
+                if tx.send(parsed).is_err() || last {
                     break;
                 }
                 buf.drain(..end);
@@ -119,6 +138,16 @@ fn stream_by<T: Send, R>(
         bytes,
     });
     Ok(result)
+}
+
+/// The position of the `n`-th newline of `bytes` (`n` ≥ 1), if it has that many.
+fn nth_newline(bytes: &[u8], n: usize) -> Option<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, &b)| b == b'\n')
+        .nth(n - 1)
+        .map(|(i, _)| i)
 }
 
 /// Reads and checks an experiment file: UTF-8, then every rule of SPEC §3 that the file alone
@@ -144,7 +173,7 @@ pub struct Loaded {
     /// Every file read, in order, for the manifest.
     pub inputs: Vec<InputFile>,
     /// Problems that refuse a run.
-    pub refusals: Vec<InputError>,
+    pub refusals: Problems,
     /// Set when the folder is a collection that did not finish and `allow_incomplete` let it
     /// through: what the report must say.
     pub incomplete: Option<String>,
@@ -153,10 +182,12 @@ pub struct Loaded {
     pub collecting: Vec<String>,
     /// Findings a run drops and counts (and `--strict` refuses), each with the arms that read
     /// it (``arm `baseline` ``, ``arms `baseline` and `treatment` ``): `validate` lists them.
+    /// The first [`Problems::KEPT`] are kept; `malformed_more` counts the rest.
     pub malformed: Vec<(String, InputError)>,
+    pub malformed_more: u64,
     /// Validator outputs that were not a verdict: a run counts each as a failed call
     /// (SPEC §2.5); `validate` lists them.
-    pub failed_validations: Vec<InputError>,
+    pub failed_validations: Problems,
     /// The arms more than half of whose findings are malformed (but not all: that is refused):
     /// the run completes, warns, and its report says its inputs are suspect.
     pub suspect: Vec<MalformedShare>,
@@ -262,14 +293,14 @@ pub fn load(
                 Err(e) => loaded.refusals.push(e),
             }
         }
-        loaded.refusals.extend(problems);
+        loaded.refusals.append(problems);
         loaded.corpus.verdicts = Some((name, items));
     }
     let queries_path = dir.join("queries.jsonl");
     if queries_path.is_file() {
         let name = queries_path.display().to_string();
         let (all, problems) = queries::parse(&name, &read(&queries_path, &mut loaded.inputs)?);
-        loaded.refusals.extend(problems);
+        loaded.refusals.append(problems);
         if let Some((_, exp)) = experiment {
             for arm in exp.arms() {
                 if let Err(e) = queries::select(&name, &all, &arm.name, &arm.source) {
@@ -284,10 +315,13 @@ pub fn load(
         let name = scores_path.display().to_string();
         let (lines, problems) =
             super::scores::parse(&name, &read(&scores_path, &mut loaded.inputs)?);
-        loaded.refusals.extend(problems);
-        if let Some((exp_path, exp)) = experiment {
+        // The checks across lines read whole files: with lines refused, they would report what
+        // the refused lines would have held (an arm "with no line") rather than the file.
+        let whole = problems.is_empty();
+        loaded.refusals.append(problems);
+        if let (Some((exp_path, exp)), true) = (experiment, whole) {
             let arms = exp.arms().map(|a| (a.name.as_str(), a.source.as_str()));
-            loaded.refusals.extend(super::scores::check_experiment(
+            loaded.refusals.append(super::scores::check_experiment(
                 &name,
                 &lines,
                 arms,
@@ -629,7 +663,7 @@ fn load_reviews(
     let Some((exp_path, exp)) = experiment else {
         let bytes = read(path, &mut loaded.inputs)?;
         let (records, problems) = reviews::parse(&name, &bytes);
-        loaded.refusals.extend(problems);
+        loaded.refusals.append(problems);
         loaded.corpus.reviews = Some((name, Vec::new()));
         let mut index = reviews::Index::default();
         records.iter().for_each(|r| index.add(r));
@@ -659,7 +693,7 @@ fn load_reviews(
         |first, block| reviews::read_block(&name, first, block),
         |blocks| reviews::check_for(&name, blocks.flatten(), exp.mode, &wants, index),
     )?;
-    loaded.refusals.extend(parsed.problems);
+    loaded.refusals.append(parsed.problems);
     if !parsed.labels.is_empty() {
         for arm in exp.arms() {
             let not_reached = loaded.collecting.contains(&arm.source);
@@ -694,9 +728,11 @@ fn load_reviews(
             1 => format!("arm {}", readers[0]),
             _ => format!("arms {}", readers.join(" and ")),
         };
-        for r in &selection.returns {
-            for m in &r.malformed {
+        for m in selection.returns.iter().flat_map(|r| &r.malformed) {
+            if loaded.malformed.len() < Problems::KEPT {
                 loaded.malformed.push((readers.clone(), m.to_error(&name)));
+            } else {
+                loaded.malformed_more += 1;
             }
         }
     }
@@ -717,8 +753,8 @@ fn load_controls(
     if path.is_file() {
         let name = path.display().to_string();
         let parsed = validations::parse(&name, &read(&path, &mut loaded.inputs)?);
-        loaded.refusals.extend(parsed.problems);
-        loaded.failed_validations.extend(parsed.malformed);
+        loaded.refusals.append(parsed.problems);
+        loaded.failed_validations.append(parsed.malformed);
         for c in &parsed.calls {
             if !index.holds(&c.arm, &c.target, c.run, &c.finding) {
                 loaded.refusals.push(
@@ -756,7 +792,7 @@ pub fn targets_and_sources(
     if path.is_file() {
         let name = path.display().to_string();
         let (targets, problems) = targets::parse(&name, &read(&path, &mut loaded.inputs)?);
-        loaded.refusals.extend(problems);
+        loaded.refusals.append(problems);
         loaded.corpus.targets = Some((name, targets));
     }
     let root = dir.join("sources");
@@ -864,6 +900,60 @@ mod tests {
     use super::*;
     use crate::config::{Mode, Scale};
     use crate::corpus::reviews;
+
+    // Regression (issue 34): ten million lines of `{}` held a message per line (3.6 GB, then an
+    // abort). Blocks now hold at most BLOCK_LINES lines, and the problems past the first
+    // Problems::KEPT are counted, not kept; every line is still read and numbered.
+    #[test]
+    fn a_file_of_many_bad_lines_is_read_in_bounded_blocks_and_its_problems_counted() {
+        let n = 3 * BLOCK_LINES + 5;
+        let text = format!(
+            "{}{}\n",
+            "{}\n".repeat(n),
+            r#"{"target": "t", "arm": "b", "reviewer": "r", "findings": []}"#
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("reviews.jsonl");
+        std::fs::write(&path, &text).unwrap();
+        let wants = [("b".to_string(), Scale::Float)];
+        let blocks = std::sync::Mutex::new(Vec::new());
+        let parsed = stream(
+            &path,
+            &mut Vec::new(),
+            |first, block| {
+                let lines = block.iter().filter(|&&b| b == b'\n').count();
+                blocks.lock().unwrap().push((first, lines));
+                reviews::read_block("r", first, block)
+            },
+            |lines| {
+                reviews::check_for(
+                    "r",
+                    lines.flatten(),
+                    Mode::Doc,
+                    &wants,
+                    reviews::Index::without_ids(),
+                )
+            },
+        )
+        .unwrap();
+        assert_eq!(parsed.problems.total(), n as u64);
+        assert_eq!(parsed.problems.len(), Problems::KEPT);
+        assert_eq!(parsed.problems.more(), (n - Problems::KEPT) as u64);
+        assert_eq!(
+            parsed.problems[Problems::KEPT - 1].line,
+            Some(Problems::KEPT as u64)
+        );
+        // The return after them is read, on its own line number.
+        assert_eq!(parsed.selections[0].returns[0].line, n as u64 + 1);
+        let blocks = blocks.into_inner().unwrap();
+        assert!(blocks.len() >= 4, "{blocks:?}");
+        let mut next = 1;
+        for (first, lines) in blocks {
+            assert_eq!(first, next);
+            assert!(lines <= BLOCK_LINES);
+            next += lines as u64;
+        }
+    }
 
     // Read in blocks smaller than a line, the file gives the same returns, refusals (with their
     // line numbers), malformed findings and hash as read whole; the mark before the first line is

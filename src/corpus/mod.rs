@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::{backticked, mismatch, InputError};
+use crate::error::{backticked, mismatch, InputError, Problems};
 use queries::Query;
 use reviews::Selection;
 use verdicts::Item;
@@ -180,7 +180,7 @@ pub(crate) fn each_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
     key: impl Fn(&T) -> K,
     repeat: impl Fn(&T, u64, u64) -> InputError,
     keep: impl FnMut(T),
-) -> Vec<InputError> {
+) -> Problems {
     unique(records(name, bytes, lines), check, key, repeat, keep)
 }
 
@@ -191,8 +191,8 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     key: impl Fn(&T) -> K,
     repeat: impl Fn(&T, u64, u64) -> InputError,
     mut keep: impl FnMut(T),
-) -> Vec<InputError> {
-    let mut problems = Vec::new();
+) -> Problems {
+    let mut problems = Problems::default();
     let mut first: std::collections::HashMap<K, u64, foldhash::fast::RandomState> =
         std::collections::HashMap::default();
     for raw in raws {

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Id, Lines, Text};
-use crate::error::InputError;
+use crate::error::{InputError, Problems};
 
 /// The tools of SPEC §2.2; any other name is `Generic`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -249,7 +249,7 @@ const LINES: Lines = Lines {
 
 /// Parses every query, collecting every problem. A `query_id` seen twice in one (arm, run) is an
 /// error naming the first line.
-pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Vec<InputError>) {
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Problems) {
     let mut queries = Vec::new();
     let problems = super::each_unique(
         (name, bytes),
@@ -455,8 +455,8 @@ mod tests {
     fn one(line: &str) -> Result<Query, InputError> {
         // One JSON Lines record, written over several lines here for reading.
         let line = line.replace('\n', " ");
-        let (mut qs, mut problems) = parse("q.jsonl", line.as_bytes());
-        match problems.pop() {
+        let (mut qs, problems) = parse("q.jsonl", line.as_bytes());
+        match problems.into_kept().pop() {
             Some(p) => Err(p),
             None => Ok(qs.remove(0)),
         }

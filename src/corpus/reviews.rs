@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::raw::{self, RawFinding, Slot};
 use super::{Lines, Text};
 use crate::config::{Mode, Scale};
-use crate::error::InputError;
+use crate::error::{InputError, Problems};
 use crate::stats::calibration::round9;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]
@@ -274,7 +274,7 @@ const LINES: Lines = Lines {
 };
 
 /// Parses every record, collecting every record-level problem instead of stopping at the first.
-pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Vec<InputError>) {
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Problems) {
     let mut records = Vec::new();
     let problems = each_record(name, super::records(name, bytes, &LINES), |r| {
         records.push(r)
@@ -325,7 +325,7 @@ fn each_record<F: Unchecked>(
     name: &str,
     raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
     mut f: impl FnMut(Record<F>),
-) -> Vec<InputError> {
+) -> Problems {
     let mut ids: HashMap<Arc<str>, u64, RandomState> = HashMap::default();
     super::unique(
         raws,
@@ -477,7 +477,7 @@ pub struct Parsed {
     /// Every `arm` label of a readable record: what a `source` may name.
     pub labels: BTreeSet<String>,
     /// Record-level problems, as in [`parse`].
-    pub problems: Vec<InputError>,
+    pub problems: Problems,
 }
 
 /// Parses and validates in one pass for the (source, scale) pairs an experiment reads, keeping

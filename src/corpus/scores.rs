@@ -11,7 +11,7 @@ use serde::{de, Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 use super::{kind, Lines, Text};
-use crate::error::InputError;
+use crate::error::{InputError, Problems};
 
 /// An item's id with its type kept: `1` and `"1"` are different items (SPEC §2.7), and a
 /// numeric-looking string stays a string. Whole numbers sort before text, numbers by value and
@@ -100,7 +100,7 @@ pub struct Score {
     pub scorer: Text,
     /// The score; `null` when the sample errored or carries no score (see `missing`): never 0.
     #[serde(deserialize_with = "super::present")]
-    #[schemars(required)]
+    #[schemars(required, with = "ScoreValue", extend("type" = ["number", "null"]))]
     pub score: Option<f64>,
     /// Why `score` is null.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -115,6 +115,17 @@ pub struct Score {
     /// The log file and the record in it that the score came from.
     pub source: Text,
 }
+
+/// The largest magnitude a score may have. Every sum, difference and square calibench forms of
+/// millions of scores below it stays finite; a score of 10³⁰⁸ would make a mean of two of them
+/// infinite and its interval NaN. No eval scores in units that large (log-likelihoods, counts and
+/// milliseconds are all far smaller).
+pub const MAX_SCORE: f64 = 1e15;
+
+/// A score, for the schema: a finite number of magnitude at most [`MAX_SCORE`].
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct ScoreValue(#[schemars(range(min = -1e15, max = 1e15))] f64);
 
 impl Score {
     /// What makes a line unique in a file: arm, item, repeat, scorer.
@@ -145,7 +156,7 @@ const LINES: Lines = Lines {
 
 /// Parses every line, collecting every problem: a line's values out of range, or an arm, item,
 /// repeat and scorer scored twice.
-pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Vec<InputError>) {
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Problems) {
     let mut scores = Vec::new();
     let problems = super::each_unique(
         (name, bytes),
@@ -194,8 +205,8 @@ pub fn check_experiment(
     all: &[Score],
     arms: [(&str, &str); 2],
     judges: &[String],
-) -> Vec<InputError> {
-    let mut problems = Vec::new();
+) -> Problems {
+    let mut problems = Problems::default();
     for (arm, source) in arms {
         if let Err(e) = check_arm(name, all, arm, source) {
             problems.push(e);
@@ -232,6 +243,9 @@ pub fn check_experiment(
                 );
             }
         }
+    }
+    if arms[0].1 != arms[1].1 && problems.is_empty() {
+        problems.extend(nothing_compared(name, all, arms));
     }
     let read = |s: &&Score| arms.iter().any(|(_, source)| s.arm.0 == *source);
     for judge in judges {
@@ -278,6 +292,97 @@ pub fn check_experiment(
     problems
 }
 
+/// Refuses two arms that no scorer scored an item of in both: nothing would be compared, and an
+/// experiment whose every figure is "not compared" is no answer. The message says why: the
+/// arms have no scorer in common (two runs scored by different scorers), or they score no
+/// common item, and then whether their ids differ only by type (`"1"` from a CSV against `1`
+/// from JSON Lines or Inspect: ids keep their type, so they are different items).
+fn nothing_compared(name: &str, all: &[Score], arms: [(&str, &str); 2]) -> Option<InputError> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let scored = |source: &str| {
+        let mut by: BTreeMap<&str, BTreeSet<&ItemId>> = BTreeMap::new();
+        for s in all
+            .iter()
+            .filter(|s| s.arm.0 == source && s.score.is_some())
+        {
+            by.entry(&s.scorer.0).or_default().insert(&s.item);
+        }
+        by
+    };
+    let (b, t) = (scored(arms[0].1), scored(arms[1].1));
+    let arm = |i: usize| format!("arm `{}` (`{}`)", arms[i].0, arms[i].1);
+    for (i, by) in [&b, &t].into_iter().enumerate() {
+        if by.is_empty() {
+            return Some(
+                InputError::new(name, format!("{} has no scored line: every one is missing, so nothing can be compared", arm(i)))
+                    .field("field `score`")
+                    .hint("`calibench import` says why each sample is missing; re-run the eval or import a log whose samples were scored"),
+            );
+        }
+    }
+    let common: Vec<&str> = b.keys().filter(|k| t.contains_key(*k)).copied().collect();
+    if common.is_empty() {
+        let list = |by: &BTreeMap<&str, BTreeSet<&ItemId>>| {
+            by.keys()
+                .map(|k| format!("`{k}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Some(
+            InputError::new(
+                name,
+                format!(
+                    "no scorer is in both arms, so nothing can be compared: {} has {}, {} has {}",
+                    arm(0),
+                    list(&b),
+                    arm(1),
+                    list(&t)
+                ),
+            )
+            .field("field `scorer`")
+            .hint("compare runs scored by the same scorers: a scorer is paired by its name as the log writes it"),
+        );
+    }
+    if common.iter().any(|k| !b[k].is_disjoint(&t[k])) {
+        return None;
+    }
+    let as_text = |id: &ItemId| match id {
+        ItemId::Number(n) => n.to_string(),
+        ItemId::Text(s) => s.clone(),
+    };
+    let mut e = InputError::new(
+        name,
+        format!(
+            "the arms share no scored item, so nothing can be compared: {} and {} score different items under {}",
+            arm(0),
+            arm(1),
+            common.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+        ),
+    )
+    .field("field `item`");
+    let typed = |by: &BTreeMap<&str, BTreeSet<&ItemId>>| -> Option<(&'static str, String)> {
+        let id = by.values().flat_map(|ids| ids.iter()).next()?;
+        Some(match id {
+            ItemId::Number(_) => ("numbers", as_text(id)),
+            ItemId::Text(_) => ("text", format!("{id}")),
+        })
+    };
+    let retyped = common.iter().any(|k| {
+        let b: BTreeSet<String> = b[k].iter().map(|id| as_text(id)).collect();
+        t[k].iter().any(|id| b.contains(&as_text(id)))
+    });
+    if let (true, Some((bk, bx)), Some((tk, tx))) = (retyped, typed(&b), typed(&t)) {
+        e = e.hint(format!(
+            "the ids differ only by type: in {} they are {bk} ({bx}), in {} {tk} ({tx}); ids keep their type (1 and \"1\" are different items). `calibench import csv` reads every id as text: import both arms from CSV, or write the CSV as JSON Lines, where an id's type is kept",
+            arm(0),
+            arm(1)
+        ));
+    } else {
+        e = e.hint("items pair by their id as the log writes it: import two runs of the same task");
+    }
+    Some(e)
+}
+
 /// The rules across one line's values.
 fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
     let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
@@ -287,6 +392,12 @@ fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
     match (s.score, &s.missing) {
         (Some(x), _) if !x.is_finite() => {
             return Err(err("score", format!("{x} is not a finite number")))
+        }
+        (Some(x), _) if x.abs() > MAX_SCORE => {
+            return Err(err(
+                "score",
+                format!("{x:e} is beyond ±{MAX_SCORE:e}: no score is that large, and means and intervals of it would overflow"),
+            ))
         }
         (Some(_), Some(_)) => {
             return Err(err(
@@ -306,7 +417,7 @@ fn check(name: &str, line: u64, s: Score) -> Result<Score, InputError> {
 mod tests {
     use super::*;
 
-    fn line(text: &str) -> (Vec<Score>, Vec<InputError>) {
+    fn line(text: &str) -> (Vec<Score>, Problems) {
         parse("scores.jsonl", text.as_bytes())
     }
 

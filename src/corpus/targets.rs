@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Lines, Text};
-use crate::error::InputError;
+use crate::error::Problems;
 
 /// One line of `targets.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
@@ -62,7 +62,7 @@ const LINES: Lines = Lines {
 };
 
 /// Every target's line, with every problem; a target described twice is refused.
-pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Target>, Vec<InputError>) {
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Target>, Problems) {
     let mut targets = Vec::new();
     let problems = super::each_unique(
         (name, bytes),

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::reviews::Status;
 use super::{Lines, Text};
-use crate::error::InputError;
+use crate::error::Problems;
 
 /// One line of `validations.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
@@ -79,15 +79,15 @@ const LINES: Lines = Lines {
 /// failed because their output was malformed (listed, not refused).
 pub struct Parsed {
     pub calls: Vec<Validation>,
-    pub problems: Vec<InputError>,
-    pub malformed: Vec<InputError>,
+    pub problems: Problems,
+    pub malformed: Problems,
 }
 
 pub fn parse(name: &str, bytes: &[u8]) -> Parsed {
     let mut out = Parsed {
         calls: Vec::new(),
-        problems: Vec::new(),
-        malformed: Vec::new(),
+        problems: Problems::default(),
+        malformed: Problems::default(),
     };
     for raw in super::records::<RawValidation>(name, bytes, &LINES) {
         let (line, raw) = match raw {

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Id, Lines, Text};
-use crate::error::InputError;
+use crate::error::{InputError, Problems};
 
 /// One judge's verdict: scores per dimension, or `None` when the judge failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,7 +99,7 @@ const LINES: Lines = Lines {
 };
 
 /// Parses every item, collecting every problem. An (arm, item_id) pair judged twice is an error.
-pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Vec<InputError>) {
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Problems) {
     let mut items = Vec::new();
     let problems = super::each_unique(
         (name, bytes),

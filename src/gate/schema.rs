@@ -185,11 +185,9 @@ impl MetricPath {
                         None => return Err(format!("`{text}` has an unclosed quote")),
                     }
                 }
+                parts.push(part);
                 match chars.next() {
-                    None => {
-                        parts.push(part);
-                        break;
-                    }
+                    None => break,
                     Some('.') => {}
                     Some(c) => {
                         return Err(format!(
@@ -272,7 +270,10 @@ pub fn node(path: &MetricPath) -> Result<&'static Node, String> {
         let here = if at.is_empty() {
             "metrics.json".to_string()
         } else {
-            format!("`{}`", at.join("."))
+            let shown = MetricPath {
+                parts: at.iter().map(|p| p.to_string()).collect(),
+            };
+            format!("`{shown}`")
         };
         node = match node {
             Node::Obj(fields) => match fields.iter().find(|(k, _)| k == part) {
@@ -478,7 +479,29 @@ mod tests {
             path(r#"review.arms.baseline.dropped_by_value."(0.45, 0.50]""#).to_string(),
             r#"review.arms.baseline.dropped_by_value."(0.45, 0.50]""#
         );
-        for bad in ["", "a..b", ".a", "a.", r#"a."b"#, r#"a."b"c"#] {
+        // Regression (issue 34): a quoted part before another part was dropped, so the README's
+        // own `scores.delta."exact_match,strict-match".delta` read as `scores.delta.delta`,
+        // and `scores.delta."x".acc.delta` would have gated scorer `acc`.
+        assert_eq!(
+            path(r#"scores.delta."exact_match,strict-match".delta"#).parts,
+            ["scores", "delta", "exact_match,strict-match", "delta"]
+        );
+        assert_eq!(
+            path(r#"scores.delta."grader.v2".mcnemar.baseline_only"#).parts,
+            ["scores", "delta", "grader.v2", "mcnemar", "baseline_only"]
+        );
+        assert_eq!(path(r#""a"."b".c"#).parts, ["a", "b", "c"]);
+        for p in [
+            r#"scores.delta."exact_match,strict-match".delta"#,
+            r#"scores.delta."grader.v2".mcnemar.baseline_only"#,
+        ] {
+            assert_eq!(
+                path(p).to_string(),
+                p.replace(r#""exact_match,strict-match""#, "exact_match,strict-match")
+            );
+            assert_eq!(number_at(&path(p)), Ok(()), "{p}");
+        }
+        for bad in ["", "a..b", ".a", "a.", r#"a."b"#, r#"a."b"c"#, r#"a."b".."#] {
             assert!(MetricPath::parse(bad).is_err(), "{bad:?} parsed");
         }
     }

@@ -122,7 +122,7 @@ pub enum Read {
 pub fn score_of(v: &Value, values: Values, tally: &mut Tally) -> Read {
     match v {
         Value::Number(n) => match n.as_f64().filter(|x| x.is_finite()) {
-            Some(x) => Read::Number(x),
+            Some(x) => in_range(x),
             None => Read::Unreadable(format!("{n} is not a finite number")),
         },
         Value::Bool(b) => {
@@ -160,13 +160,23 @@ pub fn score_of(v: &Value, values: Values, tally: &mut Tally) -> Read {
             match t.parse::<f64>() {
                 Ok(x) if x.is_finite() => {
                     tally.converted("number written as text → number");
-                    Read::Number(x)
+                    in_range(x)
                 }
                 _ => Read::Unreadable(format!("`{s}` is not a score")),
             }
         }
         Value::Array(_) | Value::Object(_) => Read::NotPerItem,
         Value::Null => Read::Unreadable("null".into()),
+    }
+}
+
+/// A finite number as a score, unless it is beyond what scores.jsonl holds.
+fn in_range(x: f64) -> Read {
+    use crate::corpus::scores::MAX_SCORE;
+    if x.abs() > MAX_SCORE {
+        Read::Unreadable(format!("{x:e} is beyond ±{MAX_SCORE:e}, not a score"))
+    } else {
+        Read::Number(x)
     }
 }
 

@@ -21,6 +21,22 @@ pub fn z(p: f64) -> f64 {
     Normal::standard().inverse_cdf(p)
 }
 
+/// The standard normal quantile with `tail` of the distribution above it: z₁₋α/₂ is
+/// `z_upper(α/2)`. A small tail is worked from the tail itself, −Φ⁻¹(tail): 1 − 5·10⁻¹⁷
+/// rounds to 1 in binary floating point, whose quantile is infinite, and 1 − tail keeps only
+/// ε/tail of the tail's precision. From 10⁻⁴ up that is better than 10⁻¹², and Φ⁻¹(1 − tail)
+/// is kept there, so that every figure at the usual levels stays what it was to the last bit.
+pub fn z_upper(tail: f64) -> f64 {
+    if tail >= 1e-4 {
+        z(1.0 - tail)
+    } else {
+        -z(tail)
+    }
+}
+
+/// The largest count `needed` states: every whole number up to it is exact in a double.
+pub const MAX_COUNT: u64 = 1 << 53;
+
 /// Φ(x).
 fn phi(x: f64) -> f64 {
     Normal::standard().cdf(x)
@@ -29,7 +45,7 @@ fn phi(x: f64) -> f64 {
 /// z₁₋α/₂ + z_power: the distance, in standard errors, between no effect and an effect
 /// detected with that power at two-sided level α.
 fn z_sum(alpha: f64, power: f64) -> f64 {
-    z(1.0 - alpha / 2.0) + z(power)
+    z_upper(alpha / 2.0) + z(power)
 }
 
 /// The sample standard deviation of the differences (n − 1 in the denominator): `None` with
@@ -65,14 +81,11 @@ pub fn mde(diffs: &[f64]) -> Option<f64> {
 
 /// Pairs needed to detect a true mean difference `effect` (≠ 0) with differences of standard
 /// deviation `sd` (> 0), at two-sided `alpha` with `power`, by the normal approximation:
-/// ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉, at least 2. Saturates at `u64::MAX`.
-pub fn needed(sd: f64, effect: f64, alpha: f64, power: f64) -> u64 {
+/// ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉, at least 2. `None` past [`MAX_COUNT`]: a count
+/// no study can reach, and none a double states exactly.
+pub fn needed(sd: f64, effect: f64, alpha: f64, power: f64) -> Option<u64> {
     let k = (z_sum(alpha, power) * sd / effect.abs()).powi(2).ceil();
-    if k >= u64::MAX as f64 {
-        u64::MAX
-    } else {
-        (k as u64).max(2)
-    }
+    (k <= MAX_COUNT as f64).then(|| (k as u64).max(2))
 }
 
 /// The power of a study of `pairs` pairs by the normal approximation: the chance that the mean
@@ -80,7 +93,7 @@ pub fn needed(sd: f64, effect: f64, alpha: f64, power: f64) -> u64 {
 /// ±z₁₋α/₂ · sd / √pairs.
 pub fn normal_power(sd: f64, effect: f64, pairs: u64, alpha: f64) -> f64 {
     let shift = effect.abs() * (pairs as f64).sqrt() / sd;
-    let za = z(1.0 - alpha / 2.0);
+    let za = z_upper(alpha / 2.0);
     phi(shift - za) + phi(-shift - za)
 }
 
@@ -103,7 +116,7 @@ pub fn simulated_power(
     };
     let centre = mean(diffs);
     let shifted: Vec<f64> = diffs.iter().map(|d| d - centre + effect).collect();
-    let threshold = z(1.0 - alpha / 2.0) * s / (pairs as f64).sqrt();
+    let threshold = z_upper(alpha / 2.0) * s / (pairs as f64).sqrt();
     let n = shifted.len() as u64;
     let plan = Plan {
         method: Method::Units,
@@ -154,21 +167,47 @@ mod tests {
     #[test]
     fn needed_is_the_closed_form() {
         // sd 1, effect 0.5, α 0.05, power 0.8: (2.801585 / 0.5)² = 31.3957 → 32.
-        assert_eq!(needed(1.0, 0.5, 0.05, 0.8), 32);
+        assert_eq!(needed(1.0, 0.5, 0.05, 0.8), Some(32));
         // The sign of the effect does not matter.
-        assert_eq!(needed(1.0, -0.5, 0.05, 0.8), 32);
+        assert_eq!(needed(1.0, -0.5, 0.05, 0.8), Some(32));
         // power 0.9: (1.959964 + 1.281552)² · 4 = 42.03 → 43.
-        assert_eq!(needed(1.0, 0.5, 0.05, 0.9), 43);
+        assert_eq!(needed(1.0, 0.5, 0.05, 0.9), Some(43));
         // α 0.01, power 0.8: (2.575829 + 0.841621)² · 4 = 46.72 → 47.
-        assert_eq!(needed(1.0, 0.5, 0.01, 0.8), 47);
+        assert_eq!(needed(1.0, 0.5, 0.01, 0.8), Some(47));
         // A huge effect still needs 2 pairs.
-        assert_eq!(needed(1.0, 100.0, 0.05, 0.8), 2);
+        assert_eq!(needed(1.0, 100.0, 0.05, 0.8), Some(2));
         // The mde of n pairs is the effect n pairs are needed for (up to rounding up).
         let diffs = [0.3, -0.1, 0.8, 0.2, 0.5, -0.4, 0.9, 0.1];
         let m = mde(&diffs).unwrap();
-        assert_eq!(needed(sd(&diffs).unwrap(), m * 1.000_001, 0.05, 0.8), 8);
+        assert_eq!(
+            needed(sd(&diffs).unwrap(), m * 1.000_001, 0.05, 0.8),
+            Some(8)
+        );
         // And the normal-approximation power at that size is the target.
         assert!((normal_power(sd(&diffs).unwrap(), m, 8, 0.05) - 0.8).abs() < 1e-3);
+    }
+
+    // Regression (issue 34): z was Φ⁻¹(1 − α/2), and 1 − 5·10⁻¹⁷ is 1 in a double, so
+    // `--alpha 1e-16` planned for u64::MAX pairs. The quantiles below are Python's
+    // statistics.NormalDist().inv_cdf at α/2, an implementation independent of statrs.
+    #[test]
+    fn tiny_levels_keep_their_quantile_and_unstatable_counts_are_none() {
+        for (alpha, zq, k) in [
+            (3e-16, 8.173_326_769_008_506, 326),
+            (1e-16, 8.304_785_425_194_112, 335),
+            (1e-300, 37.065_787_880_772_12, 5748),
+        ] {
+            assert!((z_upper(alpha / 2.0) - zq).abs() < 1e-9 * zq, "{alpha}");
+            assert_eq!(needed(1.0, 0.5, alpha, 0.8), Some(k), "{alpha}");
+            assert!(normal_power(1.0, 0.5, k, alpha) >= 0.8);
+        }
+        // An effect of 1e-300 needs about 10^600 pairs: not a count anyone can run or state.
+        assert_eq!(needed(1.0, 1e-300, 0.05, 0.8), None);
+        let big = needed(1.0, 1e-7, 0.05, 0.8).unwrap();
+        assert!(
+            (784_887_000_000_000..784_889_000_000_000).contains(&big),
+            "{big}"
+        );
     }
 
     #[test]
@@ -184,7 +223,7 @@ mod tests {
             })
             .collect();
         let s = sd(&diffs).unwrap();
-        let k = needed(s, 0.25, 0.05, 0.8);
+        let k = needed(s, 0.25, 0.05, 0.8).unwrap();
         assert!((110..=140).contains(&k), "{k}");
         let p = simulated_power(&diffs, 0.25, k, 0.05, STUDIES, 7, 2);
         assert!((p - 0.8).abs() < 0.02, "simulated power {p} at {k} pairs");
