@@ -534,3 +534,56 @@ fn a_csv_header_that_repeats_a_column_or_is_data_is_refused() {
         .stderr(predicate::str::contains("the file has no header row"))
         .stderr(predicate::str::contains("rater,<unit1>,<unit2>,…"));
 }
+
+// Regression (issue 34): in a CRLF file every CSV reader put its errors (and `import csv` its
+// sources) one line too high, and a blank line before a row shifted it too. Each reader now
+// names the line the row is on, in a CRLF file as in an LF one.
+#[test]
+fn every_csv_reader_names_the_right_line_in_crlf_files_and_after_blank_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    for (file, text, args, line) in [
+        (
+            "long.csv",
+            "unit,rater,value\nu1,a,1\n\nu1,b,x\n",
+            &["alpha", "--level", "interval"][..],
+            4,
+        ),
+        (
+            "wide.csv",
+            "rater,u1,u2\na,1,2\n\nb,1,x\n",
+            &["alpha", "--level", "interval"][..],
+            4,
+        ),
+        (
+            "cal.csv",
+            "confidence,correct\n0.5,1\n\n0.7,maybe\n",
+            &["calibrate"][..],
+            4,
+        ),
+        (
+            "scores.csv",
+            "item,score\na,1\n\nb,x\n",
+            &["import", "csv", "--arm", "a", "--into", "out"][..],
+            4,
+        ),
+    ] {
+        for (ending, eol) in [("lf", "\n"), ("crlf", "\r\n")] {
+            let name = format!("{ending}-{file}");
+            std::fs::write(dir.path().join(&name), text.replace('\n', eol)).unwrap();
+            let (head, tail) = args.split_at(if args[0] == "import" { 2 } else { 1 });
+            let out = calibench()
+                .current_dir(dir.path())
+                .args(head)
+                .arg(&name)
+                .args(tail)
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+            assert!(
+                stderr.contains(&format!("{name}:{line}:")),
+                "{name}: {stderr}"
+            );
+        }
+    }
+}

@@ -490,6 +490,42 @@ fn lm_eval_samples_are_the_scores_and_the_results_file_is_checked() {
         e.contains("does not report task `math_perturbed_full`"),
         "{e}"
     );
+
+    // Regression (issue 34): one run given twice became repeats 1 and 2 of every document (and
+    // a repeat-to-repeat α of 1 over identical copies). The same file twice, a copy of it in
+    // another folder, and a copy renamed to another time are each refused.
+    let copy_dir = tmp.path().join("copy");
+    std::fs::create_dir(&copy_dir).unwrap();
+    let copy = copy_dir.join(samples.file_name().unwrap());
+    std::fs::copy(&samples, &copy).unwrap();
+    let renamed = tmp
+        .path()
+        .join("samples_math_perturbed_full_2026-03-01T00-00-00.1.jsonl");
+    std::fs::copy(&samples, &renamed).unwrap();
+    for (twice, says) in [
+        (
+            &samples,
+            "is the run of task `math_perturbed_full` at 2026-01-21T03-44-18.458309 that",
+        ),
+        (
+            &copy,
+            "is the run of task `math_perturbed_full` at 2026-01-21T03-44-18.458309 that",
+        ),
+        (&renamed, "holds exactly what"),
+    ] {
+        let e = refused(
+            "lm-eval",
+            &[&samples, twice],
+            "m",
+            &tmp.path().join("c"),
+            &[],
+        );
+        assert!(
+            e.contains(says) && e.contains("would count as two repeats"),
+            "{e}"
+        );
+    }
+    assert!(!tmp.path().join("c").exists());
 }
 
 /// Writes `experiment` into the corpus folder `corpus` and runs it, with its runs and reports
@@ -704,4 +740,274 @@ fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
     assert!(d.get("llm-rubric").is_none());
     assert_eq!(m["scores"]["withheld"]["metrics"], json!(["llm-rubric"]));
     assert_eq!(m["lift"]["withheld"], true);
+}
+
+/// The entries of a real `.eval` archive, in order.
+fn eval_entries(from: &str) -> Vec<(String, Vec<u8>)> {
+    use std::io::Read;
+    let file = std::fs::File::open(fixture(from)).unwrap();
+    let mut zip = zip::ZipArchive::new(file).unwrap();
+    (0..zip.len())
+        .map(|i| {
+            let mut e = zip.by_index(i).unwrap();
+            let mut bytes = Vec::new();
+            e.read_to_end(&mut bytes).unwrap();
+            (e.name().to_string(), bytes)
+        })
+        .collect()
+}
+
+/// Writes `entries` as a `.eval` archive at `path` (deflated, as Inspect writes them).
+fn write_eval(path: &Path, entries: &[(String, Vec<u8>)]) {
+    write_eval_as(path, entries, zip::CompressionMethod::Deflated);
+}
+
+fn write_eval_as(path: &Path, entries: &[(String, Vec<u8>)], method: zip::CompressionMethod) {
+    use std::io::Write;
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    for (name, bytes) in entries {
+        let options = zip::write::SimpleFileOptions::default()
+            .compression_method(method)
+            .large_file(bytes.len() > u32::MAX as usize);
+        zip.start_file(name.as_str(), options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
+// Regression (issue 34): a sample entry holding a large array in a field calibench does not
+// map was parsed whole into a JSON value (some 30 bytes per element): a 102 KB `.eval` took
+// 2.8 GB and a 1 MB one aborted. Unmapped fields are now skipped as they are parsed; an entry
+// larger than 4 MB is parsed as it inflates. The import is the same as without the field.
+// (Peak memory is measured by benches/bench.sh, not here.)
+#[test]
+fn a_sample_with_a_huge_unmapped_field_imports_as_without_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let from = "inspect/2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval";
+    let entries = eval_entries(from);
+    let huge: Vec<(String, Vec<u8>)> = entries
+        .iter()
+        .map(|(name, bytes)| {
+            if name != "samples/3_epoch_1.json" {
+                return (name.clone(), bytes.clone());
+            }
+            // `{"x": [0,0,…], ` + the sample's own fields: 3,000,000 zeros, 6 MB of text.
+            let mut b = b"{\"x\": [".to_vec();
+            b.extend(std::iter::repeat_n(&b"0,"[..], 3_000_000).flatten());
+            b.extend_from_slice(b"0], ");
+            b.extend_from_slice(&bytes[1..]);
+            (name.clone(), b)
+        })
+        .collect();
+    let log = tmp.path().join("huge.eval");
+    write_eval(&log, &huge);
+    let plain = import(
+        "inspect",
+        &[&fixture(from)],
+        "a",
+        &tmp.path().join("plain"),
+        &[],
+    );
+    let big = import("inspect", &[&log], "a", &tmp.path().join("big"), &[]);
+    assert_eq!(
+        without_source(lines(&tmp.path().join("big"))),
+        without_source(lines(&tmp.path().join("plain")))
+    );
+    assert_eq!(big["tally"]["unmapped"]["sample.x"], 1);
+    assert_eq!(big["tally"]["samples"], plain["tally"]["samples"]);
+
+    // Under a 400 MB address-space limit: a 20 MB entry of ten million array elements took
+    // 320 MB as a JSON value on top of its own bytes, and aborted here (exit 134).
+    let one = &entries
+        .iter()
+        .find(|(n, _)| n == "samples/1_epoch_1.json")
+        .unwrap()
+        .1;
+    let mut b = b"{\"x\": [".to_vec();
+    b.extend(std::iter::repeat_n(&b"0,"[..], 10_000_000).flatten());
+    b.extend_from_slice(b"0], ");
+    b.extend_from_slice(&one[1..]);
+    let mut bounded = entries.clone();
+    bounded.retain(|(n, _)| !n.starts_with("samples/") || n == "samples/1_epoch_1.json");
+    for (n, bytes) in &mut bounded {
+        if n == "samples/1_epoch_1.json" {
+            *bytes = b.clone();
+        }
+    }
+    let log = tmp.path().join("bounded.eval");
+    write_eval_as(&log, &bounded, zip::CompressionMethod::Stored);
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_calibench"))
+        .args(["import", "inspect"])
+        .arg(&log)
+        .args(["--arm", "a", "--into"])
+        .arg(tmp.path().join("bounded"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A score whose value is a list too long to be one item's scores is reported as not a
+    // per-item score, never split into a million scorers.
+    let long: Vec<(String, Vec<u8>)> = entries
+        .iter()
+        .map(|(name, bytes)| {
+            if name != "samples/1_epoch_1.json" {
+                return (name.clone(), bytes.clone());
+            }
+            let mut s: Value = serde_json::from_slice(bytes).unwrap();
+            s["scores"]["list"] = json!({"value": vec![1; 5000]});
+            (name.clone(), serde_json::to_vec(&s).unwrap())
+        })
+        .collect();
+    let log = tmp.path().join("long.eval");
+    write_eval(&log, &long);
+    let out = import("inspect", &[&log], "a", &tmp.path().join("long"), &[]);
+    assert_eq!(
+        out["tally"]["not_per_item"]["list (a list of 5000 values)"],
+        1
+    );
+}
+
+// Regression (issue 34): an archive with two entries of one name (two samples/1_epoch_1.json,
+// two header.json) lost the first without a word, as the zip reader keeps the last. Refused,
+// naming the entry. An entry that is neither a sample nor part of an Inspect log is named in a
+// note.
+#[test]
+fn an_eval_archive_with_a_repeated_entry_name_is_refused_and_stray_entries_are_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let entries = eval_entries("inspect/log_formats.eval");
+    for repeated in ["samples/1_epoch_1.json", "header.json"] {
+        // Written under a stand-in name of the same length, then renamed in the archive's bytes
+        // (the zip writer refuses a repeated name).
+        let stand_in = format!("{}X", &repeated[..repeated.len() - 1]);
+        let mut twice = entries.clone();
+        let (_, bytes) = entries.iter().find(|(n, _)| n == repeated).unwrap();
+        twice.insert(0, (stand_in.clone(), bytes.clone()));
+        let log = tmp.path().join("twice.eval");
+        write_eval(&log, &twice);
+        let raw = std::fs::read(&log).unwrap();
+        let mut patched = Vec::with_capacity(raw.len());
+        let mut i = 0;
+        while i < raw.len() {
+            if raw[i..].starts_with(stand_in.as_bytes()) {
+                patched.extend_from_slice(repeated.as_bytes());
+                i += stand_in.len();
+            } else {
+                patched.push(raw[i]);
+                i += 1;
+            }
+        }
+        std::fs::write(&log, patched).unwrap();
+        let e = refused("inspect", &[&log], "x", &tmp.path().join("c"), &[]);
+        assert!(
+            e.contains(&format!(
+                "twice.eval: the archive holds two entries named {repeated}"
+            )),
+            "{e}"
+        );
+    }
+    assert!(!tmp.path().join("c").exists());
+
+    let mut stray = entries.clone();
+    stray.push(("Samples/2_epoch_1.json".into(), b"{}".to_vec()));
+    let log = tmp.path().join("stray.eval");
+    write_eval(&log, &stray);
+    let out = import("inspect", &[&log], "x", &tmp.path().join("d"), &[]);
+    let notes = out["tally"]["notes"].to_string();
+    assert!(
+        notes.contains("1 entry is not read, being neither samples/*.json nor a part of an Inspect log: Samples/2_epoch_1.json"),
+        "{notes}"
+    );
+}
+
+// Regression (issue 34): two test cases sharing a description but not their vars became one
+// item with two repeats (item mean 0.5, and McNemar silently replaced by the sign test); a
+// provider with a label could not be picked by its id; and a component score of `"1"`, null or
+// `[1]` was written as "no score", keeping `correct` from `pass`.
+#[test]
+fn promptfoo_shared_descriptions_ids_and_unreadable_scores_are_told_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = edited(
+        "promptfoo/sample-export.json",
+        tmp.path(),
+        "shared.json",
+        |log| {
+            for row in log["results"]["results"].as_array_mut().unwrap() {
+                row["testCase"]["description"] = json!("riddle");
+                if row["provider"]["id"] == "openai:gpt-5" {
+                    row["provider"]["label"] = json!("big model");
+                }
+            }
+            let first = &mut log["results"]["results"][0]["gradingResult"]["componentResults"];
+            first[0]["score"] = json!("1");
+            first[1]["score"] = Value::Null;
+            first[2]["score"] = json!([1]);
+        },
+    );
+    let out = import(
+        "promptfoo",
+        &[&log],
+        "mini",
+        tmp.path(),
+        &["--pick", "openai:gpt-5-mini"],
+    );
+    let mini = arm_lines(tmp.path(), "mini");
+    // Two riddles, one description: two items, each once, told apart by their vars.
+    let items: std::collections::BTreeSet<&str> =
+        mini.iter().map(|l| l["item"].as_str().unwrap()).collect();
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(
+        items.iter().all(|i| i.starts_with("riddle [vars:")),
+        "{items:?}"
+    );
+    assert!(mini.iter().all(|l| l["repeat"] == 1));
+    assert!(out["tally"]["notes"]
+        .to_string()
+        .contains("1 description is shared by test cases with different vars (`riddle`)"));
+    // Each unreadable score named, and no `correct` kept without its score.
+    let missing: Vec<&str> = mini.iter().filter_map(|l| l["missing"].as_str()).collect();
+    for why in [
+        "score `1` is text, not a number",
+        "score is null",
+        "score is an array, not a number",
+    ] {
+        assert!(missing.contains(&why), "{missing:?}");
+    }
+    assert!(mini
+        .iter()
+        .filter(|l| l["score"].is_null())
+        .all(|l| l.get("correct").is_none()));
+    // The labelled provider is picked by its id as by its label, and gives the same lines.
+    import(
+        "promptfoo",
+        &[&log],
+        "by-id",
+        tmp.path(),
+        &["--pick", "openai:gpt-5"],
+    );
+    import(
+        "promptfoo",
+        &[&log],
+        "by-label",
+        tmp.path(),
+        &["--pick", "big model"],
+    );
+    assert_eq!(
+        without_source(arm_lines(tmp.path(), "by-id")),
+        without_source(arm_lines(tmp.path(), "by-label"))
+    );
+    // The pairing across arms holds: both cells name the same items.
+    let ids = |arm: &str| -> std::collections::BTreeSet<String> {
+        arm_lines(tmp.path(), arm)
+            .iter()
+            .map(|l| l["item"].to_string())
+            .collect()
+    };
+    assert_eq!(ids("mini"), ids("by-id"));
 }

@@ -57,6 +57,7 @@ pub fn read(logs: &[impl AsRef<Path>], tally: &mut Tally) -> Result<Vec<Draft>, 
     }
     // Runs by time as written (ISO 8601, so text order is time order), never by file name.
     runs.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
+    refuse_repeated_runs(&runs)?;
     for path in &results {
         check_results(path, &runs, tally)?;
     }
@@ -68,6 +69,41 @@ pub fn read(logs: &[impl AsRef<Path>], tally: &mut Tally) -> Result<Vec<Draft>, 
         drafts.extend(read_samples(path, task, *repeat, tally)?);
     }
     Ok(drafts)
+}
+
+/// One run given twice (the same file, a copy of it, or another file of the same task and time
+/// stamp) would become two repeats of every document: a repeat count that is not, and a
+/// repeat-to-repeat α of 1 over byte-identical copies. Refused, naming both files.
+fn refuse_repeated_runs(runs: &[(String, String, PathBuf)]) -> Result<(), Error> {
+    use sha2::{Digest, Sha256};
+    let mut seen: BTreeMap<[u8; 32], &Path> = BTreeMap::new();
+    for (i, (task, time, path)) in runs.iter().enumerate() {
+        if let Some((_, _, first)) = runs[..i].iter().find(|(t, w, _)| t == task && w == time) {
+            return Err(InputError::new(
+                shown(path),
+                format!(
+                    "is the run of task `{task}` at {time} that {} already is: given twice, it would count as two repeats",
+                    shown(first)
+                ),
+            )
+            .hint("give each run's samples file once; repeats are runs made at different times")
+            .into());
+        }
+        let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        if let Some(first) = seen.insert(digest, path) {
+            return Err(InputError::new(
+                shown(path),
+                format!(
+                    "holds exactly what {} holds: one run copied, it would count as two repeats",
+                    shown(first)
+                ),
+            )
+            .hint("give each run's samples file once; repeats are runs made at different times")
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// A results file names the tasks of the samples given with it; its figures are not read

@@ -3,7 +3,9 @@
 //! several cells refuses to guess.
 //!
 //! item = the test case's `description`, else `vars:` and the first 16 hex digits of the
-//! SHA-256 of its `vars` as sorted JSON (never `testIdx`, which numbers rows, not questions);
+//! SHA-256 of its `vars` as sorted JSON (never `testIdx`, which numbers rows, not questions); a
+//! description that test cases of different vars share is followed by ` [vars:…]`, so that two
+//! questions never become repeats of one;
 //! repeat = the test case's rows in the cell numbered 1, 2, … by `testIdx`; scorer = each
 //! `gradingResult.componentResults[].assertion`'s `metric`, else its `type` (a second one of a
 //! name in a row is `name #2`); score = the component's `score`; confidence = the geometric mean
@@ -39,25 +41,29 @@ const ROW_MAPPED: [&str; 8] = [
     "vars",
 ];
 
-/// A prompt × provider cell: its provider id and prompt label.
+/// A prompt × provider cell: its provider (by label, else id), the provider's id, and its
+/// prompt label.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Cell {
     provider: String,
+    provider_id: String,
     prompt: String,
 }
 
 impl Cell {
     fn of(row: &Value) -> Cell {
-        let provider = match row.get("provider") {
-            Some(Value::String(s)) => s.clone(),
-            Some(p) => p
-                .get("label")
-                .and_then(Value::as_str)
-                .filter(|l| !l.is_empty())
-                .or_else(|| p.get("id").and_then(Value::as_str))
-                .unwrap_or("")
-                .to_string(),
-            None => String::new(),
+        let (provider, provider_id) = match row.get("provider") {
+            Some(Value::String(s)) => (s.clone(), s.clone()),
+            Some(p) => {
+                let id = p.get("id").and_then(Value::as_str).unwrap_or("");
+                let label = p
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .filter(|l| !l.is_empty())
+                    .unwrap_or(id);
+                (label.to_string(), id.to_string())
+            }
+            None => (String::new(), String::new()),
         };
         let prompt = row
             .pointer("/prompt/label")
@@ -65,11 +71,21 @@ impl Cell {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        Cell { provider, prompt }
+        Cell {
+            provider,
+            provider_id,
+            prompt,
+        }
     }
 
+    /// Whether `--pick` names this cell: by its provider's label or id, its prompt label, or
+    /// the two together.
     fn matches(&self, pick: &str) -> bool {
-        pick == self.provider || pick == self.prompt || pick == self.label()
+        pick == self.provider
+            || (!self.provider_id.is_empty() && pick == self.provider_id)
+            || pick == self.prompt
+            || pick == self.label()
+            || pick == format!("{} | {}", self.provider_id, self.prompt)
     }
 
     fn label(&self) -> String {
@@ -154,6 +170,30 @@ pub fn read(path: &Path, options: &Options, tally: &mut Tally) -> Result<Vec<Dra
                 .into())
         }
     };
+    // A description is free text, and two test cases may share one (with different vars):
+    // such a description is told apart by its vars, so that two questions are never read as
+    // repeats of one.
+    let mut vars_of: BTreeMap<&str, BTreeSet<Option<String>>> = BTreeMap::new();
+    for row in rows.iter().filter(|r| Cell::of(r) == cell) {
+        if let Some(d) = description(row) {
+            vars_of.entry(d).or_default().insert(vars_hash(row));
+        }
+    }
+    let shared: BTreeSet<&str> = vars_of
+        .iter()
+        .filter(|(_, vars)| vars.len() > 1)
+        .map(|(d, _)| *d)
+        .collect();
+    if !shared.is_empty() {
+        let shown: Vec<String> = shared.iter().take(3).map(|d| format!("`{d}`")).collect();
+        tally.notes.push(format!(
+            "{name}: {} {} shared by test cases with different vars ({}{}): each such test case's item is its description and `[vars:…]`, a hash of its vars",
+            shared.len(),
+            if shared.len() == 1 { "description is" } else { "descriptions are" },
+            shown.join(", "),
+            if shared.len() > 3 { ", …" } else { "" }
+        ));
+    }
     // The cell's rows by test case, each test case's rows in testIdx order: its repeats.
     let mut by_item: BTreeMap<ItemId, Vec<(u64, usize)>> = BTreeMap::new();
     for (i, row) in rows.iter().enumerate() {
@@ -161,7 +201,7 @@ pub fn read(path: &Path, options: &Options, tally: &mut Tally) -> Result<Vec<Dra
             continue;
         }
         let record = format!("results.results[{i}]");
-        let item = item_of(row).ok_or_else(|| {
+        let item = item_of(row, &shared).ok_or_else(|| {
             InputError::new(
                 format!("{name}: {record}"),
                 "a row has neither a test case description nor vars",
@@ -202,20 +242,32 @@ pub fn read(path: &Path, options: &Options, tally: &mut Tally) -> Result<Vec<Dra
     Ok(drafts)
 }
 
-/// A test case's id: its description, else a hash of its vars.
-fn item_of(row: &Value) -> Option<ItemId> {
-    if let Some(d) = row
-        .pointer("/testCase/description")
+/// A test case's id: its description (with its vars' hash when test cases of other vars share
+/// the description, `shared`), else the hash of its vars.
+fn item_of(row: &Value, shared: &BTreeSet<&str>) -> Option<ItemId> {
+    match (description(row), vars_hash(row)) {
+        (Some(d), Some(hex)) if shared.contains(d) => {
+            Some(ItemId::Text(format!("{d} [vars:{hex}]")))
+        }
+        (Some(d), _) => Some(ItemId::Text(d.to_string())),
+        (None, Some(hex)) => Some(ItemId::Text(format!("vars:{hex}"))),
+        (None, None) => None,
+    }
+}
+
+/// A row's test case description, when it has a non-blank one.
+fn description(row: &Value) -> Option<&str> {
+    row.pointer("/testCase/description")
         .and_then(Value::as_str)
         .filter(|d| !d.trim().is_empty())
-    {
-        return Some(ItemId::Text(d.to_string()));
-    }
+}
+
+/// The first 16 hex digits of the SHA-256 of a row's vars as sorted JSON.
+fn vars_hash(row: &Value) -> Option<String> {
     let vars = row.pointer("/testCase/vars").or_else(|| row.get("vars"))?;
     // serde_json's maps are sorted by key, so equal vars print equal.
     let digest = Sha256::digest(serde_json::to_string(vars).ok()?.as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    Some(ItemId::Text(format!("vars:{hex}")))
+    Some(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
 }
 
 /// exp(mean log-probability) of the response's tokens.
@@ -285,16 +337,27 @@ fn row_scores(row: &Value, template: &Draft, tally: &mut Tally) -> Vec<Draft> {
                 tally.unmapped(format!("componentResults.{key}"));
             }
         }
-        let value = match c.get("score").map(|v| score_of(v, Values::Plain, tally)) {
-            Some(Read::Number(x)) => Scored::Value(x),
-            Some(Read::NotPerItem) | Some(Read::Unreadable(_)) | None => {
-                Scored::Missing("no score".into())
-            }
+        // A score that is there but not a number is named, as the other readers name it; its
+        // `pass` is not kept without the score it goes with.
+        let value = match c.get("score") {
+            None => Scored::Missing("no score".into()),
+            Some(Value::Null) => Scored::Missing("score is null".into()),
+            Some(v) => match score_of(v, Values::Plain, tally) {
+                Read::Number(x) => Scored::Value(x),
+                Read::Unreadable(why) => Scored::Missing(format!("score {why}")),
+                Read::NotPerItem => {
+                    Scored::Missing(format!("score is {}, not a number", crate::corpus::kind(v)))
+                }
+            },
+        };
+        let correct = match value {
+            Scored::Value(_) => c.get("pass").and_then(Value::as_bool),
+            Scored::Missing(_) => None,
         };
         out.push(Draft {
             scorer,
             value,
-            correct: c.get("pass").and_then(Value::as_bool),
+            correct,
             ..template.clone()
         });
     }

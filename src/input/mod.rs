@@ -10,6 +10,52 @@ use csv::StringRecord;
 
 use crate::error::InputError;
 
+/// A CSV reader over a file's bytes, as [`csv_with_header`] makes it: the cursor keeps the whole
+/// file in reach, so that [`Lines`] can number records from it.
+pub(crate) type CsvReader<'a> = csv::Reader<std::io::Cursor<&'a [u8]>>;
+
+/// Numbers a CSV reader's records by the file's lines. The csv crate's own count is where it
+/// started reading a record, before the line endings and blank lines it skips: one short in a
+/// CRLF file (it counts the `\n` of a record's `\r\n` with the next record), and short by
+/// every blank line before a record. A record's line here is that of its first byte.
+pub(crate) struct Lines<'a> {
+    data: &'a [u8],
+    /// How far the file is counted, and the line of that byte.
+    at: usize,
+    line: u64,
+}
+
+impl<'a> Lines<'a> {
+    pub(crate) fn of(reader: &CsvReader<'a>) -> Self {
+        Lines {
+            data: reader.get_ref().get_ref(),
+            at: 0,
+            line: 1,
+        }
+    }
+
+    /// The line of the record (or error) at `position`. Records come in file order, so the
+    /// count goes on from the last one: one pass over the file in all.
+    pub(crate) fn line(&mut self, position: Option<&csv::Position>) -> u64 {
+        let Some(p) = position else {
+            return self.line;
+        };
+        let mut start = (p.byte() as usize).min(self.data.len());
+        while start < self.data.len() && matches!(self.data[start], b'\r' | b'\n') {
+            start += 1;
+        }
+        if start < self.at {
+            (self.at, self.line) = (0, 1);
+        }
+        self.line += self.data[self.at..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        self.at = start;
+        self.line
+    }
+}
+
 /// A CSV reader over `bytes` (a UTF-8 byte-order mark skipped) and its trimmed header names.
 /// A header is names, not data (SPEC §2.4): one whose first cell is a number means the file has
 /// no header row (its first data row would silently become the header), and one that names a
@@ -19,12 +65,12 @@ pub(crate) fn csv_with_header<'a>(
     name: &str,
     bytes: &'a [u8],
     expected: &str,
-) -> Result<(csv::Reader<&'a [u8]>, Vec<String>), InputError> {
+) -> Result<(CsvReader<'a>, Vec<String>), InputError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
-        .from_reader(bytes);
+        .from_reader(std::io::Cursor::new(bytes));
     let header: Vec<String> = reader
         .headers()
         .map_err(|e| csv_error(name, e))?
@@ -63,21 +109,30 @@ pub(crate) fn csv_with_header<'a>(
 /// Calls `row(record, line)` for every data row that is not blank, stopping at the first error.
 pub(crate) fn for_each_row(
     name: &str,
-    reader: &mut csv::Reader<&[u8]>,
+    reader: &mut CsvReader<'_>,
     mut row: impl FnMut(&StringRecord, u64) -> Result<(), InputError>,
 ) -> Result<(), InputError> {
+    let mut lines = Lines::of(reader);
     let mut record = StringRecord::new();
     loop {
         match reader.read_record(&mut record) {
             Ok(false) => return Ok(()),
             Ok(true) => {}
-            Err(e) => return Err(csv_error(name, e)),
+            Err(e) => return Err(csv_error_in(name, e, &mut lines)),
         }
         if record.iter().all(|c| c.trim().is_empty()) {
             continue;
         }
-        row(&record, record.position().map_or(0, |p| p.line()))?;
+        row(&record, lines.line(record.position()))?;
     }
+}
+
+/// [`csv_error`], placed on its line by `lines`.
+pub(crate) fn csv_error_in(name: &str, e: csv::Error, lines: &mut Lines<'_>) -> InputError {
+    let line = e.position().is_some().then(|| lines.line(e.position()));
+    let mut err = csv_error(name, e);
+    err.line = line.or(err.line);
+    err
 }
 
 /// Converts a CSV parser error into an input error at its line.
@@ -146,5 +201,33 @@ mod tests {
             e.hint.as_deref(),
             Some("add a header row above the data: `confidence,correct`")
         );
+    }
+
+    // Regression (issue 34): in a CRLF file every line number was one too low (the csv crate
+    // counts a record's `\n` with the next record), in every CSV reader. A CRLF file now gets the
+    // numbers its LF twin gets: its rows, a ragged row and a row after a quoted line break.
+    #[test]
+    fn a_crlf_file_numbers_its_lines_as_an_lf_file_does() {
+        let lf = "item,score\na,1\n\nb,\"two\nlines\"\nc,3\nd,4,5\n";
+        let crlf = lf.replace('\n', "\r\n");
+        let lines = |text: &str| {
+            let (mut reader, header) =
+                super::csv_with_header("t.csv", text.as_bytes(), "x").unwrap();
+            assert_eq!(header, ["item", "score"]);
+            let mut rows = Vec::new();
+            let e = super::for_each_row("t.csv", &mut reader, |r, line| {
+                rows.push((r[0].to_string(), line));
+                Ok(())
+            })
+            .unwrap_err();
+            (rows, e.line)
+        };
+        let (rows, error) = lines(lf);
+        assert_eq!(rows, [("a".into(), 2), ("b".into(), 4), ("c".into(), 6)]);
+        assert_eq!(error, Some(7));
+        assert_eq!(lines(&crlf), (rows, error));
+        // The first row of a file written by Windows tools, with a mark and CRLF.
+        let marked = format!("\u{feff}{crlf}");
+        assert_eq!(lines(&marked).1, Some(7));
     }
 }

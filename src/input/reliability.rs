@@ -167,7 +167,7 @@ fn cell_error(
 /// one row per unit (`unit,<rater1>,…`, the transpose many tools write).
 fn read_wide_csv(
     name: &str,
-    mut reader: csv::Reader<&[u8]>,
+    mut reader: super::CsvReader<'_>,
     header: &[String],
     level: Level,
     units_as_rows: bool,
@@ -567,14 +567,15 @@ fn read_long_csv(
         // codes the same label the same way.
         let mut cells = CellParser::new(level);
         let (mut reader, _) = csv_with_header(name, bytes, "`unit,rater,value`")?;
+        let mut lines = super::Lines::of(&reader);
         let mut record = csv::ByteRecord::new();
         loop {
             match reader.read_byte_record(&mut record) {
                 Ok(false) => return Ok(()),
                 Ok(true) => {}
-                Err(e) => return Err(super::csv_error(name, e).into()),
+                Err(e) => return Err(super::csv_error_in(name, e, &mut lines).into()),
             }
-            let line = record.position().map_or(0, |p| p.line());
+            let line = lines.line(record.position());
             let text = |i: usize| -> Result<&str, InputError> {
                 std::str::from_utf8(record.get(i).unwrap_or(b""))
                     .map(trim)
