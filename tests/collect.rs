@@ -317,6 +317,42 @@ fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
     assert_eq!(baseline["findings_raw"].as_f64(), Some(0.0));
 }
 
+// Regression (issue 34): a reviewer that printed a valid return and exited 0, leaving a child
+// that held its stdout, was recorded "timed out" after the whole timeout and its return lost.
+// Once the command has exited, its pipes get a short grace, then its group is ended and the
+// return recorded; the child does not outlive the call.
+#[test]
+fn a_return_is_recorded_when_the_command_exits_though_a_child_holds_stdout() {
+    let s = Setup::new(&["background"], "timeout_s = 30\nretries = 0\nruns = 1");
+    let pids = s.root().join("pids");
+    let started = Instant::now();
+    s.collect("bg")
+        .env("PIDS", &pids)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("4 ok, 0 failed"));
+    // Four calls, each held 2 s at most past its exit, not 30 s.
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        started.elapsed()
+    );
+    let lines = s.lines("bg", "reviews.jsonl");
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        assert!(line.get("status").is_none(), "{line}");
+        assert_eq!(
+            line["findings"][0]["title"],
+            "Returned before the child let go"
+        );
+    }
+    let pids = std::fs::read_to_string(pids).unwrap();
+    assert_eq!(pids.lines().count(), 4);
+    for pid in pids.lines() {
+        assert!(dead(pid.trim()), "process {pid} outlived its call");
+    }
+}
+
 #[test]
 fn a_failed_attempt_is_retried_with_backoff() {
     let s = Setup::new(&["flaky"], "retries = 1");

@@ -126,7 +126,7 @@ timeout_s = 1
 #[test]
 fn every_validator_failure_is_a_failed_call_with_its_reason() {
     let s = Setup::new(
-        &["good", "hang", "garbage", "crash", "nobool"],
+        &["good", "hang", "garbage", "crash", "nobool", "other"],
         &["good"],
         "",
     );
@@ -143,6 +143,11 @@ fn every_validator_failure_is_a_failed_call_with_its_reason() {
         ("garbage", "not one JSON object"),
         ("crash", "exited with status 3"),
         ("nobool", "field `validated`"),
+        // Regression (issue 34): an answer about another finding is no verdict on this one.
+        (
+            "other",
+            "the return names finding_id \"someone-else\", but the call was for",
+        ),
     ] {
         let mine: Vec<&Value> = lines.iter().filter(|l| l["target"] == target).collect();
         assert!(!mine.is_empty(), "{target}");
@@ -182,8 +187,8 @@ fn every_validator_failure_is_a_failed_call_with_its_reason() {
     let metrics: Value =
         serde_json::from_slice(&std::fs::read(out.join("runs/r/metrics.json")).unwrap()).unwrap();
     let t = &metrics["review"]["arms"]["treatment"];
-    // Two findings per target are selected: eight failed calls, two verdicts.
-    assert_eq!(t["validator_failed"].as_f64(), Some(8.0), "{t}");
+    // Two findings per target are selected: ten failed calls, two verdicts.
+    assert_eq!(t["validator_failed"].as_f64(), Some(10.0), "{t}");
     assert_eq!(t["validated"].as_f64(), Some(2.0), "{t}");
 }
 
@@ -192,7 +197,7 @@ fn every_judge_failure_is_a_null_verdict_with_its_reason_never_a_zero() {
     let s = Setup::new(
         &["good"],
         &[
-            "good", "hang", "garbage", "extra", "missing", "range", "crash",
+            "good", "hang", "garbage", "extra", "missing", "range", "crash", "other", "echo",
         ],
         "",
     );
@@ -209,23 +214,27 @@ fn every_judge_failure_is_a_null_verdict_with_its_reason_never_a_zero() {
             .collect();
         assert_eq!(
             models,
-            ["good", "hang", "garbage", "extra", "missing", "range", "crash"]
+            ["good", "hang", "garbage", "extra", "missing", "range", "crash", "other", "echo"]
         );
         assert_eq!(verdicts[0]["per_dimension"]["real"], 0.8);
-        for (v, reason) in verdicts[1..].iter().zip([
+        // A judge that names the item it was asked about is a verdict like any other.
+        assert_eq!(verdicts[8]["per_dimension"]["real"], 0.5);
+        for (v, reason) in verdicts[1..8].iter().zip([
             "timed out after 1 s",
             "not one JSON object",
             "`novel` is not a declared dimension",
             "dimension `important` is missing",
             "1.5 is outside [0, 1]",
             "exited with status 4",
+            // Regression (issue 34): an answer for another item was recorded as this item's.
+            "the return names item_id \"NOT-ASKED\", but the call was for \"good\"",
         ]) {
             assert!(v["per_dimension"].is_null(), "{v}");
             assert!(v["reason"].as_str().unwrap().contains(reason), "{v}");
         }
     }
     // The stage's calls are in judges.jsonl, one line each.
-    assert_eq!(s.lines("j", "judges.jsonl").len(), 14);
+    assert_eq!(s.lines("j", "judges.jsonl").len(), 18);
     let manifest: Value = serde_json::from_slice(&s.bytes("j", "collect.json")).unwrap();
     let judges = manifest["stages"]
         .as_array()
@@ -235,7 +244,7 @@ fn every_judge_failure_is_a_null_verdict_with_its_reason_never_a_zero() {
         .unwrap();
     assert_eq!(
         (judges["calls"].as_u64(), judges["failed"].as_u64()),
-        (Some(14), Some(12))
+        (Some(18), Some(14))
     );
 }
 

@@ -317,14 +317,41 @@ async fn attempt_once(
             .map_err(|e| Stdout::Unreadable(e.to_string()))
     };
     let work = async {
-        let (_, out, err, status) = tokio::join!(feed, read_out, tail(stderr), child.wait());
-        (out, err, status)
+        let io = async { tokio::join!(feed, read_out, tail(stderr)) };
+        tokio::pin!(io);
+        let wait = child.wait();
+        tokio::pin!(wait);
+        let (mut pipes, mut status) = (None, None);
+        let mut held_open = false;
+        while pipes.is_none() || status.is_none() {
+            tokio::select! {
+                done = &mut io, if pipes.is_none() => pipes = Some(done),
+                ended = &mut wait, if status.is_none() => status = Some(ended),
+            }
+            // The command has exited but its pipes are still open: something it started in
+            // the background holds them. A short grace for what is in flight, then its group
+            // is ended (which closes them) and what it printed is read as its return.
+            if let (None, Some(_)) = (&pipes, &status) {
+                match tokio::time::timeout(PIPE_GRACE, &mut io).await {
+                    Ok(done) => pipes = Some(done),
+                    Err(_) => {
+                        held_open = true;
+                        kill_group(pid);
+                        descendants::kill_tagged(&tag, Some(pid));
+                        pipes = Some(io.as_mut().await);
+                    }
+                }
+            }
+        }
+        let ((_, out, err), status) = (pipes.expect("read"), status.expect("waited"));
+        (out, err, status, held_open)
     };
     enum End {
         Done(
             Result<Vec<u8>, Stdout>,
             String,
             std::io::Result<std::process::ExitStatus>,
+            bool,
         ),
         TimedOut,
         Killed,
@@ -339,7 +366,7 @@ async fn attempt_once(
             }
         };
         tokio::select! {
-            (out, err, status) = work => End::Done(out, err, status),
+            (out, err, status, held_open) = work => End::Done(out, err, status, held_open),
             _ = tokio::time::sleep(ctx.limits.timeout) => End::TimedOut,
             _ = killed => End::Killed,
         }
@@ -362,10 +389,10 @@ async fn attempt_once(
                 ),
             )
         }
-        End::Done(_, _, Err(e)) => {
+        End::Done(_, _, Err(e), _) => {
             Attempt::Failed(Failure::Exit, format!("could not be waited for: {e}"))
         }
-        End::Done(out, err, Ok(status)) => {
+        End::Done(out, err, Ok(status), held_open) => {
             let stderr = if err.is_empty() {
                 String::new()
             } else {
@@ -390,12 +417,23 @@ async fn attempt_once(
                 Err(Stdout::OverCap) => Attempt::Failed(Failure::Output, over_cap()),
                 Ok(out) => match ctx.protocol.accept(index, &out) {
                     Ok(line) => Attempt::Returned(line),
+                    Err(reason) if held_open => Attempt::Failed(
+                        Failure::Output,
+                        format!(
+                            "exited with status 0, but a process it started kept stdout open for {} more, and what it printed is no return: {reason}",
+                            seconds(PIPE_GRACE)
+                        ),
+                    ),
                     Err(reason) => Attempt::Failed(Failure::Output, reason),
                 },
             }
         }
     }
 }
+
+/// How long a command's pipes may stay open after it has exited (a background process it
+/// started still holding them) before its group is ended and its output read as it stands.
+const PIPE_GRACE: Duration = Duration::from_secs(2);
 
 /// The reason recorded for a call that printed more than [`STDOUT_LIMIT`].
 fn over_cap() -> String {

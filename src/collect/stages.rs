@@ -364,6 +364,28 @@ pub fn validator_verdict(stdout: &[u8]) -> Result<ValidatorVerdict, String> {
     read(object(stdout)?)
 }
 
+/// The keys that say which call a return answers.
+const IDENTITY: [&str; 5] = ["item_id", "finding_id", "arm", "target", "run"];
+
+/// A return may name the call it answers (`item_id`, `arm`, …); naming another call's value
+/// than the one on its stdin (`asked`) fails the call, as a reviewer naming another target
+/// does: a judge answering for another item would otherwise be recorded as its verdict on this
+/// one.
+fn same_call(stdout: &[u8], asked: &Map<String, Value>) -> Result<(), String> {
+    let returned = object(stdout)?;
+    for key in IDENTITY {
+        match (returned.get(key), asked.get(key)) {
+            (Some(got), Some(want)) if !got.is_null() && got != want => {
+                return Err(format!(
+                    "the return names {key} {got}, but the call was for {want}"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// A judge's scores from its stdout, or why they are not a verdict on `dimensions`: a missing or
 /// extra dimension, or a score outside [0, 1], fails the judge (never a zero).
 pub fn judge_scores(stdout: &[u8], dimensions: &[String]) -> Result<BTreeMap<String, f64>, String> {
@@ -411,6 +433,7 @@ impl Validations {
 impl Protocol for Validations {
     fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String> {
         let verdict = validator_verdict(stdout)?;
+        same_call(stdout, &self.subjects[index].object)?;
         let mut line = self.identity(index);
         line.insert("validated".into(), Value::Bool(verdict.validated));
         if let Some(reason) = verdict.reason {
@@ -455,6 +478,7 @@ impl Verdicts {
 impl Protocol for Verdicts {
     fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String> {
         let scores = judge_scores(stdout, &self.dimensions)?;
+        same_call(stdout, &self.call(index).0.object)?;
         let mut line = self.identity(index);
         line.insert(
             "per_dimension".into(),
