@@ -371,6 +371,7 @@ pub fn replace_dir(final_dir: &Path, files: &[(String, Vec<u8>)]) -> Result<Path
     let name = final_dir
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    sweep_before_replacing(parent, &name);
     let pid = std::process::id();
     let partial = parent.join(format!(".{name}.partial-{pid}"));
     let old = parent.join(format!(".{name}.old-{pid}"));
@@ -398,6 +399,8 @@ pub fn replace_file(path: &Path, text: &str) -> Result<(), Error> {
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
+    sweep_before_replacing(parent.unwrap_or(Path::new(".")), &name);
     let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
     dir.map_or(Ok(()), std::fs::create_dir_all)
@@ -407,6 +410,16 @@ pub fn replace_file(path: &Path, text: &str) -> Result<(), Error> {
             let _ = std::fs::remove_file(&tmp);
             Error::write(path, e)
         })
+}
+
+/// Before `name` in `dir` is replaced, what a killed earlier replacement of it left is removed
+/// (or, for a directory it had moved aside, put back), and said in one line on stderr: every
+/// folder calibench writes into is swept by the next command that writes there, not only runs
+/// and reports.
+fn sweep_before_replacing(dir: &Path, name: &str) {
+    if let Some(message) = describe_sweep(&sweep(dir, Some(name))) {
+        crate::output::print_warning(&message);
+    }
 }
 
 /// `path` made absolute with symbolic links and `..` resolved as far as it exists, so that two
@@ -454,6 +467,12 @@ pub enum Swept {
 /// took their place. Litter of a live process is left alone. Returns what it did; a folder
 /// that does not exist has nothing to sweep.
 pub fn sweep_stale(dir: &Path) -> Vec<Swept> {
+    sweep(dir, None)
+}
+
+/// [`sweep_stale`] for the litter of one name only (`.<name>.partial-<pid>`,
+/// `.<name>.old-<pid>`): what a killed [`replace_file`] or [`replace_dir`] of `name` left.
+fn sweep(dir: &Path, only: Option<&str>) -> Vec<Swept> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -466,6 +485,10 @@ pub fn sweep_stale(dir: &Path) -> Vec<Swept> {
         let Some(hidden) = name.strip_prefix('.') else {
             continue;
         };
+        let named = |marker: &str| split_pid(hidden, marker).map(|(stem, _)| stem);
+        if only.is_some_and(|o| named(".partial-") != Some(o) && named(".old-") != Some(o)) {
+            continue;
+        }
         if hidden.ends_with(".partial") {
             let stale = match owner(&path) {
                 Some(pid) => !alive(pid),

@@ -533,6 +533,34 @@ fn a_csv_header_that_repeats_a_column_or_is_data_is_refused() {
         .code(2)
         .stderr(predicate::str::contains("the file has no header row"))
         .stderr(predicate::str::contains("rater,<unit1>,<unit2>,…"));
+    // Regression (issue 34): a first row of data under a rater's name (`A,1,2,3`) was read as
+    // the header, and rater A silently dropped. A header of titles is read as ever.
+    let data_first = dir.path().join("data-first.csv");
+    std::fs::write(&data_first, "A,1,2,3\nB,1,2,2\nC,1,3,3\n").unwrap();
+    calibench()
+        .args(["alpha", data_first.to_str().unwrap(), "--level", "interval"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "data-first.csv:1: the first row `A,1,2,3` looks like data, not a header",
+        ));
+    calibench()
+        .args(["alpha", data_first.to_str().unwrap(), "--units-as-rows"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("call it `unit`"));
+    for header in [
+        "rater,1,2,3",
+        "Coders,1,2,3",
+        "judge_id,1,2,3",
+        "rater,u1,u2,u3",
+        ",1,2,3",
+    ] {
+        let titled = dir.path().join("titled.csv");
+        std::fs::write(&titled, format!("{header}\nA,1,2,3\nB,1,2,2\nC,1,3,3\n")).unwrap();
+        let m = json_of(&["alpha", titled.to_str().unwrap(), "--level", "interval"]);
+        assert_eq!(m["raters"], 3, "{header}: {m}");
+    }
 }
 
 // Regression (issue 34): in a CRLF file every CSV reader put its errors (and `import csv` its

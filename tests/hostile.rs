@@ -226,3 +226,103 @@ fn hostile_strings_forge_nothing_in_any_output() {
         }
     }
 }
+
+/// A code-review corpus with `s` in every string that reaches the controls section: the
+/// validator's rejection reasons (collected from a live validator's output), a failed validator
+/// call's reason, file paths and titles.
+fn write_code_corpus(dir: &Path, s: &str) {
+    let short = if s == HOSTILE { SHORT } else { s };
+    let mut reviews = Vec::new();
+    let mut validations = Vec::new();
+    for arm in ["baseline", "treatment"] {
+        for target in ["a", "b"] {
+            let findings: Vec<_> = (0..3)
+                .map(|i| {
+                    json!({"id": format!("{arm}-{target}-{i}"), "title": format!("T{i}{short}"),
+                           "severity": "P1", "file": format!("src/f{i}{s}.rs"), "line": 10 + i,
+                           "autofix_class": "manual", "owner": "downstream-resolver",
+                           "requires_verification": false, "pre_existing": false,
+                           "confidence": 100, "suggested_fix": null})
+                })
+                .collect();
+            reviews.push(
+                json!({"target": target, "arm": arm, "reviewer": "r1", "findings": findings}),
+            );
+            for i in 0..3 {
+                let finding = format!("{arm}-{target}-{i}");
+                validations.push(match i {
+                    0 => {
+                        json!({"arm": arm, "target": target, "finding": finding, "validated": true})
+                    }
+                    1 => {
+                        json!({"arm": arm, "target": target, "finding": finding, "validated": false,
+                                "reason": format!("handled elsewhere{s}")})
+                    }
+                    _ => {
+                        json!({"arm": arm, "target": target, "finding": finding, "status": "failed",
+                                "reason": format!("timed out{s}")})
+                    }
+                });
+            }
+        }
+    }
+    let lines = |v: &[serde_json::Value]| {
+        v.iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n"
+    };
+    std::fs::write(dir.join("reviews.jsonl"), lines(&reviews)).unwrap();
+    std::fs::write(dir.join("validations.jsonl"), lines(&validations)).unwrap();
+    std::fs::write(
+        dir.join("experiment.toml"),
+        "name = \"code\"\nmode = \"code\"\nseed = 3\nbootstrap = 50\n\n[arms.baseline]\nsource = \"baseline\"\n[arms.baseline.review]\npolicy = \"anchored\"\n\n[arms.treatment]\nsource = \"treatment\"\n[arms.treatment.review]\npolicy = \"anchored\"\nreview_mode = \"headless\"\nvalidation = \"always\"\n",
+    )
+    .unwrap();
+}
+
+// Issue 34 (left from the first probe): a collected reason (a validator's rejection, a failed
+// call's reason) with Markdown and control characters must not change report.md's structure.
+// The doc corpus above covers failed reviewers; this covers code review's controls section.
+#[test]
+fn collected_reasons_in_the_controls_section_forge_nothing() {
+    let report = |s: &str| {
+        let root = tempfile::tempdir().unwrap();
+        write_code_corpus(root.path(), s);
+        let out = calibench()
+            .current_dir(root.path())
+            .args(["run", "experiment.toml", "--run-id", "r", "--no-plots"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for stream in [&out.stdout, &out.stderr] {
+            let text = String::from_utf8_lossy(stream);
+            assert!(
+                controls(&text).is_empty(),
+                "run printed {:?}",
+                controls(&text)
+            );
+        }
+        std::fs::read_to_string(root.path().join("reports/r/report.md")).unwrap()
+    };
+    let (plain, hostile) = (report("x"), report(HOSTILE));
+    assert!(
+        hostile.contains("handled elsewhere") && hostile.contains("onerror"),
+        "{hostile}"
+    );
+    assert_eq!(
+        shape(&hostile),
+        shape(&plain),
+        "report.md gained structure:\n{hostile}"
+    );
+    assert!(
+        controls(&hostile).is_empty(),
+        "report.md holds {:?}",
+        controls(&hostile)
+    );
+}

@@ -137,6 +137,15 @@ fn cases() -> Vec<Case> {
             "more than the 1000000 allowed",
         ),
         (
+            "a bootstrap count of u64::MAX, which validate once passed",
+            |d| {
+                edit_text(d.join("experiment.toml"), |text| {
+                    text.replace("bootstrap = 2000", "bootstrap = 18446744073709551615")
+                })
+            },
+            "`bootstrap`: 18446744073709551615 replicates is more than the 1000000 allowed",
+        ),
+        (
             "a corpus that names a file",
             |d| {
                 edit_text(d.join("experiment.toml"), |text| {

@@ -341,3 +341,92 @@ fn write_failures_and_forged_run_ids_are_named_for_what_they_are() {
     );
     assert!(!message.contains("--run-id"), "{message}");
 }
+
+/// A process id that is no longer alive: a child that has exited and been waited for.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}
+
+// Regression (issue 34): only `run` swept what killed processes left, and only in its runs and
+// reports folders. Every command that replaces a file or a folder (import's scores.jsonl,
+// report's re-rendered folder, accept's accepted run, the gate's summary) now removes a killed
+// earlier attempt's `.<name>.partial-<pid>` beside it first, and says so in one line.
+#[test]
+fn every_writer_sweeps_what_a_killed_writer_of_the_same_name_left() {
+    let root = tempfile::tempdir().unwrap();
+    let out = run_cmd(root.path(), &["--run-id", "r"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let dead = dead_pid();
+    let litter = |dir: &Path, name: &str, as_dir: bool| -> std::path::PathBuf {
+        std::fs::create_dir_all(dir).unwrap();
+        let p = dir.join(format!(".{name}.partial-{dead}"));
+        if as_dir {
+            std::fs::create_dir(&p).unwrap();
+            std::fs::write(p.join("half.md"), "half").unwrap();
+        } else {
+            std::fs::write(&p, "half").unwrap();
+        }
+        p
+    };
+    let run_dir = root.path().join("runs/r");
+    let cases: Vec<(std::path::PathBuf, Vec<String>)> = vec![
+        (
+            litter(&root.path().join("rerendered"), "r", true),
+            vec![
+                "report".into(),
+                run_dir.display().to_string(),
+                "--reports-dir".into(),
+                root.path().join("rerendered").display().to_string(),
+            ],
+        ),
+        (
+            litter(&root.path().join("ci"), "summary.md", false),
+            vec![
+                "gate".into(),
+                run_dir.display().to_string(),
+                "--summary".into(),
+                root.path().join("ci/summary.md").display().to_string(),
+            ],
+        ),
+        (
+            litter(&root.path().join("scores"), "scores.jsonl", false),
+            {
+                let csv = root.path().join("s.csv");
+                std::fs::write(&csv, "item,score\na,1\n").unwrap();
+                vec![
+                    "import".into(),
+                    "csv".into(),
+                    csv.display().to_string(),
+                    "--arm".into(),
+                    "a".into(),
+                    "--into".into(),
+                    root.path().join("scores").display().to_string(),
+                ]
+            },
+        ),
+    ];
+    for (left, args) in cases {
+        let out = Command::new(bin())
+            .args(&args)
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .output()
+            .unwrap();
+        let message = stderr(&out);
+        assert!(
+            !left.exists(),
+            "{args:?} left {}: {message}",
+            left.display()
+        );
+        assert_eq!(
+            message
+                .matches("cleaned up after killed calibench processes")
+                .count(),
+            1,
+            "{args:?}: {message}"
+        );
+        assert!(message.contains(&format!(".partial-{dead}")), "{message}");
+    }
+}

@@ -102,6 +102,63 @@ pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Ta
     }
 }
 
+/// What the first cell of a wide header may say: it names the column of row names.
+const ROW_TITLES: [&str; 16] = [
+    "",
+    "rater",
+    "coder",
+    "annotator",
+    "judge",
+    "observer",
+    "model",
+    "reviewer",
+    "labeler",
+    "labeller",
+    "participant",
+    "unit",
+    "item",
+    "subject",
+    "case",
+    "id",
+];
+
+/// A wide file whose first row is data (`A,1,2,3`) would lose that rater as the header, without
+/// a word: a header whose first cell is a rater's name rather than a column title, above columns
+/// named only by numbers, is refused. A header of titles (`rater,1,2,3`, `coder,u1,u2`) is read.
+fn refuse_data_as_header(
+    name: &str,
+    header: &[String],
+    row_kind: &str,
+    expected: &str,
+) -> Result<(), InputError> {
+    let first = header[0].to_lowercase();
+    let title = ROW_TITLES.iter().any(|t| {
+        first == *t
+            || first.strip_suffix('s') == Some(t)
+            || first.replace(['_', ' '], "") == format!("{t}id")
+    });
+    let numbers = !header[1..].is_empty()
+        && header[1..]
+            .iter()
+            .all(|c| c.parse::<f64>().is_ok_and(f64::is_finite));
+    if title || !numbers {
+        return Ok(());
+    }
+    Err(InputError::new(
+        name,
+        format!(
+            "the first row `{}` looks like data, not a header: `{}` is no column title, and the columns are named only by numbers",
+            header.join(","),
+            header[0]
+        ),
+    )
+    .at_line(1)
+    .hint(format!(
+        "add a header row above the data: {expected}; if `{}` is the title of the {row_kind} column, call it `{row_kind}`",
+        header[0]
+    )))
+}
+
 /// Turns cell text into a value: `Ok(None)` for missing, a number, or (nominal) a label code.
 struct CellParser {
     level: Level,
@@ -179,6 +236,7 @@ fn read_wide_csv(
     };
     let expected = format!("{row_kind},<{column_kind}1>,<{column_kind}2>,…");
     let column_names = &header[1..];
+    refuse_data_as_header(name, header, row_kind, &expected)?;
     if column_names.is_empty() {
         return Err(
             InputError::new(name, format!("the header names no {column_kind}"))
