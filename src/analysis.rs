@@ -922,7 +922,7 @@ fn replay_arm(
         .find(|s| s.source == arm.source && s.scale == scale)
         .map_or(&[], |s| s.returns.as_slice());
     if settings.strict {
-        if let Some(m) = returns.iter().flat_map(|r| &r.malformed).next() {
+        if let Some(m) = returns.iter().flat_map(|r| r.malformed.iter()).next() {
             return Err(m.to_error(name));
         }
     }
@@ -962,8 +962,8 @@ fn replay_arm(
             .filter(|r| !skipped.contains(r.target.as_str()))
     };
     let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for m in reviewed().flat_map(|r| &r.malformed) {
-        *malformed_reasons.entry(m.kind()).or_default() += 1;
+    for (kind, n, _) in reviewed().flat_map(|r| r.malformed.kinds()) {
+        *malformed_reasons.entry(kind.to_string()).or_default() += n;
     }
     let failed_calls: Vec<FailedCall> = reviewed()
         .filter(|r| r.failed)

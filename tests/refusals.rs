@@ -446,3 +446,77 @@ fn a_byte_order_mark_on_a_corpus_file_is_accepted() {
             > 0.0
     );
 }
+
+/// `calibench ARGS` under a 400 MB address-space limit: its exit status and stderr.
+fn bounded(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 400000 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_calibench"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout),
+    )
+}
+
+// Regression (issue 34): a reviews.jsonl of a million lines of `{}` held a message of some 470
+// bytes per line (3.6 GB for ten million, then an abort), and one line of ten million `{}`
+// findings took 5.5 GB before aborting. Both are refused within 400 MB of address space: the
+// first problems are listed and the rest counted, and a return of more than 10,000 findings is
+// refused as it is read.
+#[test]
+fn millions_of_bad_lines_or_findings_are_refused_in_bounded_memory() {
+    let dir = example_copy();
+    let reviews = dir.path().join("reviews.jsonl");
+    let original = std::fs::read_to_string(&reviews).unwrap();
+    std::fs::write(&reviews, format!("{original}{}", "{}\n".repeat(1_000_000))).unwrap();
+    let exp = dir.path().join("experiment.toml");
+    let runs = dir.path().join("out/runs");
+    for args in [
+        vec![std::ffi::OsStr::new("validate"), exp.as_os_str()],
+        vec![
+            "run".as_ref(),
+            exp.as_os_str(),
+            "--runs-dir".as_ref(),
+            runs.as_os_str(),
+            "--no-plots".as_ref(),
+        ],
+    ] {
+        let (code, text) = bounded(&args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains("1000000 problems") || text.contains("1000000 that refuse"),
+            "{text}"
+        );
+        assert!(text.contains("field `target`: is missing"), "{text}");
+    }
+    assert!(!dir.path().join("out").exists());
+
+    let one_line = format!(
+        "{original}{{\"target\": \"t\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": [{}]}}\n",
+        vec!["{}"; 3_000_000].join(",")
+    );
+    std::fs::write(&reviews, one_line).unwrap();
+    let line = original.lines().count() + 1;
+    for args in [
+        vec![std::ffi::OsStr::new("validate"), exp.as_os_str()],
+        vec!["validate".as_ref(), dir.path().as_os_str()],
+        vec![
+            "run".as_ref(),
+            exp.as_os_str(),
+            "--runs-dir".as_ref(),
+            runs.as_os_str(),
+        ],
+    ] {
+        let (code, text) = bounded(&args);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(
+            text.contains(&format!(
+                "reviews.jsonl:{line}: field `findings`: holds more than 10000 findings"
+            )),
+            "{args:?}: {text}"
+        );
+    }
+}

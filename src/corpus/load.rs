@@ -474,9 +474,13 @@ fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
         let mut kinds: std::collections::BTreeMap<String, (usize, &reviews::Malformed)> =
             std::collections::BTreeMap::new();
         let mut malformed = 0;
-        for m in sel.returns.iter().flat_map(|r| &r.malformed) {
-            malformed += 1;
-            kinds.entry(m.kind()).or_insert((0, m)).0 += 1;
+        for (kind, n, m) in sel.returns.iter().flat_map(|r| r.malformed.kinds()) {
+            malformed += n;
+            let entry = kinds.entry(kind.to_string()).or_insert((0, m));
+            entry.0 += n;
+            if m.line < entry.1.line {
+                entry.1 = m;
+            }
         }
         if malformed == 0 || malformed * 2 <= valid + malformed {
             continue;
@@ -661,13 +665,20 @@ fn load_reviews(
 ) -> Result<reviews::Index, Error> {
     let name = path.display().to_string();
     let Some((exp_path, exp)) = experiment else {
-        let bytes = read(path, &mut loaded.inputs)?;
-        let (records, problems) = reviews::parse(&name, &bytes);
-        loaded.refusals.append(problems);
+        // Without an experiment no arm is read: the records are checked and indexed, streamed
+        // as a run streams them.
+        let parsed = stream(
+            path,
+            &mut loaded.inputs,
+            |first, block| reviews::read_block(&name, first, block),
+            |blocks| {
+                let index = reviews::Index::default();
+                reviews::check_for(&name, blocks.flatten(), config::Mode::Doc, &[], index)
+            },
+        )?;
+        loaded.refusals.append(parsed.problems);
         loaded.corpus.reviews = Some((name, Vec::new()));
-        let mut index = reviews::Index::default();
-        records.iter().for_each(|r| index.add(r));
-        return Ok(index);
+        return Ok(parsed.index);
     };
     if !exp.mode_declared {
         // A code corpus read as doc would drop every finding as malformed (SPEC §3).
@@ -728,12 +739,15 @@ fn load_reviews(
             1 => format!("arm {}", readers[0]),
             _ => format!("arms {}", readers.join(" and ")),
         };
-        for m in selection.returns.iter().flat_map(|r| &r.malformed) {
-            if loaded.malformed.len() < Problems::KEPT {
-                loaded.malformed.push((readers.clone(), m.to_error(&name)));
-            } else {
-                loaded.malformed_more += 1;
+        for r in &selection.returns {
+            let mut listed = 0;
+            for m in r.malformed.iter() {
+                if loaded.malformed.len() < Problems::KEPT {
+                    loaded.malformed.push((readers.clone(), m.to_error(&name)));
+                    listed += 1;
+                }
             }
+            loaded.malformed_more += (r.malformed.len() - listed) as u64;
         }
     }
     loaded.corpus.reviews = Some((name, parsed.selections));

@@ -90,9 +90,13 @@ pub const FINDING_FIELDS: [&str; 16] = [
 
 /// One element of a return's `findings` as written: its known fields, or what it was instead of
 /// an object (a finding that is not an object is malformed, not a refusal of the line).
+///
+/// An object keeps the fields it has, each with its place in [`FINDING_FIELDS`]: an empty or
+/// near-empty object costs nothing beyond its entry, so a line of a million `{}` findings costs
+/// no more than its text (a fixed slot per known field cost 512 bytes each).
 #[derive(Clone, Debug, PartialEq)]
 pub enum RawFinding {
-    Object(Box<[Option<Slot>; FINDING_FIELDS.len()]>),
+    Object(Vec<(u8, Slot)>),
     Not(Kind),
 }
 
@@ -102,8 +106,9 @@ impl RawFinding {
     pub fn get(&self, name: &str) -> Option<&Slot> {
         let i = FINDING_FIELDS.iter().position(|f| *f == name);
         debug_assert!(i.is_some(), "`{name}` is not in FINDING_FIELDS");
+        let i = i? as u8;
         match self {
-            RawFinding::Object(fields) => fields[i?].as_ref(),
+            RawFinding::Object(fields) => fields.iter().find(|(at, _)| *at == i).map(|(_, s)| s),
             RawFinding::Not(_) => None,
         }
     }
@@ -112,10 +117,6 @@ impl RawFinding {
     pub fn text(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Slot::as_str)
     }
-
-    fn empty() -> Self {
-        RawFinding::Object(Box::new(std::array::from_fn(|_| None)))
-    }
 }
 
 impl From<&Value> for RawFinding {
@@ -123,23 +124,71 @@ impl From<&Value> for RawFinding {
         let Value::Object(o) = v else {
             return RawFinding::Not(Kind::of(v));
         };
-        let mut f = RawFinding::empty();
-        if let RawFinding::Object(fields) = &mut f {
-            for (slot, name) in fields.iter_mut().zip(FINDING_FIELDS) {
-                *slot = o.get(name).map(Slot::from_value);
-            }
-        }
-        f
+        RawFinding::Object(
+            FINDING_FIELDS
+                .iter()
+                .enumerate()
+                .filter_map(|(i, name)| Some((i as u8, Slot::from_value(o.get(*name)?))))
+                .collect(),
+        )
     }
 }
 
+/// The most findings one return may hold: a return is one reviewer's review of one target, and
+/// a line of millions of findings is a broken writer, not a review. Beyond it the line is
+/// refused as it is read, without holding its findings.
+pub const MAX_FINDINGS: usize = 10_000;
+
+/// How [`fast_line`] failed: a line it refuses for good (it says why), or one the general reader
+/// must read to say why.
+#[derive(Debug)]
+pub enum Refused {
+    /// More than [`MAX_FINDINGS`] findings.
+    TooManyFindings,
+    Other(serde_json::Error),
+}
+
+/// The marker error message of a line over [`MAX_FINDINGS`].
+const TOO_MANY: &str = "calibench: too many findings";
+
 /// The `reviews.jsonl` line `text` read as a return, or an error when the general reader must
 /// say why not. The error's wording is never shown.
-pub fn fast_line(text: &str) -> Result<RawReturn<RawFinding>, serde_json::Error> {
+pub fn fast_line(text: &str) -> Result<RawReturn<RawFinding>, Refused> {
     let mut de = serde_json::Deserializer::from_str(text);
-    let Fast(line) = Fast::deserialize(&mut de)?;
-    de.end()?;
-    Ok(line)
+    let read = Fast::deserialize(&mut de).and_then(|Fast(line)| de.end().map(|()| line));
+    read.map_err(|e| {
+        if e.to_string().starts_with(TOO_MANY) {
+            Refused::TooManyFindings
+        } else {
+            Refused::Other(e)
+        }
+    })
+}
+
+/// A return's findings, read one at a time and refused past [`MAX_FINDINGS`].
+struct Findings(Vec<RawFinding>);
+
+impl<'de> Deserialize<'de> for Findings {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Findings;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of findings")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Findings, A::Error> {
+                let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+                while let Some(f) = seq.next_element::<RawFinding>()? {
+                    if out.len() == MAX_FINDINGS {
+                        return Err(de::Error::custom(TOO_MANY));
+                    }
+                    out.push(f);
+                }
+                Ok(Findings(out))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 /// Refused: the general reader will say why.
@@ -234,7 +283,7 @@ impl<'de> Visitor<'de> for FastVisitor {
         let mut run: Option<Option<u64>> = None;
         let mut status: Option<Option<Status>> = None;
         let mut reason: Option<Option<String>> = None;
-        let mut findings: Option<Option<Vec<RawFinding>>> = None;
+        let mut findings: Option<Option<Findings>> = None;
         let mut residual: Option<Option<Vec<String>>> = None;
         let mut deferred: Option<Option<Vec<String>>> = None;
         let mut gaps: Option<Option<Vec<String>>> = None;
@@ -262,7 +311,7 @@ impl<'de> Visitor<'de> for FastVisitor {
             run: run.flatten(),
             status: status.flatten(),
             reason: reason.flatten(),
-            findings: findings.flatten(),
+            findings: findings.flatten().map(|f| f.0),
             residual_risks: residual.flatten(),
             deferred_questions: deferred.flatten(),
             testing_gaps: gaps.flatten(),
@@ -284,23 +333,23 @@ impl<'de> Visitor<'de> for FindingVisitor {
         f.write_str("a finding")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawFinding, A::Error> {
-        let mut f = RawFinding::empty();
-        let RawFinding::Object(fields) = &mut f else {
-            unreachable!("empty() is an object")
-        };
+        let mut fields: Vec<(u8, Slot)> = Vec::new();
         let mut seen = Vec::new();
         while let Some(key) = map.next_key_seed(Names(&FINDING_FIELDS))? {
             match key {
                 Key::Known(i) => {
-                    if fields[i].is_some() {
+                    if fields.iter().any(|(at, _)| usize::from(*at) == i) {
                         return Err(refuse());
                     }
-                    fields[i] = Some(map.next_value::<Slot>()?);
+                    fields.push((i as u8, map.next_value::<Slot>()?));
                 }
                 Key::Other(key) => unknown(&mut map, &mut seen, key)?,
             }
         }
-        Ok(f)
+        // In the order of FINDING_FIELDS, as the general reader builds them.
+        fields.sort_unstable_by_key(|(i, _)| *i);
+        fields.shrink_to_fit();
+        Ok(RawFinding::Object(fields))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawFinding, A::Error> {
         while seq.next_element::<Strict>()?.is_some() {}

@@ -282,6 +282,9 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Problems) {
     (records, problems)
 }
 
+/// The longest line the general reader reads again to say why the fast one refused it.
+const LONG_LINE: usize = 16 << 20;
+
 /// One line of `reviews.jsonl` as a run reads it: its number and return, or why not.
 pub type Line = Result<(u64, RawReturn<RawFinding>), InputError>;
 
@@ -293,8 +296,32 @@ pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
     super::lines_from(block, first)
         .map(|(line, raw)| {
             let text = super::line_text(name, line, raw)?;
-            if let Ok(r) = raw::fast_line(text) {
-                return Ok((line, r));
+            match raw::fast_line(text) {
+                Ok(r) => return Ok((line, r)),
+                Err(raw::Refused::TooManyFindings) => {
+                    return Err(super::field_error(
+                        name,
+                        line,
+                        "findings",
+                        format!("holds more than {} findings", raw::MAX_FINDINGS),
+                    )
+                    .hint("a return is one reviewer's review of one target; a writer that emits millions of findings in one line is broken"))
+                }
+                // The general reader builds the line as a JSON value, some thirty times its
+                // text: a line this long is refused with what the fast reader saw instead.
+                Err(raw::Refused::Other(e)) if raw.len() > LONG_LINE => {
+                    return Err(InputError::new(
+                        name,
+                        format!(
+                            "a line of {} MiB that is not a return calibench can read ({})",
+                            raw.len() >> 20,
+                            e.to_string().replace("read the general way", "a required field is missing or a field is repeated, or holds the wrong kind of value")
+                        ),
+                    )
+                    .at_line(line)
+                    .hint(LINES.holds))
+                }
+                Err(raw::Refused::Other(_)) => {}
             }
             let (line, object) = super::object(name, line, raw, LINES.holds)?;
             let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
@@ -430,6 +457,53 @@ impl Malformed {
     }
 }
 
+/// A return's malformed findings: each counted by its kind (with the first of the kind), and the
+/// first [`MalformedList::KEPT`] kept whole for `validate` to list. A return of ten thousand
+/// `{}` holds one kind and a few details, not ten thousand reasons.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MalformedList {
+    count: usize,
+    first: Vec<Malformed>,
+    /// Each kind ([`Malformed::kind`]), how many, and the first finding of it.
+    kinds: Vec<(String, usize, Malformed)>,
+}
+
+impl MalformedList {
+    /// How many findings of one return are kept whole.
+    pub const KEPT: usize = 16;
+
+    fn push(&mut self, m: Malformed) {
+        self.count += 1;
+        let kind = m.kind();
+        match self.kinds.iter_mut().find(|(k, _, _)| *k == kind) {
+            Some((_, n, _)) => *n += 1,
+            None => self.kinds.push((kind, 1, m.clone())),
+        }
+        if self.first.len() < Self::KEPT {
+            self.first.push(m);
+        }
+    }
+
+    /// Every malformed finding of the return.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The first ones, kept whole, in the order of the return.
+    pub fn iter(&self) -> std::slice::Iter<'_, Malformed> {
+        self.first.iter()
+    }
+
+    /// Each kind, with how many findings are of it and the first of them, in the order first seen.
+    pub fn kinds(&self) -> impl Iterator<Item = (&str, usize, &Malformed)> {
+        self.kinds.iter().map(|(k, n, m)| (k.as_str(), *n, m))
+    }
+}
+
 /// One reviewer's return as one arm reads it: valid findings, and the malformed ones dropped.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Return {
@@ -441,7 +515,7 @@ pub struct Return {
     /// Why it failed, when the return says.
     pub reason: Option<String>,
     pub findings: Vec<Finding>,
-    pub malformed: Vec<Malformed>,
+    pub malformed: MalformedList,
 }
 
 /// The returns recorded under `source`, with findings validated for `mode` on `scale`.
@@ -561,7 +635,7 @@ fn to_return<F: Unchecked>(
     interner: &mut Interner,
 ) -> Return {
     let mut findings = Vec::with_capacity(r.findings.len());
-    let mut malformed = Vec::new();
+    let mut malformed = MalformedList::default();
     for (index, raw) in r.findings.iter().enumerate() {
         let checked = match r.duplicate_id_of.get(index).copied().flatten() {
             Some(first) => Err((
@@ -1039,11 +1113,40 @@ mod tests {
         assert!(problems.is_empty());
         let returns = select(&records, "b", Mode::Doc, Scale::Float);
         assert_eq!(returns[0].findings.len(), 1);
-        assert_eq!(returns[0].malformed[0].field, "title");
+        assert_eq!(returns[0].malformed.iter().next().unwrap().field, "title");
         assert_eq!(
-            returns[1].malformed[0].reason,
+            returns[1].malformed.iter().next().unwrap().reason,
             "id is already used by a finding on line 1"
         );
         assert!(select(&records, "other", Mode::Doc, Scale::Float).is_empty());
+    }
+
+    // Issue 34: a return of many malformed findings holds each kind once, with its count, and
+    // the first few whole; one more finding than a return may hold refuses the line.
+    #[test]
+    fn a_return_of_many_malformed_findings_is_counted_by_kind() {
+        let line = |n: usize| {
+            format!(
+                "{{\"target\": \"t\", \"arm\": \"b\", \"reviewer\": \"r\", \"findings\": [{}]}}",
+                vec!["{}"; n].join(",")
+            )
+        };
+        let wants = [("b".to_string(), Scale::Float)];
+        let full = parse_for("r", line(raw::MAX_FINDINGS).as_bytes(), Mode::Doc, &wants);
+        assert!(full.problems.is_empty(), "{:?}", full.problems);
+        let m = &full.selections[0].returns[0].malformed;
+        assert_eq!(m.len(), raw::MAX_FINDINGS);
+        assert_eq!(m.iter().count(), MalformedList::KEPT);
+        let kinds: Vec<(&str, usize)> = m.kinds().map(|(k, n, _)| (k, n)).collect();
+        assert_eq!(kinds, [("title: is missing", raw::MAX_FINDINGS)]);
+        let over = parse_for(
+            "r",
+            line(raw::MAX_FINDINGS + 1).as_bytes(),
+            Mode::Doc,
+            &wants,
+        );
+        assert_eq!(over.problems.len(), 1);
+        assert_eq!(over.problems[0].field.as_deref(), Some("field `findings`"));
+        assert!(over.selections[0].returns.is_empty());
     }
 }
