@@ -215,8 +215,9 @@ impl MalformedShare {
     /// confidence: off the anchor scale".
     pub fn sentence(&self) -> String {
         format!(
-            "{:.0}% ({} of {}) of arm `{}`'s findings are malformed, {} of them for {}",
-            100.0 * self.malformed as f64 / self.findings.max(1) as f64,
+            "{}% ({} of {}) of arm `{}`'s findings are malformed, {} of them for {}",
+            // Rounded down: not every finding is malformed, and the share must not say 100%.
+            (100 * self.malformed) / self.findings.max(1),
             self.malformed,
             self.findings,
             self.arm,

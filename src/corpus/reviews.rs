@@ -657,6 +657,8 @@ fn to_return<F: Unchecked>(
             }),
         }
     }
+    // Room was made for every finding; a return of malformed ones gives back what it did not use.
+    findings.shrink_to_fit();
     Return {
         line: r.line,
         target: r.target.clone(),
