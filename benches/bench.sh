@@ -2,8 +2,8 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (SPEC §9), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] (no section
-# named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile]
+# (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv).
 #
@@ -19,11 +19,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -228,6 +228,57 @@ c="$DATA/out-import-slim"
 measure3 "$c" sh -c 'rm -rf "$1" && exec "$2" import inspect "$3" --arm a --into "$1" --quiet' sh "$DATA/import-slim" "$BIN" "$S"
 printf '%-40s %16s
 ' "$n samples, slimmed ($(( $(stat -c %s "$S") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MB"
+fi
+
+if want hostile; then
+# Inputs built to exhaust memory (issue 34): peak memory must not follow what they inflate to
+# or how many problems they hold. Each is refused (exit 2) or imported; the figure is the whole
+# command's peak. An Inspect .eval whose one sample holds an unmapped array of zeros that
+# inflates to 100 MB (102 KB on disk) and to 1 GiB (1 MB); a reviews.jsonl of ten million `{}`
+# lines; one of ten million `{}` findings on one line; and one of a thousand returns of 10,000
+# `{}` findings each (the most one return may hold).
+H="$DATA/hostile"; mkdir -p "$H"
+bomb() { # out MiB
+  [ -f "$1" ] || python3 - "$1" "$2" <<'PY'
+import json, sys, zipfile
+out, mib = sys.argv[1], int(sys.argv[2])
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}))
+    with z.open("samples/1_epoch_1.json", "w", force_zip64=True) as f:
+        f.write(b'{"id": 1, "epoch": 1, "scores": {"m": {"value": 1}}, "x": [')
+        chunk = b"0," * (1 << 19)
+        for _ in range(mib):
+            f.write(chunk)
+        f.write(b"0]}")
+PY
+}
+bomb "$H/bomb-100m.eval" 100
+bomb "$H/bomb-1g.eval" 1023
+corpus() { # name python-to-append
+  [ -f "$H/$1/reviews.jsonl.done" ] && return
+  rm -rf "$H/$1"; cp -r corpora/code-review-ab "$H/$1"
+  python3 -c "$2" "$H/$1/reviews.jsonl"; touch "$H/$1/reviews.jsonl.done"
+}
+corpus lines "import sys; open(sys.argv[1],'a').write('{}\n'*10_000_000)"
+corpus one-line "import sys; open(sys.argv[1],'a').write('{\"target\":\"j\",\"arm\":\"baseline\",\"reviewer\":\"r\",\"findings\":['+','.join(['{}']*10_000_000)+']}\n')"
+corpus returns "import sys
+f=open(sys.argv[1],'a'); body=','.join(['{}']*10000)
+for i in range(1000): f.write('{\"target\":\"j%d\",\"arm\":\"baseline\",\"reviewer\":\"r\",\"findings\":[%s]}\n' % (i, body))"
+printf '\n%-64s %8s %8s %10s\n' "hostile input (issue 34)" "exit" "seconds" "peak MB"
+hostile() { # label outfile cmd...
+  local label=$1 out=$2; shift 2
+  measure "$out" "$@"
+  printf '%-64s %8s %8s %10s\n' "$label" "$(sed -n 's/.*Exit status: //p' "$out.stderr")" "$(wall_s "$out")" "$(rss_mb "$out")"
+}
+for b in 100m 1g; do
+  hostile "import inspect, .eval of a sample inflating to $b ($(( $(stat -c %s "$H/bomb-$b.eval") / 1000 )) KB)" "$H/out-bomb-$b" \
+    sh -c 'rm -rf "$1" && exec "$2" import inspect "$3" --arm a --into "$1" --quiet' sh "$H/import-$b" "$BIN" "$H/bomb-$b.eval"
+done
+for c in lines one-line returns; do
+  mb=$(( $(stat -c %s "$H/$c/reviews.jsonl") / 1000000 ))
+  hostile "validate, reviews.jsonl $c ($mb MB)" "$H/out-validate-$c" "$BIN" validate "$H/$c/experiment.toml" --quiet
+  hostile "run, reviews.jsonl $c ($mb MB)" "$H/out-run-$c" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --no-plots --quiet' sh "$H/run-$c" "$BIN" "$H/$c/experiment.toml"
+done
 fi
 
 echo
