@@ -70,6 +70,11 @@ pub struct Metrics {
     /// report's headline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub primary: Vec<String>,
+    /// Better, worse or inconclusive (docs/reference.md, "The decision"): absent when the
+    /// experiment names no decision metric (no `[decision]`, and no primary metric with a better
+    /// direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::decision::Decision>,
 }
 
 impl Metrics {
@@ -364,13 +369,18 @@ pub fn analyse(
             r.mean = None;
         }
     }
-    adjust(
-        &exp.primary,
+    let mut lift = lift;
+    let lift_p = adjust(
+        &exp.family(),
         review.as_mut(),
         queries.as_mut(),
         scores.as_mut(),
+        lift.as_ref(),
     );
-    let metrics = Metrics {
+    if let Some(l) = &mut lift {
+        l.p_adjusted = lift_p;
+    }
+    let mut metrics = Metrics {
         experiment: exp.name.clone(),
         run_id: run_id.to_string(),
         review,
@@ -382,7 +392,12 @@ pub fn analyse(
         incomplete: None,
         inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
+        decision: None,
     };
+    let wanted = exp.decision_metrics();
+    if !wanted.is_empty() {
+        metrics.decision = Some(decide(&metrics, &wanted));
+    }
     // What was withheld has no rows either.
     pairs.retain(|p| {
         metrics
@@ -398,38 +413,124 @@ pub fn analyse(
     })
 }
 
-/// Sets every reported delta's `p_adjusted` (SPEC §4.8): Holm over the primary metrics as one
-/// family, and over each table's other deltas as another (the imported scores' scorers are a
-/// table of their own, never primary). A withheld delta is no longer in its table and takes no
-/// part.
+/// Sets every reported delta's `p_adjusted` (docs/reference.md, "Adjusted p-values"): Holm over
+/// `family` (the decision metrics, else the primary ones) as one family, and over each table's
+/// other deltas as another. A name of the catalogue joins the family from its own table; any
+/// other name is an imported scorer's; `lift` joins it when named, and its adjusted p is
+/// returned. A withheld delta is no longer in its table and takes no part.
 fn adjust(
-    primary: &[String],
+    family: &[String],
     review: Option<&mut ReviewSection>,
     queries: Option<&mut QuerySection>,
     scores: Option<&mut ScoresSection>,
-) {
-    let mut tables: Vec<(&mut BTreeMap<String, Delta>, bool)> = Vec::new();
-    tables.extend(review.map(|r| (&mut r.delta, true)));
-    tables.extend(queries.map(|q| (&mut q.delta, true)));
-    tables.extend(scores.map(|s| (&mut s.delta, false)));
+    lift: Option<&Lift>,
+) -> Option<f64> {
+    let in_family = |table: DeltaTable, name: &str| {
+        family.iter().any(|f| f == name)
+            && match crate::replay::compared_named(name) {
+                Some(c) => c.table == table,
+                None => table == DeltaTable::Scores,
+            }
+    };
+    let mut tables: Vec<(&mut BTreeMap<String, Delta>, DeltaTable)> = Vec::new();
+    tables.extend(review.map(|r| (&mut r.delta, DeltaTable::Review)));
+    tables.extend(queries.map(|q| (&mut q.delta, DeltaTable::Queries)));
+    tables.extend(scores.map(|s| (&mut s.delta, DeltaTable::Scores)));
     let mut families: Vec<Vec<&mut Delta>> = vec![Vec::new()];
-    for (table, catalogue) in tables {
-        let mut family = Vec::new();
+    for (table, which) in tables {
+        let mut others = Vec::new();
         for (name, delta) in table.iter_mut() {
-            if catalogue && primary.contains(name) {
+            if in_family(which, name) {
                 families[0].push(delta);
             } else {
-                family.push(delta);
+                others.push(delta);
             }
         }
-        families.push(family);
+        families.push(others);
     }
-    for family in families {
-        let ps: Vec<Option<f64>> = family.iter().map(|d| Some(d.paired.p_value)).collect();
-        for (delta, p) in family.into_iter().zip(holm(&ps)) {
-            delta.p_adjusted = p;
+    let lift_p = lift
+        .filter(|_| family.iter().any(|f| f == "lift"))
+        .and_then(|l| l.paired.as_ref())
+        .map(|p| p.p_value);
+    let mut lift_adjusted = None;
+    for (i, family) in families.into_iter().enumerate() {
+        let mut ps: Vec<Option<f64>> = family.iter().map(|d| Some(d.paired.p_value)).collect();
+        if i == 0 && lift_p.is_some() {
+            ps.push(lift_p);
+        }
+        let adjusted = holm(&ps);
+        for (delta, p) in family.into_iter().zip(&adjusted) {
+            delta.p_adjusted = *p;
+        }
+        if i == 0 && lift_p.is_some() {
+            lift_adjusted = adjusted.last().copied().flatten();
         }
     }
+    lift_adjusted
+}
+
+/// The decision (docs/reference.md, "The decision") over `wanted`, from the deltas as
+/// adjusted over the decision's family.
+fn decide(m: &Metrics, wanted: &[crate::config::Wanted]) -> crate::decision::Decision {
+    use crate::decision::{Measured, Reading, Words};
+    let measured = |d: &PairedDelta, p: Option<f64>| {
+        Reading::Measured(Measured {
+            baseline: d.baseline,
+            treatment: d.treatment,
+            delta: d.delta,
+            ci: d.ci,
+            p_adjusted: p,
+            mde: d.mde,
+            pairs: d.pairs,
+        })
+    };
+    let rows: Vec<_> = wanted
+        .iter()
+        .map(|w| {
+            let name = w.metric.as_str();
+            let (reading, words) = if name == "lift" {
+                let reading = match &m.lift {
+                    Some(l) if l.withheld => Reading::Withheld,
+                    Some(Lift {
+                        paired: Some(p),
+                        p_adjusted,
+                        ..
+                    }) => measured(p, *p_adjusted),
+                    _ => Reading::Unmeasured,
+                };
+                let words = Words {
+                    name: "the lift (judge composite)".into(),
+                    places: 3,
+                    units: "items",
+                };
+                (reading, words)
+            } else {
+                let (table, places, words) = match crate::replay::compared_named(name) {
+                    Some(c) => (c.table, c.places, c.words().to_string()),
+                    None => (DeltaTable::Scores, 3, format!("scorer {name}")),
+                };
+                let reading = if m.withheld(table).iter().any(|x| x == name) {
+                    Reading::Withheld
+                } else {
+                    match m.deltas(table).and_then(|d| d.get(name)) {
+                        Some(d) if d.paired.pairs > 0 => measured(&d.paired, d.p_adjusted),
+                        _ => Reading::Unmeasured,
+                    }
+                };
+                let units = table.units();
+                (
+                    reading,
+                    Words {
+                        name: words,
+                        places,
+                        units,
+                    },
+                )
+            };
+            (w.clone(), reading, words)
+        })
+        .collect();
+    crate::decision::decide(&rows)
 }
 
 /// What code review's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7), and

@@ -586,9 +586,90 @@ pub struct Experiment {
     /// cannot measure.
     #[serde(skip)]
     pub primary_line: Option<u64>,
+    /// What "better" means for this A/B (`[decision]`, docs/reference.md): each metric with the
+    /// way it must move, the metrics that must move first. Empty when the file has no table:
+    /// then `primary` decides, on the metrics whose better direction the catalogue declares.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decision: Vec<Wanted>,
+    /// The line of `[decision]`, for the corpus loader's refusals.
+    #[serde(skip)]
+    pub decision_line: Option<u64>,
+}
+
+/// One metric of the decision and how it must move.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Wanted {
+    pub metric: String,
+    pub want: Want,
+}
+
+/// How a decision metric must move: `increase`/`decrease` significantly (the change the
+/// treatment is for), or `no-decrease`/`no-increase`: not significantly the other way (a guard).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Want {
+    Increase,
+    Decrease,
+    NoDecrease,
+    NoIncrease,
+}
+
+impl Want {
+    /// Whether the metric must move (not only be guarded).
+    pub fn must_move(self) -> bool {
+        matches!(self, Want::Increase | Want::Decrease)
+    }
+
+    /// The sign of the change that is good: +1 for up, −1 for down.
+    pub fn good_sign(self) -> f64 {
+        match self {
+            Want::Increase | Want::NoDecrease => 1.0,
+            Want::Decrease | Want::NoIncrease => -1.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Want::Increase => "increase",
+            Want::Decrease => "decrease",
+            Want::NoDecrease => "no-decrease",
+            Want::NoIncrease => "no-increase",
+        }
+    }
 }
 
 impl Experiment {
+    /// The decision's metrics: `[decision]` when the file has one, else the `primary` metrics
+    /// whose catalogue entry declares a better direction, as `increase` or `decrease`.
+    pub fn decision_metrics(&self) -> Vec<Wanted> {
+        if !self.decision.is_empty() {
+            return self.decision.clone();
+        }
+        self.primary
+            .iter()
+            .filter_map(|name| {
+                let better = crate::replay::compared_named(name)?.better?;
+                Some(Wanted {
+                    metric: name.clone(),
+                    want: match better {
+                        crate::replay::Better::Higher => Want::Increase,
+                        crate::replay::Better::Lower => Want::Decrease,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    /// The metrics of the decision's Holm family: `[decision]`'s when the file has one (it
+    /// replaces `primary`'s), else `primary`.
+    pub fn family(&self) -> Vec<String> {
+        if self.decision.is_empty() {
+            self.primary.clone()
+        } else {
+            self.decision.iter().map(|w| w.metric.clone()).collect()
+        }
+    }
+
     pub fn arms(&self) -> [&Arm; 2] {
         [&self.baseline, &self.treatment]
     }
@@ -617,6 +698,9 @@ pub struct RawExperiment {
     pub trust: Option<Trust>,
     /// Imported scores (`scores.jsonl`, SPEC §2.7): which scorers form the judge panel.
     pub scores: Option<Scores>,
+    /// What "better" means: each metric (a compared metric, `lift`, or an imported scorer)
+    /// with `increase`, `decrease`, `no-decrease` or `no-increase`.
+    pub decision: Option<std::collections::BTreeMap<String, Want>>,
     /// The CI gate policy (SPEC §7).
     pub gate: Option<crate::gate::policy::RawPolicy>,
     /// How to record the corpus live (SPEC §8).
@@ -899,6 +983,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     let judges_line = (!scores.judges.is_empty())
         .then(|| ctx.line_of("scores.judges"))
         .flatten();
+    let decision = ctx.decision(raw.decision)?;
+    let decision_line = (!decision.is_empty())
+        .then(|| ctx.line_of("decision"))
+        .flatten();
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -921,6 +1009,8 @@ pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
             .transpose()?,
         primary,
         primary_line,
+        decision,
+        decision_line,
     })
 }
 
@@ -1127,6 +1217,35 @@ impl Ctx<'_> {
             .and_then(|(got, _)| self.find(path, &|_, v| unexpected_is(got, v)))
             .unwrap_or_else(|| path.to_string());
         located(self.error(if field.is_empty() { "(top)" } else { &field }, problem))
+    }
+
+    /// The `[decision]` table, the metrics that must move first (each group in name order). A
+    /// name of the catalogue or `lift` is checked here; any other may be an imported scorer,
+    /// which only the corpus can tell, so the corpus loader checks it. A decision needs one
+    /// metric that must move: guards alone would call a change that moved nothing "better".
+    fn decision(
+        &self,
+        raw: Option<std::collections::BTreeMap<String, Want>>,
+    ) -> Result<Vec<Wanted>, InputError> {
+        let Some(raw) = raw else {
+            return Ok(Vec::new());
+        };
+        if raw.is_empty() {
+            return Err(self
+                .error("decision", "names no metric")
+                .hint("name what must change, e.g. precision = \"increase\"; or drop the table"));
+        }
+        if !raw.values().any(|w| w.must_move()) {
+            return Err(self
+                .error("decision", "names no metric that must increase or decrease: guards alone (no-decrease, no-increase) would call a change that moved nothing better")
+                .hint("name the metric the treatment is for, e.g. precision = \"increase\""));
+        }
+        let mut out: Vec<Wanted> = raw
+            .into_iter()
+            .map(|(metric, want)| Wanted { metric, want })
+            .collect();
+        out.sort_by_key(|w| !w.want.must_move());
+        Ok(out)
     }
 
     /// A key of the table at `path` that is not `key` but close enough to be its misspelling.

@@ -39,6 +39,7 @@ pub mod collect;
 pub mod commands;
 pub mod config;
 pub mod corpus;
+pub mod decision;
 pub mod error;
 pub mod exit;
 pub mod gate;

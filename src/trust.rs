@@ -272,6 +272,9 @@ pub struct Lift {
     /// Mean composites and the sign test, when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairedDelta>,
+    /// Holm's adjustment of the sign test's p over the decision metrics, when the lift is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_adjusted: Option<f64>,
 }
 
 /// The lift between the items filed under `baseline` labels and `treatment` labels, paired by
@@ -314,6 +317,7 @@ pub fn lift(
             reasons: verdict.trust_reasons.clone(),
             note: None,
             paired: None,
+            p_adjusted: None,
         };
     }
     match paired_delta(&xs, &ys, plan.replicates, plan.seed, plan.threads) {
@@ -325,6 +329,7 @@ pub fn lift(
             reasons: Vec::new(),
             note: None,
             paired: Some(p),
+            p_adjusted: None,
         },
         None => Lift {
             value: None,
@@ -334,6 +339,7 @@ pub fn lift(
             reasons: Vec::new(),
             note: Some("no item is judged in both arms".into()),
             paired: None,
+            p_adjusted: None,
         },
     }
 }

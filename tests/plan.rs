@@ -134,18 +134,30 @@ fn every_delta_carries_its_adjusted_p_and_mde() {
         let got = d["mde"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-9, "{name}: mde {got} ≠ {want}");
     }
-    // Query deltas: one family of their own; ece has no mde.
+    // Query deltas: the decision's metrics are one Holm family (capacity-50 decides on three),
+    // the table's others another; ece has no mde.
     let q = metrics("capacity-50");
     let qd = q["queries"]["delta"].as_object().unwrap();
-    let ps: Vec<f64> = qd
-        .values()
-        .map(|d| d["p_value"].as_f64().unwrap())
-        .collect();
-    for ((name, d), want) in qd.iter().zip(holm(&ps)) {
-        assert!(
-            (d["p_adjusted"].as_f64().unwrap() - want).abs() < 1e-12,
-            "{name}"
-        );
+    let decided = q["decision"]["metrics"].as_object().unwrap();
+    assert_eq!(decided.len(), 3);
+    for in_decision in [true, false] {
+        let family: Vec<(&String, &Value)> = qd
+            .iter()
+            .filter(|(k, _)| decided.contains_key(*k) == in_decision)
+            .collect();
+        let ps: Vec<f64> = family
+            .iter()
+            .map(|(_, d)| d["p_value"].as_f64().unwrap())
+            .collect();
+        for ((name, d), want) in family.iter().zip(holm(&ps)) {
+            assert!(
+                (d["p_adjusted"].as_f64().unwrap() - want).abs() < 1e-12,
+                "{name}"
+            );
+            if in_decision {
+                assert_eq!(decided[*name]["p_adjusted"], d["p_adjusted"], "{name}");
+            }
+        }
     }
     assert!(qd["ece"]["mde"].is_null());
     let brier = differences(&run_dir("capacity-50"), "brier");

@@ -295,13 +295,21 @@ fn most_findings_of_an_arm_malformed_complete_the_run_as_inputs_suspect() {
         (suspect["malformed"].as_u64(), suspect["findings"].as_u64()),
         (Some(317), Some(323))
     );
-    // The judges are trusted, but the verdict box leads with the inputs.
+    // The judges are trusted, but the verdict box leads with the inputs, and the decision
+    // (first) says they are suspect before anything else.
     assert_eq!(m["trust"]["trustworthy"], true);
     let report = std::fs::read_to_string(dir.path().join("reports/r/report.md")).unwrap();
-    let first = report.lines().nth(2).unwrap();
+    let lines: Vec<&str> = report.lines().collect();
+    assert!(lines[2].starts_with("**Decision: "), "{}", lines[2]);
     assert!(
-        first.starts_with("⛔ **Verdict: inputs suspect.**"),
-        "{first}"
+        lines[4].starts_with("- Inputs suspect: 98%"),
+        "{}",
+        lines[4]
+    );
+    let verdict = lines.iter().find(|l| l.contains("**Verdict:")).unwrap();
+    assert!(
+        verdict.starts_with("⛔ **Verdict: inputs suspect.**"),
+        "{verdict}"
     );
     assert!(
         report.contains("98% (317 of 323) of arm \\`treatment\\`'s findings are malformed")

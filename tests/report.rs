@@ -66,16 +66,18 @@ fn markdown_reports_match_their_snapshots() {
 }
 
 #[test]
-fn each_report_opens_with_its_verdict() {
-    for (name, verdict) in [
-        ("capacity-50", "**Verdict: no judges.**"),
-        ("code-review-ab", "**Verdict: withheld.**"),
-        ("doc-review-ab", "**Verdict: trusted.**"),
+fn each_report_opens_with_its_decision_then_its_verdict() {
+    for (name, decision, verdict) in [
+        ("capacity-50", "**Decision: better.** Better: unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
+        ("code-review-ab", "**Decision: withheld.** Withheld: precision", "**Verdict: withheld.**"),
+        ("doc-review-ab", "**Decision: inconclusive.** Inconclusive: distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it", "**Verdict: trusted.**"),
     ] {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
         let first = md.lines().nth(2).unwrap();
-        assert!(first.contains(verdict), "{name}: {first}");
+        assert!(first.starts_with(decision), "{name}: {first}");
+        let verdict_line = md.lines().find(|l| l.contains("**Verdict:")).unwrap();
+        assert!(verdict_line.contains(verdict), "{name}: {verdict_line}");
         // The baseline-vs-treatment table comes before any section.
         let table = md.find("## Baseline vs treatment").unwrap();
         let section = md.find("<a id=").unwrap();
@@ -84,7 +86,7 @@ fn each_report_opens_with_its_verdict() {
     // The withheld run names why, and marks what it withheld.
     let md = std::fs::read_to_string(examples().join("reports/code-review-ab/report.md")).unwrap();
     assert!(md.contains("pr-1860-payment-retry (treatment) spread 0.60 > 0.5"));
-    assert!(md.contains("| precision | *withheld* |"));
+    assert!(md.contains("| precision (mean judge composite of actionable) | *withheld* |"));
     assert!(md.contains("| lift | *withheld* | *withheld* |"));
 }
 
@@ -147,10 +149,11 @@ fn html_parses_and_embeds_every_plot() {
                 svg.display()
             );
         }
-        // The verdict is the first thing after the title.
+        // The decision is the first thing after the title, then the trust verdict.
         let body = doc.descendants().find(|n| n.has_tag_name("body")).unwrap();
         let mut elements = body.children().filter(|n| n.is_element());
         assert!(elements.next().unwrap().has_tag_name("h1"));
+        assert_eq!(elements.next().unwrap().attribute("id"), Some("decision"));
         assert_eq!(elements.next().unwrap().attribute("id"), Some("verdict"));
     }
 }
@@ -571,9 +574,10 @@ fn every_catalogued_review_metric_reaches_every_output() {
                     "{name}: review.delta lacks {}",
                     m.name
                 );
+                let label = m.label.unwrap_or(m.name);
                 assert!(
-                    report.contains(&format!("| {} |", m.name)),
-                    "{name}: report.md has no delta row for {}",
+                    report.contains(&format!("| {label} |")),
+                    "{name}: report.md has no delta row for {} ({label})",
                     m.name
                 );
             }

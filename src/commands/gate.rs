@@ -30,6 +30,9 @@ pub struct GateReport {
     /// Whether this gate ran the experiment (given one) or read a run directory.
     pub ran: bool,
     pub policy: String,
+    /// The run's decision in words ("Better: precision rose …"), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decision: Option<String>,
     #[serde(flatten)]
     pub outcome: Outcome,
     /// Files written: JUnit, summary, `$GITHUB_STEP_SUMMARY`.
@@ -94,6 +97,9 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         report,
         ran,
         policy: policy.source.clone(),
+        decision: serde_json::from_value::<crate::decision::Decision>(metrics["decision"].clone())
+            .ok()
+            .map(|d| crate::decision::headline(&d)),
         outcome,
         written: Vec::new(),
     };
@@ -254,6 +260,7 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
         run_id: &r.run_id,
         policy: &r.policy,
         report: report.as_deref(),
+        decision: r.decision.as_deref(),
     };
     let mut written = Vec::new();
     if let Some(path) = &args.junit {
@@ -302,6 +309,9 @@ impl Render for GateReport {
                 o.checks.len()
             )
         };
+        if let Some(d) = &self.decision {
+            s += &format!("  decision: {d}\n");
+        }
         s += &format!("  policy: {}\n", self.policy);
         s += &format!(
             "  run:    {}{}\n",

@@ -350,6 +350,7 @@ pub fn load(
     }
     if let Some((exp_path, exp)) = experiment {
         refuse_unmeasured_primary(&mut loaded, exp_path, exp);
+        refuse_undecidable(&mut loaded, exp_path, exp);
     }
     let corpus = &loaded.corpus;
     if corpus.reviews.is_none() && corpus.queries.is_none() && corpus.scores.is_none() {
@@ -589,6 +590,65 @@ fn refuse_unmeasured_primary(loaded: &mut Loaded, exp_path: &Path, exp: &Experim
                 "name metrics this corpus measures, or add {file} to {}",
                 exp.corpus.display()
             )));
+        }
+    }
+}
+
+/// A `[decision]` metric the corpus cannot measure would leave the decision without it: a
+/// catalogue metric whose file is missing, `lift` without judges, or a name that is neither a
+/// compared metric, `lift`, nor a scorer of `scores.jsonl` (with the nearest name).
+fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
+    use crate::replay::{compared, compared_named, DeltaTable};
+    let corpus = &loaded.corpus;
+    let scorers: std::collections::BTreeSet<&str> = corpus
+        .scores
+        .iter()
+        .flat_map(|(_, lines)| lines.iter().map(|l| l.scorer.0.as_str()))
+        .collect();
+    let judges = corpus.verdicts.is_some() || !exp.scores.judges.is_empty();
+    let error = |problem: String, hint: String| {
+        let e = InputError::new(exp_path.display().to_string(), problem).hint(hint);
+        let e = e.field("`decision`");
+        match exp.decision_line {
+            Some(l) => e.at_line(l),
+            None => e,
+        }
+    };
+    for w in &exp.decision {
+        let name = w.metric.as_str();
+        let missing = match compared_named(name) {
+            Some(c) => match c.table {
+                DeltaTable::Review if corpus.reviews.is_none() => Some("reviews.jsonl"),
+                DeltaTable::Queries if corpus.queries.is_none() => Some("queries.jsonl"),
+                DeltaTable::Review if c.judged && corpus.verdicts.is_none() => {
+                    Some("verdicts.jsonl")
+                }
+                _ => None,
+            },
+            None if name == "lift" => (!judges).then_some("verdicts.jsonl (or [scores] judges)"),
+            None if scorers.contains(name) => None,
+            None => {
+                let mut names: Vec<&str> = compared().iter().map(|c| c.name).collect();
+                names.push("lift");
+                names.extend(scorers.iter().copied());
+                let near = crate::text::nearest(name, &names)
+                    .map(|n| format!("; did you mean `{n}`?"))
+                    .unwrap_or_default();
+                loaded.refusals.push(error(
+                    format!("`{name}` is not a compared metric, `lift`, or a scorer of the corpus{near}"),
+                    format!("a decision metric is a key of review.delta or queries.delta, `lift`, or an imported scorer: {}", names.join(", ")),
+                ));
+                continue;
+            }
+        };
+        if let Some(file) = missing {
+            loaded.refusals.push(error(
+                format!("decision metric `{name}` needs {file}, which the corpus does not have"),
+                format!(
+                    "decide on metrics this corpus measures, or add {file} to {}",
+                    exp.corpus.display()
+                ),
+            ));
         }
     }
 }

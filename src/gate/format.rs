@@ -14,6 +14,8 @@ pub struct About<'a> {
     pub policy: &'a str,
     /// The run's report, when there is one to point at.
     pub report: Option<&'a str>,
+    /// The run's decision in words, when it has one.
+    pub decision: Option<&'a str>,
 }
 
 /// The value as the human summary and the Markdown print it.
@@ -30,7 +32,11 @@ pub fn shown(v: &Value) -> String {
 /// The bounds of a check as one phrase: `min 0.667`, `max_increase 0.02 (accepted 0.13)`.
 pub fn bounds(c: &CheckResult) -> String {
     if c.bounds.is_empty() {
-        return "judges trusted".to_string();
+        return match c.metric.as_str() {
+            "decision.verdict" => "the required decision",
+            _ => "judges trusted",
+        }
+        .to_string();
     }
     let parts: Vec<String> = c
         .bounds
@@ -65,6 +71,8 @@ pub fn junit(about: &About<'_>, out: &Outcome) -> Result<String, quick_junit::Se
         } else {
             let kind = if c.message.starts_with("not found") {
                 "not_found"
+            } else if c.metric == "decision.verdict" {
+                "decision"
             } else if c.bounds.is_empty() {
                 "untrustworthy"
             } else {
@@ -114,7 +122,11 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
     if let Some(r) = about.report {
         s += &format!(", report {}", code(r));
     }
-    s += ".\n\n| | check | value | bound | why |\n|---|---|---|---|---|\n";
+    s += ".\n\n";
+    if let Some(d) = about.decision {
+        s += &format!("**Decision:** {}\n\n", cell(d));
+    }
+    s += "| | check | value | bound | why |\n|---|---|---|---|---|\n";
     for c in &out.checks {
         s += &format!(
             "| {} | {} | {} | {} | {} |\n",

@@ -59,6 +59,9 @@ pub fn evaluate(policy: &Policy, run: &Value, accepted: &BTreeMap<PathBuf, Value
     if policy.require_trustworthy {
         checks.push(trust_check(run));
     }
+    if !policy.require_decision.is_empty() {
+        checks.push(decision_check(run, &policy.require_decision));
+    }
     for check in &policy.checks {
         let base = check.baseline.as_ref().map(|b| (b, accepted.get(b)));
         checks.push(bound_check(check, run, base));
@@ -112,6 +115,41 @@ fn trust_check(run: &Value) -> CheckResult {
     CheckResult {
         name: "trustworthy".to_string(),
         metric: "trust.trustworthy".to_string(),
+        value,
+        accepted: None,
+        baseline: None,
+        bounds: Vec::new(),
+        passed,
+        message,
+    }
+}
+
+/// Whether the run's decision is one the policy accepts, naming the verdict and its reasons.
+fn decision_check(run: &Value, accepted: &[crate::decision::Verdict]) -> CheckResult {
+    let decision = &run["decision"];
+    let value = decision["verdict"].clone();
+    let wanted: Vec<&str> = accepted.iter().map(|v| v.name()).collect();
+    let reasons: Vec<&str> = decision["reasons"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let (passed, message) = match value.as_str() {
+        Some(v) => (
+            wanted.contains(&v),
+            format!(
+                "the decision is {v} ({} required): {}",
+                wanted.join(" or "),
+                reasons.join("; ")
+            ),
+        ),
+        None => (
+            false,
+            "not found: the run has no decision (its experiment names no [decision] metric and no primary metric with a better direction)".to_string(),
+        ),
+    };
+    CheckResult {
+        name: "decision".to_string(),
+        metric: "decision.verdict".to_string(),
         value,
         accepted: None,
         baseline: None,

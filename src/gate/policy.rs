@@ -18,6 +18,9 @@ pub struct Policy {
     pub source: String,
     /// Fail unless the run's trust verdict says the judges agree (default true).
     pub require_trustworthy: bool,
+    /// Fail unless the run's decision is one of these (empty: the decision is not checked).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub require_decision: Vec<crate::decision::Verdict>,
     pub checks: Vec<Check>,
 }
 
@@ -94,12 +97,24 @@ impl Bound {
 pub struct RawPolicy {
     /// Fail unless the judges are trusted (default true).
     require_trustworthy: Option<bool>,
+    /// Fail unless the run's decision is this verdict (`"better"`) or one of these
+    /// (`["better", "inconclusive"]`).
+    #[schemars(with = "Option<RequiredDecision>")]
+    require_decision: Option<Spanned<RequiredDecision>>,
     /// The accepted run relative bounds compare against.
     #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
     #[serde(default)]
     #[schemars(with = "Vec<RawCheck>")]
     check: Vec<Spanned<RawCheck>>,
+}
+
+/// `require_decision`: one verdict or a list of them.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum RequiredDecision {
+    One(crate::decision::Verdict),
+    Any(Vec<crate::decision::Verdict>),
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -174,16 +189,29 @@ impl<'a> Ctx<'a> {
             checks.push(self.check(spanned, default_baseline.as_ref())?);
         }
         let require_trustworthy = raw.require_trustworthy.unwrap_or(true);
-        if checks.is_empty() && !require_trustworthy {
+        let require_decision = match &raw.require_decision {
+            None => Vec::new(),
+            Some(r) => match r.get_ref() {
+                RequiredDecision::One(v) => vec![*v],
+                RequiredDecision::Any(vs) if vs.is_empty() => {
+                    return Err(self
+                        .error(r, "require_decision", "is an empty list: no decision could pass")
+                        .hint("require_decision = \"better\", or a list such as [\"better\", \"inconclusive\"]"))
+                }
+                RequiredDecision::Any(vs) => vs.clone(),
+            },
+        };
+        if checks.is_empty() && !require_trustworthy && require_decision.is_empty() {
             return Err(InputError::new(&self.file, "the gate checks nothing")
                 .field(format!("`{}check`", self.prefix))
                 .hint(
-                    "add a [[check]] with a metric and a bound, or set require_trustworthy = true",
+                    "add a [[check]] with a metric and a bound, set require_trustworthy = true, or require_decision = \"better\"",
                 ));
         }
         Ok(Policy {
             source,
             require_trustworthy,
+            require_decision,
             checks,
         })
     }

@@ -42,6 +42,16 @@ impl DeltaTable {
     }
 }
 
+/// Which way a metric gets better, where it has one: precision up, calibration error down. A
+/// metric without one (a count of findings, a promotion rate) is a trade-off the team weighs,
+/// and decides nothing unless `[decision]` names a direction for it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
 /// A metric compared between the arms, as the catalogues declare it: the name of its delta
 /// (a key of `review.delta` or `queries.delta`), its table, and whether the delta is a mean
 /// of per-unit differences (every one but `ece`).
@@ -52,6 +62,8 @@ pub struct Compared {
     pub per_unit: bool,
     /// Derived from judge verdicts (precision): needs `verdicts.jsonl`.
     pub judged: bool,
+    /// Which way it gets better, where it has one.
+    pub better: Option<Better>,
     /// Its words in the report's summary table, when it has a row there.
     pub label: Option<&'static str>,
     /// Decimals in the report.
@@ -74,7 +86,8 @@ pub fn compared() -> Vec<Compared> {
             table: DeltaTable::Review,
             per_unit: true,
             judged: m.judged,
-            label: m.summary.map(|(_, label, _)| label),
+            better: m.better,
+            label: m.label,
             places: m.places,
         })
         .chain(query_metrics::QUERY_DELTAS.iter().map(|d| Compared {
@@ -82,7 +95,8 @@ pub fn compared() -> Vec<Compared> {
             table: DeltaTable::Queries,
             per_unit: d.has_per_query(),
             judged: false,
-            label: d.summary.map(|(_, label)| label),
+            better: d.better,
+            label: d.label,
             places: 3,
         }))
         .collect()

@@ -469,6 +469,10 @@ pub struct QueryDelta {
     pub labelled: bool,
     /// Its row in the report's summary table: (rank, label).
     pub summary: Option<(u8, &'static str)>,
+    /// Which way it gets better, where it has one.
+    pub better: Option<super::Better>,
+    /// How the report's tables name it: the summary row's label when it has one.
+    pub label: Option<&'static str>,
 }
 
 impl QueryDelta {
@@ -489,6 +493,23 @@ const fn delta(
         per_query,
         labelled,
         summary,
+        better: None,
+        label: match summary {
+            Some((_, l)) => Some(l),
+            None => None,
+        },
+    }
+}
+
+impl QueryDelta {
+    const fn better(mut self, b: super::Better) -> Self {
+        self.better = Some(b);
+        self
+    }
+    /// Its label where it has no summary row.
+    const fn labelled(mut self, label: &'static str) -> Self {
+        self.label = Some(label);
+        self
     }
 }
 
@@ -512,7 +533,8 @@ pub const QUERY_DELTAS: [QueryDelta; 7] = [
         false,
         Some(|c, a| c.primary[a]),
         None,
-    ),
+    )
+    .labelled("mean primary-phase confidence"),
     delta(
         "recovery_gate_rate",
         false,
@@ -524,20 +546,23 @@ pub const QUERY_DELTAS: [QueryDelta; 7] = [
         false,
         Some(|c, a| bit(c, a, 1)),
         Some((2, "unnecessary recovery rate")),
-    ),
+    )
+    .better(super::Better::Lower),
     delta(
         "final_accuracy",
         true,
         Some(|c, a| bit(c, a, 2)),
         Some((3, "final accuracy")),
-    ),
+    )
+    .better(super::Better::Higher),
     delta(
         "brier",
         true,
         Some(|c, a| (c.conf[a] - bit(c, a, 2)).powi(2)),
         Some((5, "Brier score")),
-    ),
-    delta("ece", true, None, Some((4, "calibration error (ECE)"))),
+    )
+    .better(super::Better::Lower),
+    delta("ece", true, None, Some((4, "calibration error (ECE)"))).better(super::Better::Lower),
 ];
 
 /// The names of [`QUERY_DELTAS`]: the keys of `queries.delta`.

@@ -145,6 +145,11 @@ pub struct ReviewMetric {
     pub judged: bool,
     /// Its row in the report's summary table, if it has one.
     pub summary: Option<SummaryRow>,
+    /// How the report's tables name it ("merged findings per target"); the summary row's label
+    /// when it has one.
+    pub label: Option<&'static str>,
+    /// Which way it gets better, where it has one (`primary` decides on it alone then).
+    pub better: Option<super::Better>,
     /// A figure of code review's precision controls (SPEC §4.7): written only when the
     /// experiment replays them, and read back as absent from a run that does not.
     pub precision: bool,
@@ -167,6 +172,8 @@ const fn count(name: &'static str, holds: fn(&Merged) -> bool) -> ReviewMetric {
         arm: &[Aggregate::Sum],
         judged: false,
         summary: None,
+        label: None,
+        better: None,
         precision: false,
         compute: Compute::Merged(holds),
     }
@@ -182,6 +189,8 @@ const fn figure(name: &'static str, kind: Kind, compute: fn(&Facts<'_>) -> Figur
         arm: &[],
         judged: false,
         summary: None,
+        label: None,
+        better: None,
         precision: false,
         compute: Compute::Facts(compute),
     }
@@ -211,10 +220,23 @@ impl ReviewMetric {
     }
     const fn summary(mut self, rank: u8, label: &'static str, places: usize) -> Self {
         self.summary = Some((rank, label, places));
+        self.label = Some(label);
+        self
+    }
+    const fn label(mut self, label: &'static str) -> Self {
+        self.label = Some(label);
         self
     }
     const fn precision(mut self) -> Self {
         self.precision = true;
+        self
+    }
+    const fn lower_is_better(mut self) -> Self {
+        self.better = Some(super::Better::Lower);
+        self
+    }
+    const fn higher_is_better(mut self) -> Self {
+        self.better = Some(super::Better::Higher);
         self
     }
 }
@@ -263,39 +285,49 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
         Figure::Count(x.input.raw_confidences.len())
     })
     .summed()
-    .delta(2),
+    .delta(2)
+    .label("valid findings per target (before dedup)"),
     figure("malformed", Kind::Count, |x| {
         Figure::Count(x.input.malformed)
     })
     .summed()
-    .delta(2),
+    .delta(2)
+    .lower_is_better()
+    .label("malformed findings per target"),
     figure("failed_reviewers", Kind::Count, |x| {
         Figure::Count(x.input.failed_reviewers)
     })
     .summed()
-    .delta(2),
+    .delta(2)
+    .lower_is_better()
+    .label("failed reviewer calls per target"),
     figure("distinct_values", Kind::Count, |x| {
         Figure::Count(x.dispersion.0)
     })
     .arm(&[Aggregate::Mean, Aggregate::Max])
     .delta(2)
-    .summary(0, "distinct confidence values per target", 2),
+    .summary(0, "distinct confidence values per target", 2)
+    // Anchor dispersion: a rubric that holds to its anchors spreads over fewer values.
+    .lower_is_better(),
     figure("entropy_bits", Kind::Real, |x| Figure::Real(x.dispersion.1))
         .arm(&[Aggregate::Mean])
         .delta(2)
-        .summary(1, "entropy of confidence values (bits)", 2),
+        .summary(1, "entropy of confidence values (bits)", 2)
+        .lower_is_better(),
     figure("values_for_80pct", Kind::Count, |x| {
         Figure::Count(x.dispersion.2)
     })
     .arm(&[Aggregate::Mean])
-    .delta(2),
+    .delta(2)
+    .label("values covering 80% of findings per target"),
     figure("merged", Kind::Count, |x| {
         Figure::Count(x.input.merged.len())
     })
     .summed()
-    .delta(2),
-    count("corroborated", |f| f.corroborated),
-    count("promoted", |f| f.promoted),
+    .delta(2)
+    .label("merged findings per target"),
+    count("corroborated", |f| f.corroborated).label("corroborated findings per target"),
+    count("promoted", |f| f.promoted).label("promoted findings per target"),
     figure("promotion_rate", Kind::Real, |x| {
         Figure::Real(rate(
             x.count(|f| f.promoted) as f64,
@@ -303,7 +335,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
         ))
     })
     .delta(3)
-    .summary(2, "promotion rate", 3),
+    .summary(2, "promotion rate (mean per target)", 3),
     count("dropped", |f| tier(f, Tier::Dropped)).summary(5, "dropped findings per target", 2),
     count("fyi", |f| tier(f, Tier::Fyi)).summary(4, "FYI findings per target", 2),
     count("actionable", |f| tier(f, Tier::Actionable)).summary(
@@ -316,11 +348,13 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
         "decisions asked of the user per target",
         2,
     ),
-    count("auto_apply", |f| f.route == Some(Route::AutoApply)),
+    count("auto_apply", |f| f.route == Some(Route::AutoApply))
+        .label("auto-applied findings per target"),
     count("demoted", |f| {
         matches!(f.tier, Tier::Soft | Tier::Suppressed)
-    }),
-    count("pre_existing", |f| tier(f, Tier::PreExisting)),
+    })
+    .label("demoted findings per target"),
+    count("pre_existing", |f| tier(f, Tier::PreExisting)).label("pre-existing findings per target"),
     // Code mode's partition of actionable findings.
     count("fixer", |f| f.queue == Some(Queue::Fixer)).no_delta(),
     count("residual", |f| f.queue == Some(Queue::Residual)).no_delta(),
@@ -342,32 +376,46 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     })
     .delta(2)
     .judged()
-    .summary(7, "precision (mean judge composite of actionable)", 3),
+    .summary(7, "precision (mean judge composite of actionable)", 3)
+    .higher_is_better(),
     // Actionable findings with a judge composite.
     figure("judged_actionable", Kind::Count, |x| {
         Figure::Count(x.judged.len())
     }),
     // Code review's precision controls (SPEC §4.7), written when the experiment replays them.
     // The validation pass: what it selected, what it cost, what became of each finding.
-    count("validation_selected", |f| f.validation.is_some()).precision(),
+    count("validation_selected", |f| f.validation.is_some())
+        .precision()
+        .label("findings selected for validation per target"),
     count(
         "validator_calls",
         |f| matches!(&f.validation, Some(c) if *c != Check::OverBudget),
     )
-    .precision(),
-    count("validated", |f| f.validation == Some(Check::Validated)).precision(),
+    .precision()
+    .label("validator calls per target"),
+    count("validated", |f| f.validation == Some(Check::Validated))
+        .precision()
+        .label("validated findings per target"),
     count("rejected", |f| {
         matches!(f.validation, Some(Check::Rejected(_)))
     })
-    .precision(),
-    count("validator_failed", |f| f.validation == Some(Check::Failed)).precision(),
+    .precision()
+    .label("findings the validator rejected per target"),
+    count("validator_failed", |f| f.validation == Some(Check::Failed))
+        .precision()
+        .label("failed validator calls per target"),
     count("validator_missing", |f| {
         f.validation == Some(Check::Missing)
     })
-    .precision(),
-    count("over_budget", |f| f.validation == Some(Check::OverBudget)).precision(),
+    .precision()
+    .label("findings with no validator record per target"),
+    count("over_budget", |f| f.validation == Some(Check::OverBudget))
+        .precision()
+        .label("findings over the validation budget per target"),
     // Actionable after the pass: what reaches the user.
-    count("externalized", Merged::externalized).precision(),
+    count("externalized", Merged::externalized)
+        .precision()
+        .label("findings reaching the user per target"),
     // Lint-ignore: merged findings on a line with a suppression comment (unknown without a
     // snapshot), and those dropped for it.
     figure("on_suppressed_line", Kind::OptionalCount, |x| {
@@ -379,8 +427,11 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     })
     .summed()
     .delta(2)
-    .precision(),
-    count("lint_suppressed", |f| tier(f, Tier::LintSuppressed)).precision(),
+    .precision()
+    .label("findings on a lint-suppressed line per target"),
+    count("lint_suppressed", |f| tier(f, Tier::LintSuppressed))
+        .precision()
+        .label("findings dropped for a lint suppression per target"),
     // The skip rule that kept the arm from reviewing the target, or null.
     figure("skipped", Kind::Label, |x| {
         Figure::Label(x.input.skipped.map(|r| r.name().to_string()))

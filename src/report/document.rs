@@ -37,6 +37,8 @@ pub struct InputFile {
 pub struct Document {
     pub title: String,
     pub run_id: String,
+    /// Better, worse or not yet knowable: the report's first line.
+    pub decision: DecisionLine,
     pub verdict: Verdict,
     /// One line for the index page.
     pub headline: String,
@@ -78,6 +80,40 @@ impl Status {
             Status::Withheld => "withheld",
             Status::NoJudges => "no-judges",
             Status::Suspect => "suspect",
+        }
+    }
+}
+
+/// The decision in words, for every format: its status, one sentence with the deciding numbers,
+/// and one line per decision metric.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecisionLine {
+    pub status: DecisionStatus,
+    pub sentence: String,
+    pub details: Vec<String>,
+}
+
+/// The decision's verdict, or none asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DecisionStatus {
+    Decided(crate::decision::Verdict),
+    /// The experiment names no decision metric.
+    None,
+}
+
+impl DecisionStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            DecisionStatus::Decided(v) => v.name(),
+            DecisionStatus::None => "no decision",
+        }
+    }
+
+    /// Its style class in the HTML report and index.
+    pub fn class(self) -> &'static str {
+        match self {
+            DecisionStatus::Decided(v) => v.name(),
+            DecisionStatus::None => "undecided",
         }
     }
 }
@@ -245,11 +281,48 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
     Document {
         title: format!("calibench report: {}", m.experiment),
         run_id: m.run_id.clone(),
+        decision: decision_line(m),
         headline: headline(m, &verdict),
         verdict,
         summary: summary(m),
         sections,
         about: about_rows(about),
+    }
+}
+
+/// The decision, or how to ask for one; led by what is wrong with the inputs, when something
+/// is (an unfinished collection, an arm mostly malformed): a decision on them is no better than
+/// they are.
+fn decision_line(m: &Metrics) -> DecisionLine {
+    let mut caveats = Vec::new();
+    if let Some(note) = &m.incomplete {
+        caveats.push(format!("Incomplete: {note}."));
+    }
+    for s in &m.inputs_suspect {
+        caveats.push(format!("Inputs suspect: {}.", s.sentence()));
+    }
+    let Some(d) = &m.decision else {
+        return DecisionLine {
+            status: DecisionStatus::None,
+            sentence: "No decision: the experiment does not say what better means. Name the metrics that must change, and how, in a [decision] table (for example precision = \"increase\", distinct_values = \"decrease\"), or list primary metrics that have a better direction.".into(),
+            details: caveats,
+        };
+    };
+    let details = caveats
+        .into_iter()
+        .chain(d.order.iter().zip(&d.reasons).filter_map(|(name, reason)| {
+            let x = d.metrics.get(name)?;
+            Some(format!(
+                "{name} ({}): {} — {reason}",
+                x.want.name(),
+                x.outcome.words()
+            ))
+        }))
+        .collect();
+    DecisionLine {
+        status: DecisionStatus::Decided(d.verdict),
+        sentence: format!("{}.", crate::decision::headline(d)),
+        details,
     }
 }
 
@@ -330,8 +403,11 @@ fn trust_verdict(m: &Metrics) -> Verdict {
         Verdict {
             status: Status::Trusted,
             sentence: format!(
-                "The judges agree enough to be believed (IRR {irr} ≥ {}, {} items, {} judges): judge-derived figures are reported.",
-                v.thresholds.irr_floor, v.items, v.judges
+                "The judges agree enough to be believed by this experiment's rule: IRR {irr} ≥ the floor {} ([trust] irr_floor), over {} items and {} judges{}. Judge-derived figures are reported.",
+                v.thresholds.irr_floor,
+                v.items,
+                v.judges,
+                guideline(v.inter_rater_reliability)
             ),
             details,
         }
@@ -364,6 +440,18 @@ fn trust_verdict(m: &Metrics) -> Verdict {
             ),
             details: v.trust_reasons.clone(),
         }
+    }
+}
+
+/// Where α stands against Krippendorff's own guideline (α ≥ 0.800 to rely on the data, ≥ 0.667
+/// for tentative conclusions): the trust gate's floor is the experiment's choice, and a reader
+/// should see both.
+fn guideline(alpha: Option<f64>) -> &'static str {
+    match alpha {
+        Some(a) if a >= 0.8 => "; that is also above Krippendorff's 0.800 for reliable conclusions",
+        Some(a) if a >= 0.667 => "; Krippendorff's guideline counts it tentative (≥ 0.667, below 0.800 for reliable conclusions)",
+        Some(_) => "; note that Krippendorff's own guideline asks for 0.667 even for tentative conclusions, so read the judge-derived figures with care",
+        None => "",
     }
 }
 
@@ -409,7 +497,7 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             t.figure("distinct_values_mean")
         ));
         parts.push(format!(
-            "promotion rate {} → {}",
+            "promotion rate (pooled) {} → {}",
             pct(b.promotion_rate),
             pct(t.promotion_rate)
         ));
@@ -631,7 +719,7 @@ fn summary(m: &Metrics) -> Table {
     }
     Table {
         caption: Some(
-            "Paired over the units both arms saw (targets for reviews, queries for traces, items for imported scores): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the primary metrics, else its table), and the minimum detectable effect (80% power, two-sided 0.05)."
+            "Paired over the units both arms saw (targets for reviews, queries for traces, items for imported scores): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the decision metrics, else the primary ones, else its table), and the minimum detectable effect (80% power, two-sided 0.05). Rates here are means of per-target rates; the pooled rates (over every finding) are in the arm tables below."
                 .into(),
         ),
         header: header(&DELTA_HEADER),
@@ -677,9 +765,10 @@ fn review_section(
     let mut rows = Vec::new();
     for metric in crate::replay::review_metrics::delta_metrics() {
         let (name, places) = (metric.name, metric.places);
+        let label = metric.label.unwrap_or(name);
         match r.delta.get(name) {
-            Some(d) => rows.push(delta_row(name, d, places)),
-            None if withheld(m, name) => rows.push(withheld_row(name)),
+            Some(d) => rows.push(delta_row(label, d, places)),
+            None if withheld(m, name) => rows.push(withheld_row(label)),
             None => {}
         }
     }
@@ -927,12 +1016,12 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
         figures_row("findings (raw)", &["findings_raw"], b, t),
         figures_row("merged", &["merged"], b, t),
         vec![
-            text("corroboration rate [95% Wilson]"),
+            text("corroboration rate, pooled over targets [95% Wilson]"),
             rate(b.corroboration_rate, b.rate_ci.corroboration_rate),
             rate(t.corroboration_rate, t.rate_ci.corroboration_rate),
         ],
         vec![
-            text("promotion rate [95% Wilson]"),
+            text("promotion rate, pooled over targets [95% Wilson]"),
             rate(b.promotion_rate, b.rate_ci.promotion_rate),
             rate(t.promotion_rate, t.rate_ci.promotion_rate),
         ],
@@ -1025,9 +1114,12 @@ fn query_section(
     if has("query-confidence") {
         blocks.push(Block::Plot("query-confidence"));
     }
-    let rows: Vec<Vec<Cell>> = crate::replay::query_metrics::DELTA_METRICS
+    let rows: Vec<Vec<Cell>> = crate::replay::query_metrics::QUERY_DELTAS
         .iter()
-        .filter_map(|name| q.delta.get(*name).map(|d| delta_row(name, d, 3)))
+        .filter_map(|qd| {
+            let label = qd.label.unwrap_or(qd.name);
+            q.delta.get(qd.name).map(|d| delta_row(label, d, 3))
+        })
         .collect();
     blocks.push(Block::Table(Table {
         caption: Some(format!(

@@ -12,7 +12,13 @@ const STYLE: &str = "
 body { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6em; margin-bottom: 0.3em; }
 h2 { margin-top: 1.8em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; }
-.verdict { padding: 0.8em 1em; border-radius: 6px; margin: 1em 0; }
+.verdict, .decision { padding: 0.8em 1em; border-radius: 6px; margin: 1em 0; }
+.decision { font-size: 1.08em; border: 1px solid #ccc; }
+.decision.better { background: #e8f5e9; border-left: 8px solid #2e7d32; }
+.decision.worse { background: #ffebee; border-left: 8px solid #c62828; }
+.decision.inconclusive { background: #f5f5f5; border-left: 8px solid #757575; }
+.decision.withheld { background: #fff3e0; border-left: 8px solid #e65100; }
+.decision.undecided { background: #f5f5f5; border-left: 8px solid #9e9e9e; }
 .verdict.trusted { background: #e8f5e9; border-left: 6px solid #2e7d32; }
 .verdict.withheld { background: #fff3e0; border-left: 6px solid #e65100; }
 .verdict.no-judges { background: #e3f2fd; border-left: 6px solid #1565c0; }
@@ -42,6 +48,17 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         esc(&doc.title)
     );
     s += &format!("<h1>{}</h1>\n", esc(&doc.title));
+    let decision = doc.decision.status;
+    s += &format!(
+        "<div class=\"decision {}\" id=\"decision\">\n<p><strong>Decision: {}.</strong> {}</p>\n",
+        decision.class(),
+        decision.label(),
+        esc(&doc.decision.sentence)
+    );
+    if !doc.decision.details.is_empty() {
+        s += &list(&doc.decision.details);
+    }
+    s += "</div>\n";
     let status = doc.verdict.status;
     s += &format!(
         "<div class=\"verdict {}\" id=\"verdict\">\n<p><strong>Verdict: {}.</strong> {}</p>\n",

@@ -8,6 +8,18 @@ use crate::text;
 /// Renders the document. `plots` supplies titles and alt text for the plots it names.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
     let mut s = format!("# {}\n\n", escape(&doc.title));
+    let decision = doc.decision.status;
+    s += &format!(
+        "**Decision: {}.** {}\n\n",
+        decision.label(),
+        escape(&doc.decision.sentence)
+    );
+    for d in &doc.decision.details {
+        s += &format!("- {}\n", escape(d));
+    }
+    if !doc.decision.details.is_empty() {
+        s += "\n";
+    }
     let status = doc.verdict.status;
     let mark = match status {
         Status::Trusted => "✅",

@@ -13,6 +13,14 @@ use super::document::{Cell, Document, Table};
 pub fn render(experiment: &str, doc: &Document, run_dir: &Path, report: &Path) -> String {
     let mut s = format!("{experiment} → {}\n", run_dir.display());
     s += &format!(
+        "  decision: {}. {}\n",
+        doc.decision.status.label(),
+        doc.decision.sentence
+    );
+    for d in &doc.decision.details {
+        s += &format!("    - {d}\n");
+    }
+    s += &format!(
         "  verdict: {}. {}\n",
         doc.verdict.status.label(),
         doc.verdict.sentence
@@ -74,13 +82,18 @@ fn table(t: &Table, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::document::{Section, Status, Verdict};
+    use crate::report::document::{DecisionLine, DecisionStatus, Section, Status, Verdict};
 
     #[test]
-    fn the_summary_is_the_documents_verdict_headline_table_and_readings() {
+    fn the_summary_is_the_documents_decision_verdict_headline_table_and_readings() {
         let doc = Document {
             title: "calibench report: t".into(),
             run_id: "r".into(),
+            decision: DecisionLine {
+                status: DecisionStatus::Decided(crate::decision::Verdict::Withheld),
+                sentence: "Withheld: precision is judge-derived.".into(),
+                details: vec!["precision (increase): withheld".into()],
+            },
             verdict: Verdict {
                 status: Status::Withheld,
                 sentence: "The judges do not agree.".into(),
@@ -120,6 +133,8 @@ mod tests {
         assert_eq!(
             text,
             "t → runs/r
+  decision: withheld. Withheld: precision is judge-derived.
+    - precision (increase): withheld
   verdict: withheld. The judges do not agree.
     - (1) IRR 0.12 < 0.2
   headline: judges not trusted

@@ -88,6 +88,17 @@ pub fn needed(sd: f64, effect: f64, alpha: f64, power: f64) -> Option<u64> {
     (k <= MAX_COUNT as f64).then(|| (k as u64).max(2))
 }
 
+/// [`needed`] for an observed `effect` at two-sided `alpha` and 80% power, from the minimum
+/// detectable effect `mde` of `pairs` pairs (at 0.05 and 80%) instead of their standard
+/// deviation: sd = mde · √pairs / (z₀.₉₇₅ + z₀.₈), so the count is
+/// ⌈pairs · (mde / effect)² · ((z₁₋α/₂ + z₀.₈) / (z₀.₉₇₅ + z₀.₈))²⌉. At least 2; `None` past
+/// [`MAX_COUNT`].
+pub fn needed_at(mde: f64, pairs: usize, effect: f64, alpha: f64) -> Option<u64> {
+    let scale = z_sum(alpha, POWER) / z_sum(ALPHA, POWER);
+    let k = (pairs as f64 * (mde / effect * scale).powi(2)).ceil();
+    (k <= MAX_COUNT as f64).then(|| (k as u64).max(2))
+}
+
 /// The power of a study of `pairs` pairs by the normal approximation: the chance that the mean
 /// of `pairs` differences with true mean `effect` and standard deviation `sd` lands beyond
 /// ±z₁₋α/₂ · sd / √pairs.
@@ -208,6 +219,20 @@ mod tests {
             (784_887_000_000_000..784_889_000_000_000).contains(&big),
             "{big}"
         );
+    }
+
+    // The decision's count from an MDE is plan's count from the standard deviation.
+    #[test]
+    fn needed_from_the_mde_is_needed_from_the_sd() {
+        let diffs = [0.3, -0.1, 0.8, 0.2, 0.5, -0.4, 0.9, 0.1, 0.35];
+        let (s, m) = (sd(&diffs).unwrap(), mde(&diffs).unwrap());
+        for (effect, alpha) in [(0.07, 0.05), (-0.11, 0.05), (0.07, 0.025), (0.2, 0.01)] {
+            assert_eq!(
+                needed_at(m, diffs.len(), effect, alpha),
+                needed(s, effect, alpha, POWER),
+                "{effect} at {alpha}"
+            );
+        }
     }
 
     #[test]
