@@ -20,9 +20,13 @@ use crate::stats::bootstrap::{Method, MAX_REPLICATES};
                   gates the result through a trust verdict, and writes reports.\n\n\
                   Exit status: 0 done (or: passed, trustworthy), 1 a gate check failed or the judges \
                   are not trustworthy, 2 bad input or usage.",
-    after_help = "Set NO_COLOR to turn colour off. Progress bars go to stderr, only on a terminal."
+    after_help = "Colour: --color auto (the default: on a terminal, unless NO_COLOR is set), always or never. Progress bars go to stderr, only on a terminal."
 )]
 pub struct Cli {
+    /// When to colour errors and warnings on stderr
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
     /// Print the machine-readable result as JSON on stdout (and nothing else there)
     #[arg(long, global = true)]
     pub json: bool,
@@ -37,6 +41,16 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// When to colour what calibench writes to stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set (no-color.org)
+    #[default]
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -286,13 +300,10 @@ pub struct CollectArgs {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Names: review-return (with --scale and --mode), query-trace, validator-verdict, \
-judge-verdict (with --dimensions), and the corpus files reviews (optionally with --scale and \
---mode), queries, verdicts, validations, targets; experiment for experiment.toml."
+    after_help = crate::commands::schema::help()
 )]
 pub struct SchemaArgs {
-    /// What to describe: review-return, query-trace, validator-verdict, judge-verdict, or a corpus
-    /// file's stem (reviews, queries, verdicts, validations, targets), or experiment
+    /// What to describe: a command's output, a corpus file's stem, or experiment (listed below)
     pub name: String,
     /// The confidence scale a finding is held to (review-return, reviews)
     #[arg(long, value_enum)]
@@ -320,14 +331,17 @@ pub enum ModeArg {
 #[derive(Debug, Args)]
 #[command(
     after_help = "The needed number is ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉ (at least 2), sd \
-being the standard deviation of the pilot's paired differences; 10,000 simulated studies of that \
-size, resampling those differences shifted to the effect and seeded by the run's seed, check it.\n\
+being the standard deviation of the pilot's paired differences, or the fewest pairs with which \
+the sign test can reach alpha, when that is more (the output says which binds); 10,000 simulated \
+studies of that size, resampling those differences shifted to the effect and seeded by the run's \
+seed, check it.\n\
 Exit status: 0 done, 2 the metric or the effect cannot be planned for (named in the message)."
 )]
 pub struct PlanArgs {
     /// A pilot run's directory (runs/<run-id>)
     pub run_dir: PathBuf,
-    /// The metric to plan for: a key of the run's review.delta or queries.delta
+    /// The metric to plan for: a key of the run's review.delta or queries.delta, or an
+    /// imported scorer's name (scores.delta)
     #[arg(long)]
     pub metric: String,
     /// The true mean difference to detect, treatment − baseline (default: the pilot's observed

@@ -24,6 +24,7 @@ const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
 fn main() -> ExitCode {
     // Usage errors exit 2 from clap itself; --help and --version exit 0.
     let cli = Cli::parse();
+    output::set_color(cli.color);
     // mimalloc 3 keeps freed pages for a second before giving them back. Replaying a corpus
     // frees parse buffers and merge scratch as it goes, and that second is a few hundred MB of
     // peak memory on a million findings (README, Benchmarks), so the commands that replay give

@@ -9,6 +9,17 @@ use serde::Serialize;
 /// What every command result offers: a machine form (serde) and a human one.
 pub trait Render: Serialize {
     fn human(&self) -> String;
+
+    /// The machine form `--json` prints: pretty JSON, unless a command streams several
+    /// results (then JSON Lines, one object per line).
+    fn json(&self) -> Vec<u8> {
+        // Serializing plain data structures cannot fail; a failure would be a bug worth seeing.
+        let mut out = serde_json::to_vec_pretty(self).unwrap_or_else(|e| {
+            format!("{{\"error\": \"could not serialize the result: {e}\"}}").into_bytes()
+        });
+        out.push(b'\n');
+        out
+    }
 }
 
 /// How the user asked for output.
@@ -21,12 +32,7 @@ pub struct Style {
 /// Renders `result` as the user asked. Pure: returns the bytes to print.
 pub fn render<R: Render>(result: &R, style: Style) -> Vec<u8> {
     if style.json {
-        // Serializing plain data structures cannot fail; a failure would be a bug worth seeing.
-        let mut out = serde_json::to_vec_pretty(result).unwrap_or_else(|e| {
-            format!("{{\"error\": \"could not serialize the result: {e}\"}}").into_bytes()
-        });
-        out.push(b'\n');
-        out
+        result.json()
     } else if style.quiet {
         Vec::new()
     } else {
@@ -47,9 +53,30 @@ pub fn print(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Whether stderr may be coloured: a terminal, and NO_COLOR unset or empty (no-color.org).
+/// `--color`, as set once at start: 0 auto, 1 always, 2 never.
+static COLOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Sets `--color` for the process (the binary does, once, before any output).
+pub fn set_color(choice: crate::cli::ColorChoice) {
+    use crate::cli::ColorChoice;
+    let v = match choice {
+        ColorChoice::Auto => 0,
+        ColorChoice::Always => 1,
+        ColorChoice::Never => 2,
+    };
+    COLOR.store(v, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether stderr is coloured: as `--color` says, and by default on a terminal with NO_COLOR
+/// unset or empty (no-color.org).
 pub fn stderr_color() -> bool {
-    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match COLOR.load(std::sync::atomic::Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// A bar on stderr of `len` steps drawn by `template` (indicatif's syntax), ticking on its own

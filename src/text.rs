@@ -189,6 +189,12 @@ pub fn markdown_code(s: &str) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
+/// `n` and the noun for it: "1 check", "3 checks".
+pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
+    let n = n.into();
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The name closest to `word`, when it is close enough to be a likely typo: at most a third
 /// of the longer one's length in edits (insert, delete, substitute, swap two neighbours).
 pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {

@@ -247,10 +247,6 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
             "[[check]]\nmetric = \"queries.arms.treatment.calibration.ece\"\nmax_increase = 0.02\n",
             "names no accepted run",
         ),
-        (
-            "[[check]]\nmetric = \"lift.value\"\nmax_decrease = 0.02\nbaseline = \"nowhere/metrics.json\"\n",
-            "nowhere/metrics.json: `baseline`: is not there",
-        ),
         ("require_trustworthy = false\n", "the gate checks nothing"),
     ] {
         let (dir, path) = policy(text);
@@ -278,6 +274,75 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
         assert!(!runs.exists(), "{text:?} ran the experiment");
         assert!(!junit.exists(), "{text:?} wrote JUnit");
     }
+}
+
+// Issue 35: a check bounding a change against an accepted run that is not there yet refused the
+// gate (exit 2) before the run was made, so a project's first run could never be made and
+// accepted. The gate runs the experiment, fails those checks saying so, judges the others, and
+// says how to accept the run.
+#[test]
+fn a_first_run_without_an_accepted_run_is_gated_and_says_how_to_accept_it() {
+    let (dir, path) = policy(
+        "[[check]]\nmetric = \"lift.value\"\nmax_decrease = 0.02\nbaseline = \"accepted/metrics.json\"\n[[check]]\nmetric = \"agreement.judges.alpha\"\nmin = 0.667\n",
+    );
+    let runs = dir.path().join("runs");
+    let junit = dir.path().join("junit.xml");
+    let out = calibench()
+        .arg("gate")
+        .arg(experiment("doc-review-ab"))
+        .arg("--policy")
+        .arg(&path)
+        .arg("--runs-dir")
+        .arg(&runs)
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .arg("--junit")
+        .arg(&junit)
+        .args(["--run-id", "first"])
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        runs.join("first/metrics.json").is_file(),
+        "the run was made"
+    );
+    assert!(text.contains("FAIL  lift.value"), "{text}");
+    assert!(text.contains("no accepted run yet"), "{text}");
+    assert!(text.contains("pass  agreement.judges.alpha"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "store it with `calibench accept {} --to {}`",
+            runs.join("first").display(),
+            dir.path().join("accepted").display()
+        )),
+        "{text}"
+    );
+    assert!(std::fs::read_to_string(&junit)
+        .unwrap()
+        .contains("no accepted run yet"));
+    // Accepted as it says, the next gate compares against it and passes.
+    calibench()
+        .arg("accept")
+        .arg(runs.join("first"))
+        .arg("--to")
+        .arg(dir.path().join("accepted"))
+        .assert()
+        .success();
+    calibench()
+        .arg("gate")
+        .arg(runs.join("first"))
+        .arg("--policy")
+        .arg(&path)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .success();
 }
 
 #[test]

@@ -181,9 +181,25 @@ fn plan_gives_the_closed_form_and_checks_it_by_simulation() {
         let diffs = differences(&dir, metric);
         let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
         let s = sd(&diffs);
-        let needed = ((Z_SUM * s / mean.abs()).powi(2).ceil() as u64).max(2);
+        let normal = ((Z_SUM * s / mean.abs()).powi(2).ceil() as u64).max(2);
         assert_eq!(out["metric"], metric);
-        assert_eq!(out["needed"].as_u64(), Some(needed), "{run} {metric}");
+        assert_eq!(
+            out["normal_needed"].as_u64(),
+            Some(normal),
+            "{run} {metric}"
+        );
+        // One number: the larger of the power count and the sign test's 6 pairs for 0.05
+        // (issue 35: "needed: 2" and then "cannot reach p < 0.05 with fewer than 6").
+        assert_eq!(
+            out["needed"].as_u64(),
+            Some(normal.max(6)),
+            "{run} {metric}"
+        );
+        assert_eq!(
+            out["binds"],
+            if normal >= 6 { "power" } else { "sign test" },
+            "{run} {metric}"
+        );
         assert_eq!(out["pairs"].as_u64(), Some(diffs.len() as u64));
         assert!((out["sd"].as_f64().unwrap() - s).abs() < 1e-12);
         assert!((out["effect"].as_f64().unwrap() - mean).abs() < 1e-12);

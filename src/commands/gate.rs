@@ -33,6 +33,9 @@ pub struct GateReport {
     /// The run's decision in words ("Better: precision rose …"), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
+    /// The accepted runs the policy names that are not there yet: the folder each is stored in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_accepted_run: Vec<PathBuf>,
     #[serde(flatten)]
     pub outcome: Outcome,
     /// Files written: JUnit, summary, `$GITHUB_STEP_SUMMARY`.
@@ -100,6 +103,12 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         decision: serde_json::from_value::<crate::decision::Decision>(metrics["decision"].clone())
             .ok()
             .map(|d| crate::decision::headline(&d)),
+        no_accepted_run: policy
+            .baselines()
+            .into_iter()
+            .filter(|b| !b.exists())
+            .map(|b| b.parent().unwrap_or(Path::new(".")).to_path_buf())
+            .collect(),
         outcome,
         written: Vec::new(),
     };
@@ -225,17 +234,10 @@ fn read_json(path: &Path) -> Result<Value, Error> {
 fn read_accepted(policy: &Policy) -> Result<BTreeMap<PathBuf, Value>, Error> {
     let mut out = BTreeMap::new();
     for path in policy.baselines() {
-        if !path.is_file() {
-            return Err(InputError::new(
-                path.display().to_string(),
-                "is not there: the policy compares against this accepted run",
-            )
-            .field("`baseline`")
-            .hint(format!(
-                "store one with `calibench accept runs/<run-id> --to {}`",
-                path.parent().unwrap_or(Path::new(".")).display()
-            ))
-            .into());
+        // No accepted run yet is not bad input: it is every project's first run. The checks
+        // that bound a change fail, saying how to accept a run; the rest are judged as ever.
+        if !path.exists() {
+            continue;
         }
         let value = read_json(path)?;
         if !value["run_id"].is_string() {
@@ -299,14 +301,13 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
 impl Render for GateReport {
     fn human(&self) -> String {
         let o = &self.outcome;
+        let checks = crate::text::count(o.checks.len() as u64, "check", "checks");
         let mut s = if o.passed {
-            format!("gate passed: {} ({} checks)\n", self.run_id, o.checks.len())
+            format!("gate passed: {} ({checks})\n", self.run_id)
         } else {
             format!(
-                "gate FAILED: {} ({} of {} checks failed)\n",
-                self.run_id,
-                o.failed,
-                o.checks.len()
+                "gate FAILED: {} ({} of {checks} failed)\n",
+                self.run_id, o.failed
             )
         };
         if let Some(d) = &self.decision {
@@ -334,6 +335,13 @@ impl Render for GateReport {
         }
         if let Some(r) = &self.report {
             s += &format!("  report: {}\n", r.display());
+        }
+        for dir in &self.no_accepted_run {
+            s += &format!(
+                "  no accepted run yet: once this run is right, store it with `calibench accept {} --to {}`\n",
+                self.run_dir.display(),
+                dir.display()
+            );
         }
         for w in &self.written {
             s += &format!("  wrote:  {}\n", w.display());

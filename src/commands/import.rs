@@ -119,15 +119,15 @@ impl Render for Report {
     fn human(&self) -> String {
         let t = &self.tally;
         let missing: usize = t.missing.values().sum();
+        let count = crate::text::count;
         let mut s = format!(
-            "imported arm `{}` (task `{}`) into {}: {} lines from {} log{}, {} samples; {} scored, {} missing\n",
+            "imported arm `{}` (task `{}`) into {}: {} from {}, {}; {} scored, {} missing\n",
             self.arm,
             self.task,
             self.into.display(),
-            self.lines,
-            t.logs,
-            if t.logs == 1 { "" } else { "s" },
-            t.samples,
+            count(self.lines as u64, "line", "lines"),
+            count(t.logs as u64, "log", "logs"),
+            count(t.samples as u64, "sample", "samples"),
             t.scored,
             missing,
         );

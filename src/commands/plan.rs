@@ -42,8 +42,14 @@ pub struct PlanReport {
     pub pairs: usize,
     pub power: f64,
     pub alpha: f64,
-    /// Pairs needed by the normal approximation.
+    /// Pairs needed: the larger of what the normal approximation needs for the power
+    /// (`normal_needed`) and the fewest with which the sign test can reach `alpha` at all
+    /// (`sign_test_pairs`); `binds` says which.
     pub needed: u64,
+    /// Pairs the normal approximation needs for the power.
+    pub normal_needed: u64,
+    /// `power` or `sign test`: which of the two counts `needed` is.
+    pub binds: &'static str,
     /// The share of simulated studies of `needed` pairs that detect the effect; null when the
     /// study is too large to simulate.
     pub simulated_power: Option<f64>,
@@ -191,7 +197,7 @@ pub fn plan(
         });
     }
     let (alpha, power) = (settings.alpha, settings.power);
-    let Some(k) = needed(s, effect, alpha, power) else {
+    let Some(normal_k) = needed(s, effect, alpha, power) else {
         return Err(refuse(
             if settings.effect.is_some() {
                 "`--effect`"
@@ -205,6 +211,14 @@ pub fn plan(
             ),
             "plan for a larger effect (--effect) or a less strict level (--alpha)",
         ));
+    };
+    // The sign test calibench reports cannot reach `alpha` with fewer pairs, whatever the
+    // effect: a count below that would plan a study that cannot show anything.
+    let sign_test_pairs = pairs_for_floor(alpha);
+    let (k, binds) = if normal_k >= sign_test_pairs as u64 {
+        (normal_k, "power")
+    } else {
+        (sign_test_pairs as u64, "sign test")
     };
     let simulate = |pairs: u64| {
         (pairs <= MAX_SIMULATED_PAIRS).then(|| {
@@ -245,6 +259,8 @@ pub fn plan(
         power,
         alpha,
         needed: k,
+        normal_needed: normal_k,
+        binds,
         simulated_power: simulated,
         table: compared.table.name(),
         units,
@@ -254,7 +270,7 @@ pub fn plan(
         seed: settings.seed,
         studies: STUDIES,
         sizes,
-        sign_test_pairs: pairs_for_floor(alpha),
+        sign_test_pairs,
         note: simulated.is_none().then(|| {
             format!(
                 "{k} {units} is more than the {MAX_SIMULATED_PAIRS} a simulated study may draw; the normal approximation stands alone"
@@ -429,12 +445,21 @@ impl Render for PlanReport {
                 "the observed mean difference; choose another with --effect"
             }
         );
-        s += &format!(
-            "  needed: {} {units} for {:.0}% power at two-sided {} (normal approximation)\n",
-            self.needed,
-            100.0 * self.power,
-            fmt_level(self.alpha)
-        );
+        s += &match self.binds {
+            "power" => format!(
+                "  needed: {} {units} for {:.0}% power at two-sided {} (normal approximation)\n",
+                self.needed,
+                100.0 * self.power,
+                fmt_level(self.alpha)
+            ),
+            _ => format!(
+                "  needed: {} {units}: the sign test in calibench's reports cannot reach p < {} with fewer, whatever the effect (for {:.0}% power alone the normal approximation asks {})\n",
+                self.needed,
+                fmt_level(self.alpha),
+                100.0 * self.power,
+                self.normal_needed
+            ),
+        };
         match self.simulated_power {
             Some(p) => {
                 s += &format!(
@@ -451,12 +476,6 @@ impl Render for PlanReport {
                     self.note.as_deref().unwrap_or("too large")
                 )
             }
-        }
-        if self.needed < self.sign_test_pairs as u64 {
-            s += &format!(
-                "  note: the sign test in calibench's reports cannot reach p < {} with fewer than {} {units} whatever the effect; record at least {}\n",
-                fmt_level(self.alpha), self.sign_test_pairs, self.sign_test_pairs
-            );
         }
         s += &format!(
             "  {:>10}  {:>14}  {:>17}\n",

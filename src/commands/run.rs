@@ -38,16 +38,13 @@ pub struct Completed {
 }
 
 impl Serialize for RunReport {
-    /// `--json` prints the metrics: one object for one experiment, a list for several.
+    /// The metrics of every run, in order.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self.runs.as_slice() {
-            [one] => one.metrics.serialize(s),
-            many => many
-                .iter()
-                .map(|r| &r.metrics)
-                .collect::<Vec<_>>()
-                .serialize(s),
-        }
+        self.runs
+            .iter()
+            .map(|r| &r.metrics)
+            .collect::<Vec<_>>()
+            .serialize(s)
     }
 }
 
@@ -155,6 +152,17 @@ fn write_index(reports_dir: &Path, entries: &[index::Entry]) -> Result<PathBuf, 
 
 /// Every `corpora/*/experiment.toml`, sorted.
 fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
+    if !root.is_dir() {
+        return Err(InputError::new(
+            "calibench run",
+            format!(
+                "names no experiment, and there is no {}/ folder here to run every example of",
+                root.display()
+            ),
+        )
+        .hint("name an experiment: `calibench run path/to/experiment.toml` (or a folder holding one); `calibench init DIR --kind doc` makes one to start from")
+        .into());
+    }
     let entries = std::fs::read_dir(root).map_err(|e| Error::read(root, e))?;
     let mut found: Vec<PathBuf> = entries
         .filter_map(Result::ok)
@@ -165,7 +173,7 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
     if found.is_empty() {
         return Err(
             InputError::new(root.display().to_string(), "holds no */experiment.toml")
-                .hint("name an experiment: calibench run path/to/experiment.toml")
+                .hint("name an experiment: `calibench run path/to/experiment.toml`; `calibench init DIR --kind doc` makes one to start from")
                 .into(),
         );
     }
@@ -386,6 +394,23 @@ struct Manifest {
 }
 
 impl Render for RunReport {
+    /// JSON Lines: one `metrics.json` object per experiment, one line each, in the order they
+    /// ran. One experiment prints one object, and many can be read as they stream
+    /// (`jq -c .decision.verdict`).
+    fn json(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in &self.runs {
+            match serde_json::to_vec(&r.metrics) {
+                Ok(mut line) => out.append(&mut line),
+                Err(e) => out.extend(
+                    format!("{{\"error\": \"could not serialize the metrics: {e}\"}}").bytes(),
+                ),
+            }
+            out.push(b'\n');
+        }
+        out
+    }
+
     /// Each run's summary, rendered from its report's document (see `report::terminal`).
     fn human(&self) -> String {
         let mut s = String::new();

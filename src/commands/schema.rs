@@ -38,6 +38,15 @@ pub fn run(args: &SchemaArgs) -> Result<Printed, Error> {
     schema(args).map(Printed)
 }
 
+/// `schema --help`'s list of names, from the names `schema` knows.
+pub fn help() -> String {
+    format!(
+        "Names: {} (review-return with --scale and --mode, judge-verdict with --dimensions); the corpus files {} (reviews optionally with --scale and --mode); experiment for experiment.toml.",
+        RETURNS.join(", "),
+        files::stems().join(", ")
+    )
+}
+
 /// Every name `schema` knows, for the message naming them.
 pub fn names() -> Vec<&'static str> {
     let mut out: Vec<&str> = RETURNS.to_vec();
@@ -557,6 +566,15 @@ mod tests {
             let ok = arrival::accept(out.as_bytes(), &call(), &q).is_ok();
             let value: Value = serde_json::from_str(out).unwrap();
             assert_eq!(ok, trace.is_valid(&value), "{out}");
+        }
+    }
+
+    // Issue 35: `schema --help` listed the corpus files by hand and missed `scores`.
+    #[test]
+    fn help_lists_every_name() {
+        let help = help();
+        for name in names() {
+            assert!(help.contains(name), "{name} is not in: {help}");
         }
     }
 

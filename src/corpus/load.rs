@@ -371,16 +371,18 @@ pub fn load(
     Ok(loaded)
 }
 
-/// The JSON Lines files a corpus folder may hold (SPEC §2), each with what it is.
-pub const CORPUS_FILES: [(&str, &str); 7] = [
-    ("reviews.jsonl", "reviewer returns"),
-    ("queries.jsonl", "agent query traces"),
-    ("verdicts.jsonl", "judge verdicts"),
-    ("validations.jsonl", "validator verdicts"),
-    ("targets.jsonl", "target metadata"),
-    ("scores.jsonl", "imported scores"),
-    ("labels.jsonl", "human labels"),
-];
+/// The JSON Lines files a corpus folder may hold, each with what it is: the files calibench
+/// reads ([`super::schema::FILES`]), and human labels, which it does not read yet.
+pub fn corpus_files() -> Vec<(String, &'static str)> {
+    super::schema::FILES
+        .iter()
+        .map(|f| (format!("{}.jsonl", f.stem), f.holds))
+        .chain(std::iter::once((
+            "labels.jsonl".to_string(),
+            "human labels",
+        )))
+        .collect()
+}
 
 /// What `collect` keeps beside the corpus files of a run directory: each judge call as it
 /// returns, gathered into verdicts.jsonl when the stage finishes.
@@ -391,7 +393,8 @@ const COLLECTION_FILES: [&str; 1] = ["judges.jsonl"];
 /// `reviews.json` (the stem of a corpus file with another extension). Human labels are not
 /// read by this version, so `labels.jsonl` is refused rather than ignored.
 fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Result<(), Error> {
-    let known: Vec<&str> = CORPUS_FILES.iter().map(|(name, _)| *name).collect();
+    let files = corpus_files();
+    let known: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
     let entries = std::fs::read_dir(dir).map_err(|e| Error::read(dir, e))?;
     let mut stray: Vec<String> = entries
         .filter_map(Result::ok)
@@ -421,7 +424,7 @@ fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Resu
             continue;
         }
         let near = nearest_corpus_file(&name);
-        let files = CORPUS_FILES
+        let listed = files
             .iter()
             .map(|(n, what)| format!("{n} ({what})"))
             .collect::<Vec<_>>()
@@ -435,7 +438,7 @@ fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Resu
         loaded
             .refusals
             .push(InputError::new(shown, problem).hint(format!(
-                "a corpus folder holds {files}; rename the file, or move it out of the folder"
+                "a corpus folder holds {listed}; rename the file, or move it out of the folder"
             )));
     }
     Ok(())
@@ -443,17 +446,20 @@ fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Resu
 
 /// The corpus file `name` most likely meant: the same stem but for case, one edit, or the
 /// singular (`review.jsonl`, `Verdicts.jsonl`, `query.jsonl`, `reveiws.jsonl`).
-fn nearest_corpus_file(name: &str) -> Option<&'static str> {
+fn nearest_corpus_file(name: &str) -> Option<String> {
     let lower = name.to_lowercase();
     let stem = lower.split('.').next().unwrap_or(&lower);
-    CORPUS_FILES.iter().map(|(file, _)| *file).find(|file| {
-        let known = &file[..file.len() - ".jsonl".len()];
-        let plural = match stem.strip_suffix('y') {
-            Some(s) => format!("{s}ies"),
-            None => format!("{stem}s"),
-        };
-        known == stem || known == plural || strsim::osa_distance(known, stem) <= 1
-    })
+    corpus_files()
+        .into_iter()
+        .map(|(file, _)| file)
+        .find(|file| {
+            let known = &file[..file.len() - ".jsonl".len()];
+            let plural = match stem.strip_suffix('y') {
+                Some(s) => format!("{s}ies"),
+                None => format!("{stem}s"),
+            };
+            known == stem || known == plural || strsim::osa_distance(known, stem) <= 1
+        })
 }
 
 /// Arms whose findings are all malformed are refused, and arms more than half of whose findings

@@ -366,7 +366,10 @@ fn check_tool(raw: RawTool, err: &dyn Fn(&str, String) -> InputError) -> Result<
                     None => {
                         return Err(err(
                             "relevant",
-                            format!("is missing: the read returned {files} file(s)"),
+                            format!(
+                                "is missing: the read returned {}",
+                                crate::text::count(files, "file", "files")
+                            ),
                         )
                         .hint("true, false, or how many of the files were relevant"))
                     }
@@ -414,7 +417,10 @@ fn check_tool(raw: RawTool, err: &dyn Fn(&str, String) -> InputError) -> Result<
                     (None, None) => {
                         return Err(err(
                             "tests_passed",
-                            format!("is missing, and so is tests_failed: {run} test(s) ran, with what result?"),
+                            format!(
+                                "is missing, and so is tests_failed: {} ran, with what result?",
+                                crate::text::count(run, "test", "tests")
+                            ),
                         ))
                     }
                     (Some(p), None) => (p, 0),

@@ -13,25 +13,57 @@ use super::{
 /// Derives one line type's schema.
 type Derive = fn() -> Schema;
 
-/// Each corpus file by its stem, with its line's schema.
-pub const FILES: &[(&str, Derive)] = &[
-    ("reviews", || schema_for!(RawReturn)),
-    ("queries", || schema_for!(RawQuery)),
-    ("verdicts", || schema_for!(RawItem)),
-    ("validations", || schema_for!(RawValidation)),
-    ("targets", || schema_for!(RawTarget)),
-    ("scores", || schema_for!(Score)),
+/// One corpus file: the stem of its name (`reviews` for `reviews.jsonl`), what it holds, and
+/// its line's schema.
+pub struct CorpusFile {
+    pub stem: &'static str,
+    pub holds: &'static str,
+    pub schema: Derive,
+}
+
+/// Every corpus file calibench reads, in the order the docs list them.
+pub const FILES: &[CorpusFile] = &[
+    CorpusFile {
+        stem: "reviews",
+        holds: "reviewer returns",
+        schema: || schema_for!(RawReturn),
+    },
+    CorpusFile {
+        stem: "queries",
+        holds: "agent query traces",
+        schema: || schema_for!(RawQuery),
+    },
+    CorpusFile {
+        stem: "verdicts",
+        holds: "judge verdicts",
+        schema: || schema_for!(RawItem),
+    },
+    CorpusFile {
+        stem: "validations",
+        holds: "validator verdicts",
+        schema: || schema_for!(RawValidation),
+    },
+    CorpusFile {
+        stem: "targets",
+        holds: "target metadata",
+        schema: || schema_for!(RawTarget),
+    },
+    CorpusFile {
+        stem: "scores",
+        holds: "imported scores",
+        schema: || schema_for!(Score),
+    },
 ];
 
 /// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
 /// `validations`, `targets`, `scores`).
 pub fn of(stem: &str) -> Option<Schema> {
-    FILES.iter().find(|(s, _)| *s == stem).map(|(_, f)| f())
+    FILES.iter().find(|f| f.stem == stem).map(|f| (f.schema)())
 }
 
 /// The stems [`of`] knows, for a message naming them.
 pub fn stems() -> Vec<&'static str> {
-    FILES.iter().map(|(s, _)| *s).collect()
+    FILES.iter().map(|f| f.stem).collect()
 }
 
 #[cfg(test)]
@@ -48,7 +80,7 @@ mod tests {
         let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
         let mut lines = 0;
         for entry in std::fs::read_dir(&corpora).unwrap() {
-            for (stem, schema) in FILES {
+            for CorpusFile { stem, schema, .. } in FILES {
                 let path = entry.as_ref().unwrap().path().join(format!("{stem}.jsonl"));
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;

@@ -108,10 +108,11 @@ pub fn junit(about: &About<'_>, out: &Outcome) -> Result<String, quick_junit::Se
 pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
     let cell = |t: &str| text::markdown(t);
     let code = |t: &str| text::markdown_code(t);
+    let checks = text::count(out.checks.len() as u64, "check", "checks");
     let verdict = if out.passed {
-        format!("passed ({} checks)", out.checks.len())
+        format!("passed ({checks})")
     } else {
-        format!("**failed** ({} of {} checks)", out.failed, out.checks.len())
+        format!("**failed** ({} of {checks})", out.failed)
     };
     let mut s = format!(
         "### calibench gate: {} — {verdict}\n\nRun {}, policy {}",

@@ -163,7 +163,10 @@ fn decision_check(run: &Value, accepted: &[crate::decision::Verdict]) -> CheckRe
 enum Found {
     Number(f64),
     /// Why not: absent where, or null.
-    NotFound(String),
+    Absent(String),
+    /// The accepted run is not there yet (a first run, not yet accepted): why, and how to
+    /// store one.
+    NoAccepted(String),
 }
 
 fn lookup(doc: &Value, path: &MetricPath) -> (Value, Found) {
@@ -190,19 +193,19 @@ fn lookup(doc: &Value, path: &MetricPath) -> (Value, Found) {
                         _ => format!("`{at}` has no `{part}`"),
                     }
                 };
-                return (Value::Null, Found::NotFound(why));
+                return (Value::Null, Found::Absent(why));
             }
         };
     }
     match node {
         Value::Number(n) => match n.as_f64() {
             Some(x) => (node.clone(), Found::Number(x)),
-            None => (node.clone(), Found::NotFound(format!("`{path}` is {n}"))),
+            None => (node.clone(), Found::Absent(format!("`{path}` is {n}"))),
         },
-        Value::Null => (Value::Null, Found::NotFound(null_reason(doc, path))),
+        Value::Null => (Value::Null, Found::Absent(null_reason(doc, path))),
         other => (
             other.clone(),
-            Found::NotFound(format!("`{path}` is {other}, not a number")),
+            Found::Absent(format!("`{path}` is {other}, not a number")),
         ),
     }
 }
@@ -247,9 +250,13 @@ fn bound_check(
         }
         Some((path, None)) => (
             Some(Value::Null),
-            Some(Found::NotFound(format!(
-                "the accepted run {} was not read",
-                path.display()
+            Some(Found::NoAccepted(format!(
+                "no accepted run yet ({} is not there): `calibench accept RUN_DIR --to {}` stores one",
+                path.display(),
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(std::path::Path::new("."))
+                    .display()
             ))),
         ),
         None => (None, None),
@@ -262,7 +269,9 @@ fn bound_check(
         let key = bound.key();
         // The figure the limit is held against, or why there is none.
         let compared: Result<f64, String> = match (&found, bound, &accepted_found) {
-            (Found::NotFound(why), _, _) => Err(format!("not found: {why}")),
+            (Found::Absent(why) | Found::NoAccepted(why), _, _) => {
+                Err(format!("not found: {why}"))
+            }
             (Found::Number(v), Bound::Min(_) | Bound::Max(_), _) => Ok(*v),
             (Found::Number(v), _, Some(Found::Number(a))) => {
                 let change = round9(v - a);
@@ -271,9 +280,10 @@ fn bound_check(
                     _ => (-change).max(0.0),
                 })
             }
-            (Found::Number(_), _, Some(Found::NotFound(why))) => {
+            (Found::Number(_), _, Some(Found::Absent(why))) => {
                 Err(format!("not found in the accepted run: {why}"))
             }
+            (Found::Number(_), _, Some(Found::NoAccepted(why))) => Err(why.clone()),
             (Found::Number(_), _, None) => Err("no accepted run to compare with".to_string()),
         };
         let passed = match &compared {
@@ -322,7 +332,7 @@ fn bound_check(
     let passed = failures.is_empty();
     let phrases = if passed { passes } else { failures };
     let message = match &found {
-        Found::NotFound(_) => phrases.join("; "),
+        Found::Absent(_) | Found::NoAccepted(_) => phrases.join("; "),
         Found::Number(v) => {
             let mut head = num(*v);
             if let Some(Found::Number(a)) = &accepted_found {
@@ -492,7 +502,7 @@ mod tests {
         let out = evaluate(&p, &run(), &BTreeMap::new());
         assert_eq!(
             out.checks[0].message,
-            "0.8686: not found in the accepted run: the accepted run acc.json was not read"
+            "0.8686: no accepted run yet (acc.json is not there): `calibench accept RUN_DIR --to .` stores one"
         );
     }
 
