@@ -80,6 +80,35 @@ pub enum Command {
     Plan(PlanArgs),
     /// Read Inspect, promptfoo or lm-eval logs (or a plain table) as one arm's scores in a corpus
     Import(ImportArgs),
+    /// Start a corpus: example lines and a commented experiment.toml that runs as written
+    Init(InitArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Writes DIR/experiment.toml (every key of its kind, with its default and what it \
+means) and a few example lines of each corpus file the kind reads; `calibench run DIR` runs them. \
+Exit status: 0 written, 2 DIR is not empty (nothing is written)."
+)]
+pub struct InitArgs {
+    /// The folder to make (default: the current one, which must then be empty)
+    pub dir: Option<PathBuf>,
+    /// What the corpus holds
+    #[arg(long, value_enum)]
+    pub kind: InitKind,
+}
+
+/// The kinds of corpus `init` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InitKind {
+    /// Reviewer returns on documents, with judge verdicts: an A/B of a rubric change
+    Doc,
+    /// Reviewer returns on code changes, with judge verdicts
+    Code,
+    /// Agent query traces: a capacity review of a confidence model
+    Queries,
+    /// Imported eval scores of two runs
+    Scores,
 }
 
 #[derive(Debug, Args)]

@@ -132,9 +132,9 @@ pub enum Reading {
     Unmeasured,
 }
 
-/// One metric's outcome from what the run measured, in a decision of `family` metrics: an
-/// underpowered metric's count is for the family's strictest Holm level, 0.05 / `family` (the
-/// level its smallest p must clear), for the power count and the sign test's floor alike.
+/// One metric's outcome from what the run measured, in a decision of `family` metrics. The
+/// family's strictest Holm level, 0.05 / `family` (the level its smallest p must clear), is the
+/// one the sign test's floor is held to, and the one an underpowered metric's count is for.
 pub fn outcome(want: Want, reading: &Reading, family: usize) -> (Outcome, Option<u64>) {
     let m = match reading {
         Reading::Withheld => return (Outcome::Withheld, None),
@@ -153,10 +153,10 @@ pub fn outcome(want: Want, reading: &Reading, family: usize) -> (Outcome, Option
     if m.delta == 0.0 {
         return (Outcome::NoEffectDetected, None);
     }
+    let level = ALPHA / family.max(1) as f64;
     let inside_mde = m.mde.is_some_and(|x| m.delta.abs() < x);
-    let floor = sign_test_floor(m.pairs) > ALPHA;
+    let floor = sign_test_floor(m.pairs) > level;
     if inside_mde || floor {
-        let level = ALPHA / family.max(1) as f64;
         let sign_test = pairs_for_floor(level) as u64;
         let needed = match m.mde.map(|x| needed_at(x, m.pairs, m.delta, level)) {
             Some(None) => None,
@@ -430,6 +430,15 @@ mod tests {
         assert_eq!(
             outcome(up, &measured(0.05, 0.3, Some(0.1), 40), 2),
             (Underpowered, Some(194))
+        );
+        // Six pairs reach 0.031 alone, but not 0.025, Holm's first step over two: underpowered.
+        assert_eq!(
+            outcome(up, &measured(0.15, 0.0625, Some(0.1), 6), 1).0,
+            NoEffectDetected
+        );
+        assert_eq!(
+            outcome(up, &measured(0.15, 0.0625, Some(0.1), 6), 2),
+            (Underpowered, Some(7))
         );
         assert_eq!(outcome(up, &Reading::Withheld, 1), (Withheld, None));
         assert_eq!(outcome(up, &Reading::Unmeasured, 1), (Unmeasured, None));

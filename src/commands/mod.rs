@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod collect;
 pub mod gate;
 pub mod import;
+pub mod init;
 pub mod plan;
 pub mod report;
 pub mod run;
@@ -66,6 +67,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         Command::Schema(args) => emit(&schema::run(&args)?, style),
         Command::Plan(args) => emit(&plan::run(&args)?, style),
         Command::Import(args) => emit(&import::run(&args)?, style),
+        Command::Init(args) => emit(&init::run(&args)?, style),
     }
 }
 

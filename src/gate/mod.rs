@@ -269,9 +269,7 @@ fn bound_check(
         let key = bound.key();
         // The figure the limit is held against, or why there is none.
         let compared: Result<f64, String> = match (&found, bound, &accepted_found) {
-            (Found::Absent(why) | Found::NoAccepted(why), _, _) => {
-                Err(format!("not found: {why}"))
-            }
+            (Found::Absent(why) | Found::NoAccepted(why), _, _) => Err(format!("not found: {why}")),
             (Found::Number(v), Bound::Min(_) | Bound::Max(_), _) => Ok(*v),
             (Found::Number(v), _, Some(Found::Number(a))) => {
                 let change = round9(v - a);
