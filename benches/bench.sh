@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
-# replay of 100,000 queries (SPEC §9), and one query of 100,000 tool calls.
+# replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
 # Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own

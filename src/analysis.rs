@@ -39,7 +39,7 @@ pub struct PerArm<T> {
     pub treatment: T,
 }
 
-/// Everything `metrics.json` holds (SPEC §5); sections are absent when the corpus has no file
+/// Everything `metrics.json` holds (docs/guides/reports.md); sections are absent when the corpus has no file
 /// for them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
@@ -49,7 +49,7 @@ pub struct Metrics {
     pub review: Option<ReviewSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queries: Option<QuerySection>,
-    /// Imported scores (SPEC §2.7): per scorer, both arms and the paired delta over items.
+    /// Imported scores: per scorer, both arms and the paired delta over items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scores: Option<ScoresSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,7 +66,7 @@ pub struct Metrics {
     /// suspect, with the share and the commonest reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs_suspect: Vec<crate::corpus::load::MalformedShare>,
-    /// The experiment's primary metrics (SPEC §4.8), in its order: one Holm family, and the
+    /// The experiment's primary metrics (docs/guides/ab-rubric-change.md), in its order: one Holm family, and the
     /// report's headline.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub primary: Vec<String>,
@@ -104,7 +104,7 @@ impl Metrics {
     }
 }
 
-/// Query replay (SPEC §4.3): both confidence models over the recorded traces.
+/// Query replay (docs/guides/capacity-review.md): both confidence models over the recorded traces.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QuerySection {
     pub arms: PerArm<QueryArmMetrics>,
@@ -112,7 +112,7 @@ pub struct QuerySection {
     pub delta: BTreeMap<String, Delta>,
 }
 
-/// Imported scores (SPEC §2.7): each arm's scorers, and treatment − baseline per scorer.
+/// Imported scores: each arm's scorers, and treatment − baseline per scorer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScoresSection {
     pub arms: PerArm<ScoreArm>,
@@ -149,7 +149,7 @@ pub struct Withheld {
 pub struct Delta {
     #[serde(flatten)]
     pub paired: PairedDelta,
-    /// Holm's step-down adjustment of `p_value` over its family (SPEC §4.8): the primary
+    /// Holm's step-down adjustment of `p_value` over its family (docs/guides/ab-rubric-change.md): the primary
     /// metrics when the experiment names them, else the delta's table.
     #[serde(default)]
     pub p_adjusted: Option<f64>,
@@ -173,7 +173,7 @@ pub struct AgreementSection {
     /// Test-retest across runs, per arm; absent with fewer than two runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<PerArm<Agreement>>,
-    /// Imported scores' repeat-to-repeat agreement per arm (SPEC §2.7): α over (scorer, item)
+    /// Imported scores' repeat-to-repeat agreement per arm: α over (scorer, item)
     /// units, the repeats as raters; absent when no arm repeats an item.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<PerArm<Agreement>>,
@@ -533,7 +533,7 @@ fn decide(m: &Metrics, wanted: &[crate::config::Wanted]) -> crate::decision::Dec
     crate::decision::decide(&rows)
 }
 
-/// What code review's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7), and
+/// What code review's precision controls read from the corpus, and
 /// whether the experiment replays them at all: in code mode, when an arm turns one on or the
 /// corpus records validator calls, PR metadata or source snapshots. An experiment that does
 /// not writes none of their figures, so its outputs are what they were before the controls.
@@ -636,7 +636,7 @@ fn review_section(
     })
 }
 
-/// What the judges' panels give: the trust verdict (SPEC §4.6), the judges' α, and the lift.
+/// What the judges' panels give: the trust verdict (docs/guides/trust.md), the judges' α, and the lift.
 struct Judged {
     verdict: TrustVerdict,
     agreement: Agreement,
@@ -705,7 +705,7 @@ fn judge_items(
 }
 
 /// The verdicts filed under either arm's recorded label (`source`) or name. A line under any
-/// other label is refused with the labels the file holds (SPEC §2): a typo in one arm's label
+/// other label is refused with the labels the file holds: a typo in one arm's label
 /// would otherwise take half the panel out of the trust verdict without a word.
 pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<Item>, InputError> {
     let ours = |label: &str| {
@@ -760,7 +760,7 @@ struct ScoresReplay {
 }
 
 /// Both arms' imported scores (each arm reads the lines labelled with its `source`), the delta
-/// per scorer, run-to-run agreement over repeats, and the judge panel's verdict (SPEC §2.7).
+/// per scorer, run-to-run agreement over repeats, and the judge panel's verdict.
 fn scores_section(
     exp: &Experiment,
     name: &str,

@@ -1,4 +1,4 @@
-//! Command-line arguments (SPEC §6). Parsing only: what each command does lives in `commands`.
+//! Command-line arguments (docs/reference.md). Parsing only: what each command does lives in `commands`.
 
 use std::path::PathBuf;
 
@@ -82,6 +82,9 @@ pub enum Command {
     Import(ImportArgs),
     /// Start a corpus: example lines and a commented experiment.toml that runs as written
     Init(InitArgs),
+    /// Print the reference of every input file, experiment key, metric and command (Markdown;
+    /// docs/reference.md is its output)
+    Reference,
 }
 
 #[derive(Debug, Args)]

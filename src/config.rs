@@ -1,5 +1,5 @@
-//! The experiment file, `experiment.toml` (SPEC §3): typed, validated, with every default of
-//! SPEC §4 filled in. An unknown key anywhere is an error that names it and its line: a typo must
+//! The experiment file, `experiment.toml` (docs/reference.md): typed, validated, with every default of
+//! docs/guides/ab-rubric-change.md filled in. An unknown key anywhere is an error that names it and its line: a typo must
 //! never fall back to a default silently.
 //!
 //! Thresholds are written in the units of the arm's confidence scale (0..100 for `anchor`,
@@ -54,7 +54,7 @@ impl Scale {
     }
 }
 
-/// Code-review mode, which decides where demoted findings go (SPEC §4.1 step 7).
+/// Code-review mode, which decides where demoted findings go (docs/guides/ab-rubric-change.md step 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ReviewMode {
@@ -64,7 +64,7 @@ pub enum ReviewMode {
     Autofix,
 }
 
-/// When the validation pass runs (SPEC §4.7).
+/// When the validation pass runs (docs/guides/ab-rubric-change.md).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
@@ -77,7 +77,7 @@ pub enum ValidationRun {
     Always,
 }
 
-/// Where interactive review sends actionable findings (SPEC §4.7; interactive only).
+/// Where interactive review sends actionable findings (docs/guides/ab-rubric-change.md; interactive only).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
@@ -90,7 +90,7 @@ pub enum InteractiveRoute {
     ReportOnly,
 }
 
-/// A PR skip condition (SPEC §4.7).
+/// A PR skip condition (docs/guides/ab-rubric-change.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SkipRule {
@@ -113,7 +113,7 @@ impl SkipRule {
     }
 }
 
-/// Lint-ignore suppression (SPEC §4.7).
+/// Lint-ignore suppression (docs/guides/ab-rubric-change.md).
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
 )]
@@ -124,7 +124,7 @@ pub enum LintIgnore {
     Suppress,
 }
 
-/// Code review's precision controls of one arm (SPEC §4.7), each off by default: the
+/// Code review's precision controls of one arm (docs/guides/ab-rubric-change.md), each off by default: the
 /// validation pass, PR skip conditions and lint-ignore suppression.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Controls {
@@ -156,7 +156,7 @@ impl Controls {
         *self == Controls::default()
     }
 
-    /// Whether the validation pass runs under `review_mode` (SPEC §4.7).
+    /// Whether the validation pass runs under `review_mode` (docs/guides/ab-rubric-change.md).
     pub fn validates(&self, review_mode: ReviewMode) -> bool {
         match self.validation {
             ValidationRun::Never => false,
@@ -170,7 +170,7 @@ impl Controls {
     }
 }
 
-/// What corroboration does to a confidence (SPEC §4.1 step 5).
+/// What corroboration does to a confidence (docs/guides/ab-rubric-change.md step 5).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Promotion {
@@ -263,7 +263,7 @@ impl ReviewPolicy {
     }
 }
 
-/// The confidence model of one arm for query replay (SPEC §4.3).
+/// The confidence model of one arm for query replay (docs/guides/capacity-review.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "policy", rename_all = "kebab-case")]
 pub enum ConfidencePolicy {
@@ -303,13 +303,17 @@ impl ConfidencePolicy {
     }
 }
 
+/// The mean of the tools' scores, with a recovery gate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlatMean {
+    /// Below this (and not stopped) the recovery gate fires.
     #[serde(default = "FlatMean::default_recovery")]
     pub recovery_threshold: f64,
+    /// Below this the query stops, with no recovery.
     #[serde(default = "default_stop")]
     pub stop_threshold: f64,
+    /// What each recovery attempt adds to the mean, as one more entry.
     #[serde(default = "FlatMean::default_entry")]
     pub recovery_entry_score: f64,
     #[serde(default)]
@@ -360,12 +364,19 @@ pub enum BonusMode {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Weights {
+    /// The tools `find`, `grep` and `references`.
     pub search: f64,
+    /// The tool `read`.
     pub read: f64,
+    /// The tool `discovery`.
     pub discovery: f64,
+    /// The tools `cmake` and `ctest`.
     pub verification: f64,
+    /// The tool `git`.
     pub git: f64,
+    /// The tool `gh`.
     pub ci: f64,
+    /// Any other tool name.
     pub other: f64,
 }
 
@@ -402,8 +413,11 @@ impl Weights {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Bands {
+    /// From here up: strong.
     pub strong: f64,
+    /// From here up to `strong`: adequate.
     pub adequate: f64,
+    /// From here up to `adequate`: weak; below it, failed.
     pub weak: f64,
 }
 
@@ -417,11 +431,15 @@ impl Default for Bands {
     }
 }
 
+/// The best evidence per category, weighted, with a bonus when categories converge on one
+/// target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CategoryMax {
+    /// Below this (and not stopped) the recovery gate fires.
     #[serde(default = "CategoryMax::default_recovery")]
     pub recovery_threshold: f64,
+    /// Below this the query stops, with no recovery.
     #[serde(default = "default_stop")]
     pub stop_threshold: f64,
     #[serde(default)]
@@ -430,10 +448,13 @@ pub struct CategoryMax {
     pub normalize: Normalize,
     #[serde(default = "CategoryMax::default_bonus_mode")]
     pub bonus_mode: BonusMode,
+    /// The convergence bonus when two categories confirm one target.
     #[serde(default = "CategoryMax::default_bonus_two")]
     pub bonus_two: f64,
+    /// The convergence bonus when three or more categories confirm one target.
     #[serde(default = "CategoryMax::default_bonus_three")]
     pub bonus_three: f64,
+    /// The bonus when a search and a read confirm a common target.
     #[serde(default = "CategoryMax::default_bonus_search_read")]
     pub bonus_search_read: f64,
     #[serde(default)]
@@ -477,18 +498,23 @@ impl Default for CategoryMax {
     }
 }
 
-/// The trust gate's thresholds (SPEC §4.6).
+/// The trust gate's thresholds (docs/guides/trust.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Trust {
+    /// Krippendorff's α among the judges must reach this. His own guideline asks 0.667 for
+    /// tentative conclusions and 0.8 for reliable ones.
     #[serde(default = "Trust::default_irr_floor")]
     pub irr_floor: f64,
+    /// No item's judges may differ by more than this on any dimension.
     #[serde(default = "Trust::default_spread_ceiling")]
     pub spread_ceiling: f64,
+    /// Judges that must answer every item (a failed judge is dropped, never scored 0).
     #[serde(default = "Trust::default_min_survivors")]
     pub min_survivors: usize,
     #[serde(default = "Trust::default_level")]
     pub level: Level,
+    /// Weights of the judges' dimensions in the composite; empty: equal weights.
     #[serde(default)]
     pub dimension_weights: BTreeMap<String, f64>,
 }
@@ -520,7 +546,7 @@ impl Default for Trust {
     }
 }
 
-/// The `[scores]` table (SPEC §2.7): how a corpus's imported scores are read.
+/// The `[scores]` table: how a corpus's imported scores are read.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Scores {
@@ -547,7 +573,7 @@ pub struct Arm {
     /// The query-replay model; when the arm names none, flat-mean for the baseline and
     /// category-max for the treatment.
     pub confidence: ConfidencePolicy,
-    /// Code review's precision controls, from the arm's review table (SPEC §4.7).
+    /// Code review's precision controls, from the arm's review table (docs/guides/ab-rubric-change.md).
     #[serde(skip_serializing_if = "Controls::is_off")]
     pub controls: Controls,
 }
@@ -557,7 +583,7 @@ pub struct Arm {
 pub struct Experiment {
     pub name: String,
     pub mode: Mode,
-    /// Whether the file says `mode`: required when the corpus has reviews (SPEC §3), which the
+    /// Whether the file says `mode`: required when the corpus has reviews, which the
     /// corpus loader checks, since only it knows. `mode` is `doc` when not declared.
     #[serde(skip)]
     pub mode_declared: bool,
@@ -574,11 +600,11 @@ pub struct Experiment {
     /// The line of `scores.judges`, for the corpus loader's refusal of a judge no line names.
     #[serde(skip)]
     pub judges_line: Option<u64>,
-    /// The CI gate policy of the `[gate]` table (SPEC §7), checked as the experiment is read.
+    /// The CI gate policy of the `[gate]` table (docs/guides/ci-gate.md), checked as the experiment is read.
     pub gate: Option<crate::gate::Policy>,
-    /// How to record a corpus live: the `[collect]` table (SPEC §8).
+    /// How to record a corpus live: the `[collect]` table (docs/guides/live-collection.md).
     pub collect: Option<crate::collect::plan::Collect>,
-    /// The primary metrics (SPEC §4.8): deltas that form one Holm family of their own and
+    /// The primary metrics (docs/guides/ab-rubric-change.md): deltas that form one Holm family of their own and
     /// lead the report's headline. Names of compared metrics, checked as the file is read.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub primary: Vec<String>,
@@ -675,7 +701,7 @@ impl Experiment {
     }
 }
 
-/// `experiment.toml` as written (SPEC §3): every table and key it may hold, read by serde in
+/// `experiment.toml` as written: every table and key it may hold, read by serde in
 /// one pass (an unknown key is refused) and then checked into an [`Experiment`]. Its JSON
 /// Schema, derived from these types, is what `calibench schema experiment` prints.
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -694,16 +720,19 @@ pub struct RawExperiment {
     /// The primary metrics: names of `review.delta` or `queries.delta` entries. They form one
     /// Holm family of their own and lead the report's headline.
     pub primary: Option<Vec<String>>,
+    /// The two arms, `[arms.baseline]` and `[arms.treatment]`, each with the keys below.
     pub arms: RawArms,
+    /// The trust verdict's thresholds: do the judges agree enough to be believed
+    /// (docs/guides/trust.md)?
     pub trust: Option<Trust>,
-    /// Imported scores (`scores.jsonl`, SPEC §2.7): which scorers form the judge panel.
+    /// Imported scores (`scores.jsonl`, docs/reference.md): which scorers form the judge panel.
     pub scores: Option<Scores>,
     /// What "better" means: each metric (a compared metric, `lift`, or an imported scorer)
     /// with `increase`, `decrease`, `no-decrease` or `no-increase`.
     pub decision: Option<std::collections::BTreeMap<String, Want>>,
-    /// The CI gate policy (SPEC §7).
+    /// The CI gate policy (docs/guides/ci-gate.md).
     pub gate: Option<crate::gate::policy::RawPolicy>,
-    /// How to record the corpus live (SPEC §8).
+    /// How to record the corpus live (docs/guides/live-collection.md).
     pub collect: Option<crate::collect::plan::RawCollect>,
 }
 
@@ -714,6 +743,7 @@ pub struct RawArms {
     pub treatment: RawArm,
 }
 
+/// One arm: the recorded lines it reads and the policies it replays them through.
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RawArm {
@@ -743,15 +773,35 @@ macro_rules! review_table {
         #[derive(Default, Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub struct $name {
+            /// The scale findings' confidence is read on: `float` ([0, 1]) or `anchor` (0, 25,
+            /// 50, 75, 100). Default: the policy's own (`float` for float-gates, `anchor` for
+            /// anchored); thresholds left out are its defaults converted to this scale.
             pub scale: Option<Scale>,
+            /// Corroborated findings (raised by more than one reviewer) move up: one anchor, or
+            /// `boost` on the float scale (+0.10 when `boost` is absent). Default `true`.
             pub promotion: Option<bool>,
+            /// Code mode: `interactive`, `report-only`, `headless` or `autofix`. Demoted findings
+            /// stay visible in a soft bucket in the first two and are suppressed in the others.
+            /// Default `interactive`.
             pub review_mode: Option<ReviewMode>,
+            /// Code mode: a P2/P3 advisory finding raised only by these reviewers is demoted.
+            /// Default `["testing", "maintainability"]`.
             pub demote_reviewers: Option<Vec<String>>,
-            /// Code mode's precision controls (SPEC §4.7).
+            /// Code mode: when the validation pass runs, `never` (default), `auto` (where the
+            /// measured pipeline runs it: headless, autofix, interactive file-tickets) or
+            /// `always`; it reads `validations.jsonl` (docs/guides/ab-rubric-change.md).
             pub validation: Option<ValidationRun>,
+            /// Code mode: findings validated per target at most. Default 15.
             pub validation_budget: Option<u64>,
+            /// Code mode, interactive review only: where actionable findings go,
+            /// `walk-through` (default), `best-judgment`, `file-tickets` or `report-only`.
             pub route: Option<InteractiveRoute>,
+            /// Code mode: PR skip rules, each at most once: `closed`, `draft`,
+            /// `trivial-pattern`, `trivial-judgment`, `reviewed` (they read `targets.jsonl`).
+            /// Default: none.
             pub skip: Option<Vec<SkipRule>>,
+            /// Code mode: `suppress` drops findings on a line that carries a lint-suppression
+            /// comment (it reads `sources/<target>/<file>`); default `off`.
             pub lint_ignore: Option<LintIgnore>,
             $($(#[$field_doc])* pub $field: $ty,)*
         }
@@ -791,24 +841,39 @@ impl RawReview {
 }
 
 review_table!(
-    /// `policy = "anchored"`: the rubric's bands.
+    /// The 0/25/50/75/100 rubric: a finding is dropped, FYI or actionable by the band its
+    /// confidence falls in.
     RawAnchored {
+        /// Findings below this are dropped. Default 50 (doc) or 75 (code).
         surface_from: Option<f64>,
+        /// Findings from here up are actionable; between `surface_from` and this, FYI.
+        /// Default 75.
         actionable_from: Option<f64>,
+        /// A P0 at or above this surfaces as actionable, whatever the other thresholds.
+        /// Default: none (doc), 50 (code).
         p0_escape: Option<f64>,
+        /// Same-persona collapse: three or more findings of one reviewer on one premise merge
+        /// into one. Default `true`.
         collapse: Option<bool>,
     }
 );
 
 review_table!(
-    /// `policy = "float-gates"`: the pre-anchor gates.
+    /// The gates of float confidence before the rubric: per severity (doc) or one gate (code).
     RawFloatGates {
-        /// Doc mode's per-severity gates.
+        /// Doc mode: a finding is actionable at or above its severity's gate. Default
+        /// P0 0.50, P1 0.60, P2 0.65, P3 0.75; a table that names some keeps the others.
         gates: Option<RawGates>,
+        /// Code mode: findings at or above this surface. Default 0.60.
         gate: Option<f64>,
+        /// Code mode: a P0 at or above this surfaces. Default 0.50.
         p0_gate: Option<f64>,
+        /// Doc mode: manual findings from here up to their gate are FYI; below, dropped.
+        /// Default 0.40.
         fyi_floor: Option<f64>,
+        /// How far promotion raises a corroborated finding. Default 0.10.
         boost: Option<f64>,
+        /// `safe_auto` findings with a fix from here up are applied automatically. Default 0.85.
         auto_apply_from: Option<f64>,
     }
 );
@@ -817,9 +882,13 @@ review_table!(
 #[serde(deny_unknown_fields)]
 #[allow(non_snake_case)]
 pub struct RawGates {
+    /// Default 0.50.
     pub P0: Option<f64>,
+    /// Default 0.60.
     pub P1: Option<f64>,
+    /// Default 0.65.
     pub P2: Option<f64>,
+    /// Default 0.75.
     pub P3: Option<f64>,
 }
 
@@ -1526,7 +1595,7 @@ mod tests {
         parse(Path::new("corpora/x/experiment.toml"), text)
     }
 
-    const SPEC_EXAMPLE: &str = r#"
+    const EXAMPLE: &str = r#"
 name = "doc-review-anchors"
 mode = "doc"
 corpus = "."
@@ -1557,12 +1626,12 @@ dimension_weights = {}
 
     #[test]
     fn the_spec_example_parses_with_every_default() {
-        let e = parse_str(SPEC_EXAMPLE).unwrap();
+        let e = parse_str(EXAMPLE).unwrap();
         assert_eq!(e.name, "doc-review-anchors");
         assert_eq!(e.corpus, Path::new("corpora/x"));
         // Run from the experiment's own folder, `corpus = "."` is that folder, not the empty
         // path (which "does not exist").
-        let here = parse(Path::new("experiment.toml"), SPEC_EXAMPLE).unwrap();
+        let here = parse(Path::new("experiment.toml"), EXAMPLE).unwrap();
         assert_eq!(here.corpus, Path::new("."));
         assert!(here.corpus.is_dir());
         assert_eq!((e.seed, e.bootstrap), (20260421, 2000));
@@ -1613,7 +1682,7 @@ dimension_weights = {}
 
     #[test]
     fn code_mode_anchored_defaults_and_overrides() {
-        let text = SPEC_EXAMPLE
+        let text = EXAMPLE
             .replace("mode = \"doc\"", "mode = \"code\"")
             .replace(
                 "policy = \"anchored\"",
@@ -1630,11 +1699,11 @@ dimension_weights = {}
         assert_eq!(a.review_mode, ReviewMode::Headless);
     }
 
-    /// SPEC §4.7's arm parameters: off by default, read under either policy, refused where
+    /// docs/guides/ab-rubric-change.md's arm parameters: off by default, read under either policy, refused where
     /// they cannot apply.
     #[test]
     fn precision_controls_are_off_by_default_and_checked() {
-        let code = SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"code\"");
+        let code = EXAMPLE.replace("mode = \"doc\"", "mode = \"code\"");
         let e = parse_str(&code).unwrap();
         assert!(e.baseline.controls.is_off() && e.treatment.controls.is_off());
         assert_eq!(e.treatment.controls.validation_budget, 15);
@@ -1667,7 +1736,7 @@ dimension_weights = {}
 
         for (text, field, problem) in [
             (
-                SPEC_EXAMPLE.replace(
+                EXAMPLE.replace(
                     "policy = \"anchored\"",
                     "policy = \"anchored\"\nvalidation = \"auto\"",
                 ),
@@ -1714,7 +1783,7 @@ dimension_weights = {}
         }
     }
 
-    /// When the validation pass runs (SPEC §4.7): `auto` where the measured pipeline runs it.
+    /// When the validation pass runs (docs/guides/ab-rubric-change.md): `auto` where the measured pipeline runs it.
     #[test]
     fn auto_validation_runs_where_the_pipeline_runs_it() {
         let with = |validation, route| Controls {
@@ -1739,7 +1808,7 @@ dimension_weights = {}
 
     #[test]
     fn thresholds_follow_the_declared_scale() {
-        let text = SPEC_EXAMPLE.replace(
+        let text = EXAMPLE.replace(
             "policy = \"float-gates\"",
             "policy = \"float-gates\"\nscale = \"anchor\"",
         );
@@ -1753,7 +1822,7 @@ dimension_weights = {}
 
     #[test]
     fn unknown_keys_are_named_with_their_line() {
-        let text = SPEC_EXAMPLE.replace(
+        let text = EXAMPLE.replace(
             "policy = \"anchored\"",
             "policy = \"anchored\"\nsurface_form = 75",
         );
@@ -1765,18 +1834,18 @@ dimension_weights = {}
         assert_eq!(e.line, Some(19)); // the example text opens with a blank line
         assert!(e.hint.unwrap().contains("surface_from"));
 
-        let e = parse_str(&SPEC_EXAMPLE.replace("irr_floor", "irr_flor")).unwrap_err();
+        let e = parse_str(&EXAMPLE.replace("irr_floor", "irr_flor")).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`trust.irr_flor`"));
         assert!(e.hint.unwrap().contains("irr_floor"));
         assert_eq!(e.line, Some(23));
 
-        let e = parse_str(&format!("bootstrapp = 3\n{SPEC_EXAMPLE}")).unwrap_err();
+        let e = parse_str(&format!("bootstrapp = 3\n{EXAMPLE}")).unwrap_err();
         assert_eq!(
             (e.field.as_deref(), e.line),
             (Some("`bootstrapp`"), Some(1))
         );
         // After [trust] the same key belongs to that table, and is named there.
-        let e = parse_str(&format!("{SPEC_EXAMPLE}\nbootstrapp = 3\n")).unwrap_err();
+        let e = parse_str(&format!("{EXAMPLE}\nbootstrapp = 3\n")).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`trust.bootstrapp`"));
     }
 
@@ -1788,8 +1857,8 @@ dimension_weights = {}
     fn a_misspelt_key_is_named_with_the_key_it_meant() {
         // The error and the line the misspelt key is on.
         let with = |from: &str, to: &str| {
-            assert!(SPEC_EXAMPLE.contains(from), "{from}");
-            let text = SPEC_EXAMPLE.replacen(from, to, 1);
+            assert!(EXAMPLE.contains(from), "{from}");
+            let text = EXAMPLE.replacen(from, to, 1);
             let typo = to
                 .lines()
                 .find(|l| !l.starts_with('[') && !from.contains(l.trim()))
@@ -1861,10 +1930,10 @@ dimension_weights = {}
 
     #[test]
     fn bad_values_are_refused() {
-        let e = parse_str(&SPEC_EXAMPLE.replace("mode = \"doc\"", "mode = \"prose\"")).unwrap_err();
+        let e = parse_str(&EXAMPLE.replace("mode = \"doc\"", "mode = \"prose\"")).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`mode`"));
         assert!(e.problem.contains("`prose` is not one of doc, code"), "{e}");
-        let e = parse_str(&SPEC_EXAMPLE.replace("policy = \"anchored\"", "policy = \"anchor\""))
+        let e = parse_str(&EXAMPLE.replace("policy = \"anchored\"", "policy = \"anchor\""))
             .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`arms.treatment.review.policy`"));
         assert!(
@@ -1872,7 +1941,7 @@ dimension_weights = {}
                 .contains("`anchor` is not one of anchored, float-gates"),
             "{e}"
         );
-        let e = parse_str(&SPEC_EXAMPLE.replace("seed = 20260421", "seed = \"x\"")).unwrap_err();
+        let e = parse_str(&EXAMPLE.replace("seed = 20260421", "seed = \"x\"")).unwrap_err();
         assert!(e.problem.contains("must be a non-negative integer"), "{e}");
         let e = parse_str("name = [").unwrap_err();
         assert!(e.problem.starts_with("not valid TOML"));
@@ -1882,32 +1951,31 @@ dimension_weights = {}
 
     #[test]
     fn trust_thresholds_are_checked() {
-        let e = parse_str(&SPEC_EXAMPLE.replace("spread_ceiling = 0.5", "spread_ceiling = -0.5"))
+        let e = parse_str(&EXAMPLE.replace("spread_ceiling = 0.5", "spread_ceiling = -0.5"))
             .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`trust.spread_ceiling`"));
         assert!(e.line.is_some());
-        let e = parse_str(&SPEC_EXAMPLE.replace(
+        let e = parse_str(&EXAMPLE.replace(
             "dimension_weights = {}",
             "dimension_weights = { real = -2.0 }",
         ))
         .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`trust.dimension_weights.real`"));
-        let e =
-            parse_str(&SPEC_EXAMPLE.replace("min_survivors = 3", "min_survivors = 3\nfloor = 1"))
-                .unwrap_err();
+        let e = parse_str(&EXAMPLE.replace("min_survivors = 3", "min_survivors = 3\nfloor = 1"))
+            .unwrap_err();
         assert_eq!(e.field.as_deref(), Some("`trust.floor`"));
     }
 
     #[test]
     fn both_arms_may_read_one_source() {
-        let text = SPEC_EXAMPLE.replace("source = \"treatment\"", "source = \"baseline\"");
+        let text = EXAMPLE.replace("source = \"treatment\"", "source = \"baseline\"");
         let e = parse_str(&text).unwrap();
         assert_eq!(e.baseline.source, e.treatment.source);
     }
 
     #[test]
     fn confidence_parameters_override_and_partial_tables_keep_defaults() {
-        let text = SPEC_EXAMPLE
+        let text = EXAMPLE
             .replace(
                 "policy = \"flat-mean\"",
                 "policy = \"flat-mean\"\nrecovery_threshold = 0.6\nrecovery_entry_score = 0.4\nbands = { strong = 0.8 }",
@@ -1947,7 +2015,7 @@ dimension_weights = {}
             (0.05, 0.20, 0.1)
         );
         // No [confidence] table: flat-mean for the baseline, category-max for the treatment.
-        let bare = SPEC_EXAMPLE
+        let bare = EXAMPLE
             .replace("[arms.baseline.confidence]\npolicy = \"flat-mean\"\n", "")
             .replace(
                 "[arms.treatment.confidence]\npolicy = \"category-max\"\n",
@@ -2014,7 +2082,7 @@ dimension_weights = {}
             ),
         ];
         for (line, field, problem) in cases {
-            let text = SPEC_EXAMPLE.replace(
+            let text = EXAMPLE.replace(
                 "policy = \"category-max\"",
                 &format!("policy = \"category-max\"\n{line}"),
             );

@@ -292,10 +292,11 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
     }
 }
 
-/// The decision in words: "Better: precision rose 0.61 → 0.74 (p adj. 0.004)". It names the
-/// metrics that decided it: the regressed ones when worse, the withheld when withheld, every
-/// metric that must move otherwise (and a guard's only when it did not hold).
-pub fn headline(d: &Decision) -> String {
+/// Why the verdict is what it is, as one sentence without the verdict: "Precision rose 0.61 →
+/// 0.74 (p adj. 0.004)". It names the metrics that decided it: the regressed ones when worse,
+/// the withheld when withheld, every metric that must move otherwise (and a guard's only when
+/// it did not hold).
+pub fn reason(d: &Decision) -> String {
     let deciding: Vec<&str> = d
         .order
         .iter()
@@ -308,7 +309,7 @@ pub fn headline(d: &Decision) -> String {
         })
         .map(|(_, r)| r.as_str())
         .collect();
-    let mut s = format!("{}: {}", capitalised(d.verdict.name()), deciding.join("; "));
+    let mut s = capitalised(&deciding.join("; "));
     if d.verdict == Verdict::Better {
         let guards = d.metrics.values().filter(|m| !m.want.must_move()).count();
         if guards > 0 {
@@ -323,6 +324,11 @@ pub fn headline(d: &Decision) -> String {
         }
     }
     s
+}
+
+/// The decision in words, verdict first: "better. Precision rose 0.61 → 0.74 (p adj. 0.004)".
+pub fn headline(d: &Decision) -> String {
+    format!("{}. {}", d.verdict.name(), reason(d))
 }
 
 fn capitalised(s: &str) -> String {
@@ -481,7 +487,7 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Better);
         assert_eq!(
             headline(&v),
-            "Better: precision rose 0.50 → 0.70 (p adj. 0.010); the guard that must not move the other way held"
+            "better. Precision rose 0.50 → 0.70 (p adj. 0.010); the guard that must not move the other way held"
         );
         // One must-move metric underpowered: inconclusive, saying what it needs.
         let v = d(vec![
@@ -495,7 +501,7 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Inconclusive);
         assert_eq!(
             headline(&v),
-            "Inconclusive: precision rose 0.50 → 0.70 (p adj. 0.010); distinct values fell 0.50 → 0.45 but 40 targets cannot show it (p adj. 0.300; needs ≈ 194)"
+            "inconclusive. Precision rose 0.50 → 0.70 (p adj. 0.010); distinct values fell 0.50 → 0.45 but 40 targets cannot show it (p adj. 0.300; needs ≈ 194)"
         );
         // A guard regressed: worse, whatever improved.
         let v = d(vec![
@@ -505,7 +511,7 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Worse);
         assert_eq!(
             headline(&v),
-            "Worse: final accuracy fell 0.50 → 0.30 (p adj. 0.010)"
+            "worse. Final accuracy fell 0.50 → 0.30 (p adj. 0.010)"
         );
         // A judge-derived metric under untrusted judges: withheld, before worse.
         let v = d(vec![
@@ -513,7 +519,7 @@ mod tests {
             ("final_accuracy", NoDecrease, worse),
         ]);
         assert_eq!(v.verdict, Verdict::Withheld);
-        assert!(headline(&v).starts_with("Withheld: precision is judge-derived"));
+        assert!(headline(&v).starts_with("withheld. Precision is judge-derived"));
         // Unmeasured: inconclusive.
         let v = d(vec![("precision", Increase, Reading::Unmeasured)]);
         assert_eq!(v.verdict, Verdict::Inconclusive);

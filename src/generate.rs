@@ -359,7 +359,7 @@ const CHANGES: [(&str, &[&str], &[&str]); 6] = [
     ("pr-1874-bump-tokio", &["Cargo.toml", "Cargo.lock"], &[]),
 ];
 
-/// The pull requests behind the changes (SPEC §2.6), for the treatment's skip rules: an
+/// The pull requests behind the changes, for the treatment's skip rules: an
 /// ordinary open PR, a merged one, one already reviewed, and a dependency bump.
 /// (change, state, title, body, reviewed).
 const PULL_REQUESTS: [(&str, &str, &str, &str, bool); 6] = [
@@ -582,7 +582,7 @@ pub fn code_review(seed: u64) -> Files {
     files
 }
 
-/// The recorded Stage 5b calls (SPEC §2.5): one per treatment finding the gate could surface
+/// The recorded Stage 5b calls: one per treatment finding the gate could surface
 /// (confidence 50 or more). The validator keeps real issues and rejects weak ones; now and then
 /// a call times out, prints something that is not a verdict, or was never recorded.
 fn validator_calls(
@@ -640,7 +640,7 @@ fn pull_requests() -> Vec<String> {
         .collect()
 }
 
-/// Source snapshots for lint-ignore (SPEC §2.6): each changed file of every change but the
+/// Source snapshots for lint-ignore: each changed file of every change but the
 /// CLI one (whose measure is then unknown), with a suppression comment over about one issue in
 /// five, on the issue's line.
 fn source_snapshots(seed: u64, latent: &[Vec<Latent>]) -> Files {

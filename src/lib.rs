@@ -4,32 +4,32 @@
 //! Data flows one way:
 //!
 //! ```text
-//! cli ─▶ config (experiment.toml, §3) ─▶ corpus::load (which files make a corpus, §2)
-//!     ─▶ replay (review pipeline §4.1–4.2, confidence models §4.3; pure)
-//!     ─▶ stats (α §4.4, calibration §4.5, bootstraps, paired deltas, Holm and power §4.8; pure)
-//!     ─▶ trust (the verdict and the lift it guards, §4.6; pure)
-//!     ─▶ analysis (one result model: what metrics.json holds, §5)
-//!     ─▶ report (Markdown, HTML, plots, tables) · gate (§7) · output (JSON or text)
+//! cli ─▶ config (experiment.toml) ─▶ corpus::load (which files make a corpus)
+//!     ─▶ replay (the review pipeline and its metrics, the confidence models; pure)
+//!     ─▶ stats (α, calibration, bootstraps, paired deltas, Holm and power; pure)
+//!     ─▶ trust (the verdict and the lift it guards; pure) · decision (better or not; pure)
+//!     ─▶ analysis (one result model: what metrics.json holds)
+//!     ─▶ report (Markdown, HTML, plots, tables) · gate · output (JSON or text)
 //! ```
 //!
-//! Where each part of the specification lives:
-//! * `config`: the experiment file, typed, defaults resolved, unknown keys refused (§3).
-//! * `corpus`: the JSON Lines readers (§2.1–2.3, and §2.5–2.6's validator calls, PR metadata
-//!   and source snapshots), each reading a line through its serde-derived
-//!   line type (whose JSON Schema `corpus::schema` derives) and then checking the rules across
-//!   values; and `corpus::load`, the one loader `run`, `gate` and `validate` share, so that
-//!   `validate` reports exactly what `run` refuses.
-//! * `input`: the CSV readers of `alpha` and `calibrate` (§2.4).
-//! * `replay`, `stats`, `trust`: the pure core: values in, values out; no files, clock or
-//!   global randomness (every bootstrap takes a seed). Code review's precision controls
-//!   (§4.7) live in `replay::review` (lint-ignore, the validation pass) and `replay::arm`
-//!   (skip rules).
-//! * `collect`: live collection (§8): the plan and arrival checks (pure) and the runner.
-//! * `gate`: the CI regression gate's policy and evaluation (§7).
+//! Where each rule lives (docs/architecture.md says more; docs/reference.md and docs/guides/
+//! say what each rule is):
+//! * `config`: the experiment file, typed, defaults resolved, unknown keys refused.
+//! * `corpus`: the JSON Lines readers (returns, traces, verdicts, and code review's validator
+//!   calls, PR metadata and source snapshots, imported scores), each reading a line through its
+//!   serde-derived line type (whose JSON Schema `corpus::schema` derives) and then checking the
+//!   rules across values; and `corpus::load`, the one loader `run`, `gate` and `validate`
+//!   share, so that `validate` reports exactly what `run` refuses.
+//! * `input`: the CSV readers of `alpha` and `calibrate`.
+//! * `replay`, `stats`, `trust`, `decision`: the pure core: values in, values out; no files,
+//!   clock or global randomness (every bootstrap takes a seed). Code review's precision controls
+//!   live in `replay::review` (lint-ignore, the validation pass) and `replay::arm` (skip rules).
+//! * `collect`: live collection: the plan and arrival checks (pure) and the runner.
+//! * `gate`: the CI regression gate's policy and evaluation.
 //! * `report`: every rendering of the result model; `text` makes corpus strings safe for each
-//!   kind of output (§6).
+//!   kind of output.
 //! * `rundir`: run directories on disk: ids claimed atomically, directories written whole,
-//!   litter of killed runs swept (§5).
+//!   litter of killed runs swept.
 //! * `commands`: one module per command, doing the reading and writing at the edges; errors
 //!   are one enum in `error`, and exit statuses are decided in `exit`.
 

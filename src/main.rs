@@ -8,7 +8,7 @@ use calibench::cli::{Cli, Command};
 use calibench::{commands, exit, output};
 
 /// mimalloc rather than glibc's malloc: a large replay builds and drops millions of small
-/// strings, which glibc's allocator serves several times slower (README, Benchmarks).
+/// strings, which glibc's allocator serves several times slower (docs/benchmarks.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -27,7 +27,7 @@ fn main() -> ExitCode {
     output::set_color(cli.color);
     // mimalloc 3 keeps freed pages for a second before giving them back. Replaying a corpus
     // frees parse buffers and merge scratch as it goes, and that second is a few hundred MB of
-    // peak memory on a million findings (README, Benchmarks), so the commands that replay give
+    // peak memory on a million findings (docs/benchmarks.md), so the commands that replay give
     // memory back after 10 ms (mimalloc 2's default). `alpha`, which allocates its table once,
     // keeps the default: there the prompt return only costs page faults. An explicit
     // MIMALLOC_PURGE_DELAY in the environment wins.

@@ -1,4 +1,4 @@
-//! Terminal manners (STYLE.md §9): results on stdout, as JSON with `--json` or as a human
+//! Terminal manners: results on stdout, as JSON with `--json` or as a human
 //! summary otherwise; errors on stderr, in colour only on a terminal and never under NO_COLOR;
 //! a closed pipe (`calibench alpha … | head -1`) ends output quietly rather than as an error.
 
@@ -37,7 +37,7 @@ pub fn render<R: Render>(result: &R, style: Style) -> Vec<u8> {
         Vec::new()
     } else {
         // Names and reasons from a corpus reach the terminal as text, never as control
-        // sequences (SPEC §6).
+        // sequences (docs/reference.md).
         crate::text::terminal(&result.human())
             .into_owned()
             .into_bytes()

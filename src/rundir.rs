@@ -1,4 +1,4 @@
-//! Run directories on disk (SPEC §5): run ids, claiming an id atomically, writing a directory
+//! Run directories on disk (docs/guides/reports.md): run ids, claiming an id atomically, writing a directory
 //! whole or not at all, the times a manifest records, and sweeping up after killed processes.
 //!
 //! The guarantees, and how each is kept:
@@ -165,7 +165,7 @@ pub fn create_live(runs_dir: &Path, id: &RunId) -> Result<String, Error> {
 /// The lock file of a run directory written in place.
 const LOCK: &str = ".calibench.lock";
 
-/// An exclusive hold on a run directory that a live collection writes in place (SPEC §8): one
+/// An exclusive hold on a run directory that a live collection writes in place (docs/guides/live-collection.md): one
 /// process collects into a run at a time, so no call is made twice and no line written twice.
 /// It is an advisory `flock` on `.calibench.lock` in the directory, which holds the holder's
 /// process id; the kernel releases it when the process ends, however it ends. The file stays

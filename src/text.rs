@@ -1,5 +1,5 @@
 //! Strings from a corpus or a collected command (titles, ids, target and reviewer names,
-//! reasons) are data, never markup or terminal control (SPEC §6). This module owns how such a
+//! reasons) are data, never markup or terminal control (docs/reference.md). This module owns how such a
 //! string is made safe for each kind of output, so that no renderer invents its own:
 //!
 //! * [`markdown`]: `report.md`, `index.md` and the gate's `--summary` (posted as a pull-request

@@ -1,4 +1,4 @@
-//! The trust verdict (SPEC §4.6): may a result measured by judges be believed? And the lift it
+//! The trust verdict (docs/guides/trust.md): may a result measured by judges be believed? And the lift it
 //! guards. Pure: verdict items in, the verdict out.
 //!
 //! Three checks, each failure named with its number and value:

@@ -1,4 +1,4 @@
-//! Property tests for Krippendorff's α and its bootstrap (SPEC §9): invariance to rater order,
+//! Property tests for Krippendorff's α and its bootstrap (docs/benchmarks.md): invariance to rater order,
 //! unit order and relabelling; α = 1 under perfect agreement; bounds; seeded reproducibility.
 //! The fast implementation is also checked against a naive one written straight from the
 //! coincidence-matrix definition in REFERENCE.md.

@@ -1,4 +1,4 @@
-//! Live collection (SPEC §8) with fixture commands (tests/fixtures/collect): a well-behaved
+//! Live collection (docs/guides/live-collection.md) with fixture commands (tests/fixtures/collect): a well-behaved
 //! reviewer whose corpus `run` replays; one that hangs and is killed with its process group;
 //! one that prints garbage; one that exits non-zero; one that emits an invalid enum; a reviewer
 //! named `../../escape`; retries; an interrupted collection resumed to the same bytes as an
@@ -535,7 +535,7 @@ fn a_second_interrupt_kills_running_calls_and_records_nothing_for_them() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     assert!(started.elapsed() < Duration::from_secs(60));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("killing 4 running call(s)"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("killing 4 running calls"));
     let lines = s.lines("k", "reviews.jsonl");
     assert_eq!(lines.len(), 4);
     assert!(by_reviewer(&lines, "hang").is_empty());

@@ -1,4 +1,4 @@
-//! Live validators and judges (SPEC §8.1) with misbehaving fixtures (tests/fixtures/collect):
+//! Live validators and judges (docs/guides/live-collection.md) with misbehaving fixtures (tests/fixtures/collect):
 //! a validator or judge that hangs, prints garbage, exits non-zero, answers outside its
 //! contract (a non-boolean `validated`, an extra or missing dimension, a score out of range),
 //! each recorded as the spec says; an interrupted judges stage resumed to the bytes of an

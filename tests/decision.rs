@@ -109,12 +109,12 @@ fn the_gate_requires_a_decision_naming_the_verdict_and_its_reasons() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}");
     assert!(
-        text.contains("decision: Better: unnecessary recovery rate fell 0.980 → 0.060"),
+        text.contains("decision: better. Unnecessary recovery rate fell 0.980 → 0.060"),
         "{text}"
     );
     let summary = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
     assert!(
-        summary.contains("**Decision:** Better: unnecessary recovery rate fell"),
+        summary.contains("**Decision:** better. Unnecessary recovery rate fell"),
         "{summary}"
     );
 

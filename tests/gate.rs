@@ -1,4 +1,4 @@
-//! The CI regression gate (SPEC §7): every example passes its own policy; each kind of bound
+//! The CI regression gate (docs/guides/ci-gate.md): every example passes its own policy; each kind of bound
 //! fails on the wrong side with metric, value and bound named; missing metrics and untrusted
 //! judges fail; bad policies exit 2 before anything runs; JUnit parses with the right counts;
 //! `accept` stores a baseline; and the metric schema matches what runs write.

@@ -1,4 +1,4 @@
-//! Corpus strings are data, never markup or terminal control (SPEC §6). One corpus puts a
+//! Corpus strings are data, never markup or terminal control (docs/reference.md). One corpus puts a
 //! hostile string in every field that reaches a report (experiment name, target, reviewer,
 //! finding id, title and section, a failed call's reason, a malformed value, judged item ids,
 //! a gate check's name); a twin corpus of the same shape uses a plain word instead. Every

@@ -1,6 +1,6 @@
 //! `calibench import` on real logs written by Inspect, promptfoo and lm-eval
 //! (tests/fixtures/import/SOURCES.md says where each came from), one test per mapping rule of
-//! SPEC §2.7. Where a rule needs a case the real logs lack (an errored sample, a list-valued
+//! docs/reference.md. Where a rule needs a case the real logs lack (an errored sample, a list-valued
 //! score), the test edits a copy of a real log, so every other field stays as the tool wrote it.
 
 mod common;

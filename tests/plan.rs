@@ -1,4 +1,4 @@
-//! Multiplicity and planning (SPEC §4.8) end to end: `p_adjusted` and `mde` in every delta of
+//! Multiplicity and planning (docs/guides/ab-rubric-change.md) end to end: `p_adjusted` and `mde` in every delta of
 //! the examples' runs, the `pairs` table they rest on, `calibench plan` against the closed form
 //! and its refusals, and the new figures as gate paths.
 

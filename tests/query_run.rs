@@ -235,7 +235,7 @@ fn capacity_50_reproduces_the_phase_one_review() {
     assert!(m["queries"]["delta"]["recovery_gate_rate"]["ci"].is_array());
 }
 
-/// The traces record the agent's per-tool scores; they are the SPEC §4.3 table applied to the
+/// The traces record the agent's per-tool scores; they are the docs/guides/capacity-review.md table applied to the
 /// recorded evidence, so a replay without `score` fields gives the same figures.
 #[test]
 fn capacity_50_recorded_scores_follow_the_per_tool_table() {

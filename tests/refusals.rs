@@ -351,7 +351,7 @@ fn code_example_copy() -> tempfile::TempDir {
 const FIRST_TARGET: &str = "pr-1841-auth-token-refresh";
 const FIRST_ID: &str = "baseline-pr-1841-auth-token-refresh-r0-correctness-0";
 
-/// The files of code review's precision controls (SPEC §2.5, §2.6), each broken one way.
+/// The files of code review's precision controls, each broken one way.
 fn code_cases() -> Vec<Case> {
     vec![
         (

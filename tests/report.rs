@@ -1,4 +1,4 @@
-//! Reports (SPEC §5): snapshots of the Markdown of every example, the HTML parsed strictly with
+//! Reports (docs/guides/reports.md): snapshots of the Markdown of every example, the HTML parsed strictly with
 //! every plot embedded, the PNGs decoded, re-rendering from a run directory, the index page,
 //! and the errors of `calibench report`.
 
@@ -68,9 +68,9 @@ fn markdown_reports_match_their_snapshots() {
 #[test]
 fn each_report_opens_with_its_decision_then_its_verdict() {
     for (name, decision, verdict) in [
-        ("capacity-50", "**Decision: better.** Better: unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
-        ("code-review-ab", "**Decision: withheld.** Withheld: precision", "**Verdict: withheld.**"),
-        ("doc-review-ab", "**Decision: inconclusive.** Inconclusive: distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it", "**Verdict: trusted.**"),
+        ("capacity-50", "**Decision: better.** Unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
+        ("code-review-ab", "**Decision: withheld.** Precision", "**Verdict: withheld.**"),
+        ("doc-review-ab", "**Decision: inconclusive.** Distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it", "**Verdict: trusted.**"),
     ] {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
@@ -514,7 +514,7 @@ fn every_catalogued_review_metric_reaches_every_output() {
         let header: Vec<&str> = header.lines().next().unwrap().split(',').collect();
         let report =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
-        // Only the code-review example replays the precision controls (SPEC §4.7): the others
+        // Only the code-review example replays the precision controls (docs/guides/ab-rubric-change.md): the others
         // must not write their figures, so their outputs stay what they were.
         let controls = name == "code-review-ab";
         for m in &REVIEW_METRICS {

@@ -405,7 +405,7 @@ fn example_corpora_validate_and_show_the_expected_effects() {
     );
     let t = &code["review"]["arms"]["treatment"];
     assert!(n(&t["pre_existing"]) > 0.0 && n(&t["demoted"]) > 0.0);
-    // The treatment runs the bundle (SPEC §4.7): the queues hold what survives the validation
+    // The treatment runs the bundle (docs/guides/ab-rubric-change.md): the queues hold what survives the validation
     // pass; the budget fires on the large change; the skip rules and lint-ignore each act.
     assert!(n(&t["fixer"]) + n(&t["residual"]) + n(&t["report_only"]) == n(&t["externalized"]));
     assert!(n(&t["externalized"]) < n(&t["actionable"]));
@@ -443,7 +443,7 @@ fn example_corpora_validate_and_show_the_expected_effects() {
     assert_eq!(b["skipped_targets"], 0);
 }
 
-/// SPEC §4.7: every control is off by default, and the files it reads change nothing while it
+/// docs/guides/ab-rubric-change.md: every control is off by default, and the files it reads change nothing while it
 /// is: the code-review example with its controls taken out gives the same figures whether or
 /// not its validator calls, PR metadata and source snapshots are beside it. With them, every
 /// figure it had before is unchanged and the controls' own figures are added.
@@ -504,7 +504,7 @@ fn precision_control_files_change_no_figure_while_the_controls_are_off() {
     assert!(before.len() > 500, "{} leaves", before.len());
     for (path, value) in &before {
         // An adjusted p-value is a figure of its family, and the files add the controls'
-        // deltas to the table's family (SPEC §4.8): it may only grow.
+        // deltas to the table's family (docs/guides/ab-rubric-change.md): it may only grow.
         if path.ends_with(".p_adjusted") {
             let (b, a) = (value.as_f64().unwrap(), after[path].as_f64().unwrap());
             assert!(a >= b, "review{path}: {a} < {b}");
@@ -546,7 +546,7 @@ fn trusted_judges_rate_what_the_validator_rejected_and_kept() {
 }
 
 /// A validator output that is not a verdict is not a refusal: `validate` lists it as a call a
-/// run counts as failed (SPEC §2.5), and `run` replays the corpus.
+/// run counts as failed, and `run` replays the corpus.
 #[test]
 fn validate_lists_a_malformed_validator_output_as_a_failed_call() {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");

@@ -1,4 +1,4 @@
-//! Run directories under real concurrent and killed processes (SPEC §5): default ids never
+//! Run directories under real concurrent and killed processes (docs/guides/reports.md): default ids never
 //! collide, a given id is never replaced, a killed run's litter is swept by the next run, and a
 //! report can never be written over a run.
 

@@ -1,4 +1,4 @@
-//! End-to-end tests of the imported-scores experiment (SPEC §2.7): two runs imported from plain
+//! End-to-end tests of the imported-scores experiment (docs/reference.md): two runs imported from plain
 //! tables by `calibench import`, replayed by `calibench run`, with every figure worked by hand;
 //! the judge panel's trust verdict withholding its scorers; `plan` and `gate` on the run; and
 //! the refusals of an experiment the lines cannot answer.

@@ -1,4 +1,4 @@
-//! Live collection, the pure part that checks what a call returned (SPEC §8): a command's stdout
+//! Live collection, the pure part that checks what a call returned (docs/guides/live-collection.md): a command's stdout
 //! becomes one corpus line only if it is a return `run` would read without a single malformed
 //! finding. Anything else — no output, not JSON, a wrong identity, a value off its scale, an
 //! unknown enum — is a reason, and the call is recorded `status: failed` with it, never as an

@@ -1,4 +1,4 @@
-//! Live collection (SPEC §8): run reviewer or agent commands over every target, arm, reviewer
+//! Live collection (docs/guides/live-collection.md): run reviewer or agent commands over every target, arm, reviewer
 //! and repeat, and record a corpus `run` can replay. `plan` is the pure part: the `[collect]`
 //! table, the calls, their argv and the paths they may write.
 

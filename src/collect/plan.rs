@@ -1,4 +1,4 @@
-//! Live collection, the pure part (SPEC §8): the `[collect]` table, and the calls it plans —
+//! Live collection, the pure part (docs/guides/live-collection.md): the `[collect]` table, and the calls it plans —
 //! one per (arm, target, reviewer, run) — with their argv and the paths they may write. Names
 //! that reach a path are reduced to `[A-Za-z0-9._-]`, never `..` and never a separator, so no
 //! reviewer or target name can write outside the run directory.
@@ -30,7 +30,7 @@ impl Kind {
     }
 }
 
-/// A collection's stages, in the order they run (SPEC §8.1).
+/// A collection's stages, in the order they run (docs/guides/live-collection.md).
 #[derive(
     Clone,
     Copy,
@@ -82,10 +82,10 @@ pub struct Collect {
     /// The wait before the first retry; each next one waits twice as long.
     #[serde(rename = "backoff_s", serialize_with = "seconds")]
     pub backoff: Duration,
-    /// `[collect.validators]`: validator calls over the collected findings (SPEC §8.1).
+    /// `[collect.validators]`: validator calls over the collected findings (docs/guides/live-collection.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validators: Option<Validators>,
-    /// `[collect.judges]`: judge panels over the collected findings and targets (SPEC §8.1).
+    /// `[collect.judges]`: judge panels over the collected findings and targets (docs/guides/live-collection.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub judges: Option<Judges>,
     /// Where fields were written, for errors found later (a missing program, no targets).
@@ -151,13 +151,13 @@ pub struct Judges {
     pub line: u64,
 }
 
-/// What the judges judge (SPEC §8.1).
+/// What the judges judge (docs/guides/live-collection.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Items {
     /// Every merged finding of every arm, whatever became of it.
     Findings,
-    /// Every (arm, target): the whole-target item whose lift §4.6 measures.
+    /// Every (arm, target): the whole-target item whose lift the trust verdict guards (docs/guides/trust.md).
     Targets,
     Both,
 }
@@ -256,24 +256,31 @@ pub struct RawCollect {
     /// {run}.
     #[schemars(with = "Vec<String>")]
     command: Spanned<Vec<String>>,
+    /// The reviewer personas, each called once per target and run (`{reviewer}`).
     #[schemars(with = "Option<Vec<String>>")]
     reviewers: Option<Spanned<Vec<String>>>,
     /// A glob, relative to the experiment file, of the targets to review.
     #[schemars(with = "String")]
     targets: Spanned<String>,
+    /// Repeats of every call, for test-retest stability (`{run}` from 0). Default 1.
     #[schemars(with = "Option<i64>")]
     runs: Option<Spanned<i64>>,
+    /// Calls running at once. Default 4.
     #[schemars(with = "Option<i64>")]
     concurrency: Option<Spanned<i64>>,
+    /// Seconds a call may take before it is killed, with what it started, and recorded as
+    /// failed. Default 300.
     #[schemars(with = "Option<f64>")]
     timeout_s: Option<Spanned<f64>>,
+    /// Further attempts of a call that failed. Default 1.
     #[schemars(with = "Option<i64>")]
     retries: Option<Spanned<i64>>,
+    /// Seconds before the first retry, doubling after each. Default 1.
     #[schemars(with = "Option<f64>")]
     backoff_s: Option<Spanned<f64>>,
-    /// Validator calls over the collected findings (SPEC §8.1).
+    /// Validator calls over the collected findings (docs/guides/live-collection.md).
     validators: Option<RawValidators>,
-    /// Judge panels over the collected findings and targets (SPEC §8.1).
+    /// Judge panels over the collected findings and targets (docs/guides/live-collection.md).
     judges: Option<RawJudges>,
 }
 
@@ -718,7 +725,7 @@ pub fn plan(collect: &Collect, arms: &[String], targets: &[Target]) -> Vec<Call>
 mod tests {
     use super::*;
 
-    const SPEC_EXAMPLE: &str = r#"name = "x"
+    const EXAMPLE: &str = r#"name = "x"
 [collect]
 command = ["./reviewers/review.sh", "{reviewer}", "{target}", "{arm}"]   # argv; never a shell string
 reviewers = ["coherence", "feasibility", "product-lens"]
@@ -745,7 +752,7 @@ retries = 1
 
     #[test]
     fn the_spec_example_parses() {
-        let c = parse(SPEC_EXAMPLE).unwrap().unwrap();
+        let c = parse(EXAMPLE).unwrap().unwrap();
         assert_eq!(c.kind, Kind::Reviews);
         assert_eq!(c.command.len(), 4);
         assert_eq!(c.reviewers, ["coherence", "feasibility", "product-lens"]);
@@ -807,7 +814,7 @@ retries = 1
 
     #[test]
     fn the_plan_substitutes_whole_arguments_and_keeps_paths_inside() {
-        let c = parse(SPEC_EXAMPLE).unwrap().unwrap();
+        let c = parse(EXAMPLE).unwrap().unwrap();
         let targets = [Target::from_path(Path::new("documents/plan.md"))];
         let arms = ["baseline".to_string(), "treatment".to_string()];
         let calls = plan(

@@ -1,4 +1,4 @@
-//! Live collection, the part that runs commands (SPEC §8), on tokio: at most `concurrency`
+//! Live collection, the part that runs commands (docs/guides/live-collection.md), on tokio: at most `concurrency`
 //! calls at once; each in its own process group, killed with everything it started at the
 //! timeout; retried with exponential backoff; argv only, never a shell. Finished calls are
 //! handed to one [`Sink`] on the driving task, so whatever it writes is written by one writer.
@@ -64,7 +64,7 @@ pub struct Job {
     pub artifact: Option<PathBuf>,
 }
 
-/// A stage's contract with its command (SPEC §8, §8.1): the line a call's stdout makes, or why
+/// A stage's contract with its command (docs/guides/live-collection.md): the line a call's stdout makes, or why
 /// it makes none, and the line recorded for a call that failed. Pure, called from the runner.
 pub trait Protocol: Send + Sync {
     /// The line recorded for the call at plan position `index` that exited 0 printing

@@ -1,9 +1,9 @@
-//! Live validators and judges, the pure part (SPEC §8.1): from the collected reviewer returns,
+//! Live validators and judges, the pure part (docs/guides/live-collection.md): from the collected reviewer returns,
 //! the findings each arm's validation pass selects and the items the judges judge, with the
 //! JSON object each call gets on stdin; and what a validator's or a judge's stdout must be.
 //!
 //! Everything here is replayed with the arm's own policy and precision controls, so the
-//! findings a validator is asked about are exactly those `run` will look up (SPEC §4.7): merged
+//! findings a validator is asked about are exactly those `run` will look up (docs/guides/ab-rubric-change.md): merged
 //! by the same synthesis, gated after the same promotion and lint-ignore, selected by the same
 //! mode, route and budget order.
 
@@ -159,10 +159,10 @@ fn raw_findings<'a>(records: &'a [Record], label: &str) -> HashMap<&'a str, &'a 
         .collect()
 }
 
-/// The detail tier (SPEC §2.1): what a compact return leaves out.
+/// The detail tier: what a compact return leaves out.
 const DETAIL: [&str; 3] = ["why_it_matters", "evidence", "id"];
 
-/// A merged finding's merge-tier fields under their §2.1 names: the representative's as
+/// A merged finding's merge-tier fields under their names in reviews.jsonl (docs/reference.md): the representative's as
 /// recorded (its `file`, `line`, `title`, `suggested_fix`), with the merged values over them
 /// (severity, class, confidence after promotion, and per mode the type or owner and flags), and
 /// its `reviewers`.
@@ -216,7 +216,7 @@ fn finding_object(m: &Merged, raw: Option<&Value>, scale: Scale, mode: Mode) -> 
     o
 }
 
-/// One of the pipeline's enums (severity, class, owner) under its §2.1 name.
+/// One of the pipeline's enums (severity, class, owner) under its name in reviews.jsonl.
 fn name<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
@@ -306,7 +306,7 @@ fn target_item(c: &Collected<'_>, arm: &str, target: &str, findings: &[&Subject]
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(
     title = "validator verdict",
-    description = "What a [collect.validators] command prints on stdout (SPEC §8.1)."
+    description = "What a [collect.validators] command prints on stdout (docs/guides/live-collection.md)."
 )]
 pub struct ValidatorVerdict {
     /// Is the finding real, introduced by this change, and not handled elsewhere?
@@ -319,7 +319,7 @@ pub struct ValidatorVerdict {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(
     title = "judge verdict",
-    description = "What a [collect.judges] command prints on stdout (SPEC §8.1); keys beside per_dimension (a rationale) are ignored."
+    description = "What a [collect.judges] command prints on stdout (docs/guides/live-collection.md); keys beside per_dimension (a rationale) are ignored."
 )]
 pub struct JudgeVerdict {
     /// A score in [0, 1] for each declared dimension, and no other.
@@ -412,7 +412,7 @@ pub fn judge_scores(stdout: &[u8], dimensions: &[String]) -> Result<BTreeMap<Str
 }
 
 /// The validators' contract: one call per selected finding, the line `validations.jsonl`
-/// records (SPEC §2.5).
+/// records.
 pub struct Validations {
     /// The selected findings, in plan order.
     pub subjects: Vec<Subject>,
@@ -500,7 +500,7 @@ impl Protocol for Verdicts {
     }
 }
 
-/// `verdicts.jsonl`'s lines (SPEC §2.3) from every judge call's line, `calls` in plan order:
+/// `verdicts.jsonl`'s lines from every judge call's line, `calls` in plan order:
 /// one per (item, arm), its judges' verdicts in the order of `judges`, a failed judge with
 /// `per_dimension: null` and its `reason`.
 pub fn verdict_lines(v: &Verdicts, calls: &[Map<String, Value>]) -> Vec<Map<String, Value>> {

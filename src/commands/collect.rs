@@ -1,4 +1,4 @@
-//! `calibench collect EXPERIMENT [--resume RUN_ID] [--stage NAME]` (SPEC §8, §8.1): runs the
+//! `calibench collect EXPERIMENT [--resume RUN_ID] [--stage NAME]` (docs/guides/live-collection.md): runs the
 //! `[collect]` command for every (arm, target, reviewer, run), then the validators over the
 //! findings each arm's validation pass selects and the judges over every finding and target,
 //! and records a corpus `run` can replay.
@@ -701,7 +701,7 @@ fn json_line(object: &Map<String, Value>) -> Vec<u8> {
     bytes
 }
 
-/// Copies the corpus's `targets.jsonl` and `sources/` (SPEC §2.6) into the run directory, when
+/// Copies the corpus's `targets.jsonl` and `sources/` into the run directory, when
 /// the experiment's corpus has them and the run does not yet: `run --corpus` on the collection
 /// then replays skip rules and lint-ignore as on the corpus. Only regular files are copied; a
 /// link is refused, as the corpus reader refuses one that leads outside.
@@ -774,7 +774,7 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let Some(collect) = exp.collect.clone() else {
         return Err(InputError::new(&exp_name, "has no [collect] table")
             .field("`collect`")
-            .hint("[collect] names the command to run, its reviewers and its targets (README, \"Live collection\")")
+            .hint("[collect] names the command to run, its reviewers and its targets (see docs/guides/live-collection.md)")
             .into());
     };
     if let Some(stage) = args.stage {
@@ -1017,10 +1017,14 @@ impl Sink for Writer<'_> {
     fn interrupted(&mut self, level: u8, running: usize) {
         let message = if level == 1 {
             format!(
-                "stopping: no new calls; waiting for {running} running call(s) to finish or time out (interrupt again to kill them)"
+                "stopping: no new calls; waiting for {} to finish or time out (interrupt again to kill them)",
+                crate::text::count(running as u64, "running call", "running calls")
             )
         } else {
-            format!("killing {running} running call(s); they are not recorded")
+            format!(
+                "killing {}; they are not recorded",
+                crate::text::count(running as u64, "running call", "running calls")
+            )
         };
         match &self.bar {
             Some(bar) => bar.println(message),

@@ -1,4 +1,4 @@
-//! `calibench gate RUN_DIR_OR_EXPERIMENT [--policy FILE]` (SPEC §7): checks a run's metrics
+//! `calibench gate RUN_DIR_OR_EXPERIMENT [--policy FILE]` (docs/guides/ci-gate.md): checks a run's metrics
 //! against a policy and exits 0 (every check passed), 1 (a check failed) or 2 (bad input).
 //! Everything it reads — the policy, the accepted runs — is read and checked before an
 //! experiment is run, so a bad policy costs nothing and writes nothing.
@@ -30,7 +30,7 @@ pub struct GateReport {
     /// Whether this gate ran the experiment (given one) or read a run directory.
     pub ran: bool,
     pub policy: String,
-    /// The run's decision in words ("Better: precision rose …"), when it has one.
+    /// The run's decision in words ("better. Precision rose …"), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
     /// The accepted runs the policy names that are not there yet: the folder each is stored in.
@@ -176,7 +176,7 @@ fn find_policy(target: &Target, flag: Option<&Path>) -> Result<Policy, Error> {
             experiment.display().to_string(),
             "has no [gate] table, and no gate.toml is beside it",
         )
-        .hint("pass --policy FILE, or add a [gate] table (see the README's CI gate section)")
+        .hint("pass --policy FILE, or add a [gate] table (see docs/guides/ci-gate.md)")
         .into()),
     }
 }
@@ -311,7 +311,7 @@ impl Render for GateReport {
             )
         };
         if let Some(d) = &self.decision {
-            s += &format!("  decision: {d}\n");
+            s += &format!("  decision: {d}.\n");
         }
         s += &format!("  policy: {}\n", self.policy);
         s += &format!(

@@ -1,4 +1,4 @@
-//! `calibench import FORMAT LOG... --arm LABEL --into CORPUS_DIR` (SPEC §2.7): reads eval logs
+//! `calibench import FORMAT LOG... --arm LABEL --into CORPUS_DIR` (docs/guides/importing-logs.md): reads eval logs
 //! of Inspect, promptfoo, lm-eval or a plain table as one arm's scores, and writes them into the
 //! corpus folder's `scores.jsonl` beside the arms it already holds. Every log is read and
 //! checked before the folder is touched; the file is replaced whole (written beside it and

@@ -9,6 +9,7 @@ pub mod gate;
 pub mod import;
 pub mod init;
 pub mod plan;
+pub mod reference;
 pub mod report;
 pub mod run;
 pub mod schema;
@@ -68,6 +69,7 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
         Command::Plan(args) => emit(&plan::run(&args)?, style),
         Command::Import(args) => emit(&import::run(&args)?, style),
         Command::Init(args) => emit(&init::run(&args)?, style),
+        Command::Reference => emit(&reference::run()?, style),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `calibench plan RUN_DIR --metric NAME` (SPEC §4.8): from a pilot run's paired differences
+//! `calibench plan RUN_DIR --metric NAME` (docs/guides/ab-rubric-change.md): from a pilot run's paired differences
 //! on one metric, how many targets (or queries) the next A/B needs to detect an effect, by the
 //! normal approximation, checked by a seeded simulation that resamples those differences.
 

@@ -1,5 +1,5 @@
 //! `calibench run [EXPERIMENT…]`: replay each experiment, compute its metrics, and write its run
-//! directory (SPEC §5). A run directory is written under a temporary name and renamed when
+//! directory (docs/guides/reports.md). A run directory is written under a temporary name and renamed when
 //! complete, so a crash never leaves a half run that looks whole.
 
 use std::path::{Path, PathBuf};
@@ -111,7 +111,7 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
 
 /// Checks the runs and reports folders before any work, and sweeps up what killed runs left
 /// in them (saying so once on stderr). A runs folder and a reports folder that are the same, or
-/// one inside the other, are refused: writing a report must never replace a run (SPEC §5).
+/// one inside the other, are refused: writing a report must never replace a run (docs/guides/reports.md).
 pub(crate) fn prepare_folders(options: &RunOptions) -> Result<(), Error> {
     let (runs, reports) = (
         rundir::resolved(&options.runs_dir),
@@ -430,7 +430,7 @@ impl Render for RunReport {
     }
 }
 
-/// Whether the run replayed code review's precision controls (SPEC §4.7): their columns are in
+/// Whether the run replayed code review's precision controls (docs/guides/ab-rubric-change.md): their columns are in
 /// its tables only then.
 fn controls_replayed(metrics: &crate::analysis::Metrics) -> bool {
     metrics

@@ -1,4 +1,4 @@
-//! `calibench schema NAME` (SPEC §8.1): the JSON Schema of each thing a live command must print
+//! `calibench schema NAME` (docs/guides/live-collection.md): the JSON Schema of each thing a live command must print
 //! and of each corpus file's line, on stdout, so that a model API's structured-output mode can
 //! be held to it. Every schema is derived from the type its reader deserializes into (or, for
 //! a finding, the type that states `validate`'s field rules); a test holds each schema and its
@@ -102,7 +102,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
             s["required"] = json!([]);
             s["title"] = json!("review return");
             s["description"] = json!(
-                "What a [collect] reviewer command prints on stdout (SPEC §8): the compact return; identity fields, when present, must name the call."
+                "What a [collect] reviewer command prints on stdout (docs/guides/live-collection.md): the compact return; identity fields, when present, must name the call."
             );
             if let Some(f) = findings(true)? {
                 embed_findings(&mut s, f);
@@ -114,7 +114,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
             s["required"] = json!(["tools"]);
             s["title"] = json!("query trace");
             s["description"] = json!(
-                "What a [collect] agent command (kind = \"queries\") prints on stdout (SPEC §8); query_id, arm and run, when present, must name the call."
+                "What a [collect] agent command (kind = \"queries\") prints on stdout (docs/guides/live-collection.md); query_id, arm and run, when present, must name the call."
             );
             s
         }

@@ -54,8 +54,8 @@ impl Render for TrustVerdict {
             "trustworthy: the judges agree enough for their figures to be believed\n".to_string()
         } else {
             format!(
-                "not trustworthy: {} check(s) failed; judge-derived figures are withheld\n",
-                self.trust_reasons.len()
+                "not trustworthy: {} failed; judge-derived figures are withheld\n",
+                crate::text::count(self.trust_reasons.len() as u64, "check", "checks")
             )
         };
         for r in &self.trust_reasons {

@@ -1,4 +1,4 @@
-//! Which files make a corpus and how each is read (SPEC §2, §3): the one loader that `run`,
+//! Which files make a corpus and how each is read (docs/reference.md): the one loader that `run`,
 //! `gate` and `validate` use, so that `validate` reports exactly what `run` refuses.
 //!
 //! [`load`] reads every file of a corpus folder and returns the parsed corpus with every
@@ -150,7 +150,7 @@ fn nth_newline(bytes: &[u8], n: usize) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// Reads and checks an experiment file: UTF-8, then every rule of SPEC §3 that the file alone
+/// Reads and checks an experiment file: UTF-8, then every rule of docs/reference.md that the file alone
 /// decides. An unreadable file is `Err(Error::Read)`; a bad one, `Err(Error::Input)`.
 pub fn experiment(path: &Path) -> Result<(Experiment, InputFile), Error> {
     let mut inputs = Vec::with_capacity(1);
@@ -186,7 +186,7 @@ pub struct Loaded {
     pub malformed: Vec<(String, InputError)>,
     pub malformed_more: u64,
     /// Validator outputs that were not a verdict: a run counts each as a failed call
-    /// (SPEC §2.5); `validate` lists them.
+    ///; `validate` lists them.
     pub failed_validations: Problems,
     /// The arms more than half of whose findings are malformed (but not all: that is refused):
     /// the run completes, warns, and its report says its inputs are suspect.
@@ -229,7 +229,7 @@ impl MalformedShare {
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
 /// are validated on each arm's scale and the corpus is checked against the experiment; without
-/// one, only the records are. A folder that is a collection that did not finish (SPEC §8) is
+/// one, only the records are. A folder that is a collection that did not finish (docs/guides/live-collection.md) is
 /// refused unless `allow_incomplete`. `Err` only when a file that exists cannot be read.
 pub fn load(
     dir: &Path,
@@ -463,7 +463,7 @@ fn nearest_corpus_file(name: &str) -> Option<String> {
 }
 
 /// Arms whose findings are all malformed are refused, and arms more than half of whose findings
-/// are are recorded as suspect (SPEC §2): either is what a corpus read on the wrong scale or in
+/// are are recorded as suspect: either is what a corpus read on the wrong scale or in
 /// the wrong mode looks like, and its figures would otherwise read like a result.
 fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
     let Some((name, selections)) = &loaded.corpus.reviews else {
@@ -748,7 +748,7 @@ fn load_reviews(
         return Ok(parsed.index);
     };
     if !exp.mode_declared {
-        // A code corpus read as doc would drop every finding as malformed (SPEC §3).
+        // A code corpus read as doc would drop every finding as malformed (docs/reference.md).
         loaded.refusals.push(
             InputError::new(exp_path.display().to_string(), "is missing")
                 .field("field `mode`")
@@ -821,7 +821,7 @@ fn load_reviews(
     Ok(parsed.index)
 }
 
-/// The files of code review's precision controls (SPEC §2.5, §2.6): validator calls, each
+/// The files of code review's precision controls: validator calls, each
 /// naming a finding some return holds; target metadata; and the source snapshots of the files
 /// the findings name, none of which may lead outside `sources/<target>/`.
 fn load_controls(
@@ -861,7 +861,7 @@ fn load_controls(
     targets_and_sources(loaded, dir, reviews_path, index)
 }
 
-/// `targets.jsonl` and `sources/` of the corpus folder `dir` (SPEC §2.6), into `loaded`: what
+/// `targets.jsonl` and `sources/` of the corpus folder `dir`, into `loaded`: what
 /// skip rules and lint-ignore read. `collect`'s later stages read a run directory with it.
 pub fn targets_and_sources(
     loaded: &mut Loaded,
@@ -883,7 +883,7 @@ pub fn targets_and_sources(
     Ok(())
 }
 
-/// Validator calls, PR metadata and source snapshots are code review's (SPEC §2.5, §2.6): a doc
+/// Validator calls, PR metadata and source snapshots are code review's: a doc
 /// experiment would read past them without a word.
 fn refuse_controls_in_doc_mode(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
     if exp.mode != config::Mode::Doc {

@@ -378,7 +378,7 @@ impl Kind {
     }
 }
 
-/// Parses one JSON text, refusing an object at any depth that repeats a key (SPEC §2):
+/// Parses one JSON text, refusing an object at any depth that repeats a key:
 /// `serde_json` keeps the last of two, so `{"arm": "baseline", "arm": "treatment"}` would be
 /// read as treatment without a word. The error for a repeated key is a data error
 /// (`is_data()`) naming the key and its position.

@@ -1,4 +1,4 @@
-//! Agent query traces, `queries.jsonl` (SPEC §2.2): one query per line, with the tools the agent
+//! Agent query traces, `queries.jsonl` (docs/reference.md): one query per line, with the tools the agent
 //! ran in order and the evidence each one returned.
 //!
 //! Unlike review findings there is no "malformed and dropped" level here: a query with a bad
@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::{Id, Lines, Text};
 use crate::error::{InputError, Problems};
 
-/// The tools of SPEC §2.2; any other name is `Generic`.
+/// The tools of docs/reference.md; any other name is `Generic`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolKind {
@@ -61,7 +61,7 @@ impl ToolKind {
     }
 }
 
-/// Evidence categories of the category-max model (SPEC §2.2).
+/// Evidence categories of the category-max model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
@@ -172,10 +172,7 @@ pub const RECORDED: &str = "recorded";
 /// One line of `queries.jsonl` as written. Its JSON Schema is derived from this type; what a
 /// tool's evidence must hold, by tool, is `check_tool`'s.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(
-    title = "queries.jsonl line",
-    description = "One agent query trace (SPEC §2.2)."
-)]
+#[schemars(title = "queries.jsonl line", description = "One agent query trace.")]
 pub struct RawQuery {
     /// Unique per (arm, run).
     pub query_id: Id,
@@ -184,6 +181,7 @@ pub struct RawQuery {
     /// Repeat index, 0 when absent.
     #[schemars(range(max = 4294967295u32))]
     pub run: Option<u64>,
+    /// The question asked; shown in the report, not replayed.
     pub query: Option<String>,
     /// Was the answer right before any recovery.
     pub first_pass_correct: Option<bool>,
@@ -201,6 +199,8 @@ pub struct RawTool {
     /// `find`, `grep`, `references`, `read`, `discovery`, `cmake`, `ctest`, `git`, `gh`; any
     /// other name is a generic tool.
     pub tool: Text,
+    /// `primary` (default) or `recovery`: whether the tool ran before or after the recorded
+    /// recovery gate fired.
     pub phase: Option<Phase>,
     /// The recovery attempt, from 1.
     #[schemars(range(min = 1, max = 4294967295u32))]
@@ -220,8 +220,11 @@ pub struct RawTool {
     pub factors: Option<u64>,
     /// cmake: did the build pass.
     pub passed: Option<bool>,
+    /// ctest: how many tests ran.
     pub tests_run: Option<u64>,
+    /// ctest: how many passed (one of `tests_passed` and `tests_failed` is required).
     pub tests_passed: Option<u64>,
+    /// ctest: how many failed.
     pub tests_failed: Option<u64>,
     /// The per-tool score the agent recorded; computed from the evidence when absent.
     #[schemars(range(min = 0, max = 1))]

@@ -67,7 +67,7 @@ impl Slot {
     }
 }
 
-/// The fields of a finding that its rules read (SPEC §2.1, both modes). Any other key is read
+/// The fields of a finding that its rules read. Any other key is read
 /// (a key repeated inside it still refuses the line) and not kept.
 pub const FINDING_FIELDS: [&str; 16] = [
     "id",

@@ -1,4 +1,4 @@
-//! Reviewer returns, `reviews.jsonl` (SPEC §2.1).
+//! Reviewer returns, `reviews.jsonl` (docs/reference.md).
 //!
 //! Two levels of trouble, as in the pipeline being measured:
 //! * an unreadable **record** (not JSON, no `target`/`arm`/`reviewer`, `findings` not an array, a
@@ -233,11 +233,11 @@ impl Index {
 /// One line of `reviews.jsonl` as written: the return's envelope. Its JSON Schema is derived
 /// from this type. Findings stay unchecked here (JSON values, or [`RawFinding`]s as
 /// `raw::fast_line` reads them): a finding that breaks a field rule is malformed, dropped and
-/// counted by [`select`] under the reading arm's scale, never a refusal of the line (SPEC §2.1).
+/// counted by [`select`] under the reading arm's scale, never a refusal of the line.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "reviews.jsonl line",
-    description = "One reviewer's return for one target, in one recorded arm and run (SPEC §2.1).",
+    description = "One reviewer's return for one target, in one recorded arm and run.",
     extend(
         "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},
         "else" = {"required": ["findings"]}
@@ -259,8 +259,11 @@ pub struct RawReturn<F = Value> {
     pub reason: Option<String>,
     /// Doc or code findings; required when the status is ok (`[]` for none).
     pub findings: Option<Vec<F>>,
+    /// Risks the reviewer names without a finding; kept, not replayed.
     pub residual_risks: Option<Vec<String>>,
+    /// Questions the reviewer leaves to the author; kept, not replayed.
     pub deferred_questions: Option<Vec<String>>,
+    /// Tests the reviewer found missing; kept, not replayed.
     pub testing_gaps: Option<Vec<String>>,
 }
 
@@ -347,7 +350,7 @@ pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
 
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
 /// record-level problems. A second return for one (target, arm, reviewer, run) is one of them
-/// (SPEC §2.1): `cat a.jsonl b.jsonl` must not count a review twice.
+///: `cat a.jsonl b.jsonl` must not count a review twice.
 fn each_record<F: Unchecked>(
     name: &str,
     raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
@@ -839,48 +842,71 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
 // malformed one is dropped and counted, not refused), so it checks the value itself, and a test
 // in `commands::schema` holds the two to the same verdict on every example and malformed line.
 
-/// A doc finding (SPEC §2.1).
+/// A doc finding.
 #[derive(JsonSchema)]
 #[allow(dead_code)]
 struct DocFinding {
-    /// Unique in the corpus.
+    /// Unique in the corpus; judges' verdicts and validator calls name findings by it.
     id: Option<String>,
+    /// 1 to 100 characters. Findings of one section with the same normalized title merge.
     #[schemars(length(min = 1, max = 100))]
     title: String,
+    /// P0 (most severe) to P3; decides the float-gates gate.
     severity: Severity,
+    /// The document section the finding is about; part of its merge key.
     section: String,
+    /// `error` (something wrong) or `omission` (something missing).
     finding_type: FindingType,
-    /// safe_auto, gated_auto or manual.
+    /// `safe_auto`, `gated_auto` or `manual`: how a fix may be applied. A merge keeps the
+    /// most conservative.
     autofix_class: Autofix,
     /// On the arm's scale.
     confidence: f64,
+    /// The fix; a non-empty one lets a `safe_auto` finding be applied automatically.
     suggested_fix: Option<String>,
+    /// Shown in the report; not replayed.
     why_it_matters: Option<String>,
+    /// Quotes or pointers backing the finding; at least one when present.
     #[schemars(length(min = 1))]
     evidence: Option<Vec<String>>,
     /// The root premise, used by same-persona collapse.
     premise: Option<String>,
 }
 
-/// A code finding (SPEC §2.1).
+/// A code finding.
 #[derive(JsonSchema)]
 #[allow(dead_code)]
 struct CodeFinding {
+    /// Unique in the corpus; judges' verdicts and validator calls name findings by it.
     id: Option<String>,
+    /// 1 to 100 characters. Findings on one file with the same normalized title, lines within
+    /// 3 of each other, merge.
     #[schemars(length(min = 1, max = 100))]
     title: String,
+    /// P0 (most severe) to P3.
     severity: Severity,
+    /// The file, as a path in the change.
     #[schemars(pattern(r"\S"))]
     file: String,
+    /// The line, from 1.
     #[schemars(range(min = 1, max = 4294967295u32))]
     line: u64,
+    /// `safe_auto`, `gated_auto`, `manual` or `advisory`: how a fix may be applied. A merge
+    /// keeps the most conservative.
     autofix_class: Autofix,
+    /// Who acts on it: `review-fixer`, `downstream-resolver`, `human` or `release`.
     owner: Owner,
+    /// The fix must be verified (tests run) before it lands.
     requires_verification: bool,
+    /// The issue predates the change: it leaves the pipeline and is counted apart.
     pre_existing: bool,
+    /// On the arm's scale.
     confidence: f64,
+    /// The fix; a non-empty one lets a `safe_auto` finding be applied automatically.
     suggested_fix: Option<String>,
+    /// Shown in the report; not replayed.
     why_it_matters: Option<String>,
+    /// Quotes or pointers backing the finding; at least one when present.
     #[schemars(length(min = 1))]
     evidence: Option<Vec<String>>,
 }

@@ -1,4 +1,4 @@
-//! Imported scores, `scores.jsonl` (SPEC §2.7): one line per arm, item, repeat and scorer, as
+//! Imported scores, `scores.jsonl` (docs/guides/importing-logs.md): one line per arm, item, repeat and scorer, as
 //! `calibench import` writes them from Inspect, promptfoo, lm-eval or a plain table. One type,
 //! [`Score`], is what the importer writes, what the reader reads back, and (derived) the line's
 //! JSON Schema.
@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::{kind, Lines, Text};
 use crate::error::{InputError, Problems};
 
-/// An item's id with its type kept: `1` and `"1"` are different items (SPEC §2.7), and a
+/// An item's id with its type kept: `1` and `"1"` are different items, and a
 /// numeric-looking string stays a string. Whole numbers sort before text, numbers by value and
 /// text as written, so `10` sorts after `2`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -81,7 +81,7 @@ impl JsonSchema for ItemId {
 #[serde(deny_unknown_fields)]
 #[schemars(
     title = "scores.jsonl line",
-    description = "One scorer's score of one item in one repeat of one arm, imported from an eval log (SPEC §2.7)."
+    description = "One scorer's score of one item in one repeat of one arm, imported from an eval log."
 )]
 pub struct Score {
     /// The line of `scores.jsonl` it was read from (0 for a line not yet written).
@@ -196,7 +196,7 @@ pub fn check_arm(name: &str, all: &[Score], arm: &str, source: &str) -> Result<(
     )))
 }
 
-/// The rules an experiment puts on the lines (SPEC §2.7), each broken one an error naming its
+/// The rules an experiment puts on the lines, each broken one an error naming its
 /// line: the two arms read two different labels; each arm's lines run one task; every judge
 /// named in `[scores] judges` scores some line of either arm, and scores on [0, 1] (the trust
 /// thresholds are on [0, 1]).

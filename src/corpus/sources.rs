@@ -1,11 +1,11 @@
-//! Source snapshots under `sources/<target>/` (SPEC §2.6), as lint-ignore reads them (§4.7):
+//! Source snapshots under `sources/<target>/` (docs/reference.md), as lint-ignore reads them (docs/guides/ab-rubric-change.md):
 //! which targets have a snapshot, and the text of each file a code finding names. The loader
 //! reads the files; this module answers, without IO, whether a line carries a suppression.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
 
-/// The lint suppression comments of SPEC §4.7, matched as written.
+/// The lint suppression comments of docs/guides/ab-rubric-change.md, matched as written.
 pub const MARKERS: [&str; 11] = [
     "eslint-disable-line",
     "eslint-disable-next-line",
@@ -102,7 +102,7 @@ mod tests {
         s
     }
 
-    // SPEC §4.7: the line or the line before; two lines above does not count; line 1 has no
+    // docs/guides/ab-rubric-change.md: the line or the line before; two lines above does not count; line 1 has no
     // line before it; past the end has no text; no snapshot is unknown, a missing file is not.
     #[test]
     fn the_line_or_the_line_before_carries_a_marker() {

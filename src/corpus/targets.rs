@@ -1,4 +1,4 @@
-//! Target metadata, `targets.jsonl` (SPEC §2.6, optional): one line per target, with the pull
+//! Target metadata, `targets.jsonl` (docs/reference.md): one line per target, with the pull
 //! request the PR skip conditions read. A target without a line, or without `pr`, is not a pull
 //! request: no skip rule fires for it.
 
@@ -10,11 +10,9 @@ use crate::error::Problems;
 
 /// One line of `targets.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(
-    title = "targets.jsonl line",
-    description = "One target's metadata (SPEC §2.6)."
-)]
+#[schemars(title = "targets.jsonl line", description = "One target's metadata.")]
 pub struct RawTarget {
+    /// The target as `reviews.jsonl` names it.
     pub target: Text,
     /// The pull request; absent for a branch or base review.
     pub pr: Option<Pr>,
@@ -32,13 +30,18 @@ pub enum PrState {
 /// A pull request, as the skip conditions read it.
 #[derive(Clone, Debug, PartialEq, Deserialize, JsonSchema)]
 pub struct Pr {
+    /// `OPEN`, `CLOSED` or `MERGED`; the skip rule `closed` skips a closed or merged one.
     pub state: PrState,
+    /// The skip rule `draft` skips a draft.
     #[serde(default)]
     pub draft: bool,
+    /// The skip rule `trivial-pattern` skips a dependency or release bump (`chore(deps)`,
+    /// `release:`, …) with an empty `body`.
     #[serde(default)]
     pub title: String,
     /// The description; null or absent is empty.
     pub body: Option<String>,
+    /// The changed files' paths; kept, not replayed.
     #[serde(default)]
     pub files: Vec<String>,
     /// The change already carries a review report comment.

@@ -1,4 +1,4 @@
-//! Validator verdicts, `validations.jsonl` (SPEC §2.5, code mode): the recorded Stage 5b calls,
+//! Validator verdicts, `validations.jsonl` (docs/reference.md): the recorded Stage 5b calls,
 //! one per line, each naming the finding it validated by its `id`.
 //!
 //! An `ok` line whose `validated` is not a boolean is read as the measured pipeline reads it: a
@@ -18,7 +18,7 @@ use crate::error::Problems;
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "validations.jsonl line",
-    description = "One recorded validator call on one finding (SPEC §2.5).",
+    description = "One recorded validator call on one finding.",
     extend(
         "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},
         "else" = {"required": ["validated"]}

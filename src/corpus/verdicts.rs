@@ -1,4 +1,4 @@
-//! Judge verdicts, `verdicts.jsonl` (SPEC §2.3): one object per judged item and arm, one verdict
+//! Judge verdicts, `verdicts.jsonl` (docs/reference.md): one object per judged item and arm, one verdict
 //! per judge. `per_dimension: null` is a failed judge: kept as a failure, never read as a zero.
 
 use std::collections::{BTreeMap, HashMap};
@@ -31,7 +31,7 @@ impl Item {
         self.verdicts.iter().filter_map(|v| v.scores.as_ref())
     }
 
-    /// Composite (SPEC §4.6): mean over surviving judges of the weighted mean of their
+    /// Composite (docs/guides/trust.md): mean over surviving judges of the weighted mean of their
     /// dimensions; a dimension without a weight counts 1 (uniform when `weights` is empty).
     /// `None` when no judge survived.
     pub fn composite(&self, weights: &BTreeMap<String, f64>) -> Option<f64> {
@@ -56,7 +56,7 @@ impl Item {
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
     title = "verdicts.jsonl line",
-    description = "One judged item in one arm (SPEC §2.3)."
+    description = "One judged item in one arm."
 )]
 pub struct RawItem {
     /// A finding's `id` (that finding is judged) or any other item's id.

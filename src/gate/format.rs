@@ -125,7 +125,7 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
     }
     s += ".\n\n";
     if let Some(d) = about.decision {
-        s += &format!("**Decision:** {}\n\n", cell(d));
+        s += &format!("**Decision:** {}.\n\n", cell(d));
     }
     s += "| | check | value | bound | why |\n|---|---|---|---|---|\n";
     for c in &out.checks {

@@ -1,4 +1,4 @@
-//! The CI regression gate (SPEC §7): a policy of bounds on a run's `metrics.json`, checked
+//! The CI regression gate (docs/guides/ci-gate.md): a policy of bounds on a run's `metrics.json`, checked
 //! against the run and, for bounds on a change, against an accepted run. Pure: the caller reads
 //! the files; here a missing or null metric fails its check ("not found"), never passes.
 

@@ -1,4 +1,4 @@
-//! Gate policies (SPEC §7): `gate.toml`, or the `[gate]` table of an experiment. Parsing is
+//! Gate policies (docs/guides/ci-gate.md): `gate.toml`, or the `[gate]` table of an experiment. Parsing is
 //! pure (text in, policy or the first problem out) and refuses anything a gate could not
 //! honestly evaluate: unknown keys, paths that can never exist or do not name a number, checks
 //! with no bound, bounds no value can meet, and relative bounds with no accepted run.
@@ -101,9 +101,11 @@ pub struct RawPolicy {
     /// (`["better", "inconclusive"]`).
     #[schemars(with = "Option<RequiredDecision>")]
     require_decision: Option<Spanned<RequiredDecision>>,
-    /// The accepted run relative bounds compare against.
+    /// The accepted `metrics.json` that `max_increase` and `max_decrease` compare against,
+    /// relative to the policy file's folder; the default of every check.
     #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
+    /// The checks: `[[check]]` in a `gate.toml`, `[[gate.check]]` in an experiment.
     #[serde(default)]
     #[schemars(with = "Vec<RawCheck>")]
     check: Vec<Spanned<RawCheck>>,
@@ -120,18 +122,24 @@ enum RequiredDecision {
 #[derive(Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RawCheck {
+    /// What the check is called in the output, JUnit and summary (default: its metric).
     name: Option<String>,
     /// A dotted path into metrics.json (`calibench gate --list-metrics`).
     #[schemars(with = "Option<String>")]
     metric: Option<Spanned<String>>,
+    /// Fails when the value is below this.
     #[schemars(with = "Option<f64>")]
     min: Option<Spanned<f64>>,
+    /// Fails when the value is above this.
     #[schemars(with = "Option<f64>")]
     max: Option<Spanned<f64>>,
+    /// Fails when the value rose by more than this from the accepted run.
     #[schemars(with = "Option<f64>")]
     max_increase: Option<Spanned<f64>>,
+    /// Fails when the value fell by more than this from the accepted run.
     #[schemars(with = "Option<f64>")]
     max_decrease: Option<Spanned<f64>>,
+    /// This check's own accepted `metrics.json`, overriding the policy's.
     #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
 }
@@ -338,7 +346,7 @@ mod tests {
         parse(Path::new("ci/gate.toml"), text)
     }
 
-    const SPEC_EXAMPLE: &str = r#"require_trustworthy = true
+    const EXAMPLE: &str = r#"require_trustworthy = true
 [[check]]
 metric = "queries.arms.treatment.recovery_gate_rate"   # dotted path into metrics.json
 max = 0.20
@@ -353,7 +361,7 @@ baseline = "runs/accepted/metrics.json"
 
     #[test]
     fn the_spec_example_parses() {
-        let p = parse_str(SPEC_EXAMPLE).unwrap();
+        let p = parse_str(EXAMPLE).unwrap();
         assert!(p.require_trustworthy);
         assert_eq!(p.checks.len(), 3);
         assert_eq!(p.checks[0].bounds, [Bound::Max(0.20)]);

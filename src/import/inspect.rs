@@ -1,4 +1,4 @@
-//! Inspect logs (SPEC §2.7): a `.eval` zip archive (`header.json`, one `samples/<id>_epoch_<n>.json`
+//! Inspect logs (docs/guides/importing-logs.md): a `.eval` zip archive (`header.json`, one `samples/<id>_epoch_<n>.json`
 //! entry per sample, read one entry at a time so memory does not grow with the samples' text) or
 //! a `.json` log (`version`, `status`, `eval`, `results`, `samples`). Log version 2 only.
 //!

@@ -1,4 +1,4 @@
-//! lm-eval `--log_samples` output (SPEC §2.7): `samples_<task>_<time>.jsonl`, one line per
+//! lm-eval `--log_samples` output (docs/guides/importing-logs.md): `samples_<task>_<time>.jsonl`, one line per
 //! document and filter, with its `results_<time>.json` when present.
 //!
 //! item = `doc_id`; repeat = the run, each samples file of the task one run, numbered 1, 2, …

@@ -1,4 +1,4 @@
-//! `calibench import` (SPEC §2.7): eval logs written by other tools read into `scores.jsonl`
+//! `calibench import` (docs/guides/importing-logs.md): eval logs written by other tools read into `scores.jsonl`
 //! lines ([`Score`]). Each format's reader turns its records into [`Draft`]s; what they share
 //! lives here: how a value a log writes becomes a score, how a sample without a score becomes a
 //! *missing* line (never a 0), the tally of everything that was not mapped, and the rules across

@@ -1,4 +1,4 @@
-//! promptfoo output (SPEC §2.7): `promptfoo eval -o results.json`, results version 3. One file
+//! promptfoo output (docs/guides/importing-logs.md): `promptfoo eval -o results.json`, results version 3. One file
 //! holds one cell per prompt × provider; the cell read is chosen with `--pick`, and a file with
 //! several cells refuses to guess.
 //!

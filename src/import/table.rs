@@ -1,4 +1,4 @@
-//! Plain tables (SPEC §2.7): a CSV or JSON Lines file with `item` and `score`, and optionally
+//! Plain tables (docs/guides/importing-logs.md): a CSV or JSON Lines file with `item` and `score`, and optionally
 //! `scorer` (default `score`), `repeat` (default 1), `confidence`, `correct` and `task` (default:
 //! the file's name without extension). An empty score cell (CSV) or `null` (JSON Lines) is a
 //! missing score. In a CSV every item id is text; in JSON Lines its type is kept.

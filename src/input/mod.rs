@@ -57,7 +57,7 @@ impl<'a> Lines<'a> {
 }
 
 /// A CSV reader over `bytes` (a UTF-8 byte-order mark skipped) and its trimmed header names.
-/// A header is names, not data (SPEC §2.4): one whose first cell is a number means the file has
+/// A header is names, not data: one whose first cell is a number means the file has
 /// no header row (its first data row would silently become the header), and one that names a
 /// column twice would leave which of the two is read to chance. Both are refused; `expected`
 /// is the header the reader wants, shown in the hint.

@@ -1,4 +1,4 @@
-//! Reliability data for `calibench alpha` (SPEC §2.4).
+//! Reliability data for `calibench alpha` (docs/reference.md).
 //!
 //! * **long** CSV: a header with `unit`, `rater` and `value` columns (others ignored), one row
 //!   per rating; JSON Lines with the same three keys is accepted too (`value: null` = missing).

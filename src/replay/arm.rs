@@ -1,4 +1,4 @@
-//! One arm's review replay over all its recorded returns (SPEC §4.1 and §4.2's agreement units):
+//! One arm's review replay over all its recorded returns (docs/guides/ab-rubric-change.md, with its agreement units):
 //! the returns grouped into targets and their runs, each (target, run) replayed through the
 //! arm's review policy, and the units Krippendorff's α is computed over. Pure: returns in,
 //! replays out. `analysis` turns them into metrics; `collect` and the skip rules can replay an
@@ -27,7 +27,7 @@ pub struct RunReplay<'a> {
     pub failed_reviewers: usize,
     /// The merged findings after the whole pipeline, in listing order.
     pub merged: Vec<Merged>,
-    /// The skip rule that kept the arm from reviewing this target (SPEC §4.7): then every
+    /// The skip rule that kept the arm from reviewing this target (docs/guides/ab-rubric-change.md): then every
     /// count of the run is 0.
     pub skipped: Option<SkipRule>,
     /// Whether the corpus has a source snapshot of the target (lint-ignore's measure is
@@ -46,7 +46,7 @@ pub struct ArmReplay<'a> {
     /// Test-retest agreement: per (target, reviewer, fingerprint) seen in two or more runs, its
     /// confidence in each run (the highest, when a reviewer filed it twice in one run).
     pub run_units: Vec<Vec<f64>>,
-    /// What the skip rules cost (SPEC §4.7), from replaying each skipped target as if it were
+    /// What the skip rules cost (docs/guides/ab-rubric-change.md), from replaying each skipped target as if it were
     /// not: targets skipped, their recorded returns (failed ones included) and the findings
     /// that would have externalized, all and at P0/P1, each averaged over the target's runs.
     pub skipped: Skipped,
@@ -54,7 +54,7 @@ pub struct ArmReplay<'a> {
     pub rejection_reasons: BTreeMap<String, usize>,
 }
 
-/// What skipping targets saved and hid, for one arm (SPEC §4.7).
+/// What skipping targets saved and hid, for one arm (docs/guides/ab-rubric-change.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Skipped {
     pub targets: usize,
@@ -63,7 +63,7 @@ pub struct Skipped {
     pub lost_p0_p1: f64,
 }
 
-/// What an arm's precision controls read from the corpus (SPEC §2.5, §2.6, §4.7).
+/// What an arm's precision controls read from the corpus.
 #[derive(Clone, Copy, Debug)]
 pub struct ArmControls<'a> {
     pub controls: &'a Controls,
@@ -148,7 +148,7 @@ pub fn group(returns: &[Return]) -> Vec<TargetGroup<'_>> {
 }
 
 /// What makes one reviewer's finding "the same finding" in another run: its place (section or
-/// file) and title, normalized (§4.1 step 2).
+/// file) and title, normalized (step 2 of the pipeline).
 pub fn fingerprint(f: &Finding) -> String {
     let place = match &f.location {
         Location::Doc { section, .. } => section,
@@ -372,7 +372,7 @@ mod tests {
         }
     }
 
-    /// SPEC §4.7's skip rules, each firing and each kept from firing, in the arm's order.
+    /// docs/guides/ab-rubric-change.md's skip rules, each firing and each kept from firing, in the arm's order.
     #[test]
     fn each_skip_rule_fires_only_where_it_should() {
         use SkipRule::*;

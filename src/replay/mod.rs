@@ -117,7 +117,7 @@ pub struct UnitPair {
     pub treatment: f64,
 }
 
-/// treatment − baseline over units' values (SPEC §4.2): `None` without a unit.
+/// treatment − baseline over units' values (docs/guides/ab-rubric-change.md): `None` without a unit.
 pub fn paired(
     units: &[UnitPair],
     replicates: usize,

@@ -1,4 +1,4 @@
-//! Query replay (SPEC §4.3): score an agent's recorded trace under a confidence model, decide
+//! Query replay (docs/guides/capacity-review.md): score an agent's recorded trace under a confidence model, decide
 //! whether the recovery gate fires, and replay the counterfactual.
 //!
 //! Pure: a [`Query`] and a [`ConfidencePolicy`] in, an [`Outcome`] out, with the breakdown of
@@ -12,7 +12,7 @@ use crate::config::{BonusMode, CategoryMax, ConfidencePolicy, FlatMean, Normaliz
 use crate::corpus::queries::{Category, Evidence, Phase, Query, Tool, ToolKind};
 use crate::stats::calibration::round9;
 
-/// The per-tool score of SPEC §4.3's table, from the tool's evidence alone.
+/// The per-tool score of docs/guides/capacity-review.md's table, from the tool's evidence alone.
 pub fn table_score(kind: ToolKind, evidence: Evidence) -> f64 {
     match (kind, evidence) {
         (ToolKind::Find | ToolKind::Grep | ToolKind::References, Evidence::Hits(h)) => match h {
@@ -325,7 +325,7 @@ fn has_evidence(t: &Tool) -> bool {
     }
 }
 
-/// Category scores of SPEC §4.3 step 1, in [`Category::ALL`] order.
+/// Category scores of docs/guides/capacity-review.md step 1, in [`Category::ALL`] order.
 pub fn category_scores(tools: &[&Tool]) -> [Option<f64>; 7] {
     let mut out = [None; 7];
     let of = |c: Category| {
@@ -454,7 +454,7 @@ pub fn category_scores(tools: &[&Tool]) -> [Option<f64>; 7] {
     out
 }
 
-/// Convergence (SPEC §4.3 step 3): the most categories confirming one target, and whether
+/// Convergence (docs/guides/capacity-review.md step 3): the most categories confirming one target, and whether
 /// search and read confirm a common one.
 pub fn convergence(tools: &[&Tool]) -> (usize, bool) {
     // Each category is one bit of a target's set.

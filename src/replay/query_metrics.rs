@@ -1,4 +1,4 @@
-//! Query metrics (SPEC §4.3): per arm over its replayed queries, and treatment − baseline paired
+//! Query metrics (docs/guides/capacity-review.md): per arm over its replayed queries, and treatment − baseline paired
 //! over the queries both arms replayed. Intervals: Wilson for rates, a percentile bootstrap over
 //! queries for means and calibration; the paired deltas resample queries, keeping each query's
 //! two arms together.
@@ -17,7 +17,7 @@ use crate::stats::paired::{sign_test, wilson, PairedDelta};
 use crate::stats::patterns::patterns_of;
 use crate::stats::quantile::percentile;
 
-/// Equal-width calibration bins (SPEC §4.5's default).
+/// Equal-width calibration bins (docs/guides/alpha-and-calibration.md's default).
 pub const BINS: usize = 10;
 // Bins and outcomes are packed into a byte in the bootstrap loops.
 const _: () = assert!(2 * BINS < u8::MAX as usize);
@@ -133,7 +133,7 @@ pub struct QueryCalibration {
     pub brier_ci: Option<[f64; 2]>,
 }
 
-/// SPEC §4.3's query metrics of one arm.
+/// docs/guides/capacity-review.md's query metrics of one arm.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct QueryArmMetrics {
     pub policy: String,
@@ -456,7 +456,7 @@ pub const CI_METRICS: [&str; 6] = [
     "unnecessary_recovery_rate",
 ];
 
-/// One query metric compared between the arms (SPEC §4.3), declared once: its key in
+/// One query metric compared between the arms (docs/guides/capacity-review.md), declared once: its key in
 /// `queries.delta`, its row in the report's delta table and a gate's `<query-delta>` path.
 #[derive(Clone, Copy)]
 pub struct QueryDelta {

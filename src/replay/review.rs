@@ -1,4 +1,4 @@
-//! The review pipeline (SPEC §4.1): one arm's valid returns for one (target, run) in, merged,
+//! The review pipeline (docs/guides/ab-rubric-change.md): one arm's valid returns for one (target, run) in, merged,
 //! routed findings out. Pure: no IO, no clock, no randomness.
 //!
 //! Steps, in order: validation happened when the corpus was read (`corpus::reviews`); then
@@ -42,11 +42,11 @@ pub enum Tier {
     /// Code mode: the issue predates the change; it leaves the pipeline (step 6).
     PreExisting,
     /// Code mode, `lint_ignore = "suppress"`: on a line that carries a lint suppression comment,
-    /// dropped before the gate (SPEC §4.7).
+    /// dropped before the gate (docs/guides/ab-rubric-change.md).
     LintSuppressed,
 }
 
-/// What the validation pass made of a selected finding (SPEC §4.7).
+/// What the validation pass made of a selected finding (docs/guides/ab-rubric-change.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Check {
@@ -72,7 +72,7 @@ impl Check {
     }
 }
 
-/// What the precision controls need to replay one (arm, target, run) (SPEC §4.7).
+/// What the precision controls need to replay one (arm, target, run) (docs/guides/ab-rubric-change.md).
 #[derive(Clone, Copy, Debug)]
 pub struct Precision<'a> {
     pub controls: &'a Controls,
@@ -83,7 +83,7 @@ pub struct Precision<'a> {
     pub calls: &'a [&'a Validation],
 }
 
-/// Every control off: the pipeline of §4.1 alone.
+/// Every control off: the pipeline alone (docs/guides/ab-rubric-change.md).
 pub const NO_CONTROLS: Precision<'static> = Precision {
     controls: &Controls::OFF,
     target: "",
@@ -160,7 +160,7 @@ pub struct Merged {
 }
 
 impl Merged {
-    /// Actionable after the validation pass: what reaches the user (SPEC §4.7).
+    /// Actionable after the validation pass: what reaches the user (docs/guides/ab-rubric-change.md).
     pub fn externalized(&self) -> bool {
         self.tier == Tier::Actionable && matches!(self.validation, None | Some(Check::Validated))
     }
@@ -227,7 +227,7 @@ pub fn replay(policy: &ReviewPolicy, mode: Mode, returns: &[ReturnRef<'_>]) -> V
     replay_with(policy, mode, &NO_CONTROLS, returns)
 }
 
-/// Runs steps 2–10 over one (arm, target, run), with the precision controls of SPEC §4.7 in
+/// Runs steps 2–10 over one (arm, target, run), with the precision controls of docs/guides/ab-rubric-change.md in
 /// their place: lint-ignore after step 7, the validation pass between the gate and routing.
 pub fn replay_with(
     policy: &ReviewPolicy,
@@ -288,7 +288,7 @@ fn on_suppressed_line(m: &Merged, precision: &Precision<'_>) -> Option<bool> {
     }))
 }
 
-/// The validation pass (Stage 5b, SPEC §4.7), after the gate: the selected findings in budget
+/// The validation pass (Stage 5b, docs/guides/ab-rubric-change.md), after the gate: the selected findings in budget
 /// order, the first `validation_budget` looked up among the recorded calls, the rest over
 /// budget; whatever is not validated loses its route and does not externalize.
 fn validation_pass(merged: &mut [Merged], policy: &ReviewPolicy, precision: &Precision<'_>) {
@@ -1282,7 +1282,7 @@ mod tests {
         assert_eq!(places, ["z", "y", "x"]);
     }
 
-    // ---- SPEC §4.7: the validation pass and lint-ignore, worked by hand ----
+    // ---- docs/guides/ab-rubric-change.md: the validation pass and lint-ignore, worked by hand ----
 
     fn with_id(mut f: Finding, id: &str) -> Finding {
         f.id = Some(id.into());

@@ -1,4 +1,4 @@
-//! Review metrics (SPEC §4.2): per (arm, target, run) from the replayed findings, then per arm.
+//! Review metrics (docs/guides/ab-rubric-change.md): per (arm, target, run) from the replayed findings, then per arm.
 //!
 //! Per arm, counts are summed over targets after averaging each target over its runs, and
 //! per-target figures (dispersion) are averaged over runs first, so that a target reviewed three
@@ -126,7 +126,7 @@ pub enum Compute {
 /// its decimals.
 pub type SummaryRow = (u8, &'static str, usize);
 
-/// One per-target review metric (SPEC §4.2), declared once. Its `name` is its key in each
+/// One per-target review metric (docs/guides/ab-rubric-change.md), declared once. Its `name` is its key in each
 /// `per_target` row of `metrics.json` and its column in the targets table; each of its `arm`
 /// aggregates is a figure of the arm (`fyi`, `distinct_values_mean`); when it takes part in
 /// A/B deltas, `name` is its key in `review.delta`, its row in the report's delta table and a
@@ -150,7 +150,7 @@ pub struct ReviewMetric {
     pub label: Option<&'static str>,
     /// Which way it gets better, where it has one (`primary` decides on it alone then).
     pub better: Option<super::Better>,
-    /// A figure of code review's precision controls (SPEC §4.7): written only when the
+    /// A figure of code review's precision controls (docs/guides/ab-rubric-change.md): written only when the
     /// experiment replays them, and read back as absent from a run that does not.
     pub precision: bool,
     pub compute: Compute,
@@ -382,7 +382,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     figure("judged_actionable", Kind::Count, |x| {
         Figure::Count(x.judged.len())
     }),
-    // Code review's precision controls (SPEC §4.7), written when the experiment replays them.
+    // Code review's precision controls (docs/guides/ab-rubric-change.md), written when the experiment replays them.
     // The validation pass: what it selected, what it cost, what became of each finding.
     count("validation_selected", |f| f.validation.is_some())
         .precision()
@@ -609,7 +609,7 @@ pub fn arm_figure_names() -> &'static [(String, usize, Aggregate)] {
     })
 }
 
-/// Arm-level review metrics (the names of SPEC §4.2).
+/// Arm-level review metrics (the names of docs/guides/ab-rubric-change.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArmMetrics {
     pub policy: String,
@@ -639,7 +639,7 @@ pub struct ArmMetrics {
     /// Every failed reviewer call, in corpus order, with its reason when the corpus gives one.
     #[serde(default)]
     pub failed_calls: Vec<FailedCall>,
-    /// Code review's precision controls over the arm (SPEC §4.7), when the experiment replays
+    /// Code review's precision controls over the arm (docs/guides/ab-rubric-change.md), when the experiment replays
     /// them.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub controls: Option<ControlsFigures>,
@@ -653,7 +653,7 @@ impl ArmMetrics {
     }
 }
 
-/// The arm-level figures of code review's precision controls (SPEC §4.7).
+/// The arm-level figures of code review's precision controls (docs/guides/ab-rubric-change.md).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ControlsFigures {
     /// Targets a skip rule kept from review.

@@ -1,4 +1,4 @@
-//! Imported scores (SPEC §2.7): what each arm's scorers gave, and treatment − baseline per
+//! Imported scores (docs/guides/importing-logs.md): what each arm's scorers gave, and treatment − baseline per
 //! scorer, paired over the items both arms scored. Pure: score lines in, figures out.
 //!
 //! An item's value for a scorer is the mean of its scored repeats: a repeat that errored or was
@@ -18,7 +18,7 @@ use crate::stats::paired::{wilson, PairedDelta};
 /// The dimension a scorer's score is filed under when the scorers are a judge panel.
 pub const DIMENSION: &str = "score";
 
-/// Bins of the per-scorer reliability diagrams (SPEC §4.5's default).
+/// Bins of the per-scorer reliability diagrams (docs/guides/alpha-and-calibration.md's default).
 pub const BINS: usize = 10;
 
 /// One arm's imported scores.
@@ -314,7 +314,7 @@ pub fn compare(
     out
 }
 
-/// The judge panel's verdicts (SPEC §2.7): per item of the arm, one verdict per judge scorer,
+/// The judge panel's verdicts: per item of the arm, one verdict per judge scorer,
 /// its score the item's mean over the judge's scored repeats under [`DIMENSION`]; a judge with
 /// no scored repeat of the item failed on it (never a 0). Items in item order, filed under the
 /// arm's label.

@@ -321,7 +321,7 @@ fn decision_line(m: &Metrics) -> DecisionLine {
         .collect();
     DecisionLine {
         status: DecisionStatus::Decided(d.verdict),
-        sentence: format!("{}.", crate::decision::headline(d)),
+        sentence: format!("{}.", crate::decision::reason(d)),
         details,
     }
 }
@@ -558,7 +558,7 @@ fn primary_part(m: &Metrics, name: &str) -> String {
     }
 }
 
-/// "Is this A/B big enough?" for one delta table (SPEC §4.8): the sign test's floor when it is
+/// "Is this A/B big enough?" for one delta table (docs/guides/ab-rubric-change.md): the sign test's floor when it is
 /// above 0.05, the minimum detectable effects of the primary metrics (of the summary's when
 /// the experiment names none) beside the observed differences, and the `plan` command that
 /// sizes the next study.
@@ -811,7 +811,7 @@ fn review_section(
     }
 }
 
-/// Code review's precision controls (SPEC §4.7), when the experiment replays them: what the
+/// Code review's precision controls (docs/guides/ab-rubric-change.md), when the experiment replays them: what the
 /// validation pass removed and at what cost, what the skip rules saved and hid, and what
 /// lint-ignore dropped.
 fn controls_section(
@@ -1169,7 +1169,7 @@ fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
         .collect()
 }
 
-/// Imported scores (SPEC §2.7): the arms' scorers, the paired delta per scorer, and the
+/// Imported scores: the arms' scorers, the paired delta per scorer, and the
 /// model's own calibration where the logs carry confidences.
 fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) -> bool) -> Section {
     let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
@@ -1328,7 +1328,7 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
                 )
         };
         blocks.push(Block::Table(Table {
-            caption: Some("The model's own confidence against whether it was right, over the scored lines that carry both (SPEC §4.5, 10 bins).".into()),
+            caption: Some("The model's own confidence against whether it was right, over the scored lines that carry both (docs/guides/alpha-and-calibration.md).".into()),
             header: header(&[
                 "scorer",
                 "baseline n",

@@ -131,7 +131,7 @@ fn cell_text(s: &str) -> String {
     text::markdown(s)
 }
 
-/// Every string of the document is text, never markup (SPEC §6).
+/// Every string of the document is text, never markup.
 fn escape(s: &str) -> String {
     text::markdown(s)
 }

@@ -1,4 +1,4 @@
-//! The report's plots (SPEC §5), each baseline beside treatment, drawn with plotters as SVG and
+//! The report's plots (docs/guides/reports.md), each baseline beside treatment, drawn with plotters as SVG and
 //! PNG from the same [`Spec`].
 //!
 //! What a plot shows is decided by [`specs`], a pure function of the metrics; how it looks is
@@ -58,7 +58,7 @@ pub enum Kind {
     Values(PerArm<ValuesPanel>),
     /// Stacked tier counts per target (mean over runs).
     Tiers(PerArm<TierPanel>),
-    /// The validation pass's funnel, one bar per stage (SPEC §4.7).
+    /// The validation pass's funnel, one bar per stage (docs/guides/ab-rubric-change.md).
     Funnel(PerArm<TierPanel>),
     /// Rates (or means on 0 to 1) with their intervals, baseline bar beside treatment bar per
     /// group; the second field names the y axis.

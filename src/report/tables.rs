@@ -1,4 +1,4 @@
-//! The run's tables (SPEC §5) as polars DataFrames, serialized to CSV and Parquet bytes. Built
+//! The run's tables (docs/guides/reports.md) as polars DataFrames, serialized to CSV and Parquet bytes. Built
 //! from the one result model, so a table never says something `metrics.json` does not.
 
 use std::sync::Arc;

@@ -91,7 +91,7 @@ mod tests {
             run_id: "r".into(),
             decision: DecisionLine {
                 status: DecisionStatus::Decided(crate::decision::Verdict::Withheld),
-                sentence: "Withheld: precision is judge-derived.".into(),
+                sentence: "Precision is judge-derived.".into(),
                 details: vec!["precision (increase): withheld".into()],
             },
             verdict: Verdict {
@@ -133,7 +133,7 @@ mod tests {
         assert_eq!(
             text,
             "t → runs/r
-  decision: withheld. Withheld: precision is judge-derived.
+  decision: withheld. Precision is judge-derived.
     - precision (increase): withheld
   verdict: withheld. The judges do not agree.
     - (1) IRR 0.12 < 0.2

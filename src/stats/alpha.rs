@@ -1,5 +1,5 @@
 //! Krippendorff's α with missing data, at the nominal, ordinal, interval and ratio levels
-//! (SPEC §4.4; formulas and reference values in REFERENCE.md).
+//! (docs/guides/alpha-and-calibration.md; formulas and reference values in REFERENCE.md).
 //!
 //! α = 1 − D_o / D_e = 1 − (n − 1) · Σ o_ck δ²_ck / Σ n_c n_k δ²_ck, over the units that hold two
 //! or more values ("pairable"); n counts their values.

@@ -1,4 +1,4 @@
-//! Bootstrap intervals for α (SPEC §4.4, REFERENCE.md).
+//! Bootstrap intervals for α (docs/guides/alpha-and-calibration.md).
 //!
 //! * `units` (default): resample the pairable units with replacement and recompute α, expected
 //!   disagreement included. A replicate is [`Prepared::evaluate`] with a multiplicity weight per
@@ -67,7 +67,7 @@ pub struct Summary {
     pub q: Vec<Exceedance>,
 }
 
-/// The most replicates any bootstrap takes (SPEC §3): more would only cost memory and time,
+/// The most replicates any bootstrap takes: more would only cost memory and time,
 /// and a huge count (`9223372036854775807`) would fail allocating, not compute.
 pub const MAX_REPLICATES: usize = 1_000_000;
 

@@ -1,4 +1,4 @@
-//! Calibration of confidence against outcome (SPEC §4.5): ECE, MCE, Brier, AUROC and the
+//! Calibration of confidence against outcome (docs/guides/alpha-and-calibration.md): ECE, MCE, Brier, AUROC and the
 //! reliability-diagram bins.
 //!
 //! Bins are equal-width and right-closed, as in Guo et al. (2017) and scikit-learn's

@@ -1,4 +1,4 @@
-//! Multiplicity (SPEC §4.8): Holm's step-down adjustment over a family of p-values, and the
+//! Multiplicity (docs/guides/ab-rubric-change.md): Holm's step-down adjustment over a family of p-values, and the
 //! smallest p-value the exact sign test can reach with a number of pairs.
 
 /// Holm's step-down adjustment. Sorting the family's m p-values ascending p₍₁₎ ≤ … ≤ p₍ₘ₎,

@@ -1,6 +1,6 @@
 //! A/B comparisons over paired units (targets, queries): the mean difference with a 95% paired
 //! bootstrap interval, the exact two-sided sign test, and the Wilson interval for rates
-//! (SPEC §4.2).
+//! (docs/guides/ab-rubric-change.md).
 
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +20,7 @@ pub struct PairedDelta {
     pub ci: Option<[f64; 2]>,
     /// Exact two-sided sign test over the non-zero differences.
     pub p_value: f64,
-    /// Minimum detectable effect (SPEC §4.8): the smallest true mean difference these pairs
+    /// Minimum detectable effect (docs/guides/ab-rubric-change.md): the smallest true mean difference these pairs
     /// would detect with 80% power at two-sided 0.05; null with fewer than 2 pairs, 0 when the
     /// differences do not vary, null for a figure that is not a mean of per-unit differences.
     #[serde(default)]

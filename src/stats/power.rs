@@ -1,4 +1,4 @@
-//! Power (SPEC §4.8): the minimum detectable effect of a paired comparison, the number of pairs
+//! Power (docs/guides/ab-rubric-change.md): the minimum detectable effect of a paired comparison, the number of pairs
 //! a study needs to detect an effect by the normal approximation, and the seeded simulation
 //! that checks that number by resampling the observed differences.
 

@@ -1,6 +1,6 @@
 #!/bin/sh
-# A stand-in for an LLM judge, for `calibench collect`'s judges stage (README, "A real A/B,
-# live").
+# A stand-in for an LLM judge, for `calibench collect`'s judges stage
+# (docs/guides/live-collection.md).
 #
 #   judge.sh JUDGE ITEM_ID   < item.json
 #

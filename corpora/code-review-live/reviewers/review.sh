@@ -1,5 +1,5 @@
 #!/bin/sh
-# A stand-in for an LLM code reviewer, for `calibench collect` (README, "A real A/B, live").
+# A stand-in for an LLM code reviewer, for `calibench collect` (docs/guides/live-collection.md).
 #
 #   review.sh PERSONA TARGET ARM RUN   < change.diff
 #

@@ -1,7 +1,8 @@
 #!/bin/sh
-# A stand-in for an LLM validator, for `calibench collect`'s validators stage (README, "A real
-# A/B, live"): the independent second look the validation pass asks for (SPEC §4.7): is the
-# finding real, introduced by this change, and not handled elsewhere?
+# A stand-in for an LLM validator, for `calibench collect`'s validators stage
+# (docs/guides/live-collection.md): the independent second look the validation pass asks for
+# (docs/guides/ab-rubric-change.md): is the finding real, introduced by this change, and not
+# handled elsewhere?
 #
 #   validate.sh FINDING_ID   < finding.json
 #
@@ -18,7 +19,7 @@
 #     retry answers;
 #   - on `pr-301-retry-budget`'s unwrap in run 1 it hangs on every attempt, and is killed at
 #     the stage's timeout and recorded as a failed call (the finding is then not externalized,
-#     as SPEC §4.7 says);
+#     as the validation pass's rules say);
 #   - on `pr-304-upload-handler`'s path finding in run 1 it answers in prose, a failed call too.
 # Deterministic; POSIX sh and awk only.
 

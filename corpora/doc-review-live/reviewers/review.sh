@@ -1,5 +1,5 @@
 #!/bin/sh
-# A stand-in for an LLM document reviewer, for `calibench collect` (README, "Live collection").
+# A stand-in for an LLM document reviewer, for `calibench collect` (docs/guides/live-collection.md).
 #
 #   review.sh PERSONA TARGET ARM RUN   < document.md
 #

@@ -1,0 +1,542 @@
+//! `calibench reference`: the reference of every input file, experiment key, gate-policy key,
+//! metric and command, as Markdown, generated from the types calibench reads with (their JSON
+//! Schemas, the metric catalogues, the command-line definition). `docs/reference.md` is its
+//! output, and a test holds the two equal, so the reference cannot drift from the code.
+
+use clap::CommandFactory;
+use serde_json::Value;
+
+use crate::cli::{Cli, InitKind};
+use crate::config::{Mode, RawExperiment, Scale};
+use crate::corpus::{reviews, schema as files};
+use crate::error::Error;
+use crate::output::Render;
+
+/// The reference, as Markdown.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(transparent)]
+pub struct Reference(pub String);
+
+impl Render for Reference {
+    fn human(&self) -> String {
+        self.0.clone()
+    }
+}
+
+pub fn run() -> Result<Reference, Error> {
+    Ok(Reference(markdown()))
+}
+
+/// The whole reference. Pure.
+pub fn markdown() -> String {
+    let mut s = String::from(
+        "# calibench reference\n\n\
+         Every input file, experiment key, gate-policy key, metric and command, generated from the \
+         types calibench reads with: `calibench reference` prints this file, and a test checks \
+         that it matches. How to use them is in the [guides](guides/); what the figures mean is in \
+         each guide and in [the decision](#the-decision).\n\n\
+         - [Input files](#input-files)\n\
+         - [Experiment: `experiment.toml`](#experiment-experimenttoml)\n\
+         - [Gate policy: `gate.toml` or `[gate]`](#gate-policy-gatetoml-or-gate)\n\
+         - [The decision](#the-decision)\n\
+         - [Metrics](#metrics)\n\
+         - [Commands and exit status](#commands-and-exit-status)\n\n",
+    );
+    s += &input_files();
+    s += &experiment_keys();
+    s += &gate_keys();
+    s += DECISION;
+    s += &metrics();
+    s += &commands();
+    s
+}
+
+/// One row of a field table.
+struct Row {
+    path: String,
+    kind: String,
+    required: bool,
+    /// The default, when the schema states one that fits in a cell.
+    default: Option<String>,
+    meaning: String,
+    /// The variants of a tagged table this key belongs to (`policy = "anchored"`), when it
+    /// does not belong to all of them.
+    only: Vec<String>,
+    /// The default under each of `only`'s variants, in its order.
+    defaults: Vec<Option<String>>,
+}
+
+/// The node a `$ref` points at, or the node.
+fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
+    match node.get("$ref").and_then(Value::as_str) {
+        Some(r) => &root["$defs"][r.rsplit('/').next().unwrap_or(r)],
+        None => node,
+    }
+}
+
+/// A value's type in words: `string`, `one of a, b`, `list of string`, `number in [0, 1]`.
+fn kind(node: &Value, root: &Value) -> String {
+    let node = resolve(node, root);
+    if let Some(values) = node.get("enum").and_then(Value::as_array) {
+        let names: Vec<String> = values
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => format!("`{s}`"),
+                other => format!("`{other}`"),
+            })
+            .collect();
+        return format!("one of {}", names.join(", "));
+    }
+    if let Some(c) = node.get("const") {
+        return format!(
+            "`{}`",
+            c.as_str().map_or_else(|| c.to_string(), str::to_string)
+        );
+    }
+    for alt in ["anyOf", "oneOf"] {
+        if let Some(alts) = node.get(alt).and_then(Value::as_array) {
+            let kinds: Vec<String> = alts
+                .iter()
+                .map(|a| kind(a, root))
+                .filter(|k| k != "null")
+                .collect();
+            let mut kinds_unique: Vec<String> = Vec::new();
+            for k in kinds {
+                if !kinds_unique.contains(&k) {
+                    kinds_unique.push(k);
+                }
+            }
+            return kinds_unique.join(" or ");
+        }
+    }
+    let types: Vec<&str> = match node.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    };
+    if types == ["null"] {
+        // The absent alternative of an optional value, which the "required" column says.
+        return "null".into();
+    }
+    let types: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
+    let base = match types.as_slice() {
+        ["array"] => format!(
+            "list of {}",
+            node.get("items").map_or("values".into(), |i| kind(i, root))
+        ),
+        ["object"] if node.get("properties").is_none() => match node.get("additionalProperties") {
+            Some(v) if v.is_object() => format!("table of {}", kind(v, root)),
+            _ => "table".into(),
+        },
+        [one] => one.to_string(),
+        [] => "value".into(),
+        many => many.join(" or "),
+    };
+    let range = match (node.get("minimum"), node.get("maximum")) {
+        (Some(lo), Some(hi)) => format!(" in [{lo}, {hi}]"),
+        (Some(lo), None) => format!(" ≥ {lo}"),
+        (None, Some(hi)) => format!(" ≤ {hi}"),
+        _ => String::new(),
+    };
+    base + &range
+}
+
+/// Every field below `node`, depth first, each with its dotted path.
+fn rows(node: &Value, root: &Value, prefix: &str, out: &mut Vec<Row>) {
+    let node = resolve(node, root);
+    for alt in ["anyOf", "allOf"] {
+        for n in node
+            .get(alt)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            rows(n, root, prefix, out);
+        }
+    }
+    if let Some(variants) = node.get("oneOf").and_then(Value::as_array) {
+        tagged(variants, root, prefix, out);
+    }
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let properties: Vec<(&String, &Value)> = node
+        .get("properties")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut listed: Vec<&str> = Vec::new();
+    for &(k, v) in &properties {
+        if listed.contains(&k.as_str()) {
+            continue;
+        }
+        // Sibling tables of one type (the two arms) are listed once, as `<baseline|treatment>`.
+        let same: Vec<&str> = match v.get("$ref") {
+            Some(r) if resolve(v, root).get("properties").is_some() => properties
+                .iter()
+                .filter(|(_, w)| w.get("$ref") == Some(r))
+                .map(|(n, _)| n.as_str())
+                .collect(),
+            _ => vec![k.as_str()],
+        };
+        listed.extend(&same);
+        let name = if same.len() > 1 {
+            format!("<{}>", same.join("|"))
+        } else {
+            k.clone()
+        };
+        let path = format!("{prefix}{name}");
+        if out.iter().any(|r| r.path == path) {
+            continue;
+        }
+        let inner = resolve(v, root);
+        let meaning = v
+            .get("description")
+            .or_else(|| inner.get("description"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .replace('\n', " ");
+        out.push(Row {
+            path: path.clone(),
+            kind: kind(v, root),
+            required: same.iter().all(|n| required.contains(n)),
+            default: v.get("default").and_then(default_cell),
+            meaning,
+            only: Vec::new(),
+            defaults: Vec::new(),
+        });
+        // Into a table's keys, an enum's alternatives and a list's items.
+        let items = inner.get("items").unwrap_or(&Value::Null);
+        if items.is_object() && resolve(items, root).get("properties").is_some() {
+            rows(items, root, &format!("{path}[]."), out);
+        } else if inner.get("properties").is_some()
+            || inner.get("anyOf").is_some()
+            || inner.get("oneOf").is_some()
+        {
+            rows(v, root, &format!("{path}."), out);
+        }
+    }
+}
+
+/// The variants of a table told apart by one key with a constant value (`policy`): that key
+/// as one row naming every value, and each other key marked with the variants that take it.
+fn tagged(variants: &[Value], root: &Value, prefix: &str, out: &mut Vec<Row>) {
+    let tag_of = |v: &Value| -> Option<(String, String)> {
+        resolve(v, root)
+            .get("properties")?
+            .as_object()?
+            .iter()
+            .find_map(|(k, p)| Some((k.clone(), p.get("const")?.as_str()?.to_string())))
+    };
+    let tags: Vec<(String, String)> = variants.iter().filter_map(tag_of).collect();
+    if tags.len() != variants.len() || tags.iter().any(|(k, _)| *k != tags[0].0) {
+        // Not a tagged table: its alternatives' keys, as they come.
+        for v in variants {
+            rows(v, root, prefix, out);
+        }
+        return;
+    }
+    let key = &tags[0].0;
+    let values: Vec<String> = tags.iter().map(|(_, t)| format!("`{t}`")).collect();
+    let meanings: Vec<String> = variants
+        .iter()
+        .zip(&tags)
+        .filter_map(|(v, (_, t))| {
+            let d = resolve(v, root).get("description")?.as_str()?;
+            let d = d.replace('\n', " ");
+            let mut c = d.chars();
+            let d: String = c
+                .next()
+                .map_or_else(String::new, |f| f.to_lowercase().chain(c).collect());
+            Some(format!("`{t}`: {d}"))
+        })
+        .collect();
+    let first = out.len();
+    out.push(Row {
+        path: format!("{prefix}{key}"),
+        kind: format!("one of {}", values.join(", ")),
+        required: true,
+        default: None,
+        meaning: meanings.join(" "),
+        only: Vec::new(),
+        defaults: Vec::new(),
+    });
+    for (v, (_, tag)) in variants.iter().zip(&tags) {
+        let mut own = Vec::new();
+        rows(v, root, prefix, &mut own);
+        for row in own {
+            if row.path == format!("{prefix}{key}") {
+                continue;
+            }
+            match out[first..].iter_mut().find(|r| r.path == row.path) {
+                Some(r) => {
+                    r.only.push(tag.clone());
+                    r.defaults.push(row.default);
+                }
+                None => out.push(Row {
+                    only: vec![tag.clone()],
+                    defaults: vec![row.default.clone()],
+                    ..row
+                }),
+            }
+        }
+    }
+    for r in &mut out[first + 1..] {
+        // A default that differs by variant is given for each: `0.7` (`flat-mean`), ….
+        if r.defaults.iter().any(|d| *d != r.defaults[0]) {
+            let each: Vec<String> = r
+                .defaults
+                .iter()
+                .zip(&r.only)
+                .filter_map(|(d, t)| Some(format!("{} (`{t}`)", d.as_ref()?)))
+                .collect();
+            r.default = Some(each.join(", "));
+        }
+        if r.only.len() == tags.len() {
+            r.only.clear();
+        }
+    }
+}
+
+/// A default short enough for a table cell: a number, a string, a boolean or a short list.
+fn default_cell(v: &Value) -> Option<String> {
+    match v {
+        Value::Null | Value::Object(_) => None,
+        Value::String(s) => Some(format!("`{s}`")),
+        Value::Array(a) if a.is_empty() => Some("`[]`".into()),
+        Value::Array(_) => None,
+        other => Some(format!("`{other}`")),
+    }
+}
+
+fn table(rows: &[Row], with_required: bool) -> String {
+    let cell = |t: &str| t.replace('|', "\\|");
+    let mut s = if with_required {
+        String::from("| field | type | required | meaning |\n|---|---|---|---|\n")
+    } else {
+        String::from("| key | type | default | meaning |\n|---|---|---|---|\n")
+    };
+    for r in rows {
+        let mut meaning = r.meaning.clone();
+        if !r.only.is_empty() {
+            let tags: Vec<String> = r.only.iter().map(|t| format!("`{t}`")).collect();
+            let note = format!("Only with {}.", tags.join(", "));
+            meaning = if meaning.is_empty() {
+                note
+            } else {
+                format!("{meaning} {note}")
+            };
+        }
+        let middle = if with_required {
+            if r.required { "yes" } else { "no" }.to_string()
+        } else {
+            r.default.clone().unwrap_or_default()
+        };
+        s += &format!(
+            "| `{}` | {} | {} | {} |\n",
+            r.path,
+            cell(&r.kind),
+            cell(&middle),
+            cell(&meaning)
+        );
+    }
+    s
+}
+
+fn schema_rows(schema: Value) -> Vec<Row> {
+    let mut out = Vec::new();
+    rows(&schema, &schema, "", &mut out);
+    out
+}
+
+/// A first line of each file, as `calibench init` writes it.
+fn example_line(stem: &str) -> Option<String> {
+    let (kind, file) = match stem {
+        "reviews" => (InitKind::Doc, "reviews.jsonl"),
+        "verdicts" => (InitKind::Doc, "verdicts.jsonl"),
+        "queries" => (InitKind::Queries, "queries.jsonl"),
+        "scores" => (InitKind::Scores, "scores.jsonl"),
+        _ => return None,
+    };
+    super::init::files(kind)
+        .into_iter()
+        .find(|(n, _)| n == file)
+        .and_then(|(_, text)| text.lines().next().map(str::to_string))
+}
+
+fn input_files() -> String {
+    let mut s = String::from(
+        "## Input files\n\n\
+         A corpus is a folder of JSON Lines files, one JSON object per line (blank lines are \
+         ignored; an object that repeats a key at any depth is refused). Any other top-level \
+         `*.jsonl` in the folder is refused, so a misnamed file is never ignored. \
+         `calibench schema NAME` prints each file's JSON Schema; `calibench validate FOLDER` \
+         checks a folder against them. A line of each, as `calibench init` writes it, follows \
+         its table.\n\n",
+    );
+    for f in files::FILES {
+        s += &format!("### `{}.jsonl`: {}\n\n", f.stem, f.holds);
+        let schema = serde_json::to_value((f.schema)()).unwrap_or(Value::Null);
+        if let Some(d) = schema.get("description").and_then(Value::as_str) {
+            s += &format!("{d}\n\n");
+        }
+        s += &table(&schema_rows(schema), true);
+        if f.stem == "reviews" {
+            for (mode, scale, what) in [
+                (
+                    Mode::Doc,
+                    Scale::Float,
+                    "A document finding (`mode = \"doc\"`)",
+                ),
+                (
+                    Mode::Code,
+                    Scale::Float,
+                    "A code finding (`mode = \"code\"`)",
+                ),
+            ] {
+                s += &format!(
+                    "\n{what}, an element of `findings`. `confidence` is a number in [0, 1] \
+                     under `scale = \"float\"` or one of 0, 25, 50, 75, 100 under \
+                     `scale = \"anchor\"`; a finding that breaks a rule is malformed, dropped \
+                     and counted:\n\n"
+                );
+                s += &table(&schema_rows(reviews::finding_schema(mode, scale)), true);
+            }
+        }
+        if let Some(line) = example_line(f.stem) {
+            s += &format!("\n```json\n{line}\n```\n");
+        }
+        s += "\n";
+    }
+    s
+}
+
+fn experiment_keys() -> String {
+    let schema = serde_json::to_value(schemars::schema_for!(RawExperiment)).unwrap_or(Value::Null);
+    let rows: Vec<Row> = schema_rows(schema)
+        .into_iter()
+        .filter(|r| !r.path.starts_with("gate."))
+        .collect();
+    format!(
+        "## Experiment: `experiment.toml`\n\n\
+         An experiment names a corpus and two arms, `baseline` and `treatment`. An unknown key is \
+         refused with the key it most likely meant. `calibench init DIR --kind doc` writes one \
+         with every key and its default; `calibench schema experiment` prints its JSON Schema. \
+         Policy keys left out take the policy's defaults, on the arm's scale. `[gate]` takes the \
+         keys of a [gate policy](#gate-policy-gatetoml-or-gate).\n\n{}\n",
+        table(&rows, false)
+    )
+}
+
+fn gate_keys() -> String {
+    let schema = serde_json::to_value(schemars::schema_for!(crate::gate::policy::RawPolicy))
+        .unwrap_or(Value::Null);
+    format!(
+        "## Gate policy: `gate.toml` or `[gate]`\n\n\
+         A check names a metric path (listed under [Metrics](#metric-paths)) and its bounds; a \
+         metric that is missing or null fails its check, never passes. `max_increase` and \
+         `max_decrease` compare with an accepted run (`calibench accept RUN_DIR`).\n\n{}\n",
+        table(&schema_rows(schema), false)
+    )
+}
+
+const DECISION: &str = "## The decision\n\n\
+The report's first line answers: is the treatment **better**, **worse**, or not yet knowable \
+(**inconclusive**, or **withheld**)? The experiment's `[decision]` table names each metric with \
+the way it must move: `increase` or `decrease` (it must move that way, significantly) or \
+`no-decrease`, `no-increase` (it must not move the other way, significantly: a guard). Without \
+the table, the `primary` metrics decide, each whose catalogue entry has a better direction (see \
+[Metrics](#metrics)). A decision metric is a compared metric, `lift`, or an imported scorer.\n\n\
+- The decision metrics form one Holm family: their p-values are adjusted together (the primary \
+metrics', and the tables', are then families of their own).\n\
+- A metric **improved** when its delta lies the wanted way with `p_adjusted` < 0.05, and \
+**regressed** when it lies the other way with `p_adjusted` < 0.05.\n\
+- One that did neither is **underpowered** when the A/B was too small to tell: its delta is \
+inside its minimum detectable effect, or the sign test cannot reach 0.05 / m (m decision metrics: \
+Holm's first step) with so few pairs. It says how many units an A/B needs to show the observed \
+delta (80% power at 0.05 / m, as `calibench plan` counts them, and at least the sign test's \
+floor). Otherwise it is **no effect detected**.\n\
+- A judge-derived metric (precision, the lift, a judge scorer) is **withheld** when the judges \
+are not trusted; a metric no unit has in both arms is **unmeasured**.\n\n\
+The verdict: **withheld** when a decision metric is withheld; else **worse** when any regressed; \
+else **better** when every `increase`/`decrease` metric improved; else **inconclusive**. \
+`metrics.json` holds it under `decision` (`verdict`, and per metric `want`, `delta`, `ci`, \
+`p_adjusted`, `mde`, `outcome`, `needed`, with one sentence each in `reasons`); a gate policy can \
+require it with `require_decision`.\n\n";
+
+fn metrics() -> String {
+    use crate::replay::{compared, Better, DeltaTable};
+    let better = |b: Option<Better>| match b {
+        Some(Better::Higher) => "higher",
+        Some(Better::Lower) => "lower",
+        None => "—",
+    };
+    let mut s = String::from(
+        "## Metrics\n\n\
+         Each compared metric gets a paired delta (treatment − baseline over the units both arms \
+         saw: targets for reviews, (query, run) pairs for traces), its 95% bootstrap interval, \
+         the exact sign test's p, `p_adjusted` (Holm) and the minimum detectable effect `mde`. \
+         \"Better\" is the direction in which `primary` alone decides; an imported scorer has \
+         none, and `[decision]` names its way.\n\n",
+    );
+    for (table, title) in [
+        (
+            DeltaTable::Review,
+            "Review metrics (`review.delta`, per target, mean over runs)",
+        ),
+        (
+            DeltaTable::Queries,
+            "Query metrics (`queries.delta`, per query)",
+        ),
+    ] {
+        s += &format!("### {title}\n\n| name | in the report | better |\n|---|---|---|\n");
+        for c in compared().into_iter().filter(|c| c.table == table) {
+            s += &format!("| `{}` | {} | {} |\n", c.name, c.words(), better(c.better));
+        }
+        s += "\n";
+    }
+    s += "`lift` is the mean paired difference of the judges' composite (treatment − baseline), \
+          over the items judged in both arms; better: higher. An imported scorer's delta is keyed \
+          by its name as the log wrote it (`scores.delta.<scorer>`).\n\n";
+    let listed = super::gate::list_metrics();
+    s += "### Metric paths\n\nEvery path a gate check can name (`calibench gate --list-metrics`). \
+          `<i>` is a list index from 0, `{0|1}` the lower or upper end of an interval, `<key>` any \
+          key of that table (in double quotes when it holds a dot); the other `<names>` follow \
+          the list.\n\n```text\n";
+    for m in &listed.metrics {
+        s += m;
+        s.push('\n');
+    }
+    s += "```\n\n";
+    for (label, keys) in &listed.keys {
+        s += &format!("- `<{label}>`: {}\n", keys.join(", "));
+    }
+    s + "\n"
+}
+
+fn commands() -> String {
+    let cli = Cli::command();
+    let mut s = String::from(
+        "## Commands and exit status\n\n\
+         `calibench COMMAND --help` lists each command's flags. Every command takes `--json` \
+         (its result as JSON on stdout; `run` prints one metrics object per experiment, one per \
+         line), `--quiet` and `--color auto|always|never`.\n\n| command | does |\n|---|---|\n",
+    );
+    for sub in cli.get_subcommands() {
+        let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+        s += &format!(
+            "| `calibench {}` | {} |\n",
+            sub.get_name(),
+            about.replace('\n', " ")
+        );
+    }
+    s += "\n| exit status | meaning |\n|---|---|\n\
+          | 0 | done (and, for `gate`/`trust`/`alttest`, passed) |\n\
+          | 1 | the answer is no: a gate check failed, the judges are not trustworthy |\n\
+          | 2 | bad input or usage; nothing was computed from it, nothing half-written |\n\
+          | 130 | `collect` was interrupted; what it recorded is whole and resumes with `--resume` |\n";
+    s
+}

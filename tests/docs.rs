@@ -1,0 +1,189 @@
+//! The documentation: the reference in `docs/` is what the binary prints, every relative link
+//! in the README and `docs/` resolves (file and anchor), no text cites a specification that is
+//! not in the repository, and the README stays a first screen, not a manual.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::calibench;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The README and every Markdown file under `docs/`.
+fn documents() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = vec![root().join("README.md"), root().join("corpora/README.md")];
+    walk(&root().join("docs"), &mut out);
+    out.sort();
+    out
+}
+
+/// The text outside fenced code blocks and inline code spans.
+fn prose(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        // Inline code spans hold no links.
+        let mut inside = false;
+        for part in line.split('`') {
+            if !inside {
+                out += part;
+            }
+            inside = !inside;
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// GitHub's anchor for a heading: lower case, letters, digits, `-` and `_` kept, spaces made
+/// `-`, the rest dropped; a repeated anchor gets `-1`, `-2`.
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || !line.starts_with('#') {
+            continue;
+        }
+        let heading = line.trim_start_matches('#').trim();
+        let mut slug = String::new();
+        for c in heading.chars() {
+            if c.is_alphanumeric() || c == '-' || c == '_' {
+                slug.extend(c.to_lowercase());
+            } else if c == ' ' {
+                slug.push('-');
+            }
+        }
+        let mut unique = slug.clone();
+        let mut n = 1;
+        while seen.contains(&unique) {
+            unique = format!("{slug}-{n}");
+            n += 1;
+        }
+        seen.insert(unique);
+    }
+    // Explicit anchors, `<a id="x"></a>`.
+    for (i, _) in text.match_indices("<a id=\"") {
+        let rest = &text[i + 7..];
+        if let Some(end) = rest.find('"') {
+            seen.insert(rest[..end].to_string());
+        }
+    }
+    seen
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for doc in documents() {
+        let text = std::fs::read_to_string(&doc).unwrap();
+        let prose = prose(&text);
+        let mut rest = prose.as_str();
+        while let Some(i) = rest.find("](") {
+            rest = &rest[i + 2..];
+            let Some(end) = rest.find(')') else { break };
+            let target = &rest[..end];
+            rest = &rest[end..];
+            if target.starts_with("http") || target.starts_with("mailto:") || target.is_empty() {
+                continue;
+            }
+            checked += 1;
+            let (file, anchor) = match target.split_once('#') {
+                Some((f, a)) => (f, Some(a)),
+                None => (target, None),
+            };
+            let path = if file.is_empty() {
+                doc.clone()
+            } else {
+                doc.parent().unwrap().join(file)
+            };
+            if !path.exists() {
+                broken.push(format!("{}: {target}: no such file", doc.display()));
+                continue;
+            }
+            if let Some(a) = anchor {
+                let at = std::fs::read_to_string(&path).unwrap_or_default();
+                if !anchors(&at).contains(a) {
+                    broken.push(format!("{}: {target}: no such heading", doc.display()));
+                }
+            }
+        }
+    }
+    assert!(checked > 50, "{checked} links");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_reference_is_what_the_binary_prints() {
+    let printed = calibench().arg("reference").output().unwrap();
+    assert!(printed.status.success());
+    let committed = std::fs::read(root().join("docs/reference.md")).unwrap();
+    assert!(
+        printed.stdout == committed,
+        "docs/reference.md is not what `calibench reference` prints: run `cargo run -- reference > docs/reference.md`"
+    );
+}
+
+#[test]
+fn no_text_cites_a_specification_outside_the_repository() {
+    let mut files = documents();
+    fn rust(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                rust(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    rust(&root().join("src"), &mut files);
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(!text.contains("SPEC §"), "{} cites SPEC §", f.display());
+    }
+}
+
+#[test]
+fn the_readme_is_a_first_screen_not_a_manual() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(lines <= 400, "README.md has {lines} lines");
+    // What a newcomer needs before anything else: install, the two commands, their own data.
+    let first_screen: String = readme.lines().take(60).collect::<Vec<_>>().join("\n");
+    for needed in [
+        "cargo install --path .",
+        "cargo run --release -- run",
+        "cargo test",
+        "reviews.jsonl",
+    ] {
+        assert!(
+            first_screen.contains(needed),
+            "the first screen lacks {needed}"
+        );
+    }
+}
