@@ -2,10 +2,13 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
-# readers (installed into the same throw-away virtualenv).
+# readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
+# getting calibench: the release archive installed by scripts/install.sh (from a file:// copy of
+# a release: the download itself is the runner's network) against `cargo install --locked` from
+# a clean target directory, then the gate on an example.
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -19,11 +22,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -279,6 +282,27 @@ for c in lines one-line returns; do
   hostile "validate, reviews.jsonl $c ($mb MB)" "$H/out-validate-$c" "$BIN" validate "$H/$c/experiment.toml" --quiet
   hostile "run, reviews.jsonl $c ($mb MB)" "$H/out-run-$c" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --no-plots --quiet' sh "$H/run-$c" "$BIN" "$H/$c/experiment.toml"
 done
+fi
+
+if want install; then
+# A CI job's cost of getting calibench. The archive is what the release workflow ships: the
+# `dist` profile, packed by scripts/package-release.sh, installed by scripts/install.sh.
+I="$DATA/install"; rm -rf "$I"; mkdir -p "$I"
+measure "$I/out-dist" cargo build --locked --profile dist --quiet
+scripts/package-release.sh "$I/dist" target/dist/calibench 2>/dev/null
+ARCHIVE=$(ls "$I"/dist/*.tar.gz)
+mkdir -p "$I/site/latest/download"; cp "$I"/dist/* "$I/site/latest/download/"
+measure3 "$I/out-install" sh -c 'rm -rf "$1" && CALIBENCH_RELEASE_BASE="file://$2" CALIBENCH_INSTALL_DIR="$1" exec scripts/install.sh' sh "$I/bin" "$PWD/$I/site"
+measure3 "$I/out-gate" sh -c 'rm -rf "$1" && exec "$2" gate corpora/capacity-50 --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet' sh "$I/gate" "$I/bin/calibench"
+# What a job without the archives runs: a clean build, as on a cache miss.
+measure "$I/out-build" env CARGO_TARGET_DIR="$I/target" cargo install --locked --path . --root "$I/root" --quiet
+printf '\n%-58s %10s %10s\n' "getting calibench in CI" "seconds" "peak MB"
+printf '%-58s %10s %10s\n' "scripts/install.sh, release archive ($(( $(stat -c %s "$ARCHIVE") / 1000000 )) MB, file://)" "$(wall_s "$I/out-install")" "$(rss_mb "$I/out-install")"
+printf '%-58s %10s %10s\n' "cargo install --locked --path . (clean target directory)" "$(wall_s "$I/out-build")" "$(rss_mb "$I/out-build")"
+printf '%-58s %10s %10s\n' "calibench gate corpora/capacity-50 (installed binary)" "$(wall_s "$I/out-gate")" "$(rss_mb "$I/out-gate")"
+printf '%-58s %10s\n' "(cargo build --profile dist, the archive's build)" "$(wall_s "$I/out-dist")"
+echo "binary: release $(( $(stat -c %s target/release/calibench) / 1000000 )) MB, dist $(( $(stat -c %s target/dist/calibench) / 1000000 )) MB"
+rm -rf "$I/target"
 fi
 
 echo

@@ -176,7 +176,8 @@ fn the_readme_is_a_first_screen_not_a_manual() {
     // What a newcomer needs before anything else: install, the two commands, their own data.
     let first_screen: String = readme.lines().take(60).collect::<Vec<_>>().join("\n");
     for needed in [
-        "cargo install --path .",
+        "cargo install --locked --path .",
+        "install.sh | sh",
         "cargo run --release -- run",
         "cargo test",
         "reviews.jsonl",
