@@ -24,8 +24,8 @@ use crate::stats::bootstrap::{Method, MAX_REPLICATES};
 )]
 pub struct Cli {
     /// When to colour errors and warnings on stderr
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
-    pub color: ColorChoice,
+    #[arg(long, global = true, value_enum, default_value_t = crate::output::ColorChoice::Auto)]
+    pub color: crate::output::ColorChoice,
 
     /// Print the machine-readable result as JSON on stdout (and nothing else there)
     #[arg(long, global = true)]
@@ -41,16 +41,6 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// When to colour what calibench writes to stderr.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set (no-color.org)
-    #[default]
-    Auto,
-    Always,
-    Never,
 }
 
 #[derive(Debug, Subcommand)]
@@ -331,9 +321,7 @@ pub struct CollectArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = crate::commands::schema::help()
-)]
+#[command(after_help = schema_help())]
 pub struct SchemaArgs {
     /// What to describe: a command's output, a corpus file's stem, or experiment (listed below)
     pub name: String,
@@ -469,6 +457,15 @@ impl From<MethodArg> for Method {
             MethodArg::Kalpha => Method::Kalpha,
         }
     }
+}
+
+/// `schema --help`'s list of names, from the names `schema` knows.
+pub(crate) fn schema_help() -> String {
+    format!(
+        "Names: {} (review-return with --scale and --mode, judge-verdict with --dimensions); the corpus files {} (reviews optionally with --scale and --mode); experiment for experiment.toml.",
+        crate::collect::RETURNS.join(", "),
+        crate::corpus::schema::stems().join(", ")
+    )
 }
 
 #[cfg(test)]

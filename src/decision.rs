@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Want, Wanted};
+use crate::policy::{Want, Wanted};
 use crate::stats::holm::{pairs_for_floor, sign_test_floor};
 use crate::stats::power::{needed_at, ALPHA};
 
@@ -344,7 +344,7 @@ fn singular(units: &str) -> &str {
 }
 
 fn fmt_p(p: f64) -> String {
-    crate::output::fmt_p(p)
+    crate::text::fmt_p(p)
 }
 
 #[cfg(test)]

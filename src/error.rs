@@ -4,8 +4,6 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::exit::BAD_INPUT;
-
 /// A problem with something the user gave calibench: a file, a value, a flag.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputError {
@@ -202,12 +200,6 @@ fn list(problems: &Problems) -> String {
 }
 
 impl Error {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            Error::Input(_) | Error::Inputs(_) | Error::Read { .. } | Error::Write(_) => BAD_INPUT,
-        }
-    }
-
     pub fn read(path: &Path, source: std::io::Error) -> Self {
         Error::Read {
             path: path.display().to_string(),
@@ -263,6 +255,9 @@ mod tests {
             e.to_string(),
             "data.csv:4: column \"value\": `x` is not a number\n  hint: use --level nominal for labels"
         );
-        assert_eq!(Error::from(e).exit_code(), BAD_INPUT);
+        assert_eq!(
+            crate::exit::status(&Err(Error::from(e))),
+            std::process::ExitCode::from(crate::exit::BAD_INPUT)
+        );
     }
 }

@@ -35,6 +35,13 @@ pub fn status(result: &Result<Verdict, Error>) -> ExitCode {
         Ok(Verdict::Fail) => FAILURE,
         Ok(Verdict::BadInput) => BAD_INPUT,
         Ok(Verdict::Interrupted) => INTERRUPTED,
-        Err(e) => e.exit_code(),
+        Err(e) => error_status(e),
     })
+}
+
+/// Every error is bad input or usage: what could not be read, or written, as asked.
+fn error_status(e: &Error) -> u8 {
+    match e {
+        Error::Input(_) | Error::Inputs(_) | Error::Read { .. } | Error::Write(_) => BAD_INPUT,
+    }
 }

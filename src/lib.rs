@@ -4,23 +4,27 @@
 //! Data flows one way:
 //!
 //! ```text
-//! cli ─▶ config (experiment.toml) ─▶ corpus::load (which files make a corpus)
+//! cli ─▶ config (experiment.toml) ─▶ pipeline::load (which files make a corpus)
 //!     ─▶ replay (the review pipeline and its metrics, the confidence models; pure)
 //!     ─▶ stats (α, calibration, bootstraps, paired deltas, Holm and power; pure)
 //!     ─▶ trust (the verdict and the lift it guards; pure) · decision (better or not; pure)
-//!     ─▶ analysis (one result model: what metrics.json holds)
+//!     ─▶ analysis (assembles model::Metrics: what metrics.json holds)
 //!     ─▶ report (Markdown, HTML, plots, tables) · gate · output (JSON or text)
 //! ```
 //!
-//! Where each rule lives (docs/architecture.md says more; docs/reference.md and docs/guides/
-//! say what each rule is):
+//! Module dependencies point down the layers of docs/architecture.md, and `tests/layers.rs`
+//! holds them there. Where each rule lives (docs/architecture.md says more; docs/reference.md
+//! and docs/guides/ say what each rule is):
+//! * `policy`: the replay's vocabulary (mode, scale, review and confidence policies, precision
+//!   controls, trust thresholds, an arm, what "better" means).
 //! * `config`: the experiment file, typed, defaults resolved, unknown keys refused.
 //! * `corpus`: the JSON Lines readers (returns, traces, verdicts, and code review's validator
 //!   calls, PR metadata and source snapshots, imported scores), each reading a line through its
 //!   serde-derived line type (whose JSON Schema `corpus::schema` derives) and then checking the
-//!   rules across values; and `corpus::load`, the one loader `run`, `gate` and `validate`
+//!   rules across values; and `pipeline::load`, the one loader `run`, `gate` and `validate`
 //!   share, so that `validate` reports exactly what `run` refuses.
-//! * `input`: the CSV readers of `alpha` and `calibrate`.
+//! * `input`: the CSV readers of `alpha` and `calibrate`, and the TOML reader.
+//! * `model`: the result model; `analysis` assembles it.
 //! * `replay`, `stats`, `trust`, `decision`: the pure core: values in, values out; no files,
 //!   clock or global randomness (every bootstrap takes a seed). Code review's precision controls
 //!   live in `replay::review` (lint-ignore, the validation pass) and `replay::arm` (skip rules).
@@ -46,7 +50,10 @@ pub mod gate;
 pub mod generate;
 pub mod import;
 pub mod input;
+pub mod model;
 pub mod output;
+pub mod pipeline;
+pub mod policy;
 pub mod replay;
 pub mod report;
 pub mod rundir;

@@ -53,12 +53,21 @@ pub fn print(bytes: &[u8]) -> io::Result<()> {
     }
 }
 
+/// When to colour what calibench writes to stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set (no-color.org)
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
 /// `--color`, as set once at start: 0 auto, 1 always, 2 never.
 static COLOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 /// Sets `--color` for the process (the binary does, once, before any output).
-pub fn set_color(choice: crate::cli::ColorChoice) {
-    use crate::cli::ColorChoice;
+pub fn set_color(choice: ColorChoice) {
     let v = match choice {
         ColorChoice::Auto => 0,
         ColorChoice::Always => 1,
@@ -117,15 +126,6 @@ fn print_labelled(label: &str, sgr: &str, message: &str) {
 /// Formats an optional number with `places` decimals, or `—` when absent.
 pub fn fmt_opt(x: Option<f64>, places: usize) -> String {
     x.map_or_else(|| "—".to_string(), |v| format!("{v:.places$}"))
-}
-
-/// A p-value to 3 places, or `<0.001`.
-pub fn fmt_p(p: f64) -> String {
-    if p < 0.001 {
-        "<0.001".into()
-    } else {
-        format!("{p:.3}")
-    }
 }
 
 /// An argument as a POSIX shell would need it, for display only.

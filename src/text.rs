@@ -195,6 +195,15 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A p-value to 3 places, or `<0.001`.
+pub fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
 /// The name closest to `word`, when it is close enough to be a likely typo: at most a third
 /// of the longer one's length in edits (insert, delete, substitute, swap two neighbours).
 pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {

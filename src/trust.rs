@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Trust;
 use crate::corpus::verdicts::Item;
+use crate::policy::Trust;
 use crate::stats::alpha::{alpha, Level, Units};
 use crate::stats::bootstrap::Plan;
 use crate::stats::calibration::round9;

@@ -2,9 +2,10 @@
 //! data or an input error naming the file, never a crash. (The `fuzz/` targets run the same
 //! readers under libFuzzer; this keeps a fast version of that promise in every test run.)
 
-use calibench::config::{self, Mode, Scale};
+use calibench::config;
 use calibench::corpus::{queries, reviews, verdicts};
 use calibench::input::{calibration, reliability};
+use calibench::policy::{Mode, Scale};
 use calibench::stats::alpha::{alpha, Level};
 use proptest::prelude::*;
 
@@ -190,7 +191,7 @@ fn score_line() -> impl Strategy<Value = String> {
 /// Reads `bytes` as query traces and replays whatever is accepted under both default models,
 /// metrics and paired deltas included.
 fn exercise_queries(bytes: &[u8]) {
-    use calibench::config::{CategoryMax, ConfidencePolicy, FlatMean};
+    use calibench::policy::{CategoryMax, ConfidencePolicy, FlatMean};
     use calibench::replay::query_metrics::{arm_metrics, deltas, replay_all};
     use calibench::stats::bootstrap::{Method, Plan};
     let (all, problems) = queries::parse("q.jsonl", bytes);

@@ -3,7 +3,7 @@
 //! they accept: never a panic.
 #![no_main]
 
-use calibench::config::{Mode, Scale};
+use calibench::policy::{Mode, Scale};
 use calibench::corpus::{queries, reviews, targets, validations, verdicts};
 use calibench::replay::review::{replay, ReturnRef};
 use libfuzzer_sys::fuzz_target;

@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 
 use super::plan::{Call, Kind};
 use super::runner::Protocol;
-use crate::config::{Mode, Scale};
 use crate::corpus::{queries, reviews};
+use crate::policy::{Mode, Scale};
 
 /// What a return is checked against.
 #[derive(Clone, Debug)]

@@ -6,3 +6,12 @@ pub mod arrival;
 pub mod plan;
 pub mod runner;
 pub mod stages;
+
+/// What each live command prints, by the name `calibench schema` gives its JSON Schema: a
+/// reviewer's return, an agent's query trace, a validator's verdict, a judge's verdict.
+pub const RETURNS: [&str; 4] = [
+    "review-return",
+    "query-trace",
+    "validator-verdict",
+    "judge-verdict",
+];

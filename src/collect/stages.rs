@@ -16,17 +16,19 @@ use serde_json::{Map, Value};
 
 use super::plan::Judges;
 use super::runner::Protocol;
-use crate::config::{Experiment, Mode, Scale};
 use crate::corpus::reviews::{self, Record};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::Target;
+use crate::policy::{Arm, Mode, Scale};
 use crate::replay::arm::group;
 use crate::replay::review::{self, Check, Merged, MergedLocation, Precision, ReturnRef};
 
 /// What the later stages read from a collection.
 #[derive(Clone, Copy, Debug)]
 pub struct Collected<'a> {
-    pub exp: &'a Experiment,
+    /// The experiment's review mode and its two arms, baseline first.
+    pub mode: Mode,
+    pub arms: [&'a Arm; 2],
     /// Every recorded return, in file order.
     pub records: &'a [Record],
     /// The run's `targets.jsonl`, empty when it has none.
@@ -52,9 +54,9 @@ pub struct Subject {
 }
 
 /// The recorded labels to collect, once each, the baseline's first.
-pub fn labels(exp: &Experiment) -> Vec<String> {
+pub fn labels(arms: [&Arm; 2]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for arm in exp.arms() {
+    for arm in arms {
         if !out.contains(&arm.source) {
             out.push(arm.source.clone());
         }
@@ -71,13 +73,13 @@ pub fn labels(exp: &Experiment) -> Vec<String> {
 /// (`collect` gives every recorded finding one).
 pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
     let mut out = Vec::new();
-    for label in labels(c.exp) {
+    for label in labels(c.arms) {
         // (target position, run position, document order) → subject.
         let mut found: BTreeMap<(usize, usize, usize), Subject> = BTreeMap::new();
         let mut positions: HashMap<String, (usize, usize, usize)> = HashMap::new();
         let raw = raw_findings(c.records, &label);
-        for arm in c.exp.arms().into_iter().filter(|a| a.source == label) {
-            let returns = reviews::select(c.records, &label, c.exp.mode, arm.review.scale());
+        for arm in c.arms.into_iter().filter(|a| a.source == label) {
+            let returns = reviews::select(c.records, &label, c.mode, arm.review.scale());
             for (t, target) in group(&returns).into_iter().enumerate() {
                 for (r, run) in target.runs.iter().enumerate() {
                     let refs: Vec<ReturnRef> = run
@@ -95,7 +97,7 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
                         sources: c.sources,
                         calls: &[],
                     };
-                    let merged = review::replay_with(&arm.review, c.exp.mode, &precision, &refs);
+                    let merged = review::replay_with(&arm.review, c.mode, &precision, &refs);
                     for m in &merged {
                         let Some(id) = m.contributions[m.lead].id.as_deref().map(str::to_string)
                         else {
@@ -114,7 +116,7 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
                             m,
                             raw.get(id.as_str()).copied(),
                             arm.review.scale(),
-                            c.exp.mode,
+                            c.mode,
                         );
                         found.insert(
                             at,
@@ -242,7 +244,7 @@ pub fn judge_items(c: &Collected<'_>, subjects: &[Subject], judges: &Judges) -> 
         by_target.entry((&s.arm, &s.target)).or_default().push(s);
     }
     let mut out = Vec::new();
-    for label in labels(c.exp) {
+    for label in labels(c.arms) {
         let mut targets: Vec<&str> = Vec::new();
         for r in c.records.iter().filter(|r| r.arm == label) {
             if !targets.contains(&r.target.as_str()) {

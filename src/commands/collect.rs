@@ -39,9 +39,10 @@ use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, 
 use crate::collect::runner::{self, Context, Failure, Finished, Job, Protocol, Sink};
 use crate::collect::stages::{self, Collected, Validations, Verdicts};
 use crate::config::Experiment;
-use crate::corpus::{load, queries, reviews};
+use crate::corpus::{queries, reviews};
 use crate::error::{Error, InputError};
 use crate::output::{self, Render};
+use crate::pipeline::load;
 use crate::rundir::{self, RunId};
 
 /// What `collect` did.
@@ -422,7 +423,8 @@ impl StageContext<'_> {
             .map(|t| (t.name.clone(), t.path.clone()))
             .collect();
         let collected = Collected {
-            exp: &p.exp,
+            mode: p.exp.mode,
+            arms: p.exp.arms(),
             records: &records,
             targets: &targets,
             sources: loaded.corpus.sources.as_ref(),
@@ -770,7 +772,7 @@ struct Prepared {
 fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
-    let (exp, _) = crate::corpus::load::experiment(&exp_path)?;
+    let (exp, _) = crate::pipeline::load::experiment(&exp_path)?;
     let Some(collect) = exp.collect.clone() else {
         return Err(InputError::new(&exp_name, "has no [collect] table")
             .field("`collect`")
@@ -832,7 +834,7 @@ fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
             .map_err(|problem| at(j.line, "judges.command", problem))?;
         stage_programs.insert(Stage::Judges, found);
     }
-    let arms = stages::labels(&exp);
+    let arms = stages::labels(exp.arms());
     let calls = plan::plan(&collect, &arms, &targets);
     let index: HashMap<Key, usize> = calls
         .iter()
@@ -1146,7 +1148,7 @@ fn check_names(
         }
     }
     let mut seen: HashMap<String, String> = HashMap::new();
-    for source in stages::labels(exp) {
+    for source in stages::labels(exp.arms()) {
         if let Some(first) = seen.insert(safe_name(&source), source.clone()) {
             return Err(InputError::new(
                 exp_name,

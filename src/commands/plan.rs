@@ -7,9 +7,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::read_file;
-use crate::analysis::Metrics;
 use crate::cli::PlanArgs;
 use crate::error::{Error, InputError};
+use crate::model::Metrics;
 use crate::output::Render;
 use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
@@ -565,7 +565,7 @@ mod tests {
     /// The reader and the writer of the pairs table agree, to the last bit of every value.
     #[test]
     fn the_pairs_table_reads_back_exactly() {
-        use crate::analysis::PairRow;
+        use crate::model::PairRow;
         use crate::replay::UnitPair;
         let rows = vec![
             PairRow {

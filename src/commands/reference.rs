@@ -7,10 +7,11 @@ use clap::CommandFactory;
 use serde_json::Value;
 
 use crate::cli::{Cli, InitKind};
-use crate::config::{Mode, RawExperiment, Scale};
+use crate::config::RawExperiment;
 use crate::corpus::{reviews, schema as files};
 use crate::error::Error;
 use crate::output::Render;
+use crate::policy::{Mode, Scale};
 
 /// The reference, as Markdown.
 #[derive(Clone, Debug, serde::Serialize)]

@@ -7,9 +7,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::read_file;
-use crate::analysis::Metrics;
 use crate::cli::ReportArgs;
 use crate::error::{Error, InputError};
+use crate::model::Metrics;
 use crate::output::Render;
 use crate::report::{self, document::Provenance, Rendered};
 use crate::rundir::{self, replace_dir};

@@ -8,12 +8,13 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::Timer;
-use crate::analysis::{self, Analysis, Corpus, Metrics, Settings};
+use crate::analysis::{self, Corpus, Settings};
 use crate::cli::{RunArgs, RunOptions};
 use crate::config::Experiment;
-use crate::corpus::load::{self, InputFile};
 use crate::error::{Error, InputError, Problems};
+use crate::model::{Analysis, Metrics};
 use crate::output::{self, Render};
+use crate::pipeline::load::{self, InputFile};
 use crate::report::document::Document;
 use crate::report::document::Provenance;
 use crate::report::{index, tables, terminal};
@@ -218,7 +219,7 @@ pub struct Loaded {
     /// What the report must say when an unfinished collection was replayed on purpose.
     pub incomplete: Option<String>,
     /// Arms most of whose findings are malformed: warned of, and said in the report.
-    pub suspect: Vec<load::MalformedShare>,
+    pub suspect: Vec<crate::corpus::MalformedShare>,
 }
 
 pub(crate) fn refuse(problems: Problems) -> Result<(), Error> {
@@ -432,7 +433,7 @@ impl Render for RunReport {
 
 /// Whether the run replayed code review's precision controls (docs/guides/ab-rubric-change.md): their columns are in
 /// its tables only then.
-fn controls_replayed(metrics: &crate::analysis::Metrics) -> bool {
+fn controls_replayed(metrics: &crate::model::Metrics) -> bool {
     metrics
         .review
         .as_ref()

@@ -8,18 +8,11 @@ use serde_json::{json, Value};
 
 use crate::cli::SchemaArgs;
 use crate::collect::stages::{JudgeVerdict, ValidatorVerdict};
-use crate::config::{Mode, RawExperiment, Scale};
+use crate::config::RawExperiment;
 use crate::corpus::{reviews, schema as files};
 use crate::error::{Error, InputError};
 use crate::output::Render;
-
-/// What a command prints, by name; the corpus files come from [`files::FILES`].
-const RETURNS: [&str; 4] = [
-    "review-return",
-    "query-trace",
-    "validator-verdict",
-    "judge-verdict",
-];
+use crate::policy::{Mode, Scale};
 
 /// A printed schema.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -38,18 +31,9 @@ pub fn run(args: &SchemaArgs) -> Result<Printed, Error> {
     schema(args).map(Printed)
 }
 
-/// `schema --help`'s list of names, from the names `schema` knows.
-pub fn help() -> String {
-    format!(
-        "Names: {} (review-return with --scale and --mode, judge-verdict with --dimensions); the corpus files {} (reviews optionally with --scale and --mode); experiment for experiment.toml.",
-        RETURNS.join(", "),
-        files::stems().join(", ")
-    )
-}
-
 /// Every name `schema` knows, for the message naming them.
 pub fn names() -> Vec<&'static str> {
-    let mut out: Vec<&str> = RETURNS.to_vec();
+    let mut out: Vec<&str> = crate::collect::RETURNS.to_vec();
     out.extend(files::stems());
     out.push("experiment");
     out
@@ -396,7 +380,7 @@ mod tests {
             .collect();
         dirs.sort();
         for dir in dirs {
-            let exp = crate::corpus::load::experiment(&dir.join("experiment.toml"))
+            let exp = crate::pipeline::load::experiment(&dir.join("experiment.toml"))
                 .ok()
                 .map(|(e, _)| e);
             for stem in files::stems() {
@@ -572,7 +556,7 @@ mod tests {
     // Issue 35: `schema --help` listed the corpus files by hand and missed `scores`.
     #[test]
     fn help_lists_every_name() {
-        let help = help();
+        let help = crate::cli::schema_help();
         for name in names() {
             assert!(help.contains(name), "{name} is not in: {help}");
         }

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use super::read_file;
 use crate::cli::TrustArgs;
-use crate::config::Trust;
 use crate::corpus::verdicts;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::output::Render;
+use crate::policy::Trust;
 use crate::trust::{verdict, TrustVerdict};
 
 pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::cli::ValidateArgs;
-use crate::corpus::load;
 use crate::error::{Error, InputError, Problems};
 use crate::exit::Verdict;
 use crate::output::Render;
+use crate::pipeline::load;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Validation {

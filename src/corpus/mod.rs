@@ -1,6 +1,5 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
-pub mod load;
 pub mod queries;
 pub mod raw;
 pub mod reviews;
@@ -456,6 +455,40 @@ pub(crate) fn label_list<'a>(labels: impl Iterator<Item = &'a str>) -> String {
     v.sort_unstable();
     v.dedup();
     v.join(", ")
+}
+
+/// An arm most of whose findings are malformed, and the likeliest reason: a corpus read on the
+/// wrong terms (a scale or a mode that is not the one it was written in) looks exactly like
+/// this, and its figures would describe the few findings that happened to fit.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, JsonSchema)]
+pub struct MalformedShare {
+    pub arm: String,
+    /// Malformed findings, of `findings` the arm reads in all.
+    pub malformed: usize,
+    pub findings: usize,
+    /// The commonest reason, by field and kind (`confidence: off the anchor scale`), and how
+    /// many findings it accounts for.
+    pub reason: String,
+    pub reason_count: usize,
+    /// What to change, when the reason points at the experiment (its `scale` or `mode`).
+    pub fix: String,
+}
+
+impl MalformedShare {
+    /// "58% (116 of 200) of arm `treatment`'s findings are malformed, 116 of them for
+    /// confidence: off the anchor scale".
+    pub fn sentence(&self) -> String {
+        format!(
+            "{}% ({} of {}) of arm `{}`'s findings are malformed, {} of them for {}",
+            // Rounded down: not every finding is malformed, and the share must not say 100%.
+            (100 * self.malformed) / self.findings.max(1),
+            self.malformed,
+            self.findings,
+            self.arm,
+            self.reason_count,
+            self.reason
+        )
+    }
 }
 
 #[cfg(test)]

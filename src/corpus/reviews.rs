@@ -18,8 +18,8 @@ use serde_json::Value;
 
 use super::raw::{self, RawFinding, Slot};
 use super::{Lines, Text};
-use crate::config::{Mode, Scale};
 use crate::error::{InputError, Problems};
+use crate::policy::{Mode, Scale};
 use crate::stats::calibration::round9;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, JsonSchema)]

@@ -148,7 +148,7 @@ struct RawCheck {
 /// against its folder.
 pub fn parse(file: &Path, text: &str) -> Result<Policy, InputError> {
     let ctx = Ctx::new(file, text, "");
-    let raw: RawPolicy = crate::config::read_toml_file(&ctx.file, text)?;
+    let raw: RawPolicy = crate::input::toml::read_toml_file(&ctx.file, text)?;
     ctx.build(raw, file.display().to_string())
 }
 

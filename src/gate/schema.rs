@@ -62,7 +62,7 @@ static NUM: Node = Node::Num;
 fn metrics() -> &'static Node {
     static TREE: OnceLock<Node> = OnceLock::new();
     TREE.get_or_init(|| {
-        let schema = schemars::schema_for!(crate::analysis::Metrics);
+        let schema = schemars::schema_for!(crate::model::Metrics);
         let root = schema.as_value();
         let empty = Map::new();
         let defs = root

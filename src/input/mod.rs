@@ -3,6 +3,7 @@
 
 pub mod calibration;
 pub mod reliability;
+pub mod toml;
 
 use std::collections::HashMap;
 

@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::review::{self, Check, Merged, Precision, ReturnRef};
 use super::review_metrics::reviewer_units;
-use crate::config::{Controls, Mode, ReviewPolicy, SkipRule};
 use crate::corpus::reviews::{Finding, Location, Return, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::{Pr, PrState, Target};
 use crate::corpus::validations::Validation;
+use crate::policy::{Controls, Mode, ReviewPolicy, SkipRule};
 
 /// One (target, run) as the arm's policy replays it.
 #[derive(Clone, Debug)]
@@ -294,8 +294,8 @@ pub fn replay_arm<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Scale;
     use crate::corpus::reviews::parse_for;
+    use crate::policy::Scale;
     use serde_json::json;
 
     fn returns(lines: &[serde_json::Value]) -> Vec<Return> {

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::config::{BonusMode, CategoryMax, ConfidencePolicy, FlatMean, Normalize};
 use crate::corpus::queries::{Category, Evidence, Phase, Query, Tool, ToolKind};
+use crate::policy::{BonusMode, CategoryMax, ConfidencePolicy, FlatMean, Normalize};
 use crate::stats::calibration::round9;
 
 /// The per-tool score of docs/guides/capacity-review.md's table, from the tool's evidence alone.
@@ -530,7 +530,7 @@ pub fn category_max<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Weights;
+    use crate::policy::Weights;
 
     fn tool(kind: &str, target: &str, evidence: Evidence) -> Tool {
         Tool {

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::query::{replay, Outcome};
 use super::{value_counts, Comparison, UnitPair, ValueCount};
-use crate::config::{Bands, ConfidencePolicy};
 use crate::corpus::queries::Query;
+use crate::policy::{Bands, ConfidencePolicy};
 use crate::stats::bootstrap::{multinomial, parallel, Plan, UNITS_PER_PATTERN};
 use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
 use crate::stats::paired::{sign_test, wilson, PairedDelta};
@@ -719,8 +719,8 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{CategoryMax, FlatMean};
     use crate::corpus::queries::parse;
+    use crate::policy::{CategoryMax, FlatMean};
     use crate::stats::bootstrap::Method;
 
     fn plan(replicates: usize, threads: usize) -> Plan {

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::config::{
-    Controls, InteractiveRoute, LintIgnore, Mode, Promotion, ReviewMode, ReviewPolicy, Scale,
-};
 use crate::corpus::reviews::{Autofix, Finding, FindingType, Location, Owner, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::validations::{Validation, Verdict};
+use crate::policy::{
+    Controls, InteractiveRoute, LintIgnore, Mode, Promotion, ReviewMode, ReviewPolicy, Scale,
+};
 use crate::stats::calibration::round9;
 
 /// One reviewer's valid return, as the pipeline reads it.
@@ -718,7 +718,7 @@ fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Anchored, FloatGates};
+    use crate::policy::{Anchored, FloatGates};
 
     fn anchored(mode: Mode) -> ReviewPolicy {
         let (surface_from, actionable_from, p0_escape) = match mode {
@@ -1310,7 +1310,7 @@ mod tests {
         p
     }
 
-    fn controls(validation: crate::config::ValidationRun, budget: usize) -> Controls {
+    fn controls(validation: crate::policy::ValidationRun, budget: usize) -> Controls {
         Controls {
             validation,
             validation_budget: budget,
@@ -1349,7 +1349,7 @@ mod tests {
     /// up, the rest are over budget and lose their route.
     #[test]
     fn the_budget_keeps_the_first_in_severity_confidence_file_line_title_order() {
-        use crate::config::ValidationRun::Always;
+        use crate::policy::ValidationRun::Always;
         let findings = vec![
             with_id(code("A", "b.rs", 10, Severity::P1, 75.0), "a"),
             with_id(code("B", "z.rs", 10, Severity::P0, 75.0), "b"),
@@ -1413,7 +1413,7 @@ mod tests {
     /// rejecting call's reason in file order; contributors may disagree.
     #[test]
     fn each_lookup_outcome_including_disagreeing_contributors() {
-        use crate::config::ValidationRun::Auto;
+        use crate::policy::ValidationRun::Auto;
         let one = |calls: &[Validation], findings: Vec<(&str, Finding)>| {
             let returns: Vec<(&str, Vec<Finding>)> =
                 findings.into_iter().map(|(r, f)| (r, vec![f])).collect();
@@ -1470,7 +1470,7 @@ mod tests {
     /// auto-applied ones; `auto` runs where the measured pipeline runs it.
     #[test]
     fn selection_follows_mode_route_and_tier() {
-        use crate::config::ValidationRun::{Always, Auto};
+        use crate::policy::ValidationRun::{Always, Auto};
         let mut auto_fix = with_id(code("fix", "a.rs", 1, Severity::P1, 100.0), "fix");
         auto_fix.autofix = Autofix::SafeAuto;
         auto_fix.has_fix = true;

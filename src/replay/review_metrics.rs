@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::review::{Check, Merged, Queue, Route, Tier};
 use super::{merge_counts, value_counts, ValueCount};
-use crate::config::Scale;
+use crate::policy::Scale;
 use crate::stats::calibration::{bin_index, round9};
 use crate::stats::paired::wilson;
 
@@ -253,7 +253,7 @@ pub struct TargetInput<'a> {
     /// Whether the experiment replays the precision controls: their figures are absent if not.
     pub controls: bool,
     /// The skip rule that kept the arm from reviewing the target.
-    pub skipped: Option<crate::config::SkipRule>,
+    pub skipped: Option<crate::policy::SkipRule>,
     /// Whether the corpus has a source snapshot of the target.
     pub has_sources: bool,
 }

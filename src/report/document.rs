@@ -7,10 +7,10 @@
 
 use serde::Deserialize;
 
-use crate::analysis::{Agreement, Delta, Metrics, PerArm, ScoresSection};
-use crate::output::fmt_p;
+use crate::model::{Agreement, Delta, Metrics, PerArm, ScoresSection};
 use crate::replay::query_metrics::QueryArmMetrics;
 use crate::replay::review_metrics::{ArmMetrics, FailedCall};
+use crate::text::fmt_p;
 use crate::trust::TrustVerdict;
 
 /// The parts of `manifest.json` a report shows.
@@ -729,7 +729,7 @@ fn summary(m: &Metrics) -> Table {
 
 fn review_section(
     m: &Metrics,
-    r: &crate::analysis::ReviewSection,
+    r: &crate::model::ReviewSection,
     has: &dyn Fn(&'static str) -> bool,
 ) -> Section {
     let (b, t) = (&r.arms.baseline, &r.arms.treatment);
@@ -816,7 +816,7 @@ fn review_section(
 /// lint-ignore dropped.
 fn controls_section(
     m: &Metrics,
-    r: &crate::analysis::ReviewSection,
+    r: &crate::model::ReviewSection,
     has: &dyn Fn(&'static str) -> bool,
 ) -> Option<Section> {
     let (b, t) = (&r.arms.baseline, &r.arms.treatment);
@@ -1063,7 +1063,7 @@ fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
                 numeric(c.count.to_string()),
                 num(
                     c.mean_confidence,
-                    if a.scale == crate::config::Scale::Anchor {
+                    if a.scale == crate::policy::Scale::Anchor {
                         1
                     } else {
                         3
@@ -1088,7 +1088,7 @@ fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
 
 fn query_section(
     m: &Metrics,
-    q: &crate::analysis::QuerySection,
+    q: &crate::model::QuerySection,
     has: &dyn Fn(&'static str) -> bool,
 ) -> Section {
     let (b, t) = (&q.arms.baseline, &q.arms.treatment);
@@ -1521,7 +1521,7 @@ fn bins_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
 }
 
 fn agreement_section(
-    a: &crate::analysis::AgreementSection,
+    a: &crate::model::AgreementSection,
     has: &dyn Fn(&'static str) -> bool,
 ) -> Section {
     let mut rows = Vec::new();

@@ -19,7 +19,7 @@ mod raster;
 pub mod tables;
 pub mod terminal;
 
-use crate::analysis::Metrics;
+use crate::model::Metrics;
 use document::{Document, Provenance};
 
 /// A rendered report: its files (paths relative to the report directory) and what it says.

@@ -15,8 +15,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::raster::Raster;
-use crate::analysis::{Agreement, Metrics, PerArm};
-use crate::config::Scale;
+use crate::model::{Agreement, Metrics, PerArm};
+use crate::policy::Scale;
 use crate::replay::review_metrics::{by_target_of, index, ArmMetrics, TargetMetrics};
 use crate::replay::ValueCount;
 
@@ -294,7 +294,7 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
 
 /// Scores plots: each scorer's mean per arm (scorers scoring on [0, 1], the first
 /// [`MAX_SCORERS`]), and the reliability diagram of the first scorer with confidences.
-fn score_plots(sc: &crate::analysis::ScoresSection) -> Vec<Spec> {
+fn score_plots(sc: &crate::model::ScoresSection) -> Vec<Spec> {
     use crate::replay::scores::ScorerFigures;
     let mut out = Vec::new();
     let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);

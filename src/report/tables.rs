@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use polars::prelude::*;
 
-use crate::analysis::{FindingRow, Metrics, PairRow};
 use crate::corpus::queries::Category;
+use crate::model::{FindingRow, Metrics, PairRow};
 use crate::replay::query::Part;
 use crate::replay::query_metrics::QueryRow;
 use crate::replay::review::Check;

@@ -13,9 +13,11 @@ use std::path::Path;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::sources::{self, Sources};
-use super::{label_list, queries, reviews, targets, validations, verdicts, Corpus};
 use crate::config::{self, Experiment};
+use crate::corpus::sources::{self, Sources};
+use crate::corpus::{
+    label_list, queries, reviews, targets, validations, verdicts, Corpus, MalformedShare,
+};
 use crate::error::{Error, InputError, Problems};
 
 /// An input file that was read, for the manifest.
@@ -39,7 +41,7 @@ fn read(path: &Path, inputs: &mut Vec<InputFile>) -> Result<Vec<u8>, Error> {
 
 /// Reads `path` a block of whole lines at a time on a thread of its own, hashing it for the
 /// manifest as it goes, and turns each block into a `T` there by `per_block(first_line, block)`
-/// (a UTF-8 byte-order mark before the first line is skipped, as [`super::nonblank_lines`]
+/// (a UTF-8 byte-order mark before the first line is skipped, as [`crate::corpus::nonblank_lines`]
 /// skips it). `consume` takes the blocks' results here, in file order, while the next block is
 /// read and parsed: a large file is never held whole, and reading overlaps checking.
 fn stream<T: Send, R>(
@@ -110,7 +112,7 @@ fn stream_by<T: Send, R>(
                 want = block_size;
                 let mut block = &buf[..end];
                 if first {
-                    block = block.strip_prefix(super::BOM).unwrap_or(block);
+                    block = block.strip_prefix(crate::corpus::BOM).unwrap_or(block);
                     first = false;
                 }
                 let parsed = per_block(next_line, block);
@@ -191,40 +193,6 @@ pub struct Loaded {
     /// The arms more than half of whose findings are malformed (but not all: that is refused):
     /// the run completes, warns, and its report says its inputs are suspect.
     pub suspect: Vec<MalformedShare>,
-}
-
-/// An arm most of whose findings are malformed, and the likeliest reason: a corpus read on the
-/// wrong terms (a scale or a mode that is not the one it was written in) looks exactly like
-/// this, and its figures would describe the few findings that happened to fit.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
-pub struct MalformedShare {
-    pub arm: String,
-    /// Malformed findings, of `findings` the arm reads in all.
-    pub malformed: usize,
-    pub findings: usize,
-    /// The commonest reason, by field and kind (`confidence: off the anchor scale`), and how
-    /// many findings it accounts for.
-    pub reason: String,
-    pub reason_count: usize,
-    /// What to change, when the reason points at the experiment (its `scale` or `mode`).
-    pub fix: String,
-}
-
-impl MalformedShare {
-    /// "58% (116 of 200) of arm `treatment`'s findings are malformed, 116 of them for
-    /// confidence: off the anchor scale".
-    pub fn sentence(&self) -> String {
-        format!(
-            "{}% ({} of {}) of arm `{}`'s findings are malformed, {} of them for {}",
-            // Rounded down: not every finding is malformed, and the share must not say 100%.
-            (100 * self.malformed) / self.findings.max(1),
-            self.malformed,
-            self.findings,
-            self.arm,
-            self.reason_count,
-            self.reason
-        )
-    }
 }
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
@@ -315,19 +283,21 @@ pub fn load(
     if scores_path.is_file() {
         let name = scores_path.display().to_string();
         let (lines, problems) =
-            super::scores::parse(&name, &read(&scores_path, &mut loaded.inputs)?);
+            crate::corpus::scores::parse(&name, &read(&scores_path, &mut loaded.inputs)?);
         // The checks across lines read whole files: with lines refused, they would report what
         // the refused lines would have held (an arm "with no line") rather than the file.
         let whole = problems.is_empty();
         loaded.refusals.append(problems);
         if let (Some((exp_path, exp)), true) = (experiment, whole) {
             let arms = exp.arms().map(|a| (a.name.as_str(), a.source.as_str()));
-            loaded.refusals.append(super::scores::check_experiment(
-                &name,
-                &lines,
-                arms,
-                &exp.scores.judges,
-            ));
+            loaded
+                .refusals
+                .append(crate::corpus::scores::check_experiment(
+                    &name,
+                    &lines,
+                    arms,
+                    &exp.scores.judges,
+                ));
             if !exp.scores.judges.is_empty() && loaded.corpus.verdicts.is_some() {
                 loaded.refusals.push(judges_error(
                     exp_path,
@@ -372,9 +342,9 @@ pub fn load(
 }
 
 /// The JSON Lines files a corpus folder may hold, each with what it is: the files calibench
-/// reads ([`super::schema::FILES`]), and human labels, which it does not read yet.
+/// reads ([`crate::corpus::schema::FILES`]), and human labels, which it does not read yet.
 pub fn corpus_files() -> Vec<(String, &'static str)> {
-    super::schema::FILES
+    crate::corpus::schema::FILES
         .iter()
         .map(|f| (format!("{}.jsonl", f.stem), f.holds))
         .chain(std::iter::once((
@@ -547,11 +517,11 @@ fn likely_fix(reason: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> Str
         format!("confidences in [0, 1] are on the float scale: set scale = \"float\" in [arms.{arm}.review] of {file}, or record them as 0, 25, 50, 75 or 100")
     } else if reason.ends_with("off the float scale") {
         format!("confidences of 0, 25, 50, 75 or 100 are on the anchor scale: set scale = \"anchor\" in [arms.{arm}.review] of {file}, or record them in [0, 1]")
-    } else if exp.mode == config::Mode::Doc
+    } else if exp.mode == crate::policy::Mode::Doc
         && (missing(&doc_only) || reason.starts_with("autofix_class: `advisory`"))
     {
         format!("these look like code findings (file, line, owner): set mode = \"code\" in {file}")
-    } else if exp.mode == config::Mode::Code && missing(&code_only) {
+    } else if exp.mode == crate::policy::Mode::Code && missing(&code_only) {
         format!("these look like document findings (section, finding_type): set mode = \"doc\" in {file}")
     } else {
         format!("correct the findings: `calibench validate {file}` lists each one with its line")
@@ -666,7 +636,7 @@ fn check_collection(loaded: &mut Loaded, path: &Path, allow: bool) -> Result<(),
     let bytes = read(path, &mut loaded.inputs)?;
     let manifest = std::str::from_utf8(&bytes)
         .ok()
-        .and_then(|t| super::strict_json(t).ok());
+        .and_then(|t| crate::corpus::strict_json(t).ok());
     let field = |key: &str| {
         manifest
             .as_ref()
@@ -740,7 +710,13 @@ fn load_reviews(
             |first, block| reviews::read_block(&name, first, block),
             |blocks| {
                 let index = reviews::Index::default();
-                reviews::check_for(&name, blocks.flatten(), config::Mode::Doc, &[], index)
+                reviews::check_for(
+                    &name,
+                    blocks.flatten(),
+                    crate::policy::Mode::Doc,
+                    &[],
+                    index,
+                )
             },
         )?;
         loaded.refusals.append(parsed.problems);
@@ -886,7 +862,7 @@ pub fn targets_and_sources(
 /// Validator calls, PR metadata and source snapshots are code review's: a doc
 /// experiment would read past them without a word.
 fn refuse_controls_in_doc_mode(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
-    if exp.mode != config::Mode::Doc {
+    if exp.mode != crate::policy::Mode::Doc {
         return;
     }
     let c = &loaded.corpus;
@@ -979,8 +955,8 @@ fn read_sources(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Mode, Scale};
     use crate::corpus::reviews;
+    use crate::policy::{Mode, Scale};
 
     // Regression (issue 34): ten million lines of `{}` held a message per line (3.6 GB, then an
     // abort). Blocks now hold at most BLOCK_LINES lines, and the problems past the first

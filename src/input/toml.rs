@@ -1,0 +1,293 @@
+//! TOML files read through serde-derived raw types (`experiment.toml`, `gate.toml`): serde's
+//! refusals in calibench's words, each placed on the line of the key at fault, with the key a
+//! misspelling most likely meant. The experiment reader (`config`) adds its own checks to
+//! [`Ctx`]; the gate policy reads its file with [`read_toml_file`].
+
+use crate::error::{backticked, mismatch, InputError};
+
+/// Reads `text` as `T`, naming the dotted path, line and problem of the first thing serde
+/// refuses: an unknown key (with the keys known there), a missing one, a value of the wrong
+/// type or not among the choices.
+pub(crate) fn read_toml<T: serde::de::DeserializeOwned>(ctx: &Ctx<'_>) -> Result<T, InputError> {
+    let de = toml::de::Deserializer::parse(ctx.text).map_err(|e| {
+        let err = InputError::toml(ctx.name, ctx.text, &e);
+        InputError {
+            problem: format!("not valid TOML: {}", err.problem),
+            ..err
+        }
+    })?;
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        // serde's path, as the dotted keys this file's errors use: `check[0]` is `check.0`,
+        // and a position wrapper (`Spanned`) is no key.
+        let path = e.path().to_string();
+        let path = path
+            .split('.')
+            .filter(|p| !p.is_empty() && !p.starts_with("$__serde_spanned"))
+            .map(|p| p.replace('[', ".").replace(']', ""))
+            .collect::<Vec<_>>()
+            .join(".");
+        let inner = e.into_inner();
+        ctx.serde_error(&path, inner.message().trim_end(), inner.span())
+    })
+}
+
+/// Reads a whole TOML file `name` as `T`, with `read_toml`'s messages: for files other than
+/// the experiment that are read through serde-derived raw types (`gate.toml`).
+pub fn read_toml_file<T: serde::de::DeserializeOwned>(
+    name: &str,
+    text: &str,
+) -> Result<T, InputError> {
+    read_toml(&Ctx::new(name, text))
+}
+
+/// "unknown key `polciy` — did you mean `policy`?": a key no table of the file takes, with the
+/// known key it most likely meant.
+pub fn unknown_key(key: &str, near: Option<&str>) -> String {
+    match near {
+        Some(n) => format!("unknown key `{key}` — did you mean `{n}`?"),
+        None => format!("unknown key `{key}`"),
+    }
+}
+
+/// The backquoted words of a serde message: `a`, `b` → [a, b].
+/// Whether serde's description of a refused value (`string "high"`, `integer `5``,
+/// `floating point `1.5``, `boolean `true``) is this TOML value.
+fn unexpected_is(got: &str, v: &toml::de::DeValue<'_>) -> bool {
+    use toml::de::DeValue;
+    let literal = |prefix: &str| {
+        got.strip_prefix(prefix)
+            .map(|rest| rest.trim_matches(|c| c == '`' || c == '"').to_string())
+    };
+    match v {
+        DeValue::String(s) => literal("string ").is_some_and(|l| l == s.as_ref()),
+        DeValue::Integer(i) => literal("integer ").is_some_and(|l| l == i.to_string()),
+        DeValue::Float(f) => literal("floating point ").is_some_and(|l| l == f.to_string()),
+        DeValue::Boolean(b) => literal("boolean ").is_some_and(|l| l == b.to_string()),
+        _ => false,
+    }
+}
+
+/// The byte offset where `parts` is set in `table`: its last key (or array element).
+fn key_offset(table: &toml::de::DeTable, parts: &[&str]) -> Option<usize> {
+    let (first, rest) = parts.split_first()?;
+    let (key, value) = table.iter().find(|(k, _)| k.get_ref() == first)?;
+    if rest.is_empty() {
+        return Some(key.span().start);
+    }
+    value_offset(value.get_ref(), rest)
+}
+
+fn value_offset(value: &toml::de::DeValue, parts: &[&str]) -> Option<usize> {
+    use toml::de::DeValue;
+    match value {
+        DeValue::Table(table) => key_offset(table, parts),
+        DeValue::Array(items) => {
+            let (first, rest) = parts.split_first()?;
+            let item = items.get(first.parse::<usize>().ok()?)?;
+            if rest.is_empty() {
+                Some(item.span().start)
+            } else {
+                value_offset(item.get_ref(), rest)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A TOML file being read: its name for messages, its text, and (parsed only when an error
+/// needs a line) where each key is.
+pub(crate) struct Ctx<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) text: &'a str,
+    /// The document with the position of every key, to place an error on its line; parsed
+    /// only when an error needs a line.
+    spans: std::cell::OnceCell<Option<toml::Spanned<toml::de::DeTable<'a>>>>,
+}
+
+impl<'a> Ctx<'a> {
+    pub(crate) fn new(name: &'a str, text: &'a str) -> Self {
+        Ctx {
+            name,
+            text,
+            spans: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// The line where the dotted `path` (`arms.treatment.review.policy`) is set: the position
+    /// of its last key, found by walking the document table by table, so a key is found in its
+    /// own table and not in the first table that has a key of that name. `None` when the path
+    /// is not in the file (a missing key is then placed on its table).
+    pub(crate) fn line_of(&self, path: &str) -> Option<u64> {
+        let parts: Vec<&str> = path.split('.').collect();
+        let spans = self
+            .spans
+            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+        let offset = key_offset(spans.as_ref()?.get_ref(), &parts)?;
+        Some(crate::error::line_at(self.text, offset))
+    }
+
+    pub(crate) fn error(&self, path: &str, problem: impl Into<String>) -> InputError {
+        let e = InputError::new(self.name, problem).field(format!("`{path}`"));
+        // A key inside an inline table (`weights = { reads = 2 }`) sits on its parent's line.
+        let mut at = Some(path);
+        let mut line = None;
+        while let (Some(p), None) = (at, line) {
+            line = self.line_of(p);
+            at = p.rsplit_once('.').map(|(parent, _)| parent);
+        }
+        match line {
+            Some(l) => e.at_line(l),
+            None => e,
+        }
+    }
+
+    /// The table at the dotted `path` (the document's top for the empty path), as written.
+    pub(crate) fn table_at(&self, path: &str) -> Option<&toml::de::DeTable<'_>> {
+        let spans = self
+            .spans
+            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+        let mut table = spans.as_ref()?.get_ref();
+        for part in path.split('.').filter(|p| !p.is_empty()) {
+            match table.iter().find(|(k, _)| k.get_ref() == part)?.1.get_ref() {
+                toml::de::DeValue::Table(t) => table = t,
+                _ => return None,
+            }
+        }
+        Some(table)
+    }
+
+    /// The dotted path of the first key, at or below the table at `path` and breadth first,
+    /// for which `hit(key, value)` holds.
+    pub(crate) fn find(
+        &self,
+        path: &str,
+        hit: &dyn Fn(&str, &toml::de::DeValue<'_>) -> bool,
+    ) -> Option<String> {
+        use toml::de::DeValue;
+        let mut queue = vec![(path.to_string(), self.table_at(path)?)];
+        while !queue.is_empty() {
+            let mut next = Vec::new();
+            for (at, t) in queue {
+                for (k, v) in t.iter() {
+                    let here = if at.is_empty() {
+                        k.get_ref().to_string()
+                    } else {
+                        format!("{at}.{}", k.get_ref())
+                    };
+                    if hit(k.get_ref(), v.get_ref()) {
+                        return Some(here);
+                    }
+                    // A value in an array (`skip = ["stale"]`): the key holding it.
+                    if let DeValue::Array(items) = v.get_ref() {
+                        if let Some(i) = items.iter().position(|x| hit(k.get_ref(), x.get_ref())) {
+                            return Some(format!("{here}.{i}"));
+                        }
+                    }
+                    if let DeValue::Table(inner) = v.get_ref() {
+                        next.push((here, inner));
+                    }
+                }
+            }
+            queue = next;
+        }
+        None
+    }
+
+    /// What serde refused at `path`, in the words of this file's other errors.
+    pub(crate) fn serde_error(
+        &self,
+        path: &str,
+        message: &str,
+        span: Option<std::ops::Range<usize>>,
+    ) -> InputError {
+        let join = |key: &str| {
+            if path.is_empty() {
+                key.to_string()
+            } else {
+                format!("{path}.{key}")
+            }
+        };
+        let located = |e: InputError| match (e.line, span.clone()) {
+            (None, Some(s)) => e.at_line(crate::error::line_at(self.text, s.start)),
+            _ => e,
+        };
+        if let Some(rest) = message.strip_prefix("unknown field `") {
+            let (key, expected) = rest.split_once('`').unwrap_or((rest, ""));
+            let known = backticked(expected);
+            // The path ends at the key, or, inside a `policy`-tagged table (read as a whole),
+            // at the table: then the key is found below it.
+            let field = if path.rsplit('.').next() == Some(key) {
+                path.to_string()
+            } else {
+                self.find(path, &|k, _| k == key)
+                    .unwrap_or_else(|| join(key))
+            };
+            let e = self.error(&field, unknown_key(key, crate::text::nearest(key, &known)));
+            return located(if known.is_empty() {
+                e.hint("this table takes no keys")
+            } else {
+                e.hint(format!("known keys here: {}", known.join(", ")))
+            });
+        }
+        if let Some(rest) = message.strip_prefix("missing field `") {
+            let key = rest.split('`').next().unwrap_or(rest);
+            // A misspelt required key is reported as what it is, not as the key it meant being
+            // missing (`polciy = "anchored"` in a table that must say `policy`).
+            if let Some(typo) = self.key_near(path, key) {
+                let field = join(&typo);
+                return self.error(&field, unknown_key(&typo, Some(key)));
+            }
+            let e = self.error(&join(key), "is missing");
+            return located(match key {
+                "arms" | "baseline" | "treatment" => {
+                    e.hint("an experiment has exactly two arms, [arms.baseline] and [arms.treatment]")
+                }
+                "policy" => e.hint("policy = \"anchored\" or \"float-gates\" under [review]; \"flat-mean\" or \"category-max\" under [confidence]"),
+                _ => e,
+            });
+        }
+        if let Some(rest) = message.strip_prefix("unknown variant `") {
+            let (value, expected) = rest.split_once('`').unwrap_or((rest, ""));
+            // Inside a `policy`-tagged table (read as a whole) the path ends at the table: the
+            // field is the key below it that holds the value (`policy` itself, or `normalize`).
+            let field = self
+                .find(path, &|_, v| v.as_str() == Some(value))
+                .filter(|f| f != path)
+                .unwrap_or_else(|| path.to_string());
+            return located(self.error(
+                &field,
+                format!(
+                    "`{value}` is not one of {}",
+                    backticked(expected).join(", ")
+                ),
+            ));
+        }
+        // "invalid type: string \"x\", expected a boolean" → "must be a boolean, not string "x""
+        let problem = match mismatch(message) {
+            Some((got, want)) => {
+                let want = match want {
+                    "u64" | "usize" | "u32" => "a non-negative integer",
+                    "i64" => "an integer",
+                    "f64" => "a number",
+                    other => other,
+                };
+                format!("must be {want}, not {got}")
+            }
+            None => message.to_string(),
+        };
+        // Inside a tagged table, the field is the key below it holding the refused value.
+        let field = mismatch(message)
+            .and_then(|(got, _)| self.find(path, &|_, v| unexpected_is(got, v)))
+            .unwrap_or_else(|| path.to_string());
+        located(self.error(if field.is_empty() { "(top)" } else { &field }, problem))
+    }
+
+    /// A key of the table at `path` that is not `key` but close enough to be its misspelling.
+    pub(crate) fn key_near(&self, path: &str, key: &str) -> Option<String> {
+        self.table_at(path)?
+            .iter()
+            .map(|(k, _)| k.get_ref())
+            .find(|k| *k != key && crate::text::nearest(k, &[key]).is_some())
+            .map(|k| k.to_string())
+    }
+}

@@ -1,0 +1,271 @@
+//! The one result model: [`Metrics`], what `metrics.json` holds, with the rows behind a run's
+//! tables ([`Analysis`]). `analysis` assembles it; the gate's metric paths, the report and
+//! `calibench plan` read it. It sits below them all, and above the replay, trust and decision
+//! layers whose values it holds.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::reviews::{Autofix, Severity};
+use crate::policy::Mode;
+use crate::replay::query_metrics::{QueryArmMetrics, QueryRow};
+use crate::replay::review::{Check, Merged, MergedLocation, Queue, Route, Tier};
+use crate::replay::review_metrics::ArmMetrics;
+use crate::replay::scores::{self as imported, McNemar, ScoreArm};
+use crate::replay::{DeltaTable, UnitPair};
+use crate::stats::alpha::Level;
+use crate::stats::bootstrap::Interval;
+use crate::stats::paired::PairedDelta;
+use crate::trust::{Lift, TrustVerdict};
+
+/// A value per arm.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PerArm<T> {
+    pub baseline: T,
+    pub treatment: T,
+}
+
+/// Everything `metrics.json` holds (docs/guides/reports.md); sections are absent when the corpus has no file
+/// for them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Metrics {
+    pub experiment: String,
+    pub run_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queries: Option<QuerySection>,
+    /// Imported scores: per scorer, both arms and the paired delta over items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<ScoresSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<AgreementSection>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<TrustVerdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lift: Option<Lift>,
+    /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
+    /// figures may come from partial arms. The report leads with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
+    /// The arms more than half of whose findings were malformed: the report says its inputs are
+    /// suspect, with the share and the commonest reason.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs_suspect: Vec<crate::corpus::MalformedShare>,
+    /// The experiment's primary metrics (docs/guides/ab-rubric-change.md), in its order: one Holm family, and the
+    /// report's headline.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub primary: Vec<String>,
+    /// Better, worse or inconclusive (docs/reference.md, "The decision"): absent when the
+    /// experiment names no decision metric (no `[decision]`, and no primary metric with a better
+    /// direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::decision::Decision>,
+}
+
+impl Metrics {
+    /// The delta table of one section, when the run has that section.
+    pub fn deltas(&self, table: DeltaTable) -> Option<&BTreeMap<String, Delta>> {
+        match table {
+            DeltaTable::Review => self.review.as_ref().map(|r| &r.delta),
+            DeltaTable::Queries => self.queries.as_ref().map(|q| &q.delta),
+            DeltaTable::Scores => self.scores.as_ref().map(|s| &s.delta),
+        }
+    }
+
+    /// The metrics a table withheld because the judges were not trusted.
+    pub fn withheld(&self, table: DeltaTable) -> &[String] {
+        let w = match table {
+            DeltaTable::Review => self.review.as_ref().and_then(|r| r.withheld.as_ref()),
+            DeltaTable::Queries => None,
+            DeltaTable::Scores => self.scores.as_ref().and_then(|s| s.withheld.as_ref()),
+        };
+        w.map_or(&[], |w| w.metrics.as_slice())
+    }
+
+    /// The reported delta of the compared metric `name`, from the table that holds it.
+    pub fn delta(&self, name: &str) -> Option<&Delta> {
+        let c = crate::replay::compared_named(name)?;
+        self.deltas(c.table)?.get(name)
+    }
+}
+
+/// Query replay (docs/guides/capacity-review.md): both confidence models over the recorded traces.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct QuerySection {
+    pub arms: PerArm<QueryArmMetrics>,
+    /// treatment − baseline, paired over the (query, run) pairs both arms replayed.
+    pub delta: BTreeMap<String, Delta>,
+}
+
+/// Imported scores: each arm's scorers, and treatment − baseline per scorer.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoresSection {
+    pub arms: PerArm<ScoreArm>,
+    /// treatment − baseline per scorer both arms have, paired over the items both scored
+    /// (each item's mean over its scored repeats). Keyed by the scorer's name as the log wrote
+    /// it.
+    pub delta: BTreeMap<String, Delta>,
+    /// The scorers the experiment names as its judge panel (`[scores] judges`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
+    /// The judge scorers' figures withheld because the panel is not trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Withheld>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReviewSection {
+    pub mode: Mode,
+    pub arms: PerArm<ArmMetrics>,
+    /// treatment − baseline per per-target metric, paired over the targets both arms reviewed.
+    pub delta: BTreeMap<String, Delta>,
+    /// Judge-derived figures withheld because the judges are not trustworthy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub withheld: Option<Withheld>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Withheld {
+    pub metrics: Vec<String>,
+    pub reasons: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Delta {
+    #[serde(flatten)]
+    pub paired: PairedDelta,
+    /// Holm's step-down adjustment of `p_value` over its family (docs/guides/ab-rubric-change.md): the primary
+    /// metrics when the experiment names them, else the delta's table.
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
+    /// Rates only: 95% Wilson intervals of each arm's pooled rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wilson: Option<PerArm<Option<[f64; 2]>>>,
+    /// Imported scores that are all 0 or 1: the discordant pairs of McNemar's exact test,
+    /// whose p is `p_value` (the sign test over the pairs that differ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcnemar: Option<McNemar>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AgreementSection {
+    /// Among the judges, over (arm, item, dimension) units at the trust level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judges: Option<Agreement>,
+    /// Among reviewers who corroborate each other, per arm.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviewers: Option<PerArm<Agreement>>,
+    /// Test-retest across runs, per arm; absent with fewer than two runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<PerArm<Agreement>>,
+    /// Imported scores' repeat-to-repeat agreement per arm: α over (scorer, item)
+    /// units, the repeats as raters; absent when no arm repeats an item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<PerArm<Agreement>>,
+}
+
+/// Krippendorff's α over some units, with its bootstrap interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Agreement {
+    pub alpha: Option<f64>,
+    pub level: Level,
+    pub ci: Option<Interval>,
+    pub units: usize,
+    pub raters: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undefined_reason: Option<String>,
+}
+
+/// One merged finding with where it came from: a row of the `findings` table. It keeps what
+/// the table shows of a [`Merged`] and no more (a large run holds a million of them at once);
+/// its text is shared with the corpus.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FindingRow {
+    /// Shared by every row of the arm, and of the (target, run).
+    pub arm: Arc<str>,
+    pub target: Arc<str>,
+    pub run: u32,
+    pub title: Arc<str>,
+    pub severity: Severity,
+    /// The section (doc mode) or the file (code mode).
+    pub location: Arc<str>,
+    /// Code mode: the smallest line of the merged cluster.
+    pub line: Option<u32>,
+    pub reviewers: Box<[Arc<str>]>,
+    pub contributions: u32,
+    /// The contributors' ids, in document order (a contributor without one has none here).
+    pub ids: Box<[Arc<str>]>,
+    pub autofix: Autofix,
+    pub confidence_before: f64,
+    pub confidence: f64,
+    pub corroborated: bool,
+    pub promotable: bool,
+    pub promoted: bool,
+    pub tier: Tier,
+    pub route: Option<Route>,
+    pub queue: Option<Queue>,
+    pub validation: Option<Check>,
+    pub on_suppressed_line: Option<bool>,
+}
+
+impl FindingRow {
+    pub(crate) fn new(arm: &Arc<str>, target: &Arc<str>, run: u32, m: Merged) -> Self {
+        let (location, line) = match m.location {
+            MergedLocation::Doc { section, .. } => (section, None),
+            MergedLocation::Code { file, line, .. } => (file, Some(line)),
+        };
+        FindingRow {
+            arm: arm.clone(),
+            target: target.clone(),
+            run,
+            title: m.title,
+            severity: m.severity,
+            location,
+            line,
+            reviewers: m.reviewers.into_boxed_slice(),
+            contributions: m.contributions.len() as u32,
+            ids: m.contributions.into_iter().filter_map(|c| c.id).collect(),
+            autofix: m.autofix,
+            confidence_before: m.confidence_before,
+            confidence: m.confidence,
+            corroborated: m.corroborated,
+            promotable: m.promotable,
+            promoted: m.promoted,
+            tier: m.tier,
+            route: m.route,
+            queue: m.queue,
+            validation: m.validation,
+            on_suppressed_line: m.on_suppressed_line,
+        }
+    }
+}
+
+/// One unit's values of one reported delta: a row of the `pairs` table, from which
+/// `calibench plan` reads a pilot's paired differences.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairRow {
+    pub table: DeltaTable,
+    /// A catalogue's metric, or an imported scorer's name.
+    pub metric: Cow<'static, str>,
+    pub pair: UnitPair,
+}
+
+/// The model and the rows behind its tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis {
+    pub metrics: Metrics,
+    /// Baseline rows, then treatment rows: each arm's as it replayed them (not joined, so that
+    /// a million rows are never copied into one larger block).
+    pub findings: [Vec<FindingRow>; 2],
+    /// Baseline rows, then treatment rows.
+    pub queries: Vec<QueryRow>,
+    /// Per reported delta that is a mean of per-unit differences, in table then delta order:
+    /// each unit's values.
+    pub pairs: Vec<PairRow>,
+    /// Imported scores per (arm, item, scorer): baseline rows, then treatment rows.
+    pub scores: Vec<imported::ItemRow>,
+}

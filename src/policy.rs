@@ -1,0 +1,620 @@
+//! The vocabulary of a replay: the review mode and confidence scale, the review and confidence
+//! policies with their thresholds, code review's precision controls, the trust gate's
+//! thresholds, an arm, and what "better" means for the decision. The layers below the
+//! experiment reader (the corpus readers, the replay, the trust verdict, the decision) speak in
+//! these types; `config` reads them from `experiment.toml` (docs/reference.md).
+//!
+//! Thresholds are written in the units of the arm's confidence scale (0..100 for `anchor`,
+//! 0..1 for `float`). Each policy's defaults are stated on its native scale (anchored: anchor,
+//! float-gates: float) and converted (× or ÷ 100) when an arm declares the other scale.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::alpha::Level;
+
+/// Review corpora come from document review or code review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    Doc,
+    Code,
+}
+
+/// The confidence scale an arm's reviewers recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Scale {
+    /// A number in [0, 1].
+    Float,
+    /// An integer in {0, 25, 50, 75, 100}.
+    Anchor,
+}
+
+impl Scale {
+    /// Converts a threshold written on `from`'s units into this scale's units.
+    pub fn convert(self, value: f64, from: Scale) -> f64 {
+        match (from, self) {
+            (Scale::Anchor, Scale::Float) => value / 100.0,
+            (Scale::Float, Scale::Anchor) => value * 100.0,
+            _ => value,
+        }
+    }
+
+    /// The scale's "50": the cap for findings demoted by same-persona collapse.
+    pub fn half(self) -> f64 {
+        self.convert(50.0, Scale::Anchor)
+    }
+
+    /// The highest confidence on the scale.
+    pub fn top(self) -> f64 {
+        self.convert(100.0, Scale::Anchor)
+    }
+}
+
+/// Code-review mode, which decides where demoted findings go (docs/guides/ab-rubric-change.md step 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewMode {
+    Interactive,
+    ReportOnly,
+    Headless,
+    Autofix,
+}
+
+/// When the validation pass runs (docs/guides/ab-rubric-change.md).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ValidationRun {
+    #[default]
+    Never,
+    /// Where the measured pipeline runs it: headless, autofix, interactive file-tickets.
+    Auto,
+    Always,
+}
+
+/// Where interactive review sends actionable findings (docs/guides/ab-rubric-change.md; interactive only).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum InteractiveRoute {
+    #[default]
+    WalkThrough,
+    BestJudgment,
+    FileTickets,
+    ReportOnly,
+}
+
+/// A PR skip condition (docs/guides/ab-rubric-change.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SkipRule {
+    Closed,
+    Draft,
+    TrivialPattern,
+    TrivialJudgment,
+    Reviewed,
+}
+
+impl SkipRule {
+    pub fn name(self) -> &'static str {
+        match self {
+            SkipRule::Closed => "closed",
+            SkipRule::Draft => "draft",
+            SkipRule::TrivialPattern => "trivial-pattern",
+            SkipRule::TrivialJudgment => "trivial-judgment",
+            SkipRule::Reviewed => "reviewed",
+        }
+    }
+}
+
+/// Lint-ignore suppression (docs/guides/ab-rubric-change.md).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum LintIgnore {
+    #[default]
+    Off,
+    Suppress,
+}
+
+/// Code review's precision controls of one arm (docs/guides/ab-rubric-change.md), each off by default: the
+/// validation pass, PR skip conditions and lint-ignore suppression.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Controls {
+    pub validation: ValidationRun,
+    pub validation_budget: usize,
+    pub route: InteractiveRoute,
+    pub skip: Vec<SkipRule>,
+    pub lint_ignore: LintIgnore,
+}
+
+impl Default for Controls {
+    fn default() -> Self {
+        Controls::OFF
+    }
+}
+
+impl Controls {
+    /// Every control off.
+    pub const OFF: Controls = Controls {
+        validation: ValidationRun::Never,
+        validation_budget: 15,
+        route: InteractiveRoute::WalkThrough,
+        skip: Vec::new(),
+        lint_ignore: LintIgnore::Off,
+    };
+
+    /// Every control off, as in an experiment written before they existed.
+    pub fn is_off(&self) -> bool {
+        *self == Controls::default()
+    }
+
+    /// Whether the validation pass runs under `review_mode` (docs/guides/ab-rubric-change.md).
+    pub fn validates(&self, review_mode: ReviewMode) -> bool {
+        match self.validation {
+            ValidationRun::Never => false,
+            ValidationRun::Always => true,
+            ValidationRun::Auto => match review_mode {
+                ReviewMode::Headless | ReviewMode::Autofix => true,
+                ReviewMode::Interactive => self.route == InteractiveRoute::FileTickets,
+                ReviewMode::ReportOnly => false,
+            },
+        }
+    }
+}
+
+/// What corroboration does to a confidence (docs/guides/ab-rubric-change.md step 5).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
+pub enum Promotion {
+    /// Anchor scale: one step up 0 → 25 → 50 → 75 → 100. Float scale: + `boost`, capped at 1.
+    Corroboration { boost: f64 },
+    /// Corroboration is counted but raises nothing.
+    None,
+}
+
+/// The synthesis policy of one arm, with every parameter resolved.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum ReviewPolicy {
+    Anchored(Anchored),
+    FloatGates(FloatGates),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Anchored {
+    pub scale: Scale,
+    pub surface_from: f64,
+    pub actionable_from: f64,
+    /// P0 findings at or above this surface as actionable even below `surface_from`.
+    pub p0_escape: Option<f64>,
+    /// Same-persona collapse (doc mode).
+    pub collapse: bool,
+    pub promotion: Promotion,
+    pub review_mode: ReviewMode,
+    pub demote_reviewers: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FloatGates {
+    pub scale: Scale,
+    /// Doc mode: per-severity gates P0..P3.
+    pub gates: [f64; 4],
+    /// Code mode: one gate, and the lower P0 gate.
+    pub gate: f64,
+    pub p0_gate: f64,
+    /// Doc mode: manual findings at or above this go to FYI.
+    pub fyi_floor: f64,
+    pub auto_apply_from: f64,
+    pub promotion: Promotion,
+    pub review_mode: ReviewMode,
+    pub demote_reviewers: Vec<String>,
+}
+
+impl ReviewPolicy {
+    pub fn scale(&self) -> Scale {
+        match self {
+            ReviewPolicy::Anchored(a) => a.scale,
+            ReviewPolicy::FloatGates(f) => f.scale,
+        }
+    }
+
+    pub fn promotion(&self) -> Promotion {
+        match self {
+            ReviewPolicy::Anchored(a) => a.promotion,
+            ReviewPolicy::FloatGates(f) => f.promotion,
+        }
+    }
+
+    pub fn review_mode(&self) -> ReviewMode {
+        match self {
+            ReviewPolicy::Anchored(a) => a.review_mode,
+            ReviewPolicy::FloatGates(f) => f.review_mode,
+        }
+    }
+
+    pub fn demote_reviewers(&self) -> &[String] {
+        match self {
+            ReviewPolicy::Anchored(a) => &a.demote_reviewers,
+            ReviewPolicy::FloatGates(f) => &f.demote_reviewers,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReviewPolicy::Anchored(_) => "anchored",
+            ReviewPolicy::FloatGates(_) => "float-gates",
+        }
+    }
+
+    /// Confidence at or above which an actionable `safe_auto` finding with a fix auto-applies.
+    pub fn auto_apply_from(&self) -> f64 {
+        match self {
+            ReviewPolicy::Anchored(a) => a.scale.top(),
+            ReviewPolicy::FloatGates(f) => f.auto_apply_from,
+        }
+    }
+}
+
+/// The confidence model of one arm for query replay (docs/guides/capacity-review.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "policy", rename_all = "kebab-case")]
+pub enum ConfidencePolicy {
+    FlatMean(FlatMean),
+    CategoryMax(CategoryMax),
+}
+
+impl ConfidencePolicy {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ConfidencePolicy::FlatMean(_) => "flat-mean",
+            ConfidencePolicy::CategoryMax(_) => "category-max",
+        }
+    }
+
+    /// Below this the primary-phase confidence stops the query (no recovery).
+    pub fn stop_threshold(&self) -> f64 {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.stop_threshold,
+            ConfidencePolicy::CategoryMax(c) => c.stop_threshold,
+        }
+    }
+
+    /// Below this (and not stopped) the recovery gate fires.
+    pub fn recovery_threshold(&self) -> f64 {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.recovery_threshold,
+            ConfidencePolicy::CategoryMax(c) => c.recovery_threshold,
+        }
+    }
+
+    pub fn bands(&self) -> Bands {
+        match self {
+            ConfidencePolicy::FlatMean(f) => f.bands,
+            ConfidencePolicy::CategoryMax(c) => c.bands,
+        }
+    }
+}
+
+/// The mean of the tools' scores, with a recovery gate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlatMean {
+    /// Below this (and not stopped) the recovery gate fires.
+    #[serde(default = "FlatMean::default_recovery")]
+    pub recovery_threshold: f64,
+    /// Below this the query stops, with no recovery.
+    #[serde(default = "default_stop")]
+    pub stop_threshold: f64,
+    /// What each recovery attempt adds to the mean, as one more entry.
+    #[serde(default = "FlatMean::default_entry")]
+    pub recovery_entry_score: f64,
+    #[serde(default)]
+    pub bands: Bands,
+}
+
+impl FlatMean {
+    fn default_recovery() -> f64 {
+        0.7
+    }
+    fn default_entry() -> f64 {
+        0.5
+    }
+}
+
+impl Default for FlatMean {
+    fn default() -> Self {
+        FlatMean {
+            recovery_threshold: FlatMean::default_recovery(),
+            stop_threshold: default_stop(),
+            recovery_entry_score: FlatMean::default_entry(),
+            bands: Bands::default(),
+        }
+    }
+}
+
+fn default_stop() -> f64 {
+    0.2
+}
+
+/// How `base` is normalized: over the categories present, or over every weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Normalize {
+    Present,
+    All,
+}
+
+/// How the convergence bonus applies to `base`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BonusMode {
+    Multiplicative,
+    Additive,
+}
+
+/// Raw category weights; a table that names some categories keeps the defaults of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Weights {
+    /// The tools `find`, `grep` and `references`.
+    pub search: f64,
+    /// The tool `read`.
+    pub read: f64,
+    /// The tool `discovery`.
+    pub discovery: f64,
+    /// The tools `cmake` and `ctest`.
+    pub verification: f64,
+    /// The tool `git`.
+    pub git: f64,
+    /// The tool `gh`.
+    pub ci: f64,
+    /// Any other tool name.
+    pub other: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            search: 2.5,
+            read: 3.0,
+            discovery: 1.0,
+            verification: 1.5,
+            git: 1.0,
+            ci: 1.0,
+            other: 0.5,
+        }
+    }
+}
+
+impl Weights {
+    /// In the order of the evidence categories (`corpus::queries::Category::ALL`).
+    pub fn as_array(&self) -> [f64; 7] {
+        [
+            self.search,
+            self.read,
+            self.discovery,
+            self.verification,
+            self.git,
+            self.ci,
+            self.other,
+        ]
+    }
+}
+
+/// Lower bounds of the confidence bands; below `weak` is `failed`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Bands {
+    /// From here up: strong.
+    pub strong: f64,
+    /// From here up to `strong`: adequate.
+    pub adequate: f64,
+    /// From here up to `adequate`: weak; below it, failed.
+    pub weak: f64,
+}
+
+impl Default for Bands {
+    fn default() -> Self {
+        Bands {
+            strong: 0.75,
+            adequate: 0.55,
+            weak: 0.25,
+        }
+    }
+}
+
+/// The best evidence per category, weighted, with a bonus when categories converge on one
+/// target.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryMax {
+    /// Below this (and not stopped) the recovery gate fires.
+    #[serde(default = "CategoryMax::default_recovery")]
+    pub recovery_threshold: f64,
+    /// Below this the query stops, with no recovery.
+    #[serde(default = "default_stop")]
+    pub stop_threshold: f64,
+    #[serde(default)]
+    pub weights: Weights,
+    #[serde(default = "CategoryMax::default_normalize")]
+    pub normalize: Normalize,
+    #[serde(default = "CategoryMax::default_bonus_mode")]
+    pub bonus_mode: BonusMode,
+    /// The convergence bonus when two categories confirm one target.
+    #[serde(default = "CategoryMax::default_bonus_two")]
+    pub bonus_two: f64,
+    /// The convergence bonus when three or more categories confirm one target.
+    #[serde(default = "CategoryMax::default_bonus_three")]
+    pub bonus_three: f64,
+    /// The bonus when a search and a read confirm a common target.
+    #[serde(default = "CategoryMax::default_bonus_search_read")]
+    pub bonus_search_read: f64,
+    #[serde(default)]
+    pub bands: Bands,
+}
+
+impl CategoryMax {
+    fn default_recovery() -> f64 {
+        0.5
+    }
+    fn default_normalize() -> Normalize {
+        Normalize::Present
+    }
+    fn default_bonus_mode() -> BonusMode {
+        BonusMode::Multiplicative
+    }
+    fn default_bonus_two() -> f64 {
+        0.10
+    }
+    fn default_bonus_three() -> f64 {
+        0.20
+    }
+    fn default_bonus_search_read() -> f64 {
+        0.05
+    }
+}
+
+impl Default for CategoryMax {
+    fn default() -> Self {
+        CategoryMax {
+            recovery_threshold: CategoryMax::default_recovery(),
+            stop_threshold: default_stop(),
+            weights: Weights::default(),
+            normalize: CategoryMax::default_normalize(),
+            bonus_mode: CategoryMax::default_bonus_mode(),
+            bonus_two: CategoryMax::default_bonus_two(),
+            bonus_three: CategoryMax::default_bonus_three(),
+            bonus_search_read: CategoryMax::default_bonus_search_read(),
+            bands: Bands::default(),
+        }
+    }
+}
+
+/// The trust gate's thresholds (docs/guides/trust.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Trust {
+    /// Krippendorff's α among the judges must reach this. His own guideline asks 0.667 for
+    /// tentative conclusions and 0.8 for reliable ones.
+    #[serde(default = "Trust::default_irr_floor")]
+    pub irr_floor: f64,
+    /// No item's judges may differ by more than this on any dimension.
+    #[serde(default = "Trust::default_spread_ceiling")]
+    pub spread_ceiling: f64,
+    /// Judges that must answer every item (a failed judge is dropped, never scored 0).
+    #[serde(default = "Trust::default_min_survivors")]
+    pub min_survivors: usize,
+    #[serde(default = "Trust::default_level")]
+    pub level: Level,
+    /// Weights of the judges' dimensions in the composite; empty: equal weights.
+    #[serde(default)]
+    pub dimension_weights: BTreeMap<String, f64>,
+}
+
+impl Trust {
+    fn default_irr_floor() -> f64 {
+        0.2
+    }
+    fn default_spread_ceiling() -> f64 {
+        0.5
+    }
+    fn default_min_survivors() -> usize {
+        3
+    }
+    fn default_level() -> Level {
+        Level::Interval
+    }
+}
+
+impl Default for Trust {
+    fn default() -> Self {
+        Trust {
+            irr_floor: Trust::default_irr_floor(),
+            spread_ceiling: Trust::default_spread_ceiling(),
+            min_survivors: Trust::default_min_survivors(),
+            level: Trust::default_level(),
+            dimension_weights: BTreeMap::new(),
+        }
+    }
+}
+
+/// The `[scores]` table: how a corpus's imported scores are read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Scores {
+    /// The scorers that are judges (LLM graders, human raters, each scoring on [0, 1]): they
+    /// form the panel the trust verdict checks, and their deltas and means are withheld when
+    /// the panel is not trusted. Default: none (every scorer is mechanical, no trust verdict).
+    #[serde(default)]
+    pub judges: Vec<String>,
+}
+
+impl Scores {
+    pub fn is_default(&self) -> bool {
+        self.judges.is_empty()
+    }
+}
+
+/// One arm: which recorded outputs it reads and how it synthesizes them.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Arm {
+    pub name: String,
+    /// The recorded `arm` label it reads.
+    pub source: String,
+    pub review: ReviewPolicy,
+    /// The query-replay model; when the arm names none, flat-mean for the baseline and
+    /// category-max for the treatment.
+    pub confidence: ConfidencePolicy,
+    /// Code review's precision controls, from the arm's review table (docs/guides/ab-rubric-change.md).
+    #[serde(skip_serializing_if = "Controls::is_off")]
+    pub controls: Controls,
+}
+
+/// One metric of the decision and how it must move.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Wanted {
+    pub metric: String,
+    pub want: Want,
+}
+
+/// How a decision metric must move: `increase`/`decrease` significantly (the change the
+/// treatment is for), or `no-decrease`/`no-increase`: not significantly the other way (a guard).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Want {
+    Increase,
+    Decrease,
+    NoDecrease,
+    NoIncrease,
+}
+
+impl Want {
+    /// Whether the metric must move (not only be guarded).
+    pub fn must_move(self) -> bool {
+        matches!(self, Want::Increase | Want::Decrease)
+    }
+
+    /// The sign of the change that is good: +1 for up, −1 for down.
+    pub fn good_sign(self) -> f64 {
+        match self {
+            Want::Increase | Want::NoDecrease => 1.0,
+            Want::Decrease | Want::NoIncrease => -1.0,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Want::Increase => "increase",
+            Want::Decrease => "decrease",
+            Want::NoDecrease => "no-decrease",
+            Want::NoIncrease => "no-increase",
+        }
+    }
+}
