@@ -176,6 +176,10 @@ pub struct RunOptions {
     /// Worker threads for bootstraps (default: the CPUs available); the figures never depend on it
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
+    /// Set a key of experiment.toml for this run, as if the file said it, checked as the file
+    /// is (repeatable): --set arms.treatment.review.actionable_from=50
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<crate::input::toml::Override>,
 }
 
 /// The worker threads to use: `--threads`, else every CPU available.
@@ -296,6 +300,9 @@ pub struct CalibrateArgs {
 pub struct ValidateArgs {
     /// A corpus directory or an experiment.toml
     pub corpus_or_experiment: PathBuf,
+    /// Set a key of experiment.toml, as `run --set` does (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<crate::input::toml::Override>,
 }
 
 #[derive(Debug, Args)]

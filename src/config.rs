@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::InputError;
+pub use crate::input::toml::Override;
 use crate::input::toml::{read_toml, Ctx};
 use crate::policy::{
     Anchored, Arm, CategoryMax, ConfidencePolicy, Controls, FlatMean, FloatGates, InteractiveRoute,
@@ -291,8 +292,26 @@ pub struct RawGates {
 
 /// Parses an experiment file; `path` is used for messages and to resolve `corpus`.
 pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
+    parse_with(path, text, &[])
+}
+
+/// Parses an experiment file with `--set` overrides applied before anything is checked, so an
+/// overridden key gets exactly the file's checks, defaults and did-you-mean; an error at an
+/// overridden key names the override instead of a line.
+pub fn parse_with(
+    path: &Path,
+    text: &str,
+    overrides: &[Override],
+) -> Result<Experiment, InputError> {
     let name = path.display().to_string();
-    let ctx = Ctx::new(&name, text);
+    let merged = match overrides {
+        [] => None,
+        _ => crate::input::toml::apply(&name, text, overrides)?,
+    };
+    let ctx = match &merged {
+        Some(merged) => Ctx::with_overrides(&name, merged, text, overrides),
+        None => Ctx::new(&name, text),
+    };
     let raw: RawExperiment = read_toml(&ctx)?;
 
     let exp_name = raw.name.unwrap_or_else(|| {

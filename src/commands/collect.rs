@@ -772,7 +772,7 @@ struct Prepared {
 fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
-    let (exp, _) = crate::pipeline::load::experiment(&exp_path)?;
+    let (exp, _) = crate::pipeline::load::experiment(&exp_path, &[])?;
     let Some(collect) = exp.collect.clone() else {
         return Err(InputError::new(&exp_name, "has no [collect] table")
             .field("`collect`")

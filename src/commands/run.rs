@@ -187,7 +187,7 @@ fn discover(root: &Path) -> Result<Vec<PathBuf>, Error> {
 pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
     let corpus = args.corpus.as_deref();
     let path = &super::experiment_file(path);
-    let (mut exp, experiment_input) = load::experiment(path)?;
+    let (mut exp, experiment_input) = load::experiment(path, &args.set)?;
     if let Some(dir) = corpus {
         if !dir.is_dir() {
             return Err(InputError::new(dir.display().to_string(), "is not a folder")
@@ -331,6 +331,7 @@ pub(crate) fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<C
         command_line: std::env::args().collect(),
         experiment_file: super::experiment_file(path).display().to_string(),
         experiment: exp.clone(),
+        overrides: args.set.iter().map(ToString::to_string).collect(),
         inputs,
         seed: exp.seed,
         bootstrap: exp.bootstrap,
@@ -387,6 +388,9 @@ struct Manifest {
     command_line: Vec<String>,
     experiment_file: String,
     experiment: Experiment,
+    /// `--set KEY=VALUE` overrides of the experiment file, as given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    overrides: Vec<String>,
     inputs: Vec<InputFile>,
     seed: u64,
     bootstrap: usize,

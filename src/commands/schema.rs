@@ -380,7 +380,7 @@ mod tests {
             .collect();
         dirs.sort();
         for dir in dirs {
-            let exp = crate::pipeline::load::experiment(&dir.join("experiment.toml"))
+            let exp = crate::pipeline::load::experiment(&dir.join("experiment.toml"), &[])
                 .ok()
                 .map(|(e, _)| e);
             for stem in files::stems() {

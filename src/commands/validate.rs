@@ -103,7 +103,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
     let (corpus_dir, experiment) = match &experiment_path {
         Some(p) => {
             v.checked.push(p.display().to_string());
-            match load::experiment(p) {
+            match load::experiment(p, &args.set) {
                 Ok((e, _)) => (e.corpus.clone(), Some(e)),
                 Err(Error::Input(e)) => {
                     v.problems.push(Problem::from(&e, "refused"));

@@ -98,19 +98,49 @@ fn value_offset(value: &toml::de::DeValue, parts: &[&str]) -> Option<usize> {
 /// needs a line) where each key is.
 pub(crate) struct Ctx<'a> {
     pub(crate) name: &'a str,
+    /// What serde reads: the file, with any `--set` overrides applied.
     pub(crate) text: &'a str,
-    /// The document with the position of every key, to place an error on its line; parsed
-    /// only when an error needs a line.
+    /// The file as written, whose lines errors name.
+    source: &'a str,
+    /// The `--set` overrides `text` holds beyond the file: an error at one of their keys names
+    /// the override rather than a line.
+    overrides: &'a [Override],
+    /// The file with the position of every key, to place an error on its line; parsed only
+    /// when an error needs a line.
     spans: std::cell::OnceCell<Option<toml::Spanned<toml::de::DeTable<'a>>>>,
+    /// `text` as tables, to find the key that holds a refused value.
+    tables: std::cell::OnceCell<Option<toml::Spanned<toml::de::DeTable<'a>>>>,
 }
 
 impl<'a> Ctx<'a> {
     pub(crate) fn new(name: &'a str, text: &'a str) -> Self {
+        Ctx::with_overrides(name, text, text, &[])
+    }
+
+    /// A file `source` read as `text`, which is `source` with `overrides` applied.
+    pub(crate) fn with_overrides(
+        name: &'a str,
+        text: &'a str,
+        source: &'a str,
+        overrides: &'a [Override],
+    ) -> Self {
         Ctx {
             name,
             text,
+            source,
+            overrides,
             spans: std::cell::OnceCell::new(),
+            tables: std::cell::OnceCell::new(),
         }
+    }
+
+    /// The override that set `path`, a table above it or a key below it.
+    fn override_at(&self, path: &str) -> Option<&Override> {
+        self.overrides.iter().rev().find(|o| {
+            o.key == path
+                || o.key.starts_with(&format!("{path}."))
+                || path.starts_with(&format!("{}.", o.key))
+        })
     }
 
     /// The line where the dotted `path` (`arms.treatment.review.policy`) is set: the position
@@ -121,12 +151,17 @@ impl<'a> Ctx<'a> {
         let parts: Vec<&str> = path.split('.').collect();
         let spans = self
             .spans
-            .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
+            .get_or_init(|| toml::de::DeTable::parse(self.source).ok());
         let offset = key_offset(spans.as_ref()?.get_ref(), &parts)?;
-        Some(crate::error::line_at(self.text, offset))
+        Some(crate::error::line_at(self.source, offset))
     }
 
     pub(crate) fn error(&self, path: &str, problem: impl Into<String>) -> InputError {
+        if let Some(o) = self.override_at(path) {
+            // Set on the command line, not on a line of the file.
+            return InputError::new(format!("{} (--set {o})", self.name), problem)
+                .field(format!("`{path}`"));
+        }
         let e = InputError::new(self.name, problem).field(format!("`{path}`"));
         // A key inside an inline table (`weights = { reads = 2 }`) sits on its parent's line.
         let mut at = Some(path);
@@ -143,10 +178,10 @@ impl<'a> Ctx<'a> {
 
     /// The table at the dotted `path` (the document's top for the empty path), as written.
     pub(crate) fn table_at(&self, path: &str) -> Option<&toml::de::DeTable<'_>> {
-        let spans = self
-            .spans
+        let tables = self
+            .tables
             .get_or_init(|| toml::de::DeTable::parse(self.text).ok());
-        let mut table = spans.as_ref()?.get_ref();
+        let mut table = tables.as_ref()?.get_ref();
         for part in path.split('.').filter(|p| !p.is_empty()) {
             match table.iter().find(|(k, _)| k.get_ref() == part)?.1.get_ref() {
                 toml::de::DeValue::Table(t) => table = t,
@@ -208,7 +243,10 @@ impl<'a> Ctx<'a> {
             }
         };
         let located = |e: InputError| match (e.line, span.clone()) {
-            (None, Some(s)) => e.at_line(crate::error::line_at(self.text, s.start)),
+            // serde's spans are in `text`, which is the file only when nothing is overridden.
+            (None, Some(s)) if self.overrides.is_empty() => {
+                e.at_line(crate::error::line_at(self.text, s.start))
+            }
             _ => e,
         };
         if let Some(rest) = message.strip_prefix("unknown field `") {
@@ -290,4 +328,91 @@ impl<'a> Ctx<'a> {
             .find(|k| *k != key && crate::text::nearest(k, &[key]).is_some())
             .map(|k| k.to_string())
     }
+}
+
+/// `--set KEY=VALUE`: one dotted key of a TOML file set as if the file said it. The value is
+/// read as TOML (`50`, `true`, `"x"`, `[1, 2]`), and as a string when it is not TOML
+/// (`--set arms.treatment.review.policy=anchored`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Override {
+    pub key: String,
+    pub value: String,
+}
+
+impl std::fmt::Display for Override {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+impl std::str::FromStr for Override {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (key, value) = s.split_once('=').ok_or_else(|| {
+            format!("`{s}` is not KEY=VALUE (e.g. arms.treatment.review.actionable_from=50)")
+        })?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
+            return Err(format!(
+                "`{key}` is not a dotted key (e.g. arms.treatment.review.actionable_from)"
+            ));
+        }
+        Ok(Override {
+            key: key.to_string(),
+            value: value.trim().to_string(),
+        })
+    }
+}
+
+impl Override {
+    /// The value as TOML, or as a string when it is not TOML.
+    fn toml_value(&self) -> toml::Value {
+        format!("v = {}", self.value)
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(self.value.clone()))
+    }
+}
+
+/// `text` with `overrides` applied, in order, as TOML to read again; `None` when `text` is not
+/// TOML (reading the file as written then says why). A key whose parent is a value, not a
+/// table, is refused, naming the override.
+pub(crate) fn apply(
+    name: &str,
+    text: &str,
+    overrides: &[Override],
+) -> Result<Option<String>, InputError> {
+    let Ok(mut doc) = text.parse::<toml::Table>() else {
+        return Ok(None);
+    };
+    for o in overrides {
+        let parts: Vec<&str> = o.key.split('.').map(str::trim).collect();
+        let (last, parents) = parts.split_last().expect("a key has a part");
+        let mut table = &mut doc;
+        for (i, part) in parents.iter().enumerate() {
+            let entry = table
+                .entry(part.to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            match entry {
+                toml::Value::Table(t) => table = t,
+                other => {
+                    return Err(InputError::new(
+                        format!("{name} (--set {o})"),
+                        format!(
+                            "`{}` is {}, not a table: --set cannot set a key inside it",
+                            parts[..=i].join("."),
+                            other.type_str()
+                        ),
+                    )
+                    .field(format!("`{}`", o.key)))
+                }
+            }
+        }
+        table.insert(last.to_string(), o.toml_value());
+    }
+    toml::to_string(&doc)
+        .map(Some)
+        .map_err(|e| InputError::new(name, format!("cannot apply --set: {e}")))
 }

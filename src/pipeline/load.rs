@@ -152,9 +152,13 @@ fn nth_newline(bytes: &[u8], n: usize) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// Reads and checks an experiment file: UTF-8, then every rule of docs/reference.md that the file alone
-/// decides. An unreadable file is `Err(Error::Read)`; a bad one, `Err(Error::Input)`.
-pub fn experiment(path: &Path) -> Result<(Experiment, InputFile), Error> {
+/// Reads and checks an experiment file, with `overrides` (`--set`) applied: UTF-8, then every
+/// rule of docs/reference.md that the file alone decides. An unreadable file is
+/// `Err(Error::Read)`; a bad one, `Err(Error::Input)`.
+pub fn experiment(
+    path: &Path,
+    overrides: &[config::Override],
+) -> Result<(Experiment, InputFile), Error> {
     let mut inputs = Vec::with_capacity(1);
     let bytes = read(path, &mut inputs)?;
     let text = String::from_utf8(bytes).map_err(|e| {
@@ -164,7 +168,7 @@ pub fn experiment(path: &Path) -> Result<(Experiment, InputFile), Error> {
             .at_line(line)
             .hint("save the experiment file as UTF-8")
     })?;
-    let exp = config::parse(path, &text)?;
+    let exp = config::parse_with(path, &text, overrides)?;
     Ok((exp, inputs.remove(0)))
 }
 

@@ -24,6 +24,9 @@ pub struct Provenance {
     pub started_at: String,
     pub finished_at: String,
     pub inputs: Vec<InputFile>,
+    /// `--set KEY=VALUE` overrides of the experiment file, as given.
+    #[serde(default)]
+    pub overrides: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -1950,12 +1953,18 @@ fn about_rows(p: &Provenance) -> Vec<(String, String)> {
     let mut rows = vec![
         ("run id".to_string(), p.run_id.clone()),
         ("experiment".into(), p.experiment_file.clone()),
+    ];
+    // The figures are not the file's alone: say what the command line changed.
+    for o in &p.overrides {
+        rows.push(("set on the command line".into(), o.clone()));
+    }
+    rows.extend([
         ("calibench".into(), p.calibench_version.clone()),
         ("started".into(), p.started_at.clone()),
         ("finished".into(), p.finished_at.clone()),
         ("seed".into(), p.seed.to_string()),
         ("bootstrap replicates".into(), p.bootstrap.to_string()),
-    ];
+    ]);
     for f in &p.inputs {
         rows.push((
             format!("input {}", f.path),
