@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::input::reliability::Layout;
 use crate::stats::alpha::Level;
-use crate::stats::bootstrap::{Method, MAX_REPLICATES};
+use crate::stats::bootstrap::Method;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -88,20 +88,7 @@ pub struct InitArgs {
     pub dir: Option<PathBuf>,
     /// What the corpus holds
     #[arg(long, value_enum)]
-    pub kind: InitKind,
-}
-
-/// The kinds of corpus `init` makes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum InitKind {
-    /// Reviewer returns on documents, with judge verdicts: an A/B of a rubric change
-    Doc,
-    /// Reviewer returns on code changes, with judge verdicts
-    Code,
-    /// Agent query traces: a capacity review of a confidence model
-    Queries,
-    /// Imported eval scores of two runs
-    Scores,
+    pub kind: crate::generate::starter::InitKind,
 }
 
 #[derive(Debug, Args)]
@@ -138,56 +125,7 @@ pub struct RunArgs {
     /// Experiment files; none means every corpora/*/experiment.toml
     pub experiments: Vec<PathBuf>,
     #[command(flatten)]
-    pub options: RunOptions,
-}
-
-/// How a run is made and where it is written: shared by `run` and `gate EXPERIMENT`.
-#[derive(Clone, Debug, Args)]
-pub struct RunOptions {
-    /// Where run directories are written
-    #[arg(long, default_value = "runs")]
-    pub runs_dir: PathBuf,
-    /// Where reports are written
-    #[arg(long, default_value = "reports")]
-    pub reports_dir: PathBuf,
-    /// Name of the run directory (default: derived from the experiment and time)
-    #[arg(long)]
-    pub run_id: Option<String>,
-    /// Refuse the run on any malformed finding instead of dropping and counting it
-    #[arg(long)]
-    pub strict: bool,
-    /// Bootstrap replicates for every interval (overrides the experiment; at most 1000000)
-    #[arg(long, value_parser = replicates)]
-    pub bootstrap: Option<usize>,
-    /// Seed for every bootstrap (overrides the experiment)
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Write no plots
-    #[arg(long)]
-    pub no_plots: bool,
-    /// Replay this corpus folder instead of the experiment's `corpus` (e.g. a collect run
-    /// directory); one experiment only
-    #[arg(long)]
-    pub corpus: Option<PathBuf>,
-    /// Replay a collection that did not finish (its collect.json is not complete); the report
-    /// says it is incomplete
-    #[arg(long)]
-    pub allow_incomplete: bool,
-    /// Worker threads for bootstraps (default: the CPUs available); the figures never depend on it
-    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-    pub threads: Option<u16>,
-    /// Set a key of experiment.toml for this run, as if the file said it, checked as the file
-    /// is (repeatable): --set arms.treatment.review.actionable_from=50
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<crate::input::toml::Override>,
-}
-
-/// The worker threads to use: `--threads`, else every CPU available.
-pub fn threads(flag: Option<u16>) -> usize {
-    flag.map_or_else(
-        || std::thread::available_parallelism().map_or(1, |n| n.get()),
-        usize::from,
-    )
+    pub options: crate::pipeline::RunOptions,
 }
 
 #[derive(Debug, Args)]
@@ -215,7 +153,7 @@ pub struct GateArgs {
     #[arg(long, conflicts_with_all = ["policy", "junit", "summary"])]
     pub list_metrics: bool,
     #[command(flatten)]
-    pub options: RunOptions,
+    pub options: crate::pipeline::RunOptions,
 }
 
 #[derive(Debug, Args)]
@@ -225,19 +163,6 @@ pub struct AcceptArgs {
     /// Where to store it (default: `accepted` beside the run, e.g. runs/accepted)
     #[arg(long)]
     pub to: Option<PathBuf>,
-}
-
-/// A `--bootstrap` count: a whole number up to [`MAX_REPLICATES`].
-fn replicates(text: &str) -> Result<usize, String> {
-    let n: usize = text
-        .parse()
-        .map_err(|_| format!("`{text}` is not a whole number of replicates"))?;
-    if n > MAX_REPLICATES {
-        return Err(format!(
-            "{n} replicates is more than the {MAX_REPLICATES} allowed (2000 give stable 95% intervals)"
-        ));
-    }
-    Ok(n)
 }
 
 #[derive(Debug, Args)]
@@ -255,7 +180,7 @@ pub struct AlphaArgs {
     #[arg(long, conflicts_with = "layout")]
     pub units_as_rows: bool,
     /// Bootstrap replicates for the 95% interval; 0 for none; at most 1000000
-    #[arg(long, default_value_t = 2000, value_parser = replicates)]
+    #[arg(long, default_value_t = 2000, value_parser = crate::pipeline::replicates)]
     pub bootstrap: usize,
     /// Bootstrap method: resample units, or KALPHA's coincidence resampling
     #[arg(long, value_enum, default_value_t = MethodArg::Units)]

@@ -18,6 +18,7 @@
 use serde_json::{json, Value};
 
 mod capacity;
+pub mod starter;
 
 pub use capacity::{many as many_queries, EXPERIMENT as CAPACITY_EXPERIMENT};
 

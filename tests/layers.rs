@@ -144,3 +144,46 @@ fn the_check_sees_an_upward_name() {
     assert_eq!(names, BTreeSet::from(["report".to_string()]));
     assert!(ranks["report"] > ranks["replay"]);
 }
+
+#[test]
+fn commands_do_not_call_each_other() {
+    // A command is a thin edge over the pipeline and the core: what two commands share lives
+    // below them (`pipeline`, `gate`, `report`, …), never in one of them.
+    let dir = src().join("commands");
+    let siblings: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|s| s != "mod")
+        .collect();
+    let mut calls = Vec::new();
+    for name in &siblings {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.rs"))).unwrap();
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+        // The first segment of each `super::…` or `crate::commands::…` path (each item's, in
+        // a `use super::{a, b::c}` group): the module of `commands` it names.
+        let mut heads: Vec<String> = Vec::new();
+        for prefix in ["super::", "crate::commands::"] {
+            for (i, _) in code.match_indices(prefix) {
+                let rest = &code[i + prefix.len()..];
+                let items = match rest.strip_prefix('{') {
+                    Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+                    None => &rest[..rest.find([';', '(', ' ', '\n']).unwrap_or(rest.len())],
+                };
+                for item in items.split(',') {
+                    let head = item.trim().split("::").next().unwrap_or("").trim();
+                    heads.push(head.to_string());
+                }
+            }
+        }
+        for other in siblings.iter().filter(|o| *o != name) {
+            if heads.iter().any(|h| h == other) {
+                calls.push(format!(
+                    "src/commands/{name}.rs names the command module {other}"
+                ));
+            }
+        }
+    }
+    assert!(calls.is_empty(), "{}", calls.join("\n"));
+}

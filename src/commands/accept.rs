@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{read_file, report::read_run};
 use crate::cli::AcceptArgs;
 use crate::error::{Error, InputError};
 use crate::output::Render;
+use crate::pipeline::{read_file, stored::read_run};
 use crate::rundir::replace_dir;
 
 /// What `accept` did.

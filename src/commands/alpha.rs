@@ -5,11 +5,11 @@ use std::time::Instant;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use super::{read_file, Timer};
 use crate::cli::AlphaArgs;
 use crate::error::{Error, InputError};
 use crate::input::reliability::{self, Layout};
 use crate::output::{self, fmt_opt, Render};
+use crate::pipeline::{read_file, Timer};
 use crate::stats::alpha::{AlphaError, Level, Prepared};
 use crate::stats::bootstrap::{self, Exceedance, Interval, Method, Plan};
 
@@ -64,7 +64,7 @@ pub fn run(args: &AlphaArgs, timer: &Timer, progress: bool) -> Result<AlphaRepor
         method,
         replicates: args.bootstrap,
         seed: args.seed,
-        threads: crate::cli::threads(args.threads),
+        threads: crate::pipeline::threads(args.threads),
     };
     let summary = if args.bootstrap == 0 {
         None

@@ -1,10 +1,10 @@
 //! `calibench calibrate FILE`: calibration of recorded confidences against outcomes.
 
-use super::read_file;
 use crate::cli::CalibrateArgs;
 use crate::error::{Error, InputError};
 use crate::input::calibration as reader;
 use crate::output::{fmt_opt, Render};
+use crate::pipeline::read_file;
 use crate::stats::calibration::{calibrate, Calibration};
 
 pub fn run(args: &CalibrateArgs) -> Result<Calibration, Error> {

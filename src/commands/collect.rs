@@ -31,8 +31,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::run::refuse;
-use super::{experiment_file, read_file};
 use crate::cli::CollectArgs;
 use crate::collect::arrival::{Expect, Returns};
 use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, Target, AGENT};
@@ -43,6 +41,7 @@ use crate::corpus::{queries, reviews};
 use crate::error::{Error, InputError};
 use crate::output::{self, Render};
 use crate::pipeline::load;
+use crate::pipeline::{experiment_file, read_file};
 use crate::rundir::{self, RunId};
 
 /// What `collect` did.
@@ -410,12 +409,12 @@ impl StageContext<'_> {
         let bytes = read_file(&reviews_path)?;
         let name = reviews_path.display().to_string();
         let (records, problems) = reviews::parse(&name, &bytes);
-        refuse(problems)?;
+        problems.refuse()?;
         let mut index = reviews::Index::default();
         records.iter().for_each(|r| index.add(r));
         let mut loaded = load::Loaded::default();
         load::targets_and_sources(&mut loaded, self.run_dir, &reviews_path, &index)?;
-        refuse(loaded.refusals)?;
+        loaded.refusals.refuse()?;
         let targets = loaded.corpus.targets.map(|(_, t)| t).unwrap_or_default();
         let paths: HashMap<String, PathBuf> = p
             .targets
@@ -1321,7 +1320,7 @@ fn read_recorded(
     let keys: Vec<(u64, Key)> = match kind {
         Kind::Reviews => {
             let (records, problems) = reviews::parse(&name, &bytes);
-            refuse(problems)?;
+            problems.refuse()?;
             records
                 .into_iter()
                 .map(|r| (r.line, (r.arm, r.target, r.reviewer, r.run)))
@@ -1329,7 +1328,7 @@ fn read_recorded(
         }
         Kind::Queries => {
             let (all, problems) = queries::parse(&name, &bytes);
-            refuse(problems)?;
+            problems.refuse()?;
             all.into_iter()
                 .map(|q| (q.line, (q.arm, q.query_id, AGENT.to_string(), q.run)))
                 .collect()

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{read_file, Timer};
 use crate::cli::GateArgs;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::gate::format::{self, About};
 use crate::gate::{self, policy, Outcome, Policy};
 use crate::output::Render;
+use crate::pipeline::{read_file, Timer};
 use crate::rundir::{self, replace_file};
 
 /// What `gate` found.
@@ -58,8 +58,8 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
 
     let (metrics, run_dir, report, ran) = match &target {
         Target::Experiment(path) => {
-            super::run::prepare_folders(&args.options)?;
-            let done = super::run::run_one(path, &args.options, timer)?;
+            crate::pipeline::run::prepare_folders(&args.options)?;
+            let done = crate::pipeline::run::run_one(path, &args.options, timer)?;
             let value = serde_json::to_value(&done.metrics).map_err(|e| {
                 Error::Write(std::io::Error::other(format!("metrics of the run: {e}")))
             })?;
@@ -189,7 +189,7 @@ fn experiment_of(dir: &Path) -> Result<PathBuf, Error> {
     // folder holding experiment.toml.
     let named = value["experiment_file"]
         .as_str()
-        .map(|p| super::experiment_file(Path::new(p)));
+        .map(|p| crate::pipeline::experiment_file(Path::new(p)));
     match named {
         Some(p) if p.is_file() => Ok(p),
         Some(p) => Err(InputError::new(

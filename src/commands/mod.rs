@@ -16,9 +16,8 @@ pub mod schema;
 pub mod trust;
 pub mod validate;
 
+use crate::pipeline::Timer;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
 
 use crate::cli::{Cli, Command};
 use crate::error::Error;
@@ -76,63 +75,4 @@ pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
 fn emit<R: output::Render>(result: &R, style: Style) -> Result<Verdict, Error> {
     output::print(&output::render(result, style)).map_err(Error::Write)?;
     Ok(Verdict::Pass)
-}
-
-/// The experiment file a path names: the path itself, or `experiment.toml` in a folder.
-pub(crate) fn experiment_file(path: &Path) -> PathBuf {
-    if path.is_dir() {
-        path.join("experiment.toml")
-    } else {
-        path.to_path_buf()
-    }
-}
-
-/// Reads a whole input file, naming it in the error.
-pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| Error::read(path, e))
-}
-
-/// Phase timings on stderr for the hidden `--timings` flag; silent otherwise.
-pub struct Timer {
-    on: bool,
-    start: Instant,
-}
-
-impl Timer {
-    pub fn new(on: bool) -> Self {
-        Timer {
-            on,
-            start: Instant::now(),
-        }
-    }
-
-    /// Reports the time since the previous lap (or the start) under `phase`, and the peak
-    /// resident memory so far where the system says it (Linux's `VmHWM`).
-    pub fn lap(&self, phase: &str, since: &mut Instant) {
-        if self.on {
-            let peak = std::fs::read_to_string("/proc/self/status")
-                .ok()
-                .and_then(|s| {
-                    let kb = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
-                    kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()
-                })
-                .map(|kb| format!(", peak {} MB", kb / 1024))
-                .unwrap_or_default();
-            // SAFETY: getrusage only writes the struct it is given.
-            let cpu = unsafe {
-                let mut usage: libc::rusage = std::mem::zeroed();
-                (libc::getrusage(libc::RUSAGE_SELF, &mut usage) == 0).then(|| {
-                    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-                    s(usage.ru_utime) + s(usage.ru_stime)
-                })
-            };
-            let cpu = cpu.map_or_else(String::new, |c| format!(", cpu {c:.3} s"));
-            eprintln!(
-                "timing {phase}: {:.3} s (total {:.3} s{cpu}{peak})",
-                since.elapsed().as_secs_f64(),
-                self.start.elapsed().as_secs_f64()
-            );
-        }
-        *since = Instant::now();
-    }
 }

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::read_file;
 use crate::cli::PlanArgs;
 use crate::error::{Error, InputError};
 use crate::model::Metrics;
 use crate::output::Render;
+use crate::pipeline::read_file;
 use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
 use crate::stats::power::{
@@ -83,10 +83,10 @@ pub struct SizePower {
 }
 
 pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
-    let (metrics, about) = super::report::read_run(&args.run_dir)?;
+    let (metrics, about) = crate::pipeline::stored::read_run(&args.run_dir)?;
     let compared = metric_of(&metrics, &args.metric, &args.run_dir)?;
     let diffs = differences(&args.run_dir, &metrics, &compared)?;
-    let threads = crate::cli::threads(args.threads);
+    let threads = crate::pipeline::threads(args.threads);
     plan(
         &compared,
         &diffs,

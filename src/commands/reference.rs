@@ -6,10 +6,11 @@
 use clap::CommandFactory;
 use serde_json::Value;
 
-use crate::cli::{Cli, InitKind};
+use crate::cli::Cli;
 use crate::config::RawExperiment;
 use crate::corpus::{reviews, schema as files};
 use crate::error::Error;
+use crate::generate::starter::InitKind;
 use crate::output::Render;
 use crate::policy::{Mode, Scale};
 
@@ -362,7 +363,7 @@ fn example_line(stem: &str) -> Option<String> {
         "scores" => (InitKind::Scores, "scores.jsonl"),
         _ => return None,
     };
-    super::init::files(kind)
+    crate::generate::starter::files(kind)
         .into_iter()
         .find(|(n, _)| n == file)
         .and_then(|(_, text)| text.lines().next().map(str::to_string))
@@ -502,17 +503,22 @@ fn metrics() -> String {
     s += "`lift` is the mean paired difference of the judges' composite (treatment − baseline), \
           over the items judged in both arms; better: higher. An imported scorer's delta is keyed \
           by its name as the log wrote it (`scores.delta.<scorer>`).\n\n";
-    let listed = super::gate::list_metrics();
+    let (patterns, key_sets) = (
+        crate::gate::schema::number_patterns(),
+        crate::gate::schema::key_sets()
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    );
     s += "### Metric paths\n\nEvery path a gate check can name (`calibench gate --list-metrics`). \
           `<i>` is a list index from 0, `{0|1}` the lower or upper end of an interval, `<key>` any \
           key of that table (in double quotes when it holds a dot); the other `<names>` follow \
           the list.\n\n```text\n";
-    for m in &listed.metrics {
+    for m in &patterns {
         s += m;
         s.push('\n');
     }
     s += "```\n\n";
-    for (label, keys) in &listed.keys {
+    for (label, keys) in &key_sets {
         s += &format!("- `<{label}>`: {}\n", keys.join(", "));
     }
     s + "\n"

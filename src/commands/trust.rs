@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::read_file;
 use crate::cli::TrustArgs;
 use crate::corpus::verdicts;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::output::Render;
+use crate::pipeline::read_file;
 use crate::policy::Trust;
 use crate::trust::{verdict, TrustVerdict};
 

@@ -1,0 +1,284 @@
+//! One run of one experiment, end to end: the experiment and its corpus loaded and checked,
+//! replayed and analysed, its run directory written whole (metrics, trust, tables, manifest)
+//! and its report rendered (docs/guides/reports.md).
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+
+use super::load::{self, InputFile};
+use super::{RunOptions, Timer};
+use crate::analysis::{self, Corpus, Settings};
+use crate::config::Experiment;
+use crate::error::{Error, InputError};
+use crate::model::{Analysis, Metrics};
+use crate::output;
+use crate::report::document::{Document, Provenance};
+use crate::report::tables;
+use crate::rundir::{self, Claim, RunId};
+
+/// A run made: where it was written, what it measured and what its report says.
+#[derive(Clone, Debug)]
+pub struct Completed {
+    pub run_dir: PathBuf,
+    pub report_dir: PathBuf,
+    pub metrics: Metrics,
+    /// What the report says: the terminal summary and the index are rendered from it.
+    pub document: Document,
+}
+
+/// Checks the runs and reports folders before any work, and sweeps up what killed runs left
+/// in them (saying so once on stderr). A runs folder and a reports folder that are the same, or
+/// one inside the other, are refused: writing a report must never replace a run (docs/guides/reports.md).
+pub fn prepare_folders(options: &RunOptions) -> Result<(), Error> {
+    let (runs, reports) = (
+        rundir::resolved(&options.runs_dir),
+        rundir::resolved(&options.reports_dir),
+    );
+    if runs.starts_with(&reports) || reports.starts_with(&runs) {
+        let relation = if runs == reports {
+            "is the same folder as"
+        } else {
+            "and --reports-dir nest:"
+        };
+        return Err(InputError::new(
+            "--runs-dir",
+            format!(
+                "`{}` {relation} --reports-dir `{}`",
+                options.runs_dir.display(),
+                options.reports_dir.display()
+            ),
+        )
+        .hint("a report written into the runs folder would replace the run of the same id; give two separate folders (e.g. runs and reports)")
+        .into());
+    }
+    let mut swept = rundir::sweep_stale(&options.runs_dir);
+    swept.extend(rundir::sweep_stale(&options.reports_dir));
+    if let Some(message) = rundir::describe_sweep(&swept) {
+        crate::output::print_warning(&message);
+    }
+    Ok(())
+}
+
+/// Reads the experiment (a file, or a folder holding `experiment.toml`) and its corpus — or
+/// `corpus` instead of the one it names — through the corpus loader. Every problem the loader
+/// finds refuses the run, so `validate` (the same loader) reports exactly what is refused here.
+pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
+    let corpus = args.corpus.as_deref();
+    let path = &super::experiment_file(path);
+    let (mut exp, experiment_input) = load::experiment(path, &args.set)?;
+    if let Some(dir) = corpus {
+        if !dir.is_dir() {
+            return Err(InputError::new(dir.display().to_string(), "is not a folder")
+                .field("`--corpus`")
+                .hint("a folder holding reviews.jsonl, queries.jsonl or verdicts.jsonl, such as a collect run directory")
+                .into());
+        }
+        exp.corpus = dir.to_path_buf();
+    }
+    let loaded = load::load(&exp.corpus, Some((path, &exp)), args.allow_incomplete)?;
+    loaded.refusals.refuse()?;
+    let mut inputs = vec![experiment_input];
+    inputs.extend(loaded.inputs);
+    Ok(Loaded {
+        experiment: exp,
+        corpus: loaded.corpus,
+        inputs,
+        incomplete: loaded.incomplete,
+        suspect: loaded.suspect,
+    })
+}
+
+/// An experiment and its corpus, read for a run.
+pub struct Loaded {
+    pub experiment: Experiment,
+    pub corpus: Corpus,
+    /// Every file read, for the manifest.
+    pub inputs: Vec<InputFile>,
+    /// What the report must say when an unfinished collection was replayed on purpose.
+    pub incomplete: Option<String>,
+    /// Arms most of whose findings are malformed: warned of, and said in the report.
+    pub suspect: Vec<crate::corpus::MalformedShare>,
+}
+
+pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
+    let started = SystemTime::now();
+    let mut lap = std::time::Instant::now();
+    let Loaded {
+        experiment: mut exp,
+        corpus,
+        inputs,
+        incomplete,
+        suspect,
+    } = load(path, args)?;
+    for share in &suspect {
+        output::print_warning(&format!(
+            "{}: {}; the run goes on, and its report says its inputs are suspect\n  hint: {}",
+            exp_label(path),
+            share.sentence(),
+            share.fix
+        ));
+    }
+    timer.lap("read and parse", &mut lap);
+    if let Some(b) = args.bootstrap {
+        exp.bootstrap = b;
+    }
+    if let Some(s) = args.seed {
+        exp.seed = s;
+    }
+    // The id is claimed before the replay: a taken --run-id is refused before any work, and
+    // concurrent runs of one experiment each get their own.
+    let claim = Claim::new(
+        &args.runs_dir,
+        match &args.run_id {
+            Some(id) => RunId::Given(id.clone()),
+            None => RunId::Default(format!("{}-{}", exp.name, rundir::compact_time(started))),
+        },
+    )?;
+    let run_id = claim.id().to_string();
+    let settings = Settings {
+        strict: args.strict,
+        threads: super::threads(args.threads),
+    };
+    let Analysis {
+        mut metrics,
+        findings,
+        queries,
+        pairs,
+        scores,
+    } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    metrics.incomplete = incomplete;
+    metrics.inputs_suspect = suspect;
+    drop(corpus);
+    timer.lap("replay and metrics", &mut lap);
+
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    files.push(("metrics.json".into(), to_json(&metrics)));
+    if let Some(trust) = &metrics.trust {
+        #[derive(Serialize)]
+        struct TrustFile<'a> {
+            #[serde(flatten)]
+            verdict: &'a crate::trust::TrustVerdict,
+            lift: &'a Option<crate::trust::Lift>,
+        }
+        files.push((
+            "trust.json".into(),
+            to_json(&TrustFile {
+                verdict: trust,
+                lift: &metrics.lift,
+            }),
+        ));
+    }
+    // Each table with rows is written straight into the claimed run directory, a batch of rows
+    // at a time, each frame built as the writers reach it; the rows are let go after their
+    // table. At a million findings the rows, a whole frame and the CSV text are never all held.
+    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
+    let write_table =
+        |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
+            let mut frames = frames.filter_map(Result::transpose).peekable();
+            if frames.peek().is_none() {
+                return Ok(());
+            }
+            let (csv, parquet) = (format!("{name}.csv"), format!("{name}.parquet"));
+            claim.write_with([&csv, &parquet], |[csv, parquet]| {
+                tables::write_frames(frames, csv, parquet).map_err(table_error)
+            })
+        };
+    write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
+    let controls = controls_replayed(&metrics);
+    write_table(
+        "findings",
+        &mut findings
+            .iter()
+            .flat_map(|rows| rows.chunks(tables::FRAME_ROWS))
+            .map(|rows| tables::findings(rows, controls)),
+    )?;
+    drop(findings);
+    write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
+    drop(queries);
+    write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
+    drop(scores);
+    write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
+    timer.lap("tables", &mut lap);
+    let manifest = Manifest {
+        run_id: run_id.clone(),
+        calibench_version: env!("CARGO_PKG_VERSION"),
+        command_line: std::env::args().collect(),
+        experiment_file: super::experiment_file(path).display().to_string(),
+        experiment: exp.clone(),
+        overrides: args.set.iter().map(ToString::to_string).collect(),
+        inputs,
+        seed: exp.seed,
+        bootstrap: exp.bootstrap,
+        started_at: rundir::timestamp(started),
+        finished_at: rundir::timestamp(SystemTime::now()),
+    };
+    let manifest = to_json(&manifest);
+    // The report reads the manifest as `calibench report` will, so both render the same.
+    let about: Provenance = serde_json::from_slice(&manifest)
+        .map_err(|e| Error::Write(std::io::Error::other(format!("manifest.json: {e}"))))?;
+    files.push(("manifest.json".into(), manifest));
+    let run_dir = claim.commit(&files)?;
+    timer.lap("write", &mut lap);
+    let rendered = super::stored::render(&metrics, &about, !args.no_plots)?;
+    let report_dir =
+        super::stored::write(&args.reports_dir, &run_id, &rendered).map_err(|e| match e {
+            Error::Write(io) => Error::Write(std::io::Error::new(
+                io.kind(),
+                format!(
+                    "{io}\n  the run itself is whole in {}; render its report elsewhere with `calibench report {} --reports-dir DIR`",
+                    run_dir.display(),
+                    run_dir.display()
+                ),
+            )),
+            other => other,
+        })?;
+    timer.lap("report", &mut lap);
+    Ok(Completed {
+        run_dir,
+        report_dir,
+        document: rendered.document,
+        metrics,
+    })
+}
+
+/// The experiment file a warning is about.
+fn exp_label(path: &Path) -> String {
+    super::experiment_file(path).display().to_string()
+}
+
+/// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the
+/// file says so rather than the run dying half-written.
+fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": \"could not serialize: {e}\"}}").into_bytes());
+    out.push(b'\n');
+    out
+}
+
+#[derive(Serialize)]
+struct Manifest {
+    run_id: String,
+    calibench_version: &'static str,
+    command_line: Vec<String>,
+    experiment_file: String,
+    experiment: Experiment,
+    /// `--set KEY=VALUE` overrides of the experiment file, as given.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    overrides: Vec<String>,
+    inputs: Vec<InputFile>,
+    seed: u64,
+    bootstrap: usize,
+    started_at: String,
+    finished_at: String,
+}
+
+/// Whether the run replayed code review's precision controls (docs/guides/ab-rubric-change.md): their columns are in
+/// its tables only then.
+fn controls_replayed(metrics: &crate::model::Metrics) -> bool {
+    metrics
+        .review
+        .as_ref()
+        .is_some_and(|r| r.arms.baseline.controls.is_some())
+}
