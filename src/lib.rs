@@ -4,7 +4,7 @@
 //! Data flows one way:
 //!
 //! ```text
-//! cli ─▶ config (experiment.toml) ─▶ pipeline::load (which files make a corpus)
+//! commands ─▶ config (experiment.toml) ─▶ pipeline::load (which files make a corpus)
 //!     ─▶ replay (the review pipeline and its metrics, the confidence models; pure)
 //!     ─▶ stats (α, calibration, bootstraps, paired deltas, Holm and power; pure)
 //!     ─▶ trust (the verdict and the lift it guards; pure) · decision (better or not; pure)
@@ -38,7 +38,6 @@
 //!   are one enum in `error`, and exit statuses are decided in `exit`.
 
 pub mod analysis;
-pub mod cli;
 pub mod collect;
 pub mod commands;
 pub mod config;

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use calibench::cli::{Cli, Command};
-use calibench::{commands, exit, output};
+use calibench::commands::Cli;
+use calibench::{exit, output};
 
 /// mimalloc rather than glibc's malloc: a large replay builds and drops millions of small
 /// strings, which glibc's allocator serves several times slower (docs/benchmarks.md).
@@ -31,15 +31,11 @@ fn main() -> ExitCode {
     // memory back after 10 ms (mimalloc 2's default). `alpha`, which allocates its table once,
     // keeps the default: there the prompt return only costs page faults. An explicit
     // MIMALLOC_PURGE_DELAY in the environment wins.
-    let replays = matches!(
-        cli.command,
-        Command::Run(_) | Command::Gate(_) | Command::Validate(_) | Command::Collect(_)
-    );
-    if replays && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    if cli.command.replays() && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets a plain integer option; mimalloc reads options atomically.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
     }
-    let result = commands::dispatch(cli);
+    let result = cli.run();
     if let Err(e) = &result {
         output::print_error(&e.to_string());
     }

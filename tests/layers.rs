@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["analysis", "report"],
     &["pipeline"],
-    &["generate", "schema_walk", "cli", "commands"],
+    &["generate", "schema_walk", "commands"],
 ];
 
 fn src() -> PathBuf {

@@ -7,11 +7,19 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cli::AcceptArgs;
 use crate::error::{Error, InputError};
 use crate::output::Render;
 use crate::pipeline::{read_file, stored::read_run};
 use crate::rundir::replace_dir;
+
+#[derive(Debug, clap::Args)]
+pub struct AcceptArgs {
+    /// The run whose metrics become the accepted baseline (runs/<run-id>)
+    pub run_dir: std::path::PathBuf,
+    /// Where to store it (default: `accepted` beside the run, e.g. runs/accepted)
+    #[arg(long)]
+    pub to: Option<std::path::PathBuf>,
+}
 
 /// What `accept` did.
 #[derive(Clone, Debug, Serialize)]
@@ -103,5 +111,11 @@ impl Render for Accepted {
             s += &format!("  (it replaces {old})\n");
         }
         s
+    }
+}
+
+impl super::Run for AcceptArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }

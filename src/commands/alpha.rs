@@ -5,13 +5,41 @@ use std::time::Instant;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::cli::AlphaArgs;
 use crate::error::{Error, InputError};
 use crate::input::reliability::{self, Layout};
 use crate::output::{self, fmt_opt, Render};
 use crate::pipeline::{read_file, Timer};
 use crate::stats::alpha::{AlphaError, Level, Prepared};
 use crate::stats::bootstrap::{self, Exceedance, Interval, Method, Plan};
+
+#[derive(Debug, clap::Args)]
+pub struct AlphaArgs {
+    /// Reliability data: long CSV (unit,rater,value), wide CSV (rater,<unit>,…) or long JSON Lines
+    pub file: std::path::PathBuf,
+    /// Level of measurement
+    #[arg(long, value_enum, default_value_t = super::LevelArg::Interval)]
+    pub level: super::LevelArg,
+    /// Table layout; auto reads long when the header has unit, rater and value
+    #[arg(long, value_enum, default_value_t = super::LayoutArg::Auto)]
+    pub layout: super::LayoutArg,
+    /// Read a wide CSV with one row per unit (header `unit,<rater1>,<rater2>,…`), as R irr,
+    /// irrCAC, SPSS KALPHA and pandas write it
+    #[arg(long, conflicts_with = "layout")]
+    pub units_as_rows: bool,
+    /// Bootstrap replicates for the 95% interval; 0 for none; at most 1000000
+    #[arg(long, default_value_t = 2000, value_parser = crate::pipeline::replicates)]
+    pub bootstrap: usize,
+    /// Bootstrap method: resample units, or KALPHA's coincidence resampling
+    #[arg(long, value_enum, default_value_t = super::MethodArg::Units)]
+    pub bootstrap_method: super::MethodArg,
+    /// Seed of the bootstrap: same seed, same interval
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker threads of the bootstrap (default: the CPUs available); the interval never
+    /// depends on it
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
 
 /// The result printed by `calibench alpha` (`--json` keys are the public interface).
 #[derive(Clone, Debug, Serialize)]
@@ -171,5 +199,14 @@ impl Render for AlphaReport {
             }
         }
         s
+    }
+}
+
+impl super::Run for AlphaArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(
+            &run(&self, &ctx.timer, ctx.progress)?,
+            crate::exit::Verdict::Pass,
+        ))
     }
 }

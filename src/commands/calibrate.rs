@@ -1,11 +1,19 @@
 //! `calibench calibrate FILE`: calibration of recorded confidences against outcomes.
 
-use crate::cli::CalibrateArgs;
 use crate::error::{Error, InputError};
 use crate::input::calibration as reader;
 use crate::output::{fmt_opt, Render};
 use crate::pipeline::read_file;
 use crate::stats::calibration::{calibrate, Calibration};
+
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// CSV with confidence (0..1) and correct (0/1 or true/false) columns
+    pub file: std::path::PathBuf,
+    /// Number of equal-width, right-closed bins
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub bins: u32,
+}
 
 pub fn run(args: &CalibrateArgs) -> Result<Calibration, Error> {
     let name = args.file.display().to_string();
@@ -51,5 +59,11 @@ impl Render for Calibration {
             s += "  AUROC is undefined: every prediction has the same outcome\n";
         }
         s
+    }
+}
+
+impl super::Run for CalibrateArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }

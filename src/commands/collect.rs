@@ -31,7 +31,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::cli::CollectArgs;
 use crate::collect::arrival::{Expect, Returns};
 use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, Target, AGENT};
 use crate::collect::runner::{self, Context, Failure, Finished, Job, Protocol, Sink};
@@ -43,6 +42,28 @@ use crate::output::{self, Render};
 use crate::pipeline::load;
 use crate::pipeline::{experiment_file, read_file};
 use crate::rundir::{self, RunId};
+
+#[derive(Debug, clap::Args)]
+pub struct CollectArgs {
+    /// Experiment with a [collect] table (a file, or a folder holding experiment.toml)
+    pub experiment: std::path::PathBuf,
+    /// Where run directories are written
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: std::path::PathBuf,
+    /// Name of the run directory (default: derived from the experiment and time)
+    #[arg(long, conflicts_with = "resume")]
+    pub run_id: Option<String>,
+    /// Continue an interrupted collection in runs-dir/RUN_ID, skipping what is recorded
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// Print the calls that would run, and run none
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run one stage only: reviewers (starts a run, as collect does), validators or judges
+    /// (over the run named by --resume)
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub stage: Option<crate::collect::plan::Stage>,
+}
 
 /// What `collect` did.
 #[derive(Clone, Debug, Serialize)]
@@ -1617,5 +1638,19 @@ impl CollectReport {
             crate::output::shell_quote(&self.run_id),
             crate::output::shell_quote(&runs_dir.display().to_string())
         )
+    }
+}
+
+impl super::Run for CollectArgs {
+    const REPLAYS: bool = true;
+
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        let report = run(&self, ctx.progress)?;
+        let verdict = if report.interrupted {
+            crate::exit::Verdict::Interrupted
+        } else {
+            crate::exit::Verdict::Pass
+        };
+        Ok(ctx.answer(&report, verdict))
     }
 }

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::cli::GateArgs;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::gate::format::{self, About};
@@ -18,6 +17,34 @@ use crate::gate::{self, policy, Outcome, Policy};
 use crate::output::Render;
 use crate::pipeline::{read_file, Timer};
 use crate::rundir::{self, replace_file};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 every check passed, 1 a check failed, 2 bad input \
+                        (nothing is run or written).\n\
+                        The policy: --policy FILE, else the experiment's [gate] table, else a \
+                        gate.toml beside the experiment (for a run directory: the experiment \
+                        named in its manifest.json)."
+)]
+pub struct GateArgs {
+    /// A run directory (runs/<run-id>), or an experiment.toml to run first
+    #[arg(required_unless_present = "list_metrics")]
+    pub run_dir_or_experiment: Option<std::path::PathBuf>,
+    /// Policy file (default: the experiment's [gate] table, or gate.toml beside it)
+    #[arg(long)]
+    pub policy: Option<std::path::PathBuf>,
+    /// Write a JUnit XML report, one test case per check
+    #[arg(long)]
+    pub junit: Option<std::path::PathBuf>,
+    /// Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)
+    #[arg(long)]
+    pub summary: Option<std::path::PathBuf>,
+    /// Print every metric path a check can name, and exit
+    #[arg(long, conflicts_with_all = ["policy", "junit", "summary"])]
+    pub list_metrics: bool,
+    #[command(flatten)]
+    pub options: crate::pipeline::RunOptions,
+}
 
 /// What `gate` found.
 #[derive(Clone, Debug, Serialize)]
@@ -381,5 +408,17 @@ impl Render for MetricList {
             s += &format!("<{label}>: {}\n", keys.join(", "));
         }
         s
+    }
+}
+
+impl super::Run for GateArgs {
+    const REPLAYS: bool = true;
+
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        if self.list_metrics {
+            return Ok(ctx.answer(&list_metrics(), Verdict::Pass));
+        }
+        let (report, verdict) = run(&self, &ctx.timer)?;
+        Ok(ctx.answer(&report, verdict))
     }
 }

@@ -10,12 +10,40 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::ImportArgs;
 use crate::corpus::scores::{self, Score};
 use crate::error::{Error, InputError};
 use crate::import::{self, Format, Options, Tally};
 use crate::output::Render;
 use crate::rundir::{replace_file, DirLock};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Writes CORPUS_DIR/scores.jsonl, keeping the arms it holds. Scores come from the \
+samples, never from a log's summary; a sample that errored or carries no score is missing, never 0. \
+Exit status: 0 imported, 2 a log or the folder cannot be read as one arm (nothing is written)."
+)]
+pub struct ImportArgs {
+    /// The logs' format
+    #[arg(value_enum)]
+    pub format: crate::import::Format,
+    /// The log files: Inspect .eval or .json; promptfoo results.json; lm-eval samples_*.jsonl
+    /// (and results_*.json); a .csv or .jsonl table
+    #[arg(required = true)]
+    pub logs: Vec<std::path::PathBuf>,
+    /// The label the scores are filed under (an experiment's arm `source`)
+    #[arg(long)]
+    pub arm: String,
+    /// The corpus folder (created if needed)
+    #[arg(long, value_name = "CORPUS_DIR")]
+    pub into: std::path::PathBuf,
+    /// Import an arm the folder already holds again, dropping its earlier lines
+    #[arg(long)]
+    pub replace: bool,
+    /// promptfoo: the prompt × provider cell to read (provider id, prompt label, or
+    /// `PROVIDER | PROMPT LABEL`), when the file holds several
+    #[arg(long, value_name = "CELL")]
+    pub pick: Option<String>,
+}
 
 /// The corpus file imports write.
 pub const FILE: &str = "scores.jsonl";
@@ -159,5 +187,11 @@ impl Render for Report {
         }
         s += &format!("  arms in the file: {}\n", self.arms.join(", "));
         s
+    }
+}
+
+impl super::Run for ImportArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }

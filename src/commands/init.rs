@@ -8,10 +8,23 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::InitArgs;
 use crate::error::{Error, InputError};
 use crate::generate::starter::{files, kind_name};
 use crate::output::Render;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Writes DIR/experiment.toml (every key of its kind, with its default and what it \
+means) and a few example lines of each corpus file the kind reads; `calibench run DIR` runs them. \
+Exit status: 0 written, 2 DIR is not empty (nothing is written)."
+)]
+pub struct InitArgs {
+    /// The folder to make (default: the current one, which must then be empty)
+    pub dir: Option<std::path::PathBuf>,
+    /// What the corpus holds
+    #[arg(long, value_enum)]
+    pub kind: crate::generate::starter::InitKind,
+}
 
 /// What `init` wrote.
 #[derive(Clone, Debug, Serialize)]
@@ -80,6 +93,12 @@ pub fn run(args: &InitArgs) -> Result<Initialised, Error> {
         kind: kind_name(args.kind),
         files: files.into_iter().map(|(n, _)| n).collect(),
     })
+}
+
+impl super::Run for InitArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
+    }
 }
 
 #[cfg(test)]

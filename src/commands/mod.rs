@@ -1,5 +1,7 @@
-//! One module per command: each reads its inputs, calls the pure core, and returns a result
-//! that `output` renders.
+//! One module per command, thin: each declares its arguments (a clap `Args` struct, whose doc
+//! comments are its `--help`) and how it runs ([`Run`]), calls the pipeline and the core, and
+//! returns what `output` renders. The list of commands below is the one place a command is
+//! named: the command line, the dispatch and whether it replays corpora derive from it.
 
 pub mod accept;
 pub mod alpha;
@@ -16,63 +18,237 @@ pub mod schema;
 pub mod trust;
 pub mod validate;
 
-use crate::pipeline::Timer;
-use std::io::IsTerminal;
+use clap::{Parser, ValueEnum};
 
-use crate::cli::{Cli, Command};
 use crate::error::Error;
 use crate::exit::Verdict;
-use crate::output::{self, Style};
+use crate::input::reliability::Layout;
+use crate::output::{self, Render, Style};
+use crate::pipeline::Timer;
+use crate::stats::alpha::Level;
+use crate::stats::bootstrap::Method;
 
-/// Runs the command the user asked for; returns its verdict or the error to report.
-pub fn dispatch(cli: Cli) -> Result<Verdict, Error> {
-    let style = Style {
-        json: cli.json,
-        quiet: cli.quiet,
-    };
-    let timer = Timer::new(cli.timings);
-    // Progress bars go to stderr, and only to a terminal a person is watching.
-    let progress = !cli.quiet && !cli.json && std::io::stderr().is_terminal();
-    match cli.command {
-        Command::Alpha(args) => emit(&alpha::run(&args, &timer, progress)?, style),
-        Command::Calibrate(args) => emit(&calibrate::run(&args)?, style),
-        Command::Run(args) => emit(&run::run(&args, &timer, progress)?, style),
-        Command::Gate(args) if args.list_metrics => emit(&gate::list_metrics(), style),
-        Command::Gate(args) => {
-            let (report, verdict) = gate::run(&args, &timer)?;
-            emit(&report, style)?;
-            Ok(verdict)
-        }
-        Command::Accept(args) => emit(&accept::run(&args)?, style),
-        Command::Trust(args) => {
-            let (verdict, outcome) = trust::run(&args)?;
-            emit(&verdict, style)?;
-            Ok(outcome)
-        }
-        Command::Validate(args) => {
-            let validation = validate::run(&args)?;
-            emit(&validation, style)?;
-            Ok(validation.verdict())
-        }
-        Command::Collect(args) => {
-            let report = collect::run(&args, progress)?;
-            emit(&report, style)?;
-            Ok(if report.interrupted {
-                Verdict::Interrupted
-            } else {
-                Verdict::Pass
-            })
-        }
-        Command::Report(args) => emit(&report::run(&args)?, style),
-        Command::Schema(args) => emit(&schema::run(&args)?, style),
-        Command::Plan(args) => emit(&plan::run(&args)?, style),
-        Command::Import(args) => emit(&import::run(&args)?, style),
-        Command::Init(args) => emit(&init::run(&args)?, style),
-        Command::Reference => emit(&reference::run()?, style),
+#[derive(Debug, Parser)]
+#[command(
+    name = "calibench",
+    version,
+    about = "Tell whether a change to how LLM reviewers or agents score confidence is better, \
+             before it ships",
+    long_about = "calibench replays recorded corpora (reviewer returns, agent query traces, judge \
+                  verdicts) through a baseline and a treatment configuration, computes dispersion, \
+                  promotion, routing, recovery-gate frequency, calibration and Krippendorff's α, \
+                  gates the result through a trust verdict, and writes reports.\n\n\
+                  Exit status: 0 done (or: passed, trustworthy), 1 a gate check failed or the judges \
+                  are not trustworthy, 2 bad input or usage.",
+    after_help = "Colour: --color auto (the default: on a terminal, unless NO_COLOR is set), always or never. Progress bars go to stderr, only on a terminal."
+)]
+pub struct Cli {
+    /// When to colour errors and warnings on stderr
+    #[arg(long, global = true, value_enum, default_value_t = crate::output::ColorChoice::Auto)]
+    pub color: crate::output::ColorChoice,
+
+    /// Print the machine-readable result as JSON on stdout (and nothing else there)
+    #[arg(long, global = true)]
+    pub json: bool,
+
+    /// Print no human summary and no progress; errors still go to stderr
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+
+    /// Print how long each phase took to stderr (used by the benchmark script)
+    #[arg(long, global = true, hide = true)]
+    pub timings: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+impl Cli {
+    /// Runs the command the user asked for; returns its verdict or the error to report.
+    pub fn run(self) -> Result<crate::exit::Verdict, crate::error::Error> {
+        let ctx = Context {
+            style: crate::output::Style {
+                json: self.json,
+                quiet: self.quiet,
+            },
+            timer: crate::pipeline::Timer::new(self.timings),
+            // Progress bars go to stderr, and only to a terminal a person is watching.
+            progress: !self.quiet
+                && !self.json
+                && std::io::IsTerminal::is_terminal(&std::io::stderr()),
+        };
+        let answer = self.command.run(&ctx)?;
+        crate::output::print(&answer.printed).map_err(crate::error::Error::Write)?;
+        Ok(answer.verdict)
     }
 }
 
-fn emit<R: output::Render>(result: &R, style: Style) -> Result<Verdict, Error> {
-    output::print(&output::render(result, style)).map_err(Error::Write)?;
-    Ok(Verdict::Pass)
+/// What a command runs with beside its arguments.
+pub struct Context {
+    pub style: Style,
+    pub timer: Timer,
+    /// Draw progress bars on stderr (a person is watching a terminal).
+    pub progress: bool,
+}
+
+impl Context {
+    /// `result` rendered as the user asked, with the exit status the command decided.
+    pub fn answer<R: Render>(&self, result: &R, verdict: Verdict) -> Answer {
+        Answer {
+            printed: output::render(result, self.style),
+            verdict,
+        }
+    }
+}
+
+/// What a command answers: the bytes to print on stdout, and its verdict.
+pub struct Answer {
+    pub printed: Vec<u8>,
+    pub verdict: Verdict,
+}
+
+/// A command, by its arguments.
+pub trait Run {
+    /// Whether it replays corpora: those give freed memory back to the system sooner
+    /// (`main.rs`).
+    const REPLAYS: bool = false;
+
+    fn run(self, ctx: &Context) -> Result<Answer, Error>;
+}
+
+/// Declares the commands once: the subcommand enum (each variant's doc comment is its line in
+/// `calibench --help`), its dispatch, and which commands replay corpora.
+macro_rules! commands {
+    ($($(#[$doc:meta])* $variant:ident($args:ty),)*) => {
+        #[derive(Debug, clap::Subcommand)]
+        pub enum Command {
+            $($(#[$doc])* $variant($args),)*
+        }
+
+        impl Command {
+            /// Whether the command replays corpora.
+            pub fn replays(&self) -> bool {
+                match self {
+                    $(Command::$variant(_) => <$args as Run>::REPLAYS,)*
+                }
+            }
+
+            pub fn run(self, ctx: &Context) -> Result<Answer, Error> {
+                match self {
+                    $(Command::$variant(args) => args.run(ctx),)*
+                }
+            }
+        }
+    };
+}
+
+commands! {
+    /// Replay experiments: metrics, trust verdict, tables and reports
+    /// (every corpora/*/experiment.toml when none is named)
+    Run(run::RunArgs),
+    /// CI regression gate: check a run's metrics against a policy of bounds
+    Gate(gate::GateArgs),
+    /// Store a run's metrics as the accepted baseline that gate policies compare against
+    Accept(accept::AcceptArgs),
+    /// Krippendorff's α of reliability data (long or wide CSV, or long JSON Lines)
+    Alpha(alpha::AlphaArgs),
+    /// Trust verdict of a judge panel: do the judges agree enough to be believed?
+    Trust(trust::TrustArgs),
+    /// Calibration (ECE, MCE, Brier, AUROC, reliability bins) of a confidence,correct CSV
+    Calibrate(calibrate::CalibrateArgs),
+    /// List every problem in a corpus or experiment, with file and line
+    Validate(validate::ValidateArgs),
+    /// Run reviewer or agent commands live and record a replayable corpus
+    Collect(collect::CollectArgs),
+    /// Re-render a run's report from its metrics, without recomputing
+    Report(report::ReportArgs),
+    /// Print the JSON Schema of what a live command must print, or of a corpus file's line
+    Schema(schema::SchemaArgs),
+    /// How many targets (or queries) the next A/B needs, from a pilot run's paired differences
+    Plan(plan::PlanArgs),
+    /// Read Inspect, promptfoo or lm-eval logs (or a plain table) as one arm's scores in a corpus
+    Import(import::ImportArgs),
+    /// Start a corpus: example lines and a commented experiment.toml that runs as written
+    Init(init::InitArgs),
+    /// Print the reference of every input file, experiment key, metric and command (Markdown;
+    /// docs/reference.md is its output)
+    Reference(reference::ReferenceArgs),
+}
+
+/// A finite number.
+pub(crate) fn finite(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(format!("`{text}` is not a finite number")),
+    }
+}
+
+/// A probability strictly between 0 and 1.
+pub(crate) fn probability(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x > 0.0 && x < 1.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a number strictly between 0 and 1")),
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LevelArg {
+    Nominal,
+    Ordinal,
+    Interval,
+    Ratio,
+}
+
+impl From<LevelArg> for Level {
+    fn from(l: LevelArg) -> Self {
+        match l {
+            LevelArg::Nominal => Level::Nominal,
+            LevelArg::Ordinal => Level::Ordinal,
+            LevelArg::Interval => Level::Interval,
+            LevelArg::Ratio => Level::Ratio,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    Auto,
+    Long,
+    Wide,
+}
+
+impl From<LayoutArg> for Layout {
+    fn from(l: LayoutArg) -> Self {
+        match l {
+            LayoutArg::Auto => Layout::Auto,
+            LayoutArg::Long => Layout::Long,
+            LayoutArg::Wide => Layout::Wide,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    Units,
+    Kalpha,
+}
+
+impl From<MethodArg> for Method {
+    fn from(m: MethodArg) -> Self {
+        match m {
+            MethodArg::Units => Method::Units,
+            MethodArg::Kalpha => Method::Kalpha,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
 }

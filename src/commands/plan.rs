@@ -6,7 +6,6 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cli::PlanArgs;
 use crate::error::{Error, InputError};
 use crate::model::Metrics;
 use crate::output::Render;
@@ -16,6 +15,38 @@ use crate::stats::holm::pairs_for_floor;
 use crate::stats::power::{
     mean, needed, normal_power, sd, simulated_power, MAX_COUNT, MAX_SIMULATED_PAIRS, STUDIES,
 };
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The needed number is ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉ (at least 2), sd \
+being the standard deviation of the pilot's paired differences, or the fewest pairs with which \
+the sign test can reach alpha, when that is more (the output says which binds); 10,000 simulated \
+studies of that size, resampling those differences shifted to the effect and seeded by the run's \
+seed, check it.\n\
+Exit status: 0 done, 2 the metric or the effect cannot be planned for (named in the message)."
+)]
+pub struct PlanArgs {
+    /// A pilot run's directory (runs/<run-id>)
+    pub run_dir: std::path::PathBuf,
+    /// The metric to plan for: a key of the run's review.delta or queries.delta, or an
+    /// imported scorer's name (scores.delta)
+    #[arg(long)]
+    pub metric: String,
+    /// The true mean difference to detect, treatment − baseline (default: the pilot's observed
+    /// mean difference)
+    #[arg(long, allow_negative_numbers = true, value_parser = super::finite)]
+    pub effect: Option<f64>,
+    /// The chance of detecting the effect
+    #[arg(long, default_value_t = 0.8, value_parser = super::probability)]
+    pub power: f64,
+    /// The two-sided level of the test
+    #[arg(long, default_value_t = 0.05, value_parser = super::probability)]
+    pub alpha: f64,
+    /// Worker threads of the simulation (default: the CPUs available); the result never
+    /// depends on it
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    pub threads: Option<u16>,
+}
 
 /// One row of a run's `pairs.csv`, as `tables::pairs` writes it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -496,6 +527,12 @@ impl Render for PlanReport {
             );
         }
         s
+    }
+}
+
+impl super::Run for PlanArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }
 

@@ -5,10 +5,21 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::cli::ReportArgs;
 use crate::error::Error;
 use crate::output::Render;
 use crate::pipeline::stored::{read_run, render, write};
+
+#[derive(Debug, clap::Args)]
+pub struct ReportArgs {
+    /// A run directory (runs/<run-id>)
+    pub run_dir: std::path::PathBuf,
+    /// Where reports are written (the report goes to <reports-dir>/<run-id>/)
+    #[arg(long, default_value = "reports")]
+    pub reports_dir: std::path::PathBuf,
+    /// Write no plots
+    #[arg(long)]
+    pub no_plots: bool,
+}
 
 /// What `report` did.
 #[derive(Clone, Debug, Serialize)]
@@ -37,4 +48,10 @@ pub fn run(args: &ReportArgs) -> Result<ReportWritten, Error> {
         report_dir,
         files: rendered.files.into_iter().map(|(name, _)| name).collect(),
     })
+}
+
+impl super::Run for ReportArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
+    }
 }

@@ -7,13 +7,20 @@ use std::path::{Path, PathBuf};
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::cli::RunArgs;
 use crate::error::{Error, InputError};
 use crate::output::{self, Render};
 use crate::pipeline::run::{prepare_folders, run_one, Completed};
 use crate::pipeline::Timer;
 use crate::report::{index, terminal};
 use crate::rundir;
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Experiment files; none means every corpora/*/experiment.toml
+    pub experiments: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub options: crate::pipeline::RunOptions,
+}
 
 /// What `run` reports: one entry per experiment.
 #[derive(Clone, Debug)]
@@ -167,5 +174,16 @@ impl Render for RunReport {
             s += &format!("index of every report: {}\n", index.display());
         }
         s
+    }
+}
+
+impl super::Run for RunArgs {
+    const REPLAYS: bool = true;
+
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(
+            &run(&self, &ctx.timer, ctx.progress)?,
+            crate::exit::Verdict::Pass,
+        ))
     }
 }

@@ -6,13 +6,28 @@
 
 use serde_json::{json, Value};
 
-use crate::cli::SchemaArgs;
 use crate::collect::stages::{JudgeVerdict, ValidatorVerdict};
 use crate::config::RawExperiment;
 use crate::corpus::{reviews, schema as files};
 use crate::error::{Error, InputError};
 use crate::output::Render;
 use crate::policy::{Mode, Scale};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = schema_help())]
+pub struct SchemaArgs {
+    /// What to describe: a command's output, a corpus file's stem, or experiment (listed below)
+    pub name: String,
+    /// The confidence scale a finding is held to (review-return, reviews)
+    #[arg(long, value_enum)]
+    pub scale: Option<ScaleArg>,
+    /// The review mode whose finding fields apply (review-return, reviews)
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    /// The dimensions a judge scores, comma-separated (judge-verdict)
+    #[arg(long, value_name = "A,B")]
+    pub dimensions: Option<String>,
+}
 
 /// A printed schema.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -159,21 +174,48 @@ fn embed_findings(schema: &mut Value, mut finding: Value) {
     schema["properties"]["findings"]["items"] = finding;
 }
 
-impl From<crate::cli::ScaleArg> for Scale {
-    fn from(s: crate::cli::ScaleArg) -> Scale {
+impl From<ScaleArg> for Scale {
+    fn from(s: ScaleArg) -> Scale {
         match s {
-            crate::cli::ScaleArg::Anchor => Scale::Anchor,
-            crate::cli::ScaleArg::Float => Scale::Float,
+            ScaleArg::Anchor => Scale::Anchor,
+            ScaleArg::Float => Scale::Float,
         }
     }
 }
 
-impl From<crate::cli::ModeArg> for Mode {
-    fn from(m: crate::cli::ModeArg) -> Mode {
+impl From<ModeArg> for Mode {
+    fn from(m: ModeArg) -> Mode {
         match m {
-            crate::cli::ModeArg::Doc => Mode::Doc,
-            crate::cli::ModeArg::Code => Mode::Code,
+            ModeArg::Doc => Mode::Doc,
+            ModeArg::Code => Mode::Code,
         }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScaleArg {
+    Anchor,
+    Float,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    Doc,
+    Code,
+}
+
+/// `schema --help`'s list of names, from the names `schema` knows.
+fn schema_help() -> String {
+    format!(
+        "Names: {} (review-return with --scale and --mode, judge-verdict with --dimensions); the corpus files {} (reviews optionally with --scale and --mode); experiment for experiment.toml.",
+        crate::collect::RETURNS.join(", "),
+        crate::corpus::schema::stems().join(", ")
+    )
+}
+
+impl super::Run for SchemaArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }
 
@@ -196,12 +238,12 @@ mod tests {
         SchemaArgs {
             name: name.into(),
             scale: scale.map(|s| match s {
-                Scale::Anchor => crate::cli::ScaleArg::Anchor,
-                Scale::Float => crate::cli::ScaleArg::Float,
+                Scale::Anchor => ScaleArg::Anchor,
+                Scale::Float => ScaleArg::Float,
             }),
             mode: mode.map(|m| match m {
-                Mode::Doc => crate::cli::ModeArg::Doc,
-                Mode::Code => crate::cli::ModeArg::Code,
+                Mode::Doc => ModeArg::Doc,
+                Mode::Code => ModeArg::Code,
             }),
             dimensions: dims.map(str::to_string),
         }
@@ -556,7 +598,7 @@ mod tests {
     // Issue 35: `schema --help` listed the corpus files by hand and missed `scores`.
     #[test]
     fn help_lists_every_name() {
-        let help = crate::cli::schema_help();
+        let help = schema_help();
         for name in names() {
             assert!(help.contains(name), "{name} is not in: {help}");
         }

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::TrustArgs;
 use crate::corpus::verdicts;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
@@ -11,6 +10,24 @@ use crate::output::Render;
 use crate::pipeline::read_file;
 use crate::policy::Trust;
 use crate::trust::{verdict, TrustVerdict};
+
+#[derive(Debug, clap::Args)]
+pub struct TrustArgs {
+    /// Judge verdicts (verdicts.jsonl)
+    pub verdicts: std::path::PathBuf,
+    /// Fail when the judges' α is below this
+    #[arg(long, default_value_t = 0.2, allow_negative_numbers = true)]
+    pub irr_floor: f64,
+    /// Fail when an item's spread between judges is above this (strictly)
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub spread_ceiling: f64,
+    /// Fail when an item has fewer surviving judges than this
+    #[arg(long, default_value_t = 3)]
+    pub min_survivors: usize,
+    /// Level of measurement of the judges' α
+    #[arg(long, value_enum, default_value_t = super::LevelArg::Interval)]
+    pub level: super::LevelArg,
+}
 
 pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {
     let name = args.verdicts.display().to_string();
@@ -81,5 +98,12 @@ impl Render for TrustVerdict {
             s += &format!("  note: {note}\n");
         }
         s
+    }
+}
+
+impl super::Run for TrustArgs {
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        let (verdict, outcome) = run(&self)?;
+        Ok(ctx.answer(&verdict, outcome))
     }
 }

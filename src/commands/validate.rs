@@ -8,11 +8,19 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cli::ValidateArgs;
 use crate::error::{Error, InputError, Problems};
 use crate::exit::Verdict;
 use crate::output::Render;
 use crate::pipeline::load;
+
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// A corpus directory or an experiment.toml
+    pub corpus_or_experiment: std::path::PathBuf,
+    /// Set a key of experiment.toml, as `run --set` does (repeatable)
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<crate::input::toml::Override>,
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Validation {
@@ -203,5 +211,14 @@ impl Render for Validation {
             );
         }
         s
+    }
+}
+
+impl super::Run for ValidateArgs {
+    const REPLAYS: bool = true;
+
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        let validation = run(&self)?;
+        Ok(ctx.answer(&validation, validation.verdict()))
     }
 }
