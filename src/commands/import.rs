@@ -26,9 +26,7 @@ pub struct ImportArgs {
     /// The logs' format
     #[arg(value_enum)]
     pub format: crate::import::Format,
-    /// The log files: Inspect .eval or .json; promptfoo results.json; lm-eval samples_*.jsonl
-    /// (and results_*.json); a .csv or .jsonl table
-    #[arg(required = true)]
+    #[arg(required = true, help = Format::logs_help())]
     pub logs: Vec<std::path::PathBuf>,
     /// The label the scores are filed under (an experiment's arm `source`)
     #[arg(long)]
@@ -75,14 +73,6 @@ pub fn run(args: &ImportArgs) -> Result<Report, Error> {
     let options = Options {
         pick: args.pick.clone(),
     };
-    if args.pick.is_some() && args.format != Format::Promptfoo {
-        return Err(InputError::new(
-            "calibench import",
-            "--pick chooses a promptfoo cell; other formats hold one arm per log",
-        )
-        .field("--pick")
-        .into());
-    }
     let imported = import::import(args.format, &args.logs, arm, &options)?;
     std::fs::create_dir_all(&args.into).map_err(|e| Error::write(&args.into, e))?;
     let _lock = DirLock::take_for(

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{score_of, shown, Draft, Read, Scored, Tally, Values};
+use super::{score_of, shown, Draft, Options, Read, Scored, Tally, Values};
 use crate::corpus::scores::ItemId;
 use crate::error::{Error, InputError};
 
@@ -35,7 +35,7 @@ struct Sample {
 }
 
 /// Reads one Inspect log.
-pub fn read(path: &Path, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
+pub fn read(path: &Path, _: &Options, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
     let name = shown(path);
     let samples = match path.extension().and_then(|e| e.to_str()) {
         Some("eval") => read_eval(path, &name, tally)?,

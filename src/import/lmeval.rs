@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{number, score_of, shown, Draft, Read, Scored, Tally, Values};
+use super::{number, score_of, shown, Draft, Options, Read, Scored, Tally, Values};
 use crate::corpus::scores::ItemId;
 use crate::corpus::{nonblank_lines, object};
 use crate::error::{Error, InputError};
@@ -35,11 +35,11 @@ fn task_and_time(path: &Path) -> Option<(String, String)> {
 }
 
 /// Reads lm-eval logs: samples files (the runs) and results files (checked, not scored).
-pub fn read(logs: &[impl AsRef<Path>], tally: &mut Tally) -> Result<Vec<Draft>, Error> {
+pub fn read(logs: &[PathBuf], _: &Options, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
     let mut runs: Vec<(String, String, PathBuf)> = Vec::new();
     let mut results: Vec<PathBuf> = Vec::new();
     for log in logs {
-        let path = log.as_ref();
+        let path = log.as_path();
         let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         if file.starts_with("results_") && file.ends_with(".json") {
             results.push(path.to_path_buf());

@@ -10,7 +10,7 @@ pub mod promptfoo;
 pub mod table;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -19,20 +19,72 @@ use crate::corpus::scores::{ItemId, Score};
 use crate::corpus::Text;
 use crate::error::{Error, InputError};
 
-/// The formats `calibench import` reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
+/// What a reader returns: the drafts it read, or why the logs cannot be read.
+pub type Drafts = Result<Vec<Draft>, Error>;
+
+/// How a format's reader takes the logs of one arm.
+#[derive(Clone, Copy)]
+pub enum Reader {
+    /// One log at a time: each log is one run.
+    EachLog(fn(&Path, &Options, &mut Tally) -> Drafts),
+    /// Every log together: the logs' names say which run each is (lm-eval).
+    AllLogs(fn(&[PathBuf], &Options, &mut Tally) -> Drafts),
+}
+
+/// Declares the formats once: the `Format` enum (each variant's doc comment is its line in
+/// `calibench import --help`), the files each reads (the LOGS help) and its reader.
+macro_rules! formats {
+    ($($(#[$doc:meta])* $variant:ident { files: $files:literal, read: $reader:expr $(,)? },)*) => {
+        /// The formats `calibench import` reads.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Format {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Format {
+            /// The files the format reads, as `import --help` lists them.
+            pub fn files(self) -> &'static str {
+                match self {
+                    $(Format::$variant => $files,)*
+                }
+            }
+
+            /// The format's reader.
+            pub fn reader(self) -> Reader {
+                match self {
+                    $(Format::$variant => $reader,)*
+                }
+            }
+        }
+    };
+}
+
+formats! {
     /// Inspect: a `.eval` zip archive or a `.json` log
-    Inspect,
+    Inspect { files: "Inspect .eval or .json", read: Reader::EachLog(inspect::read) },
     /// promptfoo: `promptfoo eval -o results.json` (results version 3)
-    Promptfoo,
+    Promptfoo { files: "promptfoo results.json", read: Reader::EachLog(promptfoo::read) },
     /// lm-eval: `samples_<task>_<time>.jsonl` from `--log_samples` (and its `results_*.json`)
-    LmEval,
+    LmEval {
+        files: "lm-eval samples_*.jsonl (and results_*.json)",
+        read: Reader::AllLogs(lmeval::read),
+    },
     /// A CSV with columns item, score and optional scorer, repeat, confidence, correct, task
-    Csv,
+    Csv { files: "a .csv table", read: Reader::EachLog(table::read_csv) },
     /// JSON Lines with keys item, score and optional scorer, repeat, confidence, correct, task
-    Jsonl,
+    Jsonl { files: "a .jsonl table", read: Reader::EachLog(table::read_jsonl) },
+}
+
+impl Format {
+    /// The help of `import`'s LOGS argument: every format's files.
+    pub fn logs_help() -> String {
+        let files: Vec<&str> = <Format as clap::ValueEnum>::value_variants()
+            .iter()
+            .map(|f| f.files())
+            .collect();
+        format!("The log files: {}", files.join("; "))
+    }
 }
 
 /// One score as a reader found it, before the arm is attached.
@@ -219,31 +271,34 @@ pub struct Options {
 /// that cannot be read, logs of more than one task, an item, repeat and scorer found twice.
 pub fn import(
     format: Format,
-    logs: &[impl AsRef<Path>],
+    logs: &[PathBuf],
     arm: &str,
     options: &Options,
 ) -> Result<Imported, Error> {
+    if options.pick.is_some() && format != Format::Promptfoo {
+        return Err(InputError::new(
+            "calibench import",
+            "--pick chooses a promptfoo cell; other formats hold one arm per log",
+        )
+        .field("--pick")
+        .into());
+    }
     let mut tally = Tally::default();
-    let drafts = if format == Format::LmEval {
-        // lm-eval's files are read together: each samples file is one run of its task.
-        lmeval::read(logs, &mut tally)?
-    } else {
-        let mut all = Vec::new();
-        for log in logs {
-            let log = log.as_ref();
-            let mut drafts = match format {
-                Format::Inspect => inspect::read(log, &mut tally)?,
-                Format::Promptfoo => promptfoo::read(log, options, &mut tally)?,
-                _ => table::read(log, format, &mut tally)?,
-            };
-            // One log (the usual case) is kept as read, never copied into a second block.
-            if all.is_empty() {
-                all = drafts;
-            } else {
-                all.append(&mut drafts);
+    let drafts = match format.reader() {
+        Reader::AllLogs(read) => read(logs, options, &mut tally)?,
+        Reader::EachLog(read) => {
+            let mut all = Vec::new();
+            for log in logs {
+                let mut drafts = read(log, options, &mut tally)?;
+                // One log (the usual case) is kept as read, never copied into a second block.
+                if all.is_empty() {
+                    all = drafts;
+                } else {
+                    all.append(&mut drafts);
+                }
             }
+            all
         }
-        all
     };
     tally.logs = logs.len();
     finish(drafts, arm, tally)
@@ -383,6 +438,19 @@ pub fn shown(path: &Path) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_logs_help_names_every_formats_files_and_only_promptfoo_takes_pick() {
+        let help = Format::logs_help();
+        for f in <Format as clap::ValueEnum>::value_variants() {
+            assert!(help.contains(f.files()), "{f:?} missing from {help}");
+        }
+        let pick = Options {
+            pick: Some("x".into()),
+        };
+        let err = import(Format::Csv, &[PathBuf::from("none.csv")], "a", &pick).unwrap_err();
+        assert!(err.to_string().contains("--pick"), "{err}");
+    }
 
     #[test]
     fn values_convert_as_each_tool_writes_them_and_each_conversion_is_counted() {

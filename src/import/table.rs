@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{boolean, number, score_of, shown, Draft, Format, Read, Scored, Tally, Values};
+use super::{boolean, number, score_of, shown, Draft, Options, Read, Scored, Tally, Values};
 use crate::corpus::scores::ItemId;
 use crate::corpus::{nonblank_lines, object};
 use crate::error::{Error, InputError};
@@ -24,15 +24,24 @@ const COLUMNS: [&str; 7] = [
 ];
 const HEADER: &str = "item,score[,scorer,repeat,confidence,correct,task]";
 
-/// Reads one table.
-pub fn read(path: &Path, format: Format, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
+/// Reads one CSV table.
+pub fn read_csv(path: &Path, _: &Options, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
+    read(path, true, tally)
+}
+
+/// Reads one JSON Lines table.
+pub fn read_jsonl(path: &Path, _: &Options, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
+    read(path, false, tally)
+}
+
+fn read(path: &Path, csv: bool, tally: &mut Tally) -> Result<Vec<Draft>, Error> {
     let name = shown(path);
     let bytes = std::fs::read(path).map_err(|e| Error::read(path, e))?;
     let default_task = path
         .file_stem()
         .map_or_else(|| "scores".into(), |s| s.to_string_lossy().into_owned());
     let mut drafts = Vec::new();
-    if format == Format::Csv {
+    if csv {
         let (mut reader, header) = csv_with_header(&name, &bytes, HEADER)?;
         for required in ["item", "score"] {
             if !header.iter().any(|h| h == required) {
