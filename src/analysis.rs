@@ -22,6 +22,7 @@ use crate::replay::review::Check;
 use crate::replay::review_metrics::{
     self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
 };
+use crate::replay::review_metrics::{MERGED, PROMOTED};
 use crate::replay::scores::{self as imported};
 use crate::replay::{Comparison, DeltaTable, UnitPair};
 use crate::stats::alpha::{Level, Units};
@@ -178,11 +179,7 @@ fn adjust(
     lift: Option<&Lift>,
 ) -> Option<f64> {
     let in_family = |table: DeltaTable, name: &str| {
-        family.iter().any(|f| f == name)
-            && match crate::replay::compared_named(name) {
-                Some(c) => c.table == table,
-                None => table == DeltaTable::Scores,
-            }
+        family.iter().any(|f| f == name) && crate::replay::compared_key(name).table == table
     };
     let mut tables: Vec<(&mut BTreeMap<String, Delta>, DeltaTable)> = Vec::new();
     tables.extend(review.map(|r| (&mut r.delta, DeltaTable::Review)));
@@ -257,10 +254,8 @@ fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Dec
                 };
                 (reading, words)
             } else {
-                let (table, places, words) = match crate::replay::compared_named(name) {
-                    Some(c) => (c.table, c.places, c.words().to_string()),
-                    None => (DeltaTable::Scores, 3, format!("scorer {name}")),
-                };
+                let c = crate::replay::compared_key(name);
+                let (table, places, words) = (c.table, c.places, c.words_of(name));
                 let reading = if m.withheld(table).iter().any(|x| x == name) {
                     Reading::Withheld
                 } else {
@@ -976,7 +971,7 @@ fn deltas(
 ) -> (BTreeMap<String, Delta>, Vec<PairRow>) {
     let mut out = BTreeMap::new();
     let mut pairs = Vec::new();
-    for (i, m) in REVIEW_METRICS.iter().enumerate().filter(|(_, m)| m.delta) {
+    for (i, m) in review_metrics::catalogue().filter(|(_, m)| m.delta) {
         let name = m.name;
         let base: HashMap<String, f64> = by_target_of(&b.per_target, i).into_iter().collect();
         let units: Vec<UnitPair> = by_target_of(&t.per_target, i)
@@ -994,8 +989,8 @@ fn deltas(
             continue;
         };
         let wilson = (name == "promotion_rate").then(|| PerArm {
-            baseline: wilson(b.figure("promoted"), b.figure("merged")),
-            treatment: wilson(t.figure("promoted"), t.figure("merged")),
+            baseline: wilson(b.figure(PROMOTED.sum()), b.figure(MERGED.sum())),
+            treatment: wilson(t.figure(PROMOTED.sum()), t.figure(MERGED.sum())),
         });
         let c = Comparison {
             name,

@@ -75,6 +75,15 @@ impl Compared {
     pub fn words(&self) -> &'static str {
         self.label.unwrap_or(self.name)
     }
+
+    /// How a sentence names the delta under `key`: the metric's words, or `scorer <key>`.
+    pub fn words_of(&self, key: &str) -> String {
+        if *self == SCORER {
+            format!("scorer {key}")
+        } else {
+            self.words().to_string()
+        }
+    }
 }
 
 /// Every compared metric: the review catalogue's deltas, then the query catalogue's. Their
@@ -105,6 +114,24 @@ pub fn compared() -> Vec<Compared> {
 /// The compared metric called `name`.
 pub fn compared_named(name: &str) -> Option<Compared> {
     compared().into_iter().find(|c| c.name == name)
+}
+
+/// An imported scorer's delta, under the scorer's own name in `scores.delta`: a mean over
+/// items of each item's mean score, on the scale the log wrote, with no better direction
+/// unless `[decision]` names one.
+pub const SCORER: Compared = Compared {
+    name: "scorer",
+    table: DeltaTable::Scores,
+    per_unit: true,
+    judged: false,
+    better: None,
+    label: None,
+    places: 3,
+};
+
+/// What a delta's key names: the catalogue's metric of that name, else an imported scorer.
+pub fn compared_key(key: &str) -> Compared {
+    compared_named(key).unwrap_or(SCORER)
 }
 
 /// One unit's value of a compared metric in both arms: the unit is a target (its value the

@@ -217,27 +217,30 @@ pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> 
         });
 
     let mut ci = BTreeMap::new();
-    let mut put = |name: &str, v: Option<[f64; 2]>| {
-        debug_assert!(CI_METRICS.contains(&name), "{name} is not in CI_METRICS");
-        if let Some(v) = v {
-            ci.insert(name.to_string(), v);
+    for (figure, interval) in [
+        (CiFigure::ConfidenceMean, boot.mean),
+        (CiFigure::RecoveryGateRate, wilson(fired as f64, n as f64)),
+        (
+            CiFigure::FirstPassSuccess,
+            wilson(fp_right as f64, fp_labelled as f64),
+        ),
+        (
+            CiFigure::FinalAccuracy,
+            wilson(right as f64, labelled as f64),
+        ),
+        (
+            CiFigure::RecoverySuccess,
+            wilson(recovered_right as f64, recovered_rows.len() as f64),
+        ),
+        (
+            CiFigure::UnnecessaryRecoveryRate,
+            wilson(unnecessary as f64, n as f64),
+        ),
+    ] {
+        if let Some(interval) = interval {
+            ci.insert(figure.name().to_string(), interval);
         }
-    };
-    put("confidence_mean", boot.mean);
-    put("recovery_gate_rate", wilson(fired as f64, n as f64));
-    put(
-        "first_pass_success",
-        wilson(fp_right as f64, fp_labelled as f64),
-    );
-    put("final_accuracy", wilson(right as f64, labelled as f64));
-    put(
-        "recovery_success",
-        wilson(recovered_right as f64, recovered_rows.len() as f64),
-    );
-    put(
-        "unnecessary_recovery_rate",
-        wilson(unnecessary as f64, n as f64),
-    );
+    }
 
     QueryArmMetrics {
         policy: policy.name().to_string(),
@@ -446,15 +449,59 @@ fn pair_stats<'a>(n: usize, drawn: impl Iterator<Item = (&'a PairCell, u32)>) ->
     out
 }
 
-/// The keys of each arm's `ci` table: the figures with a 95% interval.
-pub const CI_METRICS: [&str; 6] = [
-    "confidence_mean",
-    "recovery_gate_rate",
-    "first_pass_success",
-    "final_accuracy",
-    "recovery_success",
-    "unnecessary_recovery_rate",
-];
+/// A figure of a query arm with a 95% interval: Wilson for the rates, a percentile bootstrap
+/// over queries for the mean confidence. Its name is its key in the arm's `ci` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CiFigure {
+    ConfidenceMean,
+    RecoveryGateRate,
+    FirstPassSuccess,
+    FinalAccuracy,
+    RecoverySuccess,
+    UnnecessaryRecoveryRate,
+}
+
+impl CiFigure {
+    /// Every one, in `ci` table order.
+    pub const ALL: [CiFigure; 6] = [
+        CiFigure::ConfidenceMean,
+        CiFigure::RecoveryGateRate,
+        CiFigure::FirstPassSuccess,
+        CiFigure::FinalAccuracy,
+        CiFigure::RecoverySuccess,
+        CiFigure::UnnecessaryRecoveryRate,
+    ];
+
+    /// Its key in the arm's `ci` table (and the arm figure it bounds).
+    pub const fn name(self) -> &'static str {
+        match self {
+            CiFigure::ConfidenceMean => "confidence_mean",
+            CiFigure::RecoveryGateRate => "recovery_gate_rate",
+            CiFigure::FirstPassSuccess => "first_pass_success",
+            CiFigure::FinalAccuracy => "final_accuracy",
+            CiFigure::RecoverySuccess => "recovery_success",
+            CiFigure::UnnecessaryRecoveryRate => "unnecessary_recovery_rate",
+        }
+    }
+}
+
+/// The keys of each arm's `ci` table (the gate's `<ci-figure>` paths).
+pub const CI_METRICS: [&str; CiFigure::ALL.len()] = {
+    let mut names = [""; CiFigure::ALL.len()];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = CiFigure::ALL[i].name();
+        i += 1;
+    }
+    names
+};
+
+impl QueryArmMetrics {
+    /// The 95% interval of `figure`, where it is defined.
+    pub fn interval(&self, figure: CiFigure) -> Option<[f64; 2]> {
+        self.ci.get(figure.name()).copied()
+    }
+}
 
 /// One query metric compared between the arms (docs/guides/capacity-review.md), declared once: its key in
 /// `queries.delta`, its row in the report's delta table and a gate's `<query-delta>` path.

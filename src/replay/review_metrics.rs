@@ -30,18 +30,14 @@ pub struct TargetMetrics {
 }
 
 impl TargetMetrics {
-    /// The figure the catalogue names `name`.
-    ///
-    /// # Panics
-    /// If `name` is not in [`REVIEW_METRICS`]: a misspelt name in calibench's own code, which
-    /// every report test reaches.
-    pub fn figure(&self, name: &str) -> &Figure {
-        &self.figures[index(name)]
+    /// The figure of metric `id`.
+    pub fn figure(&self, id: Id) -> &Figure {
+        &self.figures[id.index()]
     }
 
     /// A scalar figure as a number (`None` for an absent optional figure).
-    pub fn number(&self, name: &str) -> Option<f64> {
-        self.figure(name).number()
+    pub fn number(&self, id: Id) -> Option<f64> {
+        self.figure(id).number()
     }
 }
 
@@ -439,16 +435,127 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     .precision(),
 ];
 
-/// The catalogue position of `name`.
-///
-/// # Panics
-/// If no entry has that name (a misspelling in calibench's own code).
-pub fn index(name: &str) -> usize {
-    REVIEW_METRICS
-        .iter()
-        .position(|m| m.name == name)
-        .unwrap_or_else(|| panic!("`{name}` is not in REVIEW_METRICS"))
+/// A review metric: its place in [`REVIEW_METRICS`]. The constants below are looked up when
+/// calibench is compiled, so a misspelt name fails the build rather than a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Id(usize);
+
+/// One figure of an arm: a metric and one of the aggregates it declares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArmId {
+    metric: Id,
+    aggregate: Aggregate,
 }
+
+/// The metric named `name`; a name the catalogue lacks stops the build (in a constant) or
+/// panics (anywhere else: use a constant).
+///
+/// ```
+/// use calibench::replay::review_metrics::{id, Id, MERGED};
+/// const M: Id = id("merged");
+/// assert_eq!(M, MERGED);
+/// ```
+///
+/// ```compile_fail
+/// use calibench::replay::review_metrics::{id, Id};
+/// const M: Id = id("merge"); // misspelt: the build stops here
+/// ```
+pub const fn id(name: &str) -> Id {
+    let mut i = 0;
+    while i < REVIEW_METRICS.len() {
+        if eq(REVIEW_METRICS[i].name.as_bytes(), name.as_bytes()) {
+            return Id(i);
+        }
+        i += 1;
+    }
+    panic!("not a metric of REVIEW_METRICS")
+}
+
+const fn eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+impl Id {
+    /// Its place in [`REVIEW_METRICS`] (and in a [`TargetMetrics`]' figures).
+    pub const fn index(self) -> usize {
+        self.0
+    }
+
+    pub const fn metric(self) -> &'static ReviewMetric {
+        &REVIEW_METRICS[self.0]
+    }
+
+    /// The arm figure summed over targets (`merged`).
+    pub const fn sum(self) -> ArmId {
+        self.aggregate(Aggregate::Sum)
+    }
+
+    /// The arm figure averaged over targets (`distinct_values_mean`).
+    pub const fn mean(self) -> ArmId {
+        self.aggregate(Aggregate::Mean)
+    }
+
+    /// The metric's `aggregate` over the arm; one it does not declare stops the build.
+    const fn aggregate(self, aggregate: Aggregate) -> ArmId {
+        let declared = REVIEW_METRICS[self.0].arm;
+        let mut i = 0;
+        while i < declared.len() {
+            if declared[i] as u8 == aggregate as u8 {
+                return ArmId {
+                    metric: self,
+                    aggregate,
+                };
+            }
+            i += 1;
+        }
+        panic!("the metric declares no such arm aggregate")
+    }
+}
+
+/// Every metric with its id, in catalogue order.
+pub fn catalogue() -> impl Iterator<Item = (Id, &'static ReviewMetric)> {
+    REVIEW_METRICS.iter().enumerate().map(|(i, m)| (Id(i), m))
+}
+
+/// The metrics calibench's own code reads by name (the report, the plots, the lift).
+pub const MERGED: Id = id("merged");
+pub const CORROBORATED: Id = id("corroborated");
+pub const PROMOTED: Id = id("promoted");
+pub const ACTIONABLE: Id = id("actionable");
+pub const EXTERNALIZED: Id = id("externalized");
+pub const DISTINCT_VALUES: Id = id("distinct_values");
+pub const MALFORMED: Id = id("malformed");
+pub const FAILED_REVIEWERS: Id = id("failed_reviewers");
+pub const JUDGED_ACTIONABLE: Id = id("judged_actionable");
+pub const PRECISION: Id = id("precision");
+pub const DROPPED_BY_VALUE: Id = id("dropped_by_value");
+pub const LINT_SUPPRESSED: Id = id("lint_suppressed");
+pub const ON_SUPPRESSED_LINE: Id = id("on_suppressed_line");
+pub const REJECTED: Id = id("rejected");
+pub const SKIPPED: Id = id("skipped");
+pub const VALIDATION_SELECTED: Id = id("validation_selected");
+pub const VALIDATOR_CALLS: Id = id("validator_calls");
+pub const VALIDATOR_FAILED: Id = id("validator_failed");
+pub const VALIDATOR_MISSING: Id = id("validator_missing");
+pub const OVER_BUDGET: Id = id("over_budget");
+pub const FYI: Id = id("fyi");
+pub const DROPPED: Id = id("dropped");
+pub const DEMOTED: Id = id("demoted");
+pub const PRE_EXISTING: Id = id("pre_existing");
+pub const VALIDATED: Id = id("validated");
+pub const DECISIONS: Id = id("decisions");
+pub const AUTO_APPLY: Id = id("auto_apply");
+pub const FINDINGS_RAW: Id = id("findings_raw");
 
 const DELTA_COUNT: usize = {
     let (mut i, mut n) = (0, 0);
@@ -565,23 +672,17 @@ pub struct ArmFigures {
 }
 
 impl ArmFigures {
-    /// The arm figure named `name` (`fyi`, `distinct_values_max`); 0 when absent.
-    ///
-    /// # Panics
-    /// If no catalogue aggregate has that name (a misspelling in calibench's own code).
-    pub fn get(&self, name: &str) -> f64 {
-        self.value(name).unwrap_or(0.0)
+    /// The arm figure `id` (`fyi`, `distinct_values_max`); 0 when absent.
+    pub fn get(&self, id: ArmId) -> f64 {
+        self.value(id).unwrap_or(0.0)
     }
 
-    /// The arm figure named `name`, `None` when absent or unknown.
-    ///
-    /// # Panics
-    /// As [`ArmFigures::get`].
-    pub fn value(&self, name: &str) -> Option<f64> {
+    /// The arm figure `id`, `None` when absent.
+    pub fn value(&self, id: ArmId) -> Option<f64> {
         let i = arm_figure_names()
             .iter()
-            .position(|(n, _, _)| n == name)
-            .unwrap_or_else(|| panic!("`{name}` is not an arm figure of REVIEW_METRICS"));
+            .position(|&(_, m, a)| m == id.metric.index() && a == id.aggregate)
+            .expect("an ArmId names an aggregate its metric declares");
         self.values[i]
     }
 }
@@ -647,9 +748,9 @@ pub struct ArmMetrics {
 }
 
 impl ArmMetrics {
-    /// The arm figure named `name`; see [`ArmFigures::get`].
-    pub fn figure(&self, name: &str) -> f64 {
-        self.figures.get(name)
+    /// The arm figure `id`; 0 when absent.
+    pub fn figure(&self, id: ArmId) -> f64 {
+        self.figures.get(id)
     }
 }
 
@@ -723,8 +824,8 @@ fn by_target(
 }
 
 /// `by_target` of the catalogue entry at `index`.
-pub fn by_target_of(per_target: &[TargetMetrics], index: usize) -> Vec<(String, f64)> {
-    by_target(per_target, |t| t.figures[index].number())
+pub fn by_target_of(per_target: &[TargetMetrics], id: Id) -> Vec<(String, f64)> {
+    by_target(per_target, |t| t.figure(id).number())
 }
 
 /// Aggregates one arm's per-(target, run) metrics.
@@ -749,7 +850,7 @@ pub fn arm_metrics(
                 if m.precision && !controls {
                     return None;
                 }
-                let values = by_target_of(&per_target, *i);
+                let values = by_target_of(&per_target, Id(*i));
                 // An optional count known for no target is unknown for the arm, never 0.
                 if m.kind == Kind::OptionalCount && values.is_empty() {
                     return None;
@@ -768,13 +869,13 @@ pub fn arm_metrics(
     for t in &per_target {
         *runs.entry(&t.target).or_default() += 1;
     }
-    let merged = figures.get("merged");
-    let promoted = figures.get("promoted");
-    let corroborated = figures.get("corroborated");
+    let merged = figures.get(MERGED.sum());
+    let promoted = figures.get(PROMOTED.sum());
+    let corroborated = figures.get(CORROBORATED.sum());
     let values = merge_counts(per_target.iter().flat_map(|t| t.values.iter().cloned()));
 
     // Precision and anchor calibration pool every judged finding.
-    let (judged_i, precision_i) = (index("judged_actionable"), index("precision"));
+    let (judged_i, precision_i) = (JUDGED_ACTIONABLE.index(), PRECISION.index());
     let (judged, judged_sum) = per_target.iter().fold((0usize, 0.0), |(n, s), t| {
         let count = t.figures[judged_i].number().unwrap_or(0.0) as usize;
         (
@@ -803,7 +904,7 @@ pub fn arm_metrics(
         })
         .collect();
     let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
-    let by_value_i = index("dropped_by_value");
+    let by_value_i = DROPPED_BY_VALUE.index();
     for t in &per_target {
         let n = runs[t.target.as_str()] as f64;
         if let Figure::ByValue(by) = &t.figures[by_value_i] {
@@ -1169,8 +1270,8 @@ mod tests {
                 Kind::OptionalCount | Kind::Label => Figure::Absent,
             })
             .collect();
-        figures[index("merged")] = Figure::Count(merged);
-        figures[index("corroborated")] = Figure::Count(corroborated);
+        figures[MERGED.index()] = Figure::Count(merged);
+        figures[CORROBORATED.index()] = Figure::Count(corroborated);
         TargetMetrics {
             target: name.to_string(),
             run,
@@ -1216,9 +1317,9 @@ mod tests {
         assert_eq!(json["skipped"], "closed");
         let arm = arm_metrics("anchored", Scale::Anchor, vec![with], BTreeMap::new());
         assert!(arm.figures.controls);
-        assert_eq!(arm.figures.value("externalized"), Some(2.0));
+        assert_eq!(arm.figures.value(EXTERNALIZED.sum()), Some(2.0));
         // Known for no target: unknown for the arm, written as null, never 0.
-        assert_eq!(arm.figures.value("on_suppressed_line"), None);
+        assert_eq!(arm.figures.value(ON_SUPPRESSED_LINE.sum()), None);
         let json = serde_json::to_value(&arm.figures).unwrap();
         assert!(json.get("on_suppressed_line").is_some_and(|v| v.is_null()));
         let back: ArmFigures = serde_json::from_value(json).unwrap();

@@ -8,8 +8,13 @@
 use serde::Deserialize;
 
 use crate::model::{Agreement, Delta, Metrics, PerArm, ScoresSection};
-use crate::replay::query_metrics::QueryArmMetrics;
-use crate::replay::review_metrics::{ArmMetrics, FailedCall};
+use crate::replay::query_metrics::{CiFigure, QueryArmMetrics};
+use crate::replay::review_metrics::{
+    ArmMetrics, FailedCall, Id, ACTIONABLE, AUTO_APPLY, DECISIONS, DEMOTED, DISTINCT_VALUES,
+    DROPPED, EXTERNALIZED, FAILED_REVIEWERS, FINDINGS_RAW, FYI, LINT_SUPPRESSED, MALFORMED, MERGED,
+    ON_SUPPRESSED_LINE, OVER_BUDGET, PRE_EXISTING, REJECTED, SKIPPED, VALIDATED,
+    VALIDATION_SELECTED, VALIDATOR_CALLS, VALIDATOR_FAILED, VALIDATOR_MISSING,
+};
 use crate::text::fmt_p;
 use crate::trust::TrustVerdict;
 
@@ -496,8 +501,8 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
         let (b, t) = (&r.arms.baseline, &r.arms.treatment);
         parts.push(format!(
             "distinct values per target {:.1} → {:.1}",
-            b.figure("distinct_values_mean"),
-            t.figure("distinct_values_mean")
+            b.figure(DISTINCT_VALUES.mean()),
+            t.figure(DISTINCT_VALUES.mean())
         ));
         parts.push(format!(
             "promotion rate (pooled) {} → {}",
@@ -739,13 +744,13 @@ fn review_section(
     let reading = format!(
         "Under {}, findings carry {:.1} distinct confidence values per target against {:.1} under {}; {} of merged findings are promoted against {}, and {} actionable findings per target reach the user against {}.",
         t.policy,
-        t.figure("distinct_values_mean"),
-        b.figure("distinct_values_mean"),
+        t.figure(DISTINCT_VALUES.mean()),
+        b.figure(DISTINCT_VALUES.mean()),
         b.policy,
         pct(t.promotion_rate),
         pct(b.promotion_rate),
-        per_target(t.figure("actionable"), t.targets),
-        per_target(b.figure("actionable"), b.targets),
+        per_target(t.figure(ACTIONABLE.sum()), t.targets),
+        per_target(b.figure(ACTIONABLE.sum()), b.targets),
     );
     // With the precision controls, what reaches the user is what survives the validation pass.
     let reading = match (&b.controls, &t.controls) {
@@ -755,8 +760,8 @@ fn review_section(
                 "actionable findings per target pass the gate against",
             ) + &format!(
                 " After the validation pass, {} per target reach the user against {}.",
-                per_target(t.figure("externalized"), t.targets),
-                per_target(b.figure("externalized"), b.targets),
+                per_target(t.figure(EXTERNALIZED.sum()), t.targets),
+                per_target(b.figure(EXTERNALIZED.sum()), b.targets),
             )
         }
         _ => reading,
@@ -834,7 +839,7 @@ fn controls_section(
     let mut sentences = Vec::new();
     for (arm, a, c) in [("baseline", b, cb), ("treatment", t, ct)] {
         let mut parts = Vec::new();
-        if a.figure("validation_selected") > 0.0 {
+        if a.figure(VALIDATION_SELECTED.sum()) > 0.0 {
             let judged = match (c.rejected_composite, c.validated_composite) {
                 (Some(r), Some(v)) => {
                     format!(" (judges rate the rejected {r:.2} against {v:.2} for the validated)")
@@ -845,13 +850,13 @@ fn controls_section(
                 _ => String::new(),
             };
             let mut lost = Vec::new();
-            for (name, what) in [
-                ("validator_failed", "failed"),
-                ("validator_missing", "had no recorded call"),
-                ("over_budget", "were over budget"),
+            for (id, what) in [
+                (VALIDATOR_FAILED, "failed"),
+                (VALIDATOR_MISSING, "had no recorded call"),
+                (OVER_BUDGET, "were over budget"),
             ] {
-                if a.figure(name) > 0.0 {
-                    lost.push(format!("{} {what}", one(a.figure(name))));
+                if a.figure(id.sum()) > 0.0 {
+                    lost.push(format!("{} {what}", one(a.figure(id.sum()))));
                 }
             }
             let lost = if lost.is_empty() {
@@ -861,11 +866,11 @@ fn controls_section(
             };
             parts.push(format!(
                 "the validator ran on {} findings ({} calls) and rejected {}{judged}{lost}: {} of {} actionable findings reached the user.",
-                one(a.figure("validation_selected")),
-                one(a.figure("validator_calls")),
-                one(a.figure("rejected")),
-                one(a.figure("externalized")),
-                one(a.figure("actionable")),
+                one(a.figure(VALIDATION_SELECTED.sum())),
+                one(a.figure(VALIDATOR_CALLS.sum())),
+                one(a.figure(REJECTED.sum())),
+                one(a.figure(EXTERNALIZED.sum())),
+                one(a.figure(ACTIONABLE.sum())),
             ));
         }
         if c.skipped_targets > 0 {
@@ -879,10 +884,10 @@ fn controls_section(
                 one(c.lost_p0_p1),
             ));
         }
-        if a.figure("lint_suppressed") > 0.0 {
+        if a.figure(LINT_SUPPRESSED.sum()) > 0.0 {
             parts.push(format!(
                 "Lint-ignore dropped {} findings on suppressed lines.",
-                one(a.figure("lint_suppressed"))
+                one(a.figure(LINT_SUPPRESSED.sum()))
             ));
         }
         if !parts.is_empty() {
@@ -906,17 +911,17 @@ fn controls_section(
         }
     };
     let rows = vec![
-        figures_row("actionable (the gate's count)", &["actionable"], b, t),
-        figures_row("selected for validation", &["validation_selected"], b, t),
-        figures_row("validator calls (the cost)", &["validator_calls"], b, t),
-        figures_row("validated / rejected", &["validated", "rejected"], b, t),
+        figures_row("actionable (the gate's count)", &[ACTIONABLE], b, t),
+        figures_row("selected for validation", &[VALIDATION_SELECTED], b, t),
+        figures_row("validator calls (the cost)", &[VALIDATOR_CALLS], b, t),
+        figures_row("validated / rejected", &[VALIDATED, REJECTED], b, t),
         figures_row(
             "failed / missing / over budget",
-            &["validator_failed", "validator_missing", "over_budget"],
+            &[VALIDATOR_FAILED, VALIDATOR_MISSING, OVER_BUDGET],
             b,
             t,
         ),
-        figures_row("externalized (reach the user)", &["externalized"], b, t),
+        figures_row("externalized (reach the user)", &[EXTERNALIZED], b, t),
         vec![
             text("judge composite: rejected / validated"),
             pair(
@@ -933,16 +938,16 @@ fn controls_section(
             numeric(format!(
                 "{} / {:.2}",
                 b.figures
-                    .value("on_suppressed_line")
+                    .value(ON_SUPPRESSED_LINE.sum())
                     .map_or("unknown".into(), |x| format!("{x:.2}")),
-                b.figure("lint_suppressed")
+                b.figure(LINT_SUPPRESSED.sum())
             )),
             numeric(format!(
                 "{} / {:.2}",
                 t.figures
-                    .value("on_suppressed_line")
+                    .value(ON_SUPPRESSED_LINE.sum())
                     .map_or("unknown".into(), |x| format!("{x:.2}")),
-                t.figure("lint_suppressed")
+                t.figure(LINT_SUPPRESSED.sum())
             )),
         ],
         vec![
@@ -970,7 +975,7 @@ fn controls_section(
             let mut seen: Vec<(String, String)> = Vec::new();
             for row in &a.per_target {
                 if let crate::replay::review_metrics::Figure::Label(Some(rule)) =
-                    row.figure("skipped")
+                    row.figure(SKIPPED)
                 {
                     if !seen.iter().any(|(t, _)| *t == row.target) {
                         seen.push((row.target.clone(), rule.clone()));
@@ -1016,8 +1021,8 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
             numeric(format!("{} × {}", b.targets, b.runs)),
             numeric(format!("{} × {}", t.targets, t.runs)),
         ],
-        figures_row("findings (raw)", &["findings_raw"], b, t),
-        figures_row("merged", &["merged"], b, t),
+        figures_row("findings (raw)", &[FINDINGS_RAW], b, t),
+        figures_row("merged", &[MERGED], b, t),
         vec![
             text("corroboration rate, pooled over targets [95% Wilson]"),
             rate(b.corroboration_rate, b.rate_ci.corroboration_rate),
@@ -1030,12 +1035,12 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
         ],
         figures_row(
             "actionable / FYI / dropped",
-            &["actionable", "fyi", "dropped"],
+            &[ACTIONABLE, FYI, DROPPED],
             b,
             t,
         ),
-        figures_row("decisions / auto-apply", &["decisions", "auto_apply"], b, t),
-        figures_row("demoted / pre-existing", &["demoted", "pre_existing"], b, t),
+        figures_row("decisions / auto-apply", &[DECISIONS, AUTO_APPLY], b, t),
+        figures_row("demoted / pre-existing", &[DEMOTED, PRE_EXISTING], b, t),
     ];
     Table {
         caption: Some("Per arm: counts summed over targets, mean over runs.".into()),
@@ -1044,12 +1049,12 @@ fn arm_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
     }
 }
 
-/// A row of arm figures, each to 2 places and several joined by " / ": `1.50 / 0.25`.
-fn figures_row(label: &str, names: &[&str], b: &ArmMetrics, t: &ArmMetrics) -> Vec<Cell> {
+/// A row of arm figures (sums over targets), each to 2 places and several joined by " / ": `1.50 / 0.25`.
+fn figures_row(label: &str, ids: &[Id], b: &ArmMetrics, t: &ArmMetrics) -> Vec<Cell> {
     let cell = |a: &ArmMetrics| {
-        let parts: Vec<String> = names
+        let parts: Vec<String> = ids
             .iter()
-            .map(|n| format!("{:.2}", a.figure(n)))
+            .map(|id| format!("{:.2}", a.figure(id.sum())))
             .collect();
         numeric(parts.join(" / "))
     };
@@ -1376,9 +1381,9 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
 }
 
 fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
-    let with_ci = |m: &QueryArmMetrics, x: Option<f64>, name: &str| {
+    let with_ci = |m: &QueryArmMetrics, x: Option<f64>, figure: CiFigure| {
         x.map_or("—".into(), |x| {
-            format!("{x:.3} {}", interval(m.ci.get(name).copied(), 2))
+            format!("{x:.3} {}", interval(m.interval(figure), 2))
         })
     };
     let cal =
@@ -1392,7 +1397,7 @@ fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
         ("queries", Box::new(|m| m.queries.to_string())),
         (
             "mean confidence [95% CI]",
-            Box::new(move |m| with_ci(m, Some(m.confidence_mean), "confidence_mean")),
+            Box::new(move |m| with_ci(m, Some(m.confidence_mean), CiFigure::ConfidenceMean)),
         ),
         (
             "median confidence",
@@ -1416,7 +1421,7 @@ fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
                     "{} ({}) {}",
                     m.recovery_fired,
                     pct(m.recovery_gate_rate),
-                    interval(m.ci.get("recovery_gate_rate").copied(), 2)
+                    interval(m.interval(CiFigure::RecoveryGateRate), 2)
                 )
             }),
         ),
@@ -1426,15 +1431,15 @@ fn query_arm_table(b: &QueryArmMetrics, t: &QueryArmMetrics) -> Table {
         ),
         (
             "first-pass success",
-            Box::new(move |m| with_ci(m, m.first_pass_success, "first_pass_success")),
+            Box::new(move |m| with_ci(m, m.first_pass_success, CiFigure::FirstPassSuccess)),
         ),
         (
             "final accuracy",
-            Box::new(move |m| with_ci(m, m.final_accuracy, "final_accuracy")),
+            Box::new(move |m| with_ci(m, m.final_accuracy, CiFigure::FinalAccuracy)),
         ),
         (
             "recovery success",
-            Box::new(move |m| with_ci(m, m.recovery_success, "recovery_success")),
+            Box::new(move |m| with_ci(m, m.recovery_success, CiFigure::RecoverySuccess)),
         ),
         (
             "ECE [95% CI]",
@@ -1760,8 +1765,8 @@ fn coverage_section(m: &Metrics) -> Section {
         let (b, t) = (&r.arms.baseline, &r.arms.treatment);
         parts.push(format!(
             "malformed findings per run: {}; failed reviewer calls per run: {} (baseline → treatment)",
-            change(b.figure("malformed"), t.figure("malformed"), 2),
-            change(b.figure("failed_reviewers"), t.figure("failed_reviewers"), 2)
+            change(b.figure(MALFORMED.sum()), t.figure(MALFORMED.sum()), 2),
+            change(b.figure(FAILED_REVIEWERS.sum()), t.figure(FAILED_REVIEWERS.sum()), 2)
         ));
         blocks.push(Block::Table(Table {
             caption: Some("Counts summed over targets, mean over runs.".into()),
@@ -1769,12 +1774,12 @@ fn coverage_section(m: &Metrics) -> Section {
             rows: vec![
                 figures_row(
                     "malformed findings (dropped by validation)",
-                    &["malformed"],
+                    &[MALFORMED],
                     b,
                     t,
                 ),
-                figures_row("failed reviewer calls", &["failed_reviewers"], b, t),
-                figures_row("findings dropped by the gate", &["dropped"], b, t),
+                figures_row("failed reviewer calls", &[FAILED_REVIEWERS], b, t),
+                figures_row("findings dropped by the gate", &[DROPPED], b, t),
             ],
         }));
         let mut reasons = Vec::new();

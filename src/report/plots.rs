@@ -17,7 +17,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::raster::Raster;
 use crate::model::{Agreement, Metrics, PerArm};
 use crate::policy::Scale;
-use crate::replay::review_metrics::{by_target_of, index, ArmMetrics, TargetMetrics};
+use crate::replay::review_metrics::{
+    by_target_of, ArmMetrics, TargetMetrics, ACTIONABLE, DEMOTED, DISTINCT_VALUES, DROPPED,
+    EXTERNALIZED, FYI, MERGED, OVER_BUDGET, PRE_EXISTING, REJECTED, VALIDATION_SELECTED,
+    VALIDATOR_FAILED, VALIDATOR_MISSING,
+};
 use crate::replay::ValueCount;
 
 /// Pixel size of every plot.
@@ -152,8 +156,8 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
             title: "Raw confidence values (anchor dispersion)".into(),
             alt: format!(
                 "How many findings carried each raw confidence value: {} distinct values per target in the baseline, {} in the treatment.",
-                one(arms.baseline.figure("distinct_values_mean")),
-                one(arms.treatment.figure("distinct_values_mean"))
+                one(arms.baseline.figure(DISTINCT_VALUES.mean())),
+                one(arms.treatment.figure(DISTINCT_VALUES.mean()))
             ),
             kind: Kind::Values(per_arm(arms, review_values_panel)),
         });
@@ -207,10 +211,10 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
                 title: "The validation pass: from actionable to externalized".into(),
                 alt: format!(
                     "Actionable findings, those selected for validation, those the pass dropped (over budget, rejected, failed, missing) and those externalized: {} of {} in the baseline, {} of {} in the treatment.",
-                    one(arms.baseline.figure("externalized")),
-                    one(arms.baseline.figure("actionable")),
-                    one(arms.treatment.figure("externalized")),
-                    one(arms.treatment.figure("actionable")),
+                    one(arms.baseline.figure(EXTERNALIZED.sum())),
+                    one(arms.baseline.figure(ACTIONABLE.sum())),
+                    one(arms.treatment.figure(EXTERNALIZED.sum())),
+                    one(arms.treatment.figure(ACTIONABLE.sum())),
                 ),
                 kind: Kind::Funnel(per_arm(arms, funnel_panel)),
             });
@@ -412,7 +416,7 @@ fn review_values_panel(label: String, a: &ArmMetrics) -> ValuesPanel {
     ValuesPanel {
         label: format!(
             "{label}: {} distinct per target",
-            one(a.figure("distinct_values_mean"))
+            one(a.figure(DISTINCT_VALUES.mean()))
         ),
         bars: bars(&a.values),
         x_max: scale_max(a.scale),
@@ -477,13 +481,13 @@ fn query_values_panel(arm: &str, a: &crate::replay::query_metrics::QueryArmMetri
 /// mean over runs).
 fn funnel_panel(label: String, a: &ArmMetrics) -> TierPanel {
     let figures = [
-        "actionable",
-        "validation_selected",
-        "over_budget",
-        "rejected",
-        "validator_failed",
-        "validator_missing",
-        "externalized",
+        ACTIONABLE,
+        VALIDATION_SELECTED,
+        OVER_BUDGET,
+        REJECTED,
+        VALIDATOR_FAILED,
+        VALIDATOR_MISSING,
+        EXTERNALIZED,
     ];
     // Rows are drawn from the bottom up: the last stage first, so the funnel reads downwards.
     let n = STAGES.len();
@@ -494,7 +498,7 @@ fn funnel_panel(label: String, a: &ArmMetrics) -> TierPanel {
         .enumerate()
         .map(|(i, ((stage, _), name))| {
             let mut counts = vec![0.0; n];
-            counts[n - 1 - i] = a.figure(name);
+            counts[n - 1 - i] = a.figure(name.sum());
             (*stage, counts)
         })
         .collect();
@@ -506,15 +510,14 @@ fn funnel_panel(label: String, a: &ArmMetrics) -> TierPanel {
 }
 
 fn tier_panel(label: String, per_target: &[TargetMetrics]) -> TierPanel {
-    // (label, catalogue name)
     let columns = [
-        ("actionable", "actionable"),
-        ("fyi", "fyi"),
-        ("dropped", "dropped"),
-        ("demoted", "demoted"),
-        ("pre-existing", "pre_existing"),
+        ("actionable", ACTIONABLE),
+        ("fyi", FYI),
+        ("dropped", DROPPED),
+        ("demoted", DEMOTED),
+        ("pre-existing", PRE_EXISTING),
     ];
-    let merged = by_target_of(per_target, index("merged"));
+    let merged = by_target_of(per_target, MERGED);
     // The targets with the most findings, in their first-appearance order.
     let mut keep: Vec<(usize, f64)> = merged.iter().map(|(_, v)| *v).enumerate().collect();
     keep.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -523,8 +526,8 @@ fn tier_panel(label: String, per_target: &[TargetMetrics]) -> TierPanel {
     let targets: Vec<String> = keep.iter().map(|(i, _)| merged[*i].0.clone()).collect();
     let tiers = columns
         .iter()
-        .map(|(label, name)| {
-            let all = by_target_of(per_target, index(name));
+        .map(|(label, id)| {
+            let all = by_target_of(per_target, *id);
             (*label, keep.iter().map(|(i, _)| all[*i].1).collect())
         })
         .collect();
