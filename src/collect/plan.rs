@@ -75,13 +75,9 @@ pub struct Collect {
     /// The glob of target files, relative to the experiment's folder.
     pub targets: String,
     pub runs: u32,
-    pub concurrency: usize,
-    #[serde(rename = "timeout_s", serialize_with = "seconds")]
-    pub timeout: Duration,
-    pub retries: u32,
-    /// The wait before the first retry; each next one waits twice as long.
-    #[serde(rename = "backoff_s", serialize_with = "seconds")]
-    pub backoff: Duration,
+    /// How the reviewers' (or agent's) calls run, and the later stages' unless they override it.
+    #[serde(flatten)]
+    pub limits: Limits,
     /// `[collect.validators]`: validator calls over the collected findings (docs/guides/live-collection.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validators: Option<Validators>,
@@ -94,12 +90,37 @@ pub struct Collect {
 }
 
 /// How one stage's calls are run: `[collect]`'s values unless the stage's table sets its own.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Limits {
     pub concurrency: usize,
+    #[serde(rename = "timeout_s", serialize_with = "seconds")]
     pub timeout: Duration,
     pub retries: u32,
+    /// The wait before the first retry; each next one waits twice as long.
+    #[serde(rename = "backoff_s", serialize_with = "seconds")]
     pub backoff: Duration,
+}
+
+impl Limits {
+    /// `[collect]`'s defaults: 4 calls at once, 300 s each, one retry after 1 s.
+    pub const DEFAULT: Limits = Limits {
+        concurrency: 4,
+        timeout: Duration::from_secs(300),
+        retries: 1,
+        backoff: Duration::from_secs(1),
+    };
+}
+
+impl Overrides {
+    /// These limits where set, else `base`'s.
+    pub fn over(&self, base: Limits) -> Limits {
+        Limits {
+            concurrency: self.concurrency.unwrap_or(base.concurrency),
+            timeout: self.timeout.unwrap_or(base.timeout),
+            retries: self.retries.unwrap_or(base.retries),
+            backoff: self.backoff.unwrap_or(base.backoff),
+        }
+    }
 }
 
 /// A stage table's own limits, each `None` when `[collect]`'s applies.
@@ -184,25 +205,9 @@ impl Collect {
         out
     }
 
-    /// The limits the reviewers (or agent) stage runs with.
-    pub fn limits(&self) -> Limits {
-        Limits {
-            concurrency: self.concurrency,
-            timeout: self.timeout,
-            retries: self.retries,
-            backoff: self.backoff,
-        }
-    }
-
     /// A later stage's limits: its own where its table sets them, else `[collect]`'s.
     pub fn limits_with(&self, own: &Overrides) -> Limits {
-        let base = self.limits();
-        Limits {
-            concurrency: own.concurrency.unwrap_or(base.concurrency),
-            timeout: own.timeout.unwrap_or(base.timeout),
-            retries: own.retries.unwrap_or(base.retries),
-            backoff: own.backoff.unwrap_or(base.backoff),
-        }
+        own.over(self.limits)
     }
 }
 
@@ -244,97 +249,131 @@ pub const VALIDATOR_PLACEHOLDERS: &[&str] = &[
 pub const JUDGE_PLACEHOLDERS: &[&str] =
     &["{judge}", "{item_id}", "{arm}", "{target}", "{target_path}"];
 
-/// An experiment's `[collect]` table as written, read by serde with the position of each
-/// value; its JSON Schema is derived from it.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawCollect {
-    /// `reviews` (default) or `queries`.
-    #[schemars(with = "Option<String>")]
-    kind: Option<Spanned<String>>,
-    /// The argv of one call, with placeholders {reviewer}, {target}, {target_path}, {arm},
-    /// {run}.
-    #[schemars(with = "Vec<String>")]
-    command: Spanned<Vec<String>>,
-    /// The reviewer personas, each called once per target and run (`{reviewer}`).
-    #[schemars(with = "Option<Vec<String>>")]
-    reviewers: Option<Spanned<Vec<String>>>,
-    /// A glob, relative to the experiment file, of the targets to review.
-    #[schemars(with = "String")]
-    targets: Spanned<String>,
-    /// Repeats of every call, for test-retest stability (`{run}` from 0). Default 1.
-    #[schemars(with = "Option<i64>")]
-    runs: Option<Spanned<i64>>,
-    /// Calls running at once. Default 4.
-    #[schemars(with = "Option<i64>")]
-    concurrency: Option<Spanned<i64>>,
-    /// Seconds a call may take before it is killed, with what it started, and recorded as
-    /// failed. Default 300.
-    #[schemars(with = "Option<f64>")]
-    timeout_s: Option<Spanned<f64>>,
-    /// Further attempts of a call that failed. Default 1.
-    #[schemars(with = "Option<i64>")]
-    retries: Option<Spanned<i64>>,
-    /// Seconds before the first retry, doubling after each. Default 1.
-    #[schemars(with = "Option<f64>")]
-    backoff_s: Option<Spanned<f64>>,
-    /// Validator calls over the collected findings (docs/guides/live-collection.md).
-    validators: Option<RawValidators>,
-    /// Judge panels over the collected findings and targets (docs/guides/live-collection.md).
-    judges: Option<RawJudges>,
+/// Declares a `[collect]` table as written, read by serde with the position of each value (its
+/// JSON Schema is derived from it), with the four keys of how its calls run: `concurrency`,
+/// `timeout_s`, `retries` and `backoff_s`, each documented by the strings given (a stage's
+/// table: that it overrides `[collect]`'s).
+macro_rules! raw_table {
+    (
+        $(#[$meta:meta])* struct $name:ident { $($before:tt)* }
+        stage { $($after:tt)* }
+    ) => {
+        raw_table! {
+            $(#[$meta])* struct $name { $($before)* }
+            limits [
+                "Overrides `[collect]`'s `concurrency` for this stage.",
+                "Overrides `[collect]`'s `timeout_s` for this stage.",
+                "Overrides `[collect]`'s `retries` for this stage.",
+                "Overrides `[collect]`'s `backoff_s` for this stage.",
+            ]
+            { $($after)* }
+        }
+    };
+    (
+        $(#[$meta:meta])* struct $name:ident { $($before:tt)* }
+        limits [$concurrency:literal, $timeout:literal, $retries:literal, $backoff:literal $(,)?]
+        { $($after:tt)* }
+    ) => {
+        $(#[$meta])*
+        #[derive(Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($before)*
+            #[doc = $concurrency]
+            #[schemars(with = "Option<i64>")]
+            concurrency: Option<Spanned<i64>>,
+            #[doc = $timeout]
+            #[schemars(with = "Option<f64>")]
+            timeout_s: Option<Spanned<f64>>,
+            #[doc = $retries]
+            #[schemars(with = "Option<i64>")]
+            retries: Option<Spanned<i64>>,
+            #[doc = $backoff]
+            #[schemars(with = "Option<f64>")]
+            backoff_s: Option<Spanned<f64>>,
+            $($after)*
+        }
+
+        impl $name {
+            /// The limits as written, checked; `table` prefixes the field names in errors.
+            fn limits(&self, table: &str, error: &Report<'_>) -> Result<Overrides, InputError> {
+                let f = |name: &str| format!("{table}{name}");
+                Ok(Overrides {
+                    concurrency: whole(&self.concurrency, &f("concurrency"), 1, error)?
+                        .map(|x| x as usize),
+                    timeout: seconds_in(&self.timeout_s, TIMEOUT, &f("timeout_s"), error)?,
+                    retries: whole(&self.retries, &f("retries"), 0, error)?.map(|x| x as u32),
+                    backoff: seconds_in(&self.backoff_s, BACKOFF, &f("backoff_s"), error)?,
+                })
+            }
+        }
+    };
 }
 
-/// `[collect.validators]` as written.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawValidators {
-    /// The argv of one validator call, with placeholders {finding_id}, {arm}, {target},
-    /// {target_path}, {run}.
-    #[schemars(with = "Vec<String>")]
-    command: Spanned<Vec<String>>,
-    /// Overrides `[collect]`'s `concurrency` for this stage.
-    #[schemars(with = "Option<i64>")]
-    concurrency: Option<Spanned<i64>>,
-    /// Overrides `[collect]`'s `timeout_s` for this stage.
-    #[schemars(with = "Option<f64>")]
-    timeout_s: Option<Spanned<f64>>,
-    /// Overrides `[collect]`'s `retries` for this stage.
-    #[schemars(with = "Option<i64>")]
-    retries: Option<Spanned<i64>>,
-    /// Overrides `[collect]`'s `backoff_s` for this stage.
-    #[schemars(with = "Option<f64>")]
-    backoff_s: Option<Spanned<f64>>,
+raw_table! {
+    /// An experiment's `[collect]` table as written.
+    struct RawCollect {
+        /// `reviews` (default) or `queries`.
+        #[schemars(with = "Option<String>")]
+        kind: Option<Spanned<String>>,
+        /// The argv of one call, with placeholders {reviewer}, {target}, {target_path}, {arm},
+        /// {run}.
+        #[schemars(with = "Vec<String>")]
+        command: Spanned<Vec<String>>,
+        /// The reviewer personas, each called once per target and run (`{reviewer}`).
+        #[schemars(with = "Option<Vec<String>>")]
+        reviewers: Option<Spanned<Vec<String>>>,
+        /// A glob, relative to the experiment file, of the targets to review.
+        #[schemars(with = "String")]
+        targets: Spanned<String>,
+        /// Repeats of every call, for test-retest stability (`{run}` from 0). Default 1.
+        #[schemars(with = "Option<i64>")]
+        runs: Option<Spanned<i64>>,
+    }
+    limits [
+        "Calls running at once. Default 4.",
+        "Seconds a call may take before it is killed, with what it started, and recorded as \
+         failed. Default 300.",
+        "Further attempts of a call that failed. Default 1.",
+        "Seconds before the first retry, doubling after each. Default 1.",
+    ]
+    {
+        /// Validator calls over the collected findings (docs/guides/live-collection.md).
+        validators: Option<RawValidators>,
+        /// Judge panels over the collected findings and targets (docs/guides/live-collection.md).
+        judges: Option<RawJudges>,
+    }
 }
 
-/// `[collect.judges]` as written.
-#[derive(Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RawJudges {
-    /// The argv of one judge call, with placeholders {judge}, {item_id}, {arm}, {target},
-    /// {target_path}.
-    #[schemars(with = "Vec<String>")]
-    command: Spanned<Vec<String>>,
-    /// Judge names, in the order their verdicts are written.
-    #[schemars(with = "Vec<String>")]
-    judges: Spanned<Vec<String>>,
-    /// `findings` (default), `targets` or `both`.
-    #[schemars(with = "Option<String>")]
-    items: Option<Spanned<String>>,
-    /// The dimensions every judge scores in [0, 1].
-    #[schemars(with = "Vec<String>")]
-    dimensions: Spanned<Vec<String>>,
-    /// Overrides `[collect]`'s `concurrency` for this stage.
-    #[schemars(with = "Option<i64>")]
-    concurrency: Option<Spanned<i64>>,
-    /// Overrides `[collect]`'s `timeout_s` for this stage.
-    #[schemars(with = "Option<f64>")]
-    timeout_s: Option<Spanned<f64>>,
-    /// Overrides `[collect]`'s `retries` for this stage.
-    #[schemars(with = "Option<i64>")]
-    retries: Option<Spanned<i64>>,
-    /// Overrides `[collect]`'s `backoff_s` for this stage.
-    #[schemars(with = "Option<f64>")]
-    backoff_s: Option<Spanned<f64>>,
+raw_table! {
+    /// `[collect.validators]` as written.
+    struct RawValidators {
+        /// The argv of one validator call, with placeholders {finding_id}, {arm}, {target},
+        /// {target_path}, {run}.
+        #[schemars(with = "Vec<String>")]
+        command: Spanned<Vec<String>>,
+    }
+    stage {}
+}
+
+raw_table! {
+    /// `[collect.judges]` as written.
+    struct RawJudges {
+        /// The argv of one judge call, with placeholders {judge}, {item_id}, {arm}, {target},
+        /// {target_path}.
+        #[schemars(with = "Vec<String>")]
+        command: Spanned<Vec<String>>,
+        /// Judge names, in the order their verdicts are written.
+        #[schemars(with = "Vec<String>")]
+        judges: Spanned<Vec<String>>,
+        /// `findings` (default), `targets` or `both`.
+        #[schemars(with = "Option<String>")]
+        items: Option<Spanned<String>>,
+        /// The dimensions every judge scores in [0, 1].
+        #[schemars(with = "Vec<String>")]
+        dimensions: Spanned<Vec<String>>,
+    }
+    stage {}
 }
 
 /// The `[collect]` table of an experiment file, read with the rest of it by `config`.
@@ -388,10 +427,7 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
         (None, Kind::Queries) => vec![AGENT.to_string()],
     };
     let runs = whole(&raw.runs, "runs", 1, &error)?.unwrap_or(1) as u32;
-    let concurrency = whole(&raw.concurrency, "concurrency", 1, &error)?.unwrap_or(4) as usize;
-    let retries = whole(&raw.retries, "retries", 0, &error)?.unwrap_or(1) as u32;
-    let timeout = timeout(&raw.timeout_s, "timeout_s", &error)?.unwrap_or(Duration::from_secs(300));
-    let backoff = backoff(&raw.backoff_s, "backoff_s", &error)?.unwrap_or(Duration::from_secs(1));
+    let limits = raw.limits("", &error)?.over(Limits::DEFAULT);
     let validators = match raw.validators {
         None => None,
         Some(v) => {
@@ -409,11 +445,7 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
                     VALIDATOR_PLACEHOLDERS,
                     &error,
                 )?,
-                limits: overrides(
-                    (&v.concurrency, &v.timeout_s, &v.retries, &v.backoff_s),
-                    "validators",
-                    &error,
-                )?,
+                limits: v.limits("validators.", &error)?,
                 line: line(v.command.span().start),
             })
         }
@@ -440,10 +472,7 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
         reviewers,
         targets: raw.targets.get_ref().clone(),
         runs,
-        concurrency,
-        timeout,
-        retries,
-        backoff,
+        limits,
         validators,
         judges,
         lines: Lines {
@@ -505,60 +534,30 @@ fn whole(
     Ok(Some(x))
 }
 
-/// A timeout in (0, 86400] seconds, or `None` when not written.
-fn timeout(
+/// Seconds within `range`, written as `[0, 3600]` or `(0, 86400]` in the refusal, or `None`
+/// when not written.
+fn seconds_in(
     v: &Option<Spanned<f64>>,
+    (range, shown): (fn(f64) -> bool, &str),
     field: &str,
     error: &Report<'_>,
 ) -> Result<Option<Duration>, InputError> {
     let Some(t) = v else { return Ok(None) };
     let x = *t.get_ref();
-    if !(x.is_finite() && x > 0.0 && x <= 86_400.0) {
+    if !(x.is_finite() && range(x)) {
         return Err(error(
             t.span(),
             field,
-            format!("{x} is not a number of seconds in (0, 86400]"),
+            format!("{x} is not a number of seconds in {shown}"),
         ));
     }
     Ok(Some(Duration::from_secs_f64(x)))
 }
 
-/// A backoff in [0, 3600] seconds, or `None` when not written.
-fn backoff(
-    v: &Option<Spanned<f64>>,
-    field: &str,
-    error: &Report<'_>,
-) -> Result<Option<Duration>, InputError> {
-    let Some(t) = v else { return Ok(None) };
-    let x = *t.get_ref();
-    if !(x.is_finite() && (0.0..=3600.0).contains(&x)) {
-        return Err(error(
-            t.span(),
-            field,
-            format!("{x} is not a number of seconds in [0, 3600]"),
-        ));
-    }
-    Ok(Some(Duration::from_secs_f64(x)))
-}
-
-/// A stage table's `concurrency`, `timeout_s`, `retries` and `backoff_s`, as written.
-type RawLimits<'a> = (
-    &'a Option<Spanned<i64>>,
-    &'a Option<Spanned<f64>>,
-    &'a Option<Spanned<i64>>,
-    &'a Option<Spanned<f64>>,
-);
-
-fn overrides(raw: RawLimits<'_>, table: &str, error: &Report<'_>) -> Result<Overrides, InputError> {
-    let (concurrency, timeout_s, retries, backoff_s) = raw;
-    let f = |name: &str| format!("{table}.{name}");
-    Ok(Overrides {
-        concurrency: whole(concurrency, &f("concurrency"), 1, error)?.map(|x| x as usize),
-        timeout: timeout(timeout_s, &f("timeout_s"), error)?,
-        retries: whole(retries, &f("retries"), 0, error)?.map(|x| x as u32),
-        backoff: backoff(backoff_s, &f("backoff_s"), error)?,
-    })
-}
+/// A call's timeout: more than nothing, at most a day.
+const TIMEOUT: (fn(f64) -> bool, &str) = (|x| x > 0.0 && x <= 86_400.0, "(0, 86400]");
+/// The wait before a retry: at most an hour.
+const BACKOFF: (fn(f64) -> bool, &str) = (|x| (0.0..=3600.0).contains(&x), "[0, 3600]");
 
 /// Names a stage lists: at least one, none blank, none twice.
 fn names(
@@ -608,11 +607,7 @@ fn judges_table(
         judges,
         items,
         dimensions: names(&j.dimensions, "judges.dimensions", error)?,
-        limits: overrides(
-            (&j.concurrency, &j.timeout_s, &j.retries, &j.backoff_s),
-            "judges",
-            error,
-        )?,
+        limits: j.limits("judges.", error)?,
         line: line(j.command.span().start),
     })
 }
@@ -757,10 +752,7 @@ retries = 1
         assert_eq!(c.command.len(), 4);
         assert_eq!(c.reviewers, ["coherence", "feasibility", "product-lens"]);
         assert_eq!(c.runs, 3);
-        assert_eq!(c.concurrency, 4);
-        assert_eq!(c.timeout, Duration::from_secs(300));
-        assert_eq!(c.retries, 1);
-        assert_eq!(c.backoff, Duration::from_secs(1));
+        assert_eq!(c.limits, Limits::DEFAULT);
         assert_eq!(parse("name = \"x\"\n").unwrap(), None);
     }
 

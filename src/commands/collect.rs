@@ -393,7 +393,7 @@ impl StageContext<'_> {
             kind: p.collect.kind,
             file,
             program: p.program.clone(),
-            limits: p.collect.limits(),
+            limits: p.collect.limits,
             jobs,
             keys: p.calls.iter().map(|c| reviewer_key(&c.key())).collect(),
             about: p
@@ -453,13 +453,14 @@ impl StageContext<'_> {
         let subjects = stages::subjects(&collected);
         // The judges' plan, kept to gather their calls into verdicts once all are recorded.
         let mut panel: Option<Arc<Verdicts>> = None;
-        let planned = match stage {
+        // Each stage's calls: the job, its key, and what it is about.
+        let (mut jobs, mut keys, mut about) = (Vec::new(), Vec::new(), Vec::new());
+        let (own, protocol): (&plan::Overrides, Arc<dyn Protocol>) = match stage {
             Stage::Validators => {
                 let v = p.collect.validators.as_ref().expect("declared stage");
                 let selected: Vec<_> = subjects.iter().filter(|s| s.selected).cloned().collect();
-                let jobs = selected
-                    .iter()
-                    .map(|s| Job {
+                for s in &selected {
+                    jobs.push(Job {
                         argv: substitute(&v.command, |ph| match ph {
                             "{finding_id}" => Some(s.id.clone()),
                             "{arm}" => Some(s.arm.clone()),
@@ -470,25 +471,11 @@ impl StageContext<'_> {
                         }),
                         stdin: Arc::new(json_line(&s.object)),
                         artifact: None,
-                    })
-                    .collect();
-                Planned {
-                    stage,
-                    kind: Kind::Reviews,
-                    file,
-                    program: p.stage_programs[&stage].clone(),
-                    limits: p.collect.limits_with(&v.limits),
-                    jobs,
-                    keys: selected
-                        .iter()
-                        .map(|s| call_key(&[&string(&s.arm), &string(&s.id)]))
-                        .collect(),
-                    about: selected
-                        .iter()
-                        .map(|s| format!("{} · {}", s.arm, s.id))
-                        .collect(),
-                    protocol: Arc::new(Validations { subjects: selected }),
+                    });
+                    keys.push(call_key(&[&string(&s.arm), &string(&s.id)]));
+                    about.push(format!("{} · {}", s.arm, s.id));
                 }
+                (&v.limits, Arc::new(Validations { subjects: selected }))
             }
             // The judges (the reviewers' stage never comes here).
             _ => {
@@ -498,7 +485,6 @@ impl StageContext<'_> {
                     judges: j.judges.clone(),
                     dimensions: j.dimensions.clone(),
                 });
-                let (mut jobs, mut keys, mut about) = (Vec::new(), Vec::new(), Vec::new());
                 for item in &verdicts.items {
                     let stdin = Arc::new(json_line(&item.object));
                     for judge in &j.judges {
@@ -522,20 +508,20 @@ impl StageContext<'_> {
                         about.push(format!("{} · {} · {judge}", item.arm, item.item_id));
                     }
                 }
-                let planned = Planned {
-                    stage,
-                    kind: Kind::Reviews,
-                    file,
-                    program: p.stage_programs[&stage].clone(),
-                    limits: p.collect.limits_with(&j.limits),
-                    jobs,
-                    keys,
-                    about,
-                    protocol: verdicts.clone(),
-                };
-                panel = Some(verdicts);
-                planned
+                panel = Some(verdicts.clone());
+                (&j.limits, verdicts)
             }
+        };
+        let planned = Planned {
+            stage,
+            kind: Kind::Reviews,
+            file,
+            program: p.stage_programs[&stage].clone(),
+            limits: p.collect.limits_with(own),
+            jobs,
+            keys,
+            about,
+            protocol,
         };
         let recorded = read_keys(&planned)?;
         let report = self.execute(planned, &recorded)?;

@@ -43,6 +43,23 @@ pub struct CheckResult {
     pub message: String,
 }
 
+impl CheckResult {
+    /// A check of a whole verdict (`trust.trustworthy`, `decision.verdict`): no bounds, no
+    /// accepted run.
+    fn verdict(name: &str, metric: &str, value: Value, passed: bool, message: String) -> Self {
+        CheckResult {
+            name: name.to_string(),
+            metric: metric.to_string(),
+            value,
+            accepted: None,
+            baseline: None,
+            bounds: Vec::new(),
+            passed,
+            message,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BoundResult {
     pub kind: &'static str,
@@ -112,16 +129,7 @@ fn trust_check(run: &Value) -> CheckResult {
                 .to_string(),
         ),
     };
-    CheckResult {
-        name: "trustworthy".to_string(),
-        metric: "trust.trustworthy".to_string(),
-        value,
-        accepted: None,
-        baseline: None,
-        bounds: Vec::new(),
-        passed,
-        message,
-    }
+    CheckResult::verdict("trustworthy", "trust.trustworthy", value, passed, message)
 }
 
 /// Whether the run's decision is one the policy accepts, naming the verdict and its reasons.
@@ -147,16 +155,7 @@ fn decision_check(run: &Value, accepted: &[crate::decision::Verdict]) -> CheckRe
             "not found: the run has no decision (its experiment names no [decision] metric and no primary metric with a better direction)".to_string(),
         ),
     };
-    CheckResult {
-        name: "decision".to_string(),
-        metric: "decision.verdict".to_string(),
-        value,
-        accepted: None,
-        baseline: None,
-        bounds: Vec::new(),
-        passed,
-        message,
-    }
+    CheckResult::verdict("decision", "decision.verdict", value, passed, message)
 }
 
 /// What a path found in one `metrics.json`.

@@ -68,6 +68,8 @@ pub struct Compared {
     pub label: Option<&'static str>,
     /// Decimals in the report.
     pub places: usize,
+    /// Its row in the report's summary table: (rank, decimals).
+    pub summary: Option<(u8, usize)>,
 }
 
 impl Compared {
@@ -98,6 +100,7 @@ pub fn compared() -> Vec<Compared> {
             better: m.better,
             label: m.label,
             places: m.places,
+            summary: m.summary.map(|(rank, _, places)| (rank, places)),
         })
         .chain(query_metrics::QUERY_DELTAS.iter().map(|d| Compared {
             name: d.name,
@@ -107,7 +110,32 @@ pub fn compared() -> Vec<Compared> {
             better: d.better,
             label: d.label,
             places: 3,
+            summary: d.summary.map(|(rank, _)| (rank, 3)),
         }))
+        .collect()
+}
+
+/// The metrics of `table` with a row in the report's summary table, in its order: (name,
+/// label, decimals).
+pub fn summary_rows(table: DeltaTable) -> Vec<(&'static str, &'static str, usize)> {
+    let mut rows: Vec<(u8, &str, &str, usize)> = compared()
+        .into_iter()
+        .filter(|c| c.table == table)
+        .filter_map(|c| {
+            c.summary
+                .map(|(rank, places)| (rank, c.name, c.words(), places))
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    rows.into_iter().map(|(_, n, l, p)| (n, l, p)).collect()
+}
+
+/// Every metric of `table` with its delta, in catalogue order: (name, label, decimals).
+pub fn delta_rows(table: DeltaTable) -> Vec<(&'static str, &'static str, usize)> {
+    compared()
+        .into_iter()
+        .filter(|c| c.table == table)
+        .map(|c| (c.name, c.words(), c.places))
         .collect()
 }
 
@@ -127,6 +155,7 @@ pub const SCORER: Compared = Compared {
     better: None,
     label: None,
     places: 3,
+    summary: None,
 };
 
 /// What a delta's key names: the catalogue's metric of that name, else an imported scorer.

@@ -623,16 +623,6 @@ pub const DELTA_METRICS: [&str; QUERY_DELTAS.len()] = {
     names
 };
 
-/// The deltas with a row in the report's summary table, in the table's order.
-pub fn summary_deltas() -> Vec<(&'static str, &'static str)> {
-    let mut rows: Vec<(u8, &str, &str)> = QUERY_DELTAS
-        .iter()
-        .filter_map(|d| d.summary.map(|(rank, label)| (rank, d.name, label)))
-        .collect();
-    rows.sort_by_key(|r| r.0);
-    rows.into_iter().map(|(_, n, l)| (n, l)).collect()
-}
-
 /// treatment − baseline over the (query, run) pairs both arms replayed. Every metric but `ece`
 /// is a mean of per-query values, with the exact sign test over the per-query differences;
 /// `ece` is not, so its p-value is the bootstrap's (twice the smaller share of replicate

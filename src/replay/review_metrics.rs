@@ -587,16 +587,6 @@ pub fn delta_metrics() -> impl Iterator<Item = &'static ReviewMetric> {
     REVIEW_METRICS.iter().filter(|m| m.delta)
 }
 
-/// The entries with a row in the report's summary table, in the table's order.
-pub fn summary_metrics() -> Vec<(&'static ReviewMetric, SummaryRow)> {
-    let mut rows: Vec<_> = REVIEW_METRICS
-        .iter()
-        .filter_map(|m| m.summary.map(|s| (m, s)))
-        .collect();
-    rows.sort_by_key(|(_, (rank, _, _))| *rank);
-    rows
-}
-
 /// Metrics of one (target, run). `composite` maps a finding id to its judge composite.
 pub fn target_metrics(
     input: &TargetInput<'_>,

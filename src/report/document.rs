@@ -15,6 +15,7 @@ use crate::replay::review_metrics::{
     ON_SUPPRESSED_LINE, OVER_BUDGET, PRE_EXISTING, REJECTED, SKIPPED, VALIDATED,
     VALIDATION_SELECTED, VALIDATOR_CALLS, VALIDATOR_FAILED, VALIDATOR_MISSING,
 };
+use crate::replay::{delta_rows, summary_rows, DeltaTable};
 use crate::text::fmt_p;
 use crate::trust::TrustVerdict;
 
@@ -250,6 +251,37 @@ fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
     ]
 }
 
+/// A section's delta table: `rows`, captioned `lead` and how its p-values were adjusted.
+fn delta_table(
+    m: &Metrics,
+    deltas: &std::collections::BTreeMap<String, Delta>,
+    rows: Vec<Vec<Cell>>,
+    lead: &str,
+) -> Table {
+    Table {
+        caption: Some(format!("{lead} {}", adjusted_caption(m, deltas))),
+        header: header(&DELTA_HEADER),
+        rows,
+    }
+}
+
+/// One row per metric listed, (name, label, decimals): its delta, or a withheld row where the
+/// judges' figures were withheld; nothing for a metric the run did not measure.
+fn metric_rows(
+    m: &Metrics,
+    deltas: &std::collections::BTreeMap<String, Delta>,
+    metrics: Vec<(&str, &str, usize)>,
+) -> Vec<Vec<Cell>> {
+    metrics
+        .into_iter()
+        .filter_map(|(name, label, places)| match deltas.get(name) {
+            Some(d) => Some(delta_row(label, d, places)),
+            None if withheld(m, name) => Some(withheld_row(label)),
+            None => None,
+        })
+        .collect()
+}
+
 fn withheld_row(label: &str) -> Vec<Cell> {
     vec![
         text(label),
@@ -335,9 +367,7 @@ fn decision_line(m: &Metrics) -> DecisionLine {
 }
 
 fn withheld(m: &Metrics, metric: &str) -> bool {
-    m.withheld(crate::replay::DeltaTable::Review)
-        .iter()
-        .any(|x| x == metric)
+    m.withheld(DeltaTable::Review).iter().any(|x| x == metric)
 }
 
 /// `s` with its first letter in upper case.
@@ -420,9 +450,9 @@ fn trust_verdict(m: &Metrics) -> Verdict {
             details,
         }
     } else {
-        let held = m.withheld(crate::replay::DeltaTable::Review);
+        let held = m.withheld(DeltaTable::Review);
         let mut what: Vec<String> = held.iter().map(|h| h.replace('_', " ")).collect();
-        let judges = m.withheld(crate::replay::DeltaTable::Scores);
+        let judges = m.withheld(DeltaTable::Scores);
         if !judges.is_empty() {
             what.push(format!(
                 "the judge {} {}",
@@ -527,7 +557,7 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
                 if more == 1 { "scorer" } else { "scorers" }
             ));
         }
-        for judge in m.withheld(crate::replay::DeltaTable::Scores) {
+        for judge in m.withheld(DeltaTable::Scores) {
             parts.push(format!("{judge} withheld"));
         }
     }
@@ -589,7 +619,7 @@ fn big_enough(
         );
     }
     let in_table = |c: &crate::replay::Compared| c.table == table && c.per_unit;
-    let scores = table == crate::replay::DeltaTable::Scores;
+    let scores = table == DeltaTable::Scores;
     let chosen: Vec<&str> = if scores {
         deltas.keys().map(String::as_str).collect()
     } else if m.primary.is_empty() {
@@ -689,14 +719,7 @@ fn trim(x: f64) -> String {
 fn summary(m: &Metrics) -> Table {
     let mut rows = Vec::new();
     if let Some(r) = &m.review {
-        for (metric, (_, label, places)) in crate::replay::review_metrics::summary_metrics() {
-            let name = metric.name;
-            match r.delta.get(name) {
-                Some(d) => rows.push(delta_row(label, d, places)),
-                None if withheld(m, name) => rows.push(withheld_row(label)),
-                None => {}
-            }
-        }
+        rows.extend(metric_rows(m, &r.delta, summary_rows(DeltaTable::Review)));
     }
     if let Some(l) = &m.lift {
         let label = "judge composite (lift)";
@@ -716,11 +739,7 @@ fn summary(m: &Metrics) -> Table {
         }
     }
     if let Some(q) = &m.queries {
-        for (name, label) in crate::replay::query_metrics::summary_deltas() {
-            if let Some(d) = q.delta.get(name) {
-                rows.push(delta_row(label, d, 3));
-            }
-        }
+        rows.extend(metric_rows(m, &q.delta, summary_rows(DeltaTable::Queries)));
     }
     if let Some(sc) = &m.scores {
         rows.extend(scorer_rows(m, sc));
@@ -770,26 +789,13 @@ fn review_section(
     if has("review-values") {
         blocks.push(Block::Plot("review-values"));
     }
-    let mut rows = Vec::new();
-    for metric in crate::replay::review_metrics::delta_metrics() {
-        let (name, places) = (metric.name, metric.places);
-        let label = metric.label.unwrap_or(name);
-        match r.delta.get(name) {
-            Some(d) => rows.push(delta_row(label, d, places)),
-            None if withheld(m, name) => rows.push(withheld_row(label)),
-            None => {}
-        }
-    }
-    blocks.push(Block::Table(Table {
-        caption: Some(format!(
-            "Per target, mean over runs, paired over the {} targets both arms reviewed. {}",
-            r.delta.values().next().map_or(0, |d| d.paired.pairs),
-            adjusted_caption(m, &r.delta)
-        )),
-        header: header(&DELTA_HEADER),
-        rows,
-    }));
-    blocks.extend(big_enough(m, crate::replay::DeltaTable::Review, &r.delta));
+    let rows = metric_rows(m, &r.delta, delta_rows(DeltaTable::Review));
+    let lead = format!(
+        "Per target, mean over runs, paired over the {} targets both arms reviewed.",
+        r.delta.values().next().map_or(0, |d| d.paired.pairs)
+    );
+    blocks.push(Block::Table(delta_table(m, &r.delta, rows, &lead)));
+    blocks.extend(big_enough(m, DeltaTable::Review, &r.delta));
     if has("review-tiers") {
         blocks.push(Block::Plot("review-tiers"));
     }
@@ -1122,23 +1128,13 @@ fn query_section(
     if has("query-confidence") {
         blocks.push(Block::Plot("query-confidence"));
     }
-    let rows: Vec<Vec<Cell>> = crate::replay::query_metrics::QUERY_DELTAS
-        .iter()
-        .filter_map(|qd| {
-            let label = qd.label.unwrap_or(qd.name);
-            q.delta.get(qd.name).map(|d| delta_row(label, d, 3))
-        })
-        .collect();
-    blocks.push(Block::Table(Table {
-        caption: Some(format!(
-            "Paired over the {} (query, run) pairs both arms replayed. {}",
-            q.delta.values().next().map_or(0, |d| d.paired.pairs),
-            adjusted_caption(m, &q.delta)
-        )),
-        header: header(&DELTA_HEADER),
-        rows,
-    }));
-    blocks.extend(big_enough(m, crate::replay::DeltaTable::Queries, &q.delta));
+    let rows = metric_rows(m, &q.delta, delta_rows(DeltaTable::Queries));
+    let lead = format!(
+        "Paired over the {} (query, run) pairs both arms replayed.",
+        q.delta.values().next().map_or(0, |d| d.paired.pairs)
+    );
+    blocks.push(Block::Table(delta_table(m, &q.delta, rows, &lead)));
+    blocks.extend(big_enough(m, DeltaTable::Queries, &q.delta));
     if has("query-reliability") {
         blocks.push(Block::Plot("query-reliability"));
     }
@@ -1156,7 +1152,7 @@ fn query_section(
 /// One delta row per scorer of the imported scores, in name order: withheld for a judge scorer
 /// of an untrusted panel.
 fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
-    let held = m.withheld(crate::replay::DeltaTable::Scores);
+    let held = m.withheld(DeltaTable::Scores);
     let mut names: Vec<&String> = sc.delta.keys().chain(held).collect();
     names.sort();
     names.dedup();
@@ -1207,7 +1203,7 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
             if more == 1 { "scorer" } else { "scorers" }
         ));
     }
-    let held = m.withheld(crate::replay::DeltaTable::Scores);
+    let held = m.withheld(DeltaTable::Scores);
     if !held.is_empty() {
         parts.push(format!(
             "the judge scorers' figures are withheld ({})",
@@ -1277,14 +1273,8 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
     }
     let rows = scorer_rows(m, sc);
     if !rows.is_empty() {
-        blocks.push(Block::Table(Table {
-            caption: Some(format!(
-                "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test. {}",
-                adjusted_caption(m, &sc.delta)
-            )),
-            header: header(&DELTA_HEADER),
-            rows,
-        }));
+        let lead = "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test.";
+        blocks.push(Block::Table(delta_table(m, &sc.delta, rows, lead)));
     }
     let discordant: Vec<String> = sc
         .delta
@@ -1307,7 +1297,7 @@ fn scores_section(m: &Metrics, sc: &ScoresSection, has: &dyn Fn(&'static str) ->
         blocks.push(Block::Text("McNemar's discordant items:".into()));
         blocks.push(Block::List(discordant));
     }
-    blocks.extend(big_enough(m, crate::replay::DeltaTable::Scores, &sc.delta));
+    blocks.extend(big_enough(m, DeltaTable::Scores, &sc.delta));
     let calibrated: Vec<&&String> = scorers
         .iter()
         .filter(|s| {
