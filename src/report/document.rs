@@ -136,6 +136,54 @@ pub struct Verdict {
     pub details: Vec<String>,
 }
 
+/// The decision or the trust verdict as every format opens with it.
+pub struct Statement<'a> {
+    /// `decision` or `verdict`: its anchor, and its name in the terminal summary.
+    pub id: &'static str,
+    /// `Decision` or `Verdict`.
+    pub what: &'static str,
+    /// Its word: `better`, `trusted`.
+    pub label: &'static str,
+    /// Its style class in the HTML report.
+    pub class: &'static str,
+    /// The mark the Markdown report puts before it, if any.
+    pub mark: Option<&'static str>,
+    pub sentence: &'a str,
+    pub details: &'a [String],
+}
+
+impl Document {
+    /// The decision, then the trust verdict.
+    pub fn statements(&self) -> [Statement<'_>; 2] {
+        let (d, v) = (&self.decision, &self.verdict);
+        [
+            Statement {
+                id: "decision",
+                what: "Decision",
+                label: d.status.label(),
+                class: d.status.class(),
+                mark: None,
+                sentence: &d.sentence,
+                details: &d.details,
+            },
+            Statement {
+                id: "verdict",
+                what: "Verdict",
+                label: v.status.label(),
+                class: v.status.class(),
+                mark: Some(match v.status {
+                    Status::Trusted => "✅",
+                    Status::Withheld => "⚠️",
+                    Status::NoJudges => "ℹ️",
+                    Status::Suspect => "⛔",
+                }),
+                sentence: &v.sentence,
+                details: &v.details,
+            },
+        ]
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Section {
     /// Anchor for links.

@@ -48,28 +48,20 @@ pub fn render(doc: &Document, plots: &[Plot]) -> String {
         esc(&doc.title)
     );
     s += &format!("<h1>{}</h1>\n", esc(&doc.title));
-    let decision = doc.decision.status;
-    s += &format!(
-        "<div class=\"decision {}\" id=\"decision\">\n<p><strong>Decision: {}.</strong> {}</p>\n",
-        decision.class(),
-        decision.label(),
-        esc(&doc.decision.sentence)
-    );
-    if !doc.decision.details.is_empty() {
-        s += &list(&doc.decision.details);
+    for st in doc.statements() {
+        s += &format!(
+            "<div class=\"{id} {}\" id=\"{id}\">\n<p><strong>{}: {}.</strong> {}</p>\n",
+            st.class,
+            st.what,
+            st.label,
+            esc(st.sentence),
+            id = st.id,
+        );
+        if !st.details.is_empty() {
+            s += &list(st.details);
+        }
+        s += "</div>\n";
     }
-    s += "</div>\n";
-    let status = doc.verdict.status;
-    s += &format!(
-        "<div class=\"verdict {}\" id=\"verdict\">\n<p><strong>Verdict: {}.</strong> {}</p>\n",
-        status.class(),
-        status.label(),
-        esc(&doc.verdict.sentence)
-    );
-    if !doc.verdict.details.is_empty() {
-        s += &list(&doc.verdict.details);
-    }
-    s += "</div>\n";
     s += &format!(
         "<p class=\"headline\"><strong>Headline:</strong> {}</p>\n",
         esc(&doc.headline)

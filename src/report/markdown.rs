@@ -1,42 +1,27 @@
 //! `report.md`: the [`Document`] as GitHub-flavoured Markdown, with the PNG plots linked from
 //! `plots/` (and their SVGs one click away).
 
-use super::document::{Block, Cell, Document, Status, Table};
+use super::document::{Block, Cell, Document, Table};
 use super::plots::Plot;
 use crate::text;
 
 /// Renders the document. `plots` supplies titles and alt text for the plots it names.
 pub fn render(doc: &Document, plots: &[Plot]) -> String {
     let mut s = format!("# {}\n\n", escape(&doc.title));
-    let decision = doc.decision.status;
-    s += &format!(
-        "**Decision: {}.** {}\n\n",
-        decision.label(),
-        escape(&doc.decision.sentence)
-    );
-    for d in &doc.decision.details {
-        s += &format!("- {}\n", escape(d));
-    }
-    if !doc.decision.details.is_empty() {
-        s += "\n";
-    }
-    let status = doc.verdict.status;
-    let mark = match status {
-        Status::Trusted => "✅",
-        Status::Withheld => "⚠️",
-        Status::NoJudges => "ℹ️",
-        Status::Suspect => "⛔",
-    };
-    s += &format!(
-        "{mark} **Verdict: {}.** {}\n\n",
-        status.label(),
-        escape(&doc.verdict.sentence)
-    );
-    for d in &doc.verdict.details {
-        s += &format!("- {}\n", escape(d));
-    }
-    if !doc.verdict.details.is_empty() {
-        s += "\n";
+    for st in doc.statements() {
+        let mark = st.mark.map_or(String::new(), |m| format!("{m} "));
+        s += &format!(
+            "{mark}**{}: {}.** {}\n\n",
+            st.what,
+            st.label,
+            escape(st.sentence)
+        );
+        for d in st.details {
+            s += &format!("- {}\n", escape(d));
+        }
+        if !st.details.is_empty() {
+            s += "\n";
+        }
     }
     s += &format!("**Headline:** {}\n\n", escape(&doc.headline));
     s += "## Baseline vs treatment\n\n";

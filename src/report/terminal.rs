@@ -12,21 +12,11 @@ use super::document::{Cell, Document, Table};
 /// The summary of one run of `experiment`, written to `run_dir`, with its report at `report`.
 pub fn render(experiment: &str, doc: &Document, run_dir: &Path, report: &Path) -> String {
     let mut s = format!("{experiment} → {}\n", run_dir.display());
-    s += &format!(
-        "  decision: {}. {}\n",
-        doc.decision.status.label(),
-        doc.decision.sentence
-    );
-    for d in &doc.decision.details {
-        s += &format!("    - {d}\n");
-    }
-    s += &format!(
-        "  verdict: {}. {}\n",
-        doc.verdict.status.label(),
-        doc.verdict.sentence
-    );
-    for d in &doc.verdict.details {
-        s += &format!("    - {d}\n");
+    for st in doc.statements() {
+        s += &format!("  {}: {}. {}\n", st.id, st.label, st.sentence);
+        for d in st.details {
+            s += &format!("    - {d}\n");
+        }
     }
     s += &format!("  headline: {}\n", doc.headline);
     s += &table(&doc.summary, "  ");
