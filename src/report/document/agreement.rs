@@ -1,0 +1,438 @@
+//! The agreement, trust and coverage sections.
+
+use super::*;
+
+pub(super) fn agreement_section(
+    a: &crate::model::AgreementSection,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Section {
+    let mut rows = Vec::new();
+    let row = |label: &str, g: &Agreement| {
+        vec![
+            text(label),
+            text(format!("{:?}", g.level).to_lowercase()),
+            g.alpha.map_or_else(
+                || {
+                    text(
+                        g.undefined_reason
+                            .clone()
+                            .unwrap_or_else(|| "undefined".into()),
+                    )
+                },
+                |x| num(x, 3),
+            ),
+            numeric(
+                g.ci.as_ref()
+                    .map_or("—".into(), |c| match (c.lower, c.upper) {
+                        (Some(lo), Some(hi)) => format!("[{lo:.3}, {hi:.3}]"),
+                        _ => "—".into(),
+                    }),
+            ),
+            numeric(g.units.to_string()),
+            numeric(g.raters.to_string()),
+        ]
+    };
+    let mut parts = Vec::new();
+    if let Some(j) = &a.judges {
+        rows.push(row("judges", j));
+        if let Some(x) = j.alpha {
+            parts.push(format!("the judges agree at α = {x:.3}"));
+        }
+    }
+    let compare = |what: &str, p: &PerArm<Agreement>| match (p.baseline.alpha, p.treatment.alpha) {
+        (Some(b), Some(t)) => Some(format!(
+            "{what} {} under the treatment (α {t:.3} against {b:.3})",
+            if (t - b).abs() < 0.0005 {
+                "is unchanged"
+            } else if t > b {
+                "is higher"
+            } else {
+                "is lower"
+            }
+        )),
+        _ => None,
+    };
+    if let Some(r) = &a.reviewers {
+        rows.push(row("reviewers · baseline", &r.baseline));
+        rows.push(row("reviewers · treatment", &r.treatment));
+        parts.extend(compare("agreement among corroborating reviewers", r));
+    }
+    if let Some(r) = &a.runs {
+        rows.push(row("run to run · baseline", &r.baseline));
+        rows.push(row("run to run · treatment", &r.treatment));
+        parts.extend(compare("run-to-run stability", r));
+    }
+    if let Some(r) = &a.repeats {
+        rows.push(row("repeats · baseline", &r.baseline));
+        rows.push(row("repeats · treatment", &r.treatment));
+        parts.extend(compare("repeat-to-repeat stability of the scores", r));
+    }
+    let reading = if parts.is_empty() {
+        "No agreement could be computed.".to_string()
+    } else {
+        capitalized(&parts.join("; ")) + "."
+    };
+    let mut blocks = vec![Block::Table(Table {
+        caption: Some("Krippendorff's α with 95% bootstrap intervals; 0.667 is the usual floor for tentative conclusions, 0.8 for reliable ones.".into()),
+        header: header(&["units", "level", "α", "95% CI", "units", "raters"]),
+        rows,
+    })];
+    if has("alpha") {
+        blocks.push(Block::Plot("alpha"));
+    }
+    Section {
+        id: "agreement",
+        title: "Agreement".into(),
+        reading,
+        blocks,
+    }
+}
+
+pub(super) fn trust_section(m: &Metrics) -> Section {
+    let Some(v) = &m.trust else {
+        let reading = if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
+            "No judge panel: no scorer is named in [scores] judges, so there is no panel to trust and every scorer's figures are reported as measured."
+        } else {
+            "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported."
+        };
+        return Section {
+            id: "trust",
+            title: "Trust".into(),
+            reading: reading.into(),
+            blocks: Vec::new(),
+        };
+    };
+    let reading = if v.trustworthy {
+        if m.review.is_none() && m.scores.is_some() {
+            "Every check passed: the judge scorers' figures and the lift can be believed."
+                .to_string()
+        } else {
+            "Every check passed: the judges' figures (precision, anchor calibration, lift) can be believed.".to_string()
+        }
+    } else {
+        format!(
+            "{} {} failed, so every judge-derived figure is withheld.",
+            v.trust_reasons.len(),
+            if v.trust_reasons.len() == 1 {
+                "check"
+            } else {
+                "checks"
+            }
+        )
+    };
+    let mut blocks = vec![Block::Table(checks_table(v))];
+    if !v.trust_reasons.is_empty() {
+        blocks.push(Block::List(v.trust_reasons.clone()));
+    }
+    if let Some(note) = &v.irr_note {
+        blocks.push(Block::Text(note.clone()));
+    }
+    let mut worst: Vec<_> = v.per_item_spread.iter().collect();
+    worst.sort_by(|a, b| {
+        b.spread
+            .total_cmp(&a.spread)
+            .then(a.item_id.cmp(&b.item_id))
+    });
+    let top: Vec<Vec<Cell>> = worst
+        .iter()
+        .take(5)
+        .map(|s| {
+            vec![
+                text(&s.arm),
+                text(&s.item_id),
+                num(s.spread, 2),
+                text(s.dimension.clone().unwrap_or_else(|| "—".into())),
+                numeric(format!("{} of {}", s.survivors, s.judges)),
+            ]
+        })
+        .collect();
+    if !top.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some("The items the judges split on most.".into()),
+            header: header(&["arm", "item", "spread", "dimension", "surviving judges"]),
+            rows: top,
+        }));
+    }
+    if let Some(l) = &m.lift {
+        let row = if l.withheld {
+            vec![
+                text("lift"),
+                Cell::Withheld,
+                Cell::Withheld,
+                numeric(l.items.to_string()),
+            ]
+        } else {
+            vec![
+                text("lift"),
+                l.value
+                    .map_or_else(|| numeric("—"), |x| numeric(format!("{x:+.3}"))),
+                numeric(ci(l.ci, 3)),
+                numeric(l.items.to_string()),
+            ]
+        };
+        blocks.push(Block::Table(Table {
+            caption: Some("Treatment − baseline judge composite, paired by item.".into()),
+            header: header(&["", "value", "95% CI", "items"]),
+            rows: vec![row],
+        }));
+    }
+    Section {
+        id: "trust",
+        title: "Trust".into(),
+        reading,
+        blocks,
+    }
+}
+
+pub(super) fn checks_table(v: &TrustVerdict) -> Table {
+    let th = &v.thresholds;
+    let worst = v
+        .per_item_spread
+        .iter()
+        .map(|s| s.spread)
+        .fold(0.0, f64::max);
+    let fewest = v.per_item_spread.iter().map(|s| s.survivors).min();
+    let mark = |ok: bool| text(if ok { "pass" } else { "fail" });
+    // Pass or fail exactly as the verdict decided each check.
+    let irr_ok = th.irr_passes(v.inter_rater_reliability);
+    let spread_ok = v.per_item_spread.iter().all(|s| th.spread_passes(s.spread));
+    let survivors_ok = v
+        .per_item_spread
+        .iter()
+        .all(|s| th.survivors_pass(s.survivors));
+    Table {
+        caption: Some(format!(
+            "The three checks of the trust verdict over {} items and {} judges.",
+            v.items, v.judges
+        )),
+        header: header(&["check", "value", "bound", "result"]),
+        rows: vec![
+            vec![
+                text(format!(
+                    "(1) inter-rater reliability (α, {} level)",
+                    format!("{:?}", th.level).to_lowercase()
+                )),
+                opt(v.inter_rater_reliability, 3),
+                numeric(format!("≥ {}", th.irr_floor)),
+                mark(irr_ok),
+            ],
+            vec![
+                text("(2) largest per-item spread"),
+                num(worst, 2),
+                numeric(format!("≤ {}", th.spread_ceiling)),
+                mark(spread_ok),
+            ],
+            vec![
+                text("(3) fewest surviving judges on an item"),
+                numeric(fewest.map_or("—".into(), |f| f.to_string())),
+                numeric(format!("≥ {}", th.min_survivors)),
+                mark(survivors_ok),
+            ],
+        ],
+    }
+}
+
+pub(super) fn coverage_section(m: &Metrics) -> Section {
+    let mut blocks = Vec::new();
+    let mut parts = Vec::new();
+    if let Some(r) = &m.review {
+        parts.push(review_coverage(r, &mut blocks));
+    }
+    if let Some(q) = &m.queries {
+        parts.push(query_coverage(q, &mut blocks));
+    }
+    if let Some(sc) = &m.scores {
+        parts.push(scores_coverage(sc, &mut blocks));
+    }
+    let reading = if parts.is_empty() {
+        "Nothing was replayed.".to_string()
+    } else {
+        capitalized(&parts.join("; ")) + "."
+    };
+    Section {
+        id: "coverage",
+        title: "Coverage".into(),
+        reading,
+        blocks,
+    }
+}
+
+/// The review's coverage: malformed findings, failed calls and the gate's drops, with their
+/// reasons; its part of the reading.
+fn review_coverage(r: &crate::model::ReviewSection, blocks: &mut Vec<Block>) -> String {
+    let (b, t) = (&r.arms.baseline, &r.arms.treatment);
+    blocks.push(Block::Table(Table {
+        caption: Some("Counts summed over targets, mean over runs.".into()),
+        header: header(&["", "baseline", "treatment"]),
+        rows: vec![
+            figures_row(
+                "malformed findings (dropped by validation)",
+                &[MALFORMED],
+                b,
+                t,
+            ),
+            figures_row("failed reviewer calls", &[FAILED_REVIEWERS], b, t),
+            figures_row("findings dropped by the gate", &[DROPPED], b, t),
+        ],
+    }));
+    let mut reasons = Vec::new();
+    for (arm, a) in [("baseline", b), ("treatment", t)] {
+        for (why, count) in &a.malformed_reasons {
+            reasons.push(format!("{arm}: {count} × {why}"));
+        }
+    }
+    if !reasons.is_empty() {
+        blocks.push(Block::Text(
+            "Why findings were malformed (all targets and runs):".into(),
+        ));
+        blocks.push(Block::List(reasons));
+    }
+    let rejections: Vec<String> = [("baseline", b), ("treatment", t)]
+        .iter()
+        .filter_map(|(arm, a)| a.controls.as_ref().map(|c| (arm, c)))
+        .flat_map(|(arm, c)| {
+            c.rejection_reasons
+                .iter()
+                .map(move |(why, n)| format!("{arm}: {n} × {why}"))
+        })
+        .collect();
+    if !rejections.is_empty() {
+        blocks.push(Block::Text(
+            "Why the validator rejected findings (all targets and runs):".into(),
+        ));
+        blocks.push(Block::List(rejections));
+    }
+    if let Some(items) = failed_calls(b, t) {
+        blocks.push(Block::Text(
+            "Failed reviewer calls (a failed rater, never zero findings):".into(),
+        ));
+        blocks.push(Block::List(items));
+    }
+    blocks.extend(dropped_by_value(b, t).map(Block::Table));
+    format!(
+        "malformed findings per run: {}; failed reviewer calls per run: {} (baseline → treatment)",
+        change(b.figure(MALFORMED.sum()), t.figure(MALFORMED.sum()), 2),
+        change(
+            b.figure(FAILED_REVIEWERS.sum()),
+            t.figure(FAILED_REVIEWERS.sum()),
+            2
+        )
+    )
+}
+
+/// The first failed reviewer calls of both arms, one line each; `None` without any.
+fn failed_calls(b: &ArmMetrics, t: &ArmMetrics) -> Option<Vec<String>> {
+    const SHOWN: usize = 12;
+    let failed: Vec<(&str, &FailedCall)> = [("baseline", b), ("treatment", t)]
+        .into_iter()
+        .flat_map(|(arm, a)| a.failed_calls.iter().map(move |c| (arm, c)))
+        .collect();
+    if failed.is_empty() {
+        return None;
+    }
+    let mut items: Vec<String> = failed
+        .iter()
+        .take(SHOWN)
+        .map(|(arm, c)| {
+            format!(
+                "{arm}: {} · {} · run {}: {}",
+                c.target,
+                c.reviewer,
+                c.run,
+                c.reason.as_deref().unwrap_or("no reason recorded")
+            )
+        })
+        .collect();
+    if failed.len() > SHOWN {
+        items.push(format!(
+            "… and {} more (`failed_calls` in metrics.json lists them all)",
+            failed.len() - SHOWN
+        ));
+    }
+    Some(items)
+}
+
+/// The gate's dropped findings by confidence value; `None` when it dropped none.
+fn dropped_by_value(b: &ArmMetrics, t: &ArmMetrics) -> Option<Table> {
+    let mut labels: Vec<&String> = b
+        .dropped_by_value
+        .keys()
+        .chain(t.dropped_by_value.keys())
+        .collect();
+    labels.sort();
+    labels.dedup();
+    if labels.is_empty() {
+        return None;
+    }
+    let rows = labels
+        .iter()
+        .map(|l| {
+            let get = |a: &ArmMetrics| {
+                a.dropped_by_value
+                    .get(*l)
+                    .map_or_else(|| numeric("—"), |x| num(*x, 2))
+            };
+            vec![text(*l), get(b), get(t)]
+        })
+        .collect();
+    Some(Table {
+        caption: Some("Dropped findings by confidence (anchor value, or 0.05 bin on the float scale), summed over targets, mean over runs.".into()),
+        header: header(&["confidence", "baseline", "treatment"]),
+        rows,
+    })
+}
+
+/// The queries' coverage: replayed, labelled, errored, stopped; its part of the reading.
+fn query_coverage(q: &crate::model::QuerySection, blocks: &mut Vec<Block>) -> String {
+    let (b, t) = (&q.arms.baseline, &q.arms.treatment);
+    let row = |label: &str, f: fn(&QueryArmMetrics) -> usize| {
+        vec![
+            text(label),
+            numeric(f(b).to_string()),
+            numeric(f(t).to_string()),
+        ]
+    };
+    blocks.push(Block::Table(Table {
+        caption: None,
+        header: header(&["", "baseline", "treatment"]),
+        rows: vec![
+            row("queries replayed", |a| a.queries),
+            row("with a final outcome (labelled)", |a| a.labelled),
+            row("ended in an error", |a| a.errors),
+            row("stopped below the stop threshold", |a| a.stopped),
+        ],
+    }));
+    format!(
+        "{} of {} queries ended in an error and {} stopped below the stop threshold under the treatment ({} and {} under the baseline)",
+        t.errors, t.queries, t.stopped, b.errors, b.stopped
+    )
+}
+
+/// The imported scores' coverage: missing lines and why; its part of the reading.
+fn scores_coverage(sc: &ScoresSection, blocks: &mut Vec<Block>) -> String {
+    let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
+    let total = |a: &crate::replay::scores::ScoreArm| -> (usize, usize) {
+        a.scorers
+            .values()
+            .fold((0, 0), |(l, x), f| (l + f.lines, x + f.missing))
+    };
+    let ((bl, bm), (tl, tm)) = (total(b), total(t));
+    let reasons: Vec<String> = [b, t]
+        .iter()
+        .flat_map(|a| {
+            a.scorers.iter().flat_map(move |(scorer, f)| {
+                f.missing_reasons
+                    .iter()
+                    .map(move |(why, n)| format!("{} · {scorer}: {n} × {why}", a.source))
+            })
+        })
+        .collect();
+    if !reasons.is_empty() {
+        blocks.push(Block::Text("Why score lines are missing:".into()));
+        blocks.push(Block::List(reasons));
+    }
+    format!(
+        "{tm} of {tl} imported score lines are missing under {} ({bm} of {bl} under {}): errored or unscored samples, counted in no mean",
+        t.source, b.source
+    )
+}
