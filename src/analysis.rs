@@ -338,7 +338,7 @@ fn review_section(
             composites: &composites,
             controls,
         };
-        replay_arm(exp, arm, &corpus, settings, &mut rows).map(|r| (r, rows))
+        arm_review(exp, arm, &corpus, settings, &mut rows).map(|r| (r, rows))
     };
     let (baseline, treatment) = std::thread::scope(|scope| {
         let treatment = scope.spawn(|| replay(&exp.treatment));
@@ -751,7 +751,9 @@ struct Replayed<'a> {
     controls: &'a CorpusControls<'a>,
 }
 
-fn replay_arm(
+/// One arm's review figures: its returns replayed (`replay::arm`), each (target, run)'s
+/// metrics, the finding rows, what was malformed or failed, and the arm's agreement.
+fn arm_review(
     exp: &Experiment,
     arm: &Arm,
     corpus: &Replayed<'_>,
@@ -804,24 +806,7 @@ fn replay_arm(
         .filter(|r| r.skipped.is_some())
         .map(|r| r.target)
         .collect();
-    let reviewed = || {
-        returns
-            .iter()
-            .filter(|r| !skipped.contains(r.target.as_str()))
-    };
-    let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for (kind, n, _) in reviewed().flat_map(|r| r.malformed.kinds()) {
-        *malformed_reasons.entry(kind.to_string()).or_default() += n;
-    }
-    let failed_calls: Vec<FailedCall> = reviewed()
-        .filter(|r| r.failed)
-        .map(|r| FailedCall {
-            target: r.target.clone(),
-            run: r.run,
-            reviewer: r.reviewer.to_string(),
-            reason: r.reason.clone(),
-        })
-        .collect();
+    let (malformed_reasons, failed_calls) = losses(returns, &skipped);
     let mut per_target = Vec::with_capacity(replayed.runs.len());
     let arm_name: Arc<str> = Arc::from(arm.name.as_str());
     // Judge composites of the findings the validation pass rejected and validated.
@@ -854,7 +839,6 @@ fn replay_arm(
                 .map(|m| FindingRow::new(&arm_name, &target, run.run, m)),
         );
     }
-    let (reviewer_rows, run_rows) = (replayed.reviewer_units, replayed.run_units);
     let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
     let precision_controls = controls.used.then(|| review_metrics::ControlsFigures {
         skipped_targets: replayed.skipped.targets,
@@ -866,18 +850,68 @@ fn replay_arm(
         validated_composite: mean(&validated),
     });
 
-    let level = match scale {
-        Scale::Anchor => Level::Ordinal,
-        Scale::Float => Level::Interval,
-    };
     let raters = {
         let mut names: Vec<&str> = returns.iter().map(|r| &*r.reviewer).collect();
         names.sort_unstable();
         names.dedup();
         names.len()
     };
+    let units = (&replayed.reviewer_units[..], &replayed.run_units[..]);
+    let (reviewers, runs) = arm_agreement(exp, scale, settings, units, raters, &per_target);
+    Ok(ArmReplay {
+        metrics: ArmMetrics {
+            failed_calls,
+            controls: precision_controls,
+            ..arm_metrics(arm.review.name(), scale, per_target, malformed_reasons)
+        },
+        reviewers,
+        runs,
+    })
+}
+
+/// What the reviewers of an arm lost, on the targets it reviewed: malformed findings by reason,
+/// and the failed calls.
+fn losses(
+    returns: &[Return],
+    skipped: &std::collections::HashSet<&str>,
+) -> (BTreeMap<String, usize>, Vec<FailedCall>) {
+    let reviewed = || {
+        returns
+            .iter()
+            .filter(|r| !skipped.contains(r.target.as_str()))
+    };
+    let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for (kind, n, _) in reviewed().flat_map(|r| r.malformed.kinds()) {
+        *malformed_reasons.entry(kind.to_string()).or_default() += n;
+    }
+    let failed_calls = reviewed()
+        .filter(|r| r.failed)
+        .map(|r| FailedCall {
+            target: r.target.clone(),
+            run: r.run,
+            reviewer: r.reviewer.to_string(),
+            reason: r.reason.clone(),
+        })
+        .collect();
+    (malformed_reasons, failed_calls)
+}
+
+/// An arm's agreement: among the reviewers who corroborate each other (`raters` of them), and
+/// across runs when a target was reviewed twice or more.
+fn arm_agreement(
+    exp: &Experiment,
+    scale: Scale,
+    settings: Settings,
+    (reviewer_rows, run_rows): (&[Vec<f64>], &[Vec<f64>]),
+    raters: usize,
+    per_target: &[review_metrics::TargetMetrics],
+) -> (Agreement, Option<Agreement>) {
+    let level = match scale {
+        Scale::Anchor => Level::Ordinal,
+        Scale::Float => Level::Interval,
+    };
     let reviewers = agreement_of(
-        &reviewer_rows,
+        reviewer_rows,
         level,
         raters,
         exp,
@@ -895,7 +929,7 @@ fn replay_arm(
         .unwrap_or(0);
     let runs = (max_runs >= 2).then(|| {
         agreement_of(
-            &run_rows,
+            run_rows,
             level,
             max_runs,
             exp,
@@ -903,15 +937,7 @@ fn replay_arm(
             "no reviewer filed the same finding in two runs",
         )
     });
-    Ok(ArmReplay {
-        metrics: ArmMetrics {
-            failed_calls,
-            controls: precision_controls,
-            ..arm_metrics(arm.review.name(), scale, per_target, malformed_reasons)
-        },
-        reviewers,
-        runs,
-    })
+    (reviewers, runs)
 }
 
 fn agreement_of(

@@ -241,6 +241,8 @@ enum Attempt {
     Killed,
 }
 
+/// One attempt of one call: the command started in its own process group, fed its stdin, its
+/// stdout and stderr read, raced against the timeout and a kill; then its end judged.
 async fn attempt_once(
     ctx: &Context,
     index: usize,
@@ -248,37 +250,12 @@ async fn attempt_once(
     attempt: u32,
     level: &mut watch::Receiver<u8>,
 ) -> Attempt {
-    let artifact = call.artifact.as_ref().map(|a| ctx.run_dir.join(a));
-    if let Some(artifact) = &artifact {
-        // A failed earlier attempt's artifact must not pass for this one's.
-        let _ = std::fs::remove_file(artifact);
-        if let Some(dir) = artifact.parent() {
-            if let Err(e) = std::fs::create_dir_all(dir) {
-                return Attempt::Failed(
-                    Failure::Start,
-                    format!("cannot create {}: {e}", dir.display()),
-                );
-            }
-        }
-    }
-    let tag = descendants::new_tag();
-    let mut command = Command::new(&ctx.program);
-    command
-        .args(call.argv.get(1..).unwrap_or_default())
-        .current_dir(&ctx.cwd)
-        .env(descendants::TAG, &tag)
-        .env("CALIBENCH_RUN_ID", &ctx.run_id)
-        .env("CALIBENCH_STAGE", ctx.stage)
-        .env("CALIBENCH_ATTEMPT", attempt.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    match &artifact {
-        Some(a) => command.env("CALIBENCH_ARTIFACT", a),
-        None => command.env_remove("CALIBENCH_ARTIFACT"),
+    let artifact = match prepare_artifact(ctx, call) {
+        Ok(a) => a,
+        Err(failed) => return failed,
     };
+    let tag = descendants::new_tag();
+    let mut command = command_for(ctx, call, attempt, &tag, artifact.as_deref());
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -291,6 +268,93 @@ async fn attempt_once(
     let Some(pid) = child.id() else {
         return Attempt::Failed(Failure::Start, "exited before it could be watched".into());
     };
+    let end = {
+        let killed = async {
+            loop {
+                if *level.borrow_and_update() >= 2 || level.changed().await.is_err() {
+                    // The driver is gone or asks for a kill.
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            done = run_to_end(&mut child, call, pid, &tag) => End::Done(done),
+            _ = tokio::time::sleep(ctx.limits.timeout) => End::TimedOut,
+            _ = killed => End::Killed,
+        }
+    };
+    // Whatever happened, nothing the call started outlives it.
+    kill_group(pid);
+    descendants::kill_tagged(&tag, Some(pid));
+    judge(ctx, index, &mut child, end).await
+}
+
+/// Where the call's artifact goes, emptied of an earlier attempt's and with its folder made.
+fn prepare_artifact(ctx: &Context, call: &Job) -> Result<Option<PathBuf>, Attempt> {
+    let Some(artifact) = call.artifact.as_ref().map(|a| ctx.run_dir.join(a)) else {
+        return Ok(None);
+    };
+    // A failed earlier attempt's artifact must not pass for this one's.
+    let _ = std::fs::remove_file(&artifact);
+    if let Some(dir) = artifact.parent() {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return Err(Attempt::Failed(
+                Failure::Start,
+                format!("cannot create {}: {e}", dir.display()),
+            ));
+        }
+    }
+    Ok(Some(artifact))
+}
+
+/// The command of one attempt: its argv, folder and environment, piped, in a process group of
+/// its own, tagged so that what it starts can be found.
+fn command_for(
+    ctx: &Context,
+    call: &Job,
+    attempt: u32,
+    tag: &str,
+    artifact: Option<&std::path::Path>,
+) -> Command {
+    let mut command = Command::new(&ctx.program);
+    command
+        .args(call.argv.get(1..).unwrap_or_default())
+        .current_dir(&ctx.cwd)
+        .env(descendants::TAG, tag)
+        .env("CALIBENCH_RUN_ID", &ctx.run_id)
+        .env("CALIBENCH_STAGE", ctx.stage)
+        .env("CALIBENCH_ATTEMPT", attempt.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    match artifact {
+        Some(a) => command.env("CALIBENCH_ARTIFACT", a),
+        None => command.env_remove("CALIBENCH_ARTIFACT"),
+    };
+    command
+}
+
+/// How an attempt ended.
+enum End {
+    Done(Ran),
+    TimedOut,
+    Killed,
+}
+
+/// A command that ran to its end: stdout (or why not), the tail of stderr, its exit status,
+/// and whether something it started held its pipes open after it exited.
+struct Ran {
+    out: Result<Vec<u8>, Stdout>,
+    err: String,
+    status: std::io::Result<std::process::ExitStatus>,
+    held_open: bool,
+}
+
+/// Feeds the command its stdin and reads its stdout (up to the cap) and stderr until it has
+/// exited and its pipes are closed.
+async fn run_to_end(child: &mut tokio::process::Child, call: &Job, pid: u32, tag: &str) -> Ran {
     let input = call.stdin.clone();
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let feed = async move {
@@ -316,118 +380,102 @@ async fn attempt_once(
         read.map(|_| buf)
             .map_err(|e| Stdout::Unreadable(e.to_string()))
     };
-    let work = async {
-        let io = async { tokio::join!(feed, read_out, tail(stderr)) };
-        tokio::pin!(io);
-        let wait = child.wait();
-        tokio::pin!(wait);
-        let (mut pipes, mut status) = (None, None);
-        let mut held_open = false;
-        while pipes.is_none() || status.is_none() {
-            tokio::select! {
-                done = &mut io, if pipes.is_none() => pipes = Some(done),
-                ended = &mut wait, if status.is_none() => status = Some(ended),
-            }
-            // The command has exited but its pipes are still open: something it started in
-            // the background holds them. A short grace for what is in flight, then its group
-            // is ended (which closes them) and what it printed is read as its return.
-            if let (None, Some(_)) = (&pipes, &status) {
-                match tokio::time::timeout(PIPE_GRACE, &mut io).await {
-                    Ok(done) => pipes = Some(done),
-                    Err(_) => {
-                        held_open = true;
-                        kill_group(pid);
-                        descendants::kill_tagged(&tag, Some(pid));
-                        pipes = Some(io.as_mut().await);
-                    }
-                }
-            }
-        }
-        let ((_, out, err), status) = (pipes.expect("read"), status.expect("waited"));
-        (out, err, status, held_open)
-    };
-    enum End {
-        Done(
-            Result<Vec<u8>, Stdout>,
-            String,
-            std::io::Result<std::process::ExitStatus>,
-            bool,
-        ),
-        TimedOut,
-        Killed,
-    }
-    let end = {
-        let killed = async {
-            loop {
-                if *level.borrow_and_update() >= 2 || level.changed().await.is_err() {
-                    // The driver is gone or asks for a kill.
-                    return;
-                }
-            }
-        };
+    let io = async { tokio::join!(feed, read_out, tail(stderr)) };
+    tokio::pin!(io);
+    let wait = child.wait();
+    tokio::pin!(wait);
+    let (mut pipes, mut status) = (None, None);
+    let mut held_open = false;
+    while pipes.is_none() || status.is_none() {
         tokio::select! {
-            (out, err, status, held_open) = work => End::Done(out, err, status, held_open),
-            _ = tokio::time::sleep(ctx.limits.timeout) => End::TimedOut,
-            _ = killed => End::Killed,
+            done = &mut io, if pipes.is_none() => pipes = Some(done),
+            ended = &mut wait, if status.is_none() => status = Some(ended),
         }
-    };
-    // Whatever happened, nothing the call started outlives it.
-    kill_group(pid);
-    descendants::kill_tagged(&tag, Some(pid));
-    match end {
+        // The command has exited but its pipes are still open: something it started in the
+        // background holds them. A short grace for what is in flight, then its group is ended
+        // (which closes them) and what it printed is read as its return.
+        if let (None, Some(_)) = (&pipes, &status) {
+            match tokio::time::timeout(PIPE_GRACE, &mut io).await {
+                Ok(done) => pipes = Some(done),
+                Err(_) => {
+                    held_open = true;
+                    kill_group(pid);
+                    descendants::kill_tagged(tag, Some(pid));
+                    pipes = Some(io.as_mut().await);
+                }
+            }
+        }
+    }
+    let ((_, out, err), status) = (pipes.expect("read"), status.expect("waited"));
+    Ran {
+        out,
+        err,
+        status,
+        held_open,
+    }
+}
+
+/// What an attempt's end means: killed, failed (and why), or a return the protocol accepts.
+async fn judge(
+    ctx: &Context,
+    index: usize,
+    child: &mut tokio::process::Child,
+    end: End,
+) -> Attempt {
+    let ran = match end {
         End::Killed => {
             let _ = child.wait().await;
-            Attempt::Killed
+            return Attempt::Killed;
         }
         End::TimedOut => {
             let _ = child.wait().await;
-            Attempt::Failed(
+            return Attempt::Failed(
                 Failure::Timeout,
                 format!(
                     "timed out after {}; its process group was killed",
                     seconds(ctx.limits.timeout)
                 ),
-            )
+            );
         }
-        End::Done(_, _, Err(e), _) => {
-            Attempt::Failed(Failure::Exit, format!("could not be waited for: {e}"))
+        End::Done(ran) => ran,
+    };
+    let status = match ran.status {
+        Ok(status) => status,
+        Err(e) => return Attempt::Failed(Failure::Exit, format!("could not be waited for: {e}")),
+    };
+    let stderr = if ran.err.is_empty() {
+        String::new()
+    } else {
+        format!("; stderr: {}", ran.err)
+    };
+    // calibench killed it for printing too much: that, not the signal, is the reason.
+    if let Err(Stdout::OverCap) = ran.out {
+        return Attempt::Failed(Failure::Output, over_cap());
+    }
+    if !status.success() {
+        let how = match (status.code(), status.signal()) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            (None, None) => "ended abnormally".to_string(),
+        };
+        return Attempt::Failed(Failure::Exit, format!("{how}{stderr}"));
+    }
+    match ran.out {
+        Err(Stdout::Unreadable(e)) => {
+            Attempt::Failed(Failure::Output, format!("stdout could not be read: {e}"))
         }
-        End::Done(out, err, Ok(status), held_open) => {
-            let stderr = if err.is_empty() {
-                String::new()
-            } else {
-                format!("; stderr: {err}")
-            };
-            // calibench killed it for printing too much: that, not the signal, is the reason.
-            if let Err(Stdout::OverCap) = out {
-                return Attempt::Failed(Failure::Output, over_cap());
-            }
-            if !status.success() {
-                let how = match (status.code(), status.signal()) {
-                    (Some(code), _) => format!("exited with status {code}"),
-                    (None, Some(sig)) => format!("was killed by signal {sig}"),
-                    (None, None) => "ended abnormally".to_string(),
-                };
-                return Attempt::Failed(Failure::Exit, format!("{how}{stderr}"));
-            }
-            match out {
-                Err(Stdout::Unreadable(e)) => {
-                    Attempt::Failed(Failure::Output, format!("stdout could not be read: {e}"))
-                }
-                Err(Stdout::OverCap) => Attempt::Failed(Failure::Output, over_cap()),
-                Ok(out) => match ctx.protocol.accept(index, &out) {
-                    Ok(line) => Attempt::Returned(line),
-                    Err(reason) if held_open => Attempt::Failed(
-                        Failure::Output,
-                        format!(
-                            "exited with status 0, but a process it started kept stdout open for {} more, and what it printed is no return: {reason}",
-                            seconds(PIPE_GRACE)
-                        ),
-                    ),
-                    Err(reason) => Attempt::Failed(Failure::Output, reason),
-                },
-            }
-        }
+        Err(Stdout::OverCap) => Attempt::Failed(Failure::Output, over_cap()),
+        Ok(out) => match ctx.protocol.accept(index, &out) {
+            Ok(line) => Attempt::Returned(line),
+            Err(reason) if ran.held_open => Attempt::Failed(
+                Failure::Output,
+                format!(
+                    "exited with status 0, but a process it started kept stdout open for {} more, and what it printed is no return: {reason}",
+                    seconds(PIPE_GRACE)
+                ),
+            ),
+            Err(reason) => Attempt::Failed(Failure::Output, reason),
+        },
     }
 }
 

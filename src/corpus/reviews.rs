@@ -677,154 +677,32 @@ fn to_return<F: Unchecked>(
 /// A finding's field that breaks its rule, and why.
 pub type FieldError = (String, String);
 
-/// Validates one finding's values, not only their presence (seed 003).
+/// Validates one finding's values, not only their presence.
 pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
-    let fail = |field: &str, reason: String| Err((field.to_string(), reason));
     if let RawFinding::Not(kind) = f {
         return fail(
             "finding",
             format!("must be an object, not {}", kind.words()),
         );
     }
-    let string = |field: &str| -> Result<Option<&Arc<str>>, FieldError> {
-        match f.get(field) {
-            None | Some(Slot::Null) => Ok(None),
-            Some(Slot::Str(s)) => Ok(Some(s)),
-            Some(other) => Err((
-                field.into(),
-                format!("must be a string, not {}", other.kind().words()),
-            )),
-        }
-    };
-    let required = |field: &str| -> Result<&Arc<str>, FieldError> {
-        string(field)?.ok_or_else(|| (field.to_string(), "is missing".to_string()))
-    };
-    let boolean = |field: &str| -> Result<bool, FieldError> {
-        match f.get(field) {
-            Some(Slot::Bool(b)) => Ok(*b),
-            None => Err((field.into(), "is missing".into())),
-            Some(other) => Err((
-                field.into(),
-                format!("must be true or false, not {}", other.kind().words()),
-            )),
-        }
-    };
-
-    let id = string("id")?.cloned();
-    let title = required("title")?;
+    let f = Fields(f);
+    let id = f.string("id")?.cloned();
+    let title = f.required("title")?;
     let chars = title.chars().count();
     if chars == 0 || chars > 100 {
         return fail("title", format!("must be 1 to 100 characters, not {chars}"));
     }
-    let severity = match &**required("severity")? {
-        "P0" => Severity::P0,
-        "P1" => Severity::P1,
-        "P2" => Severity::P2,
-        "P3" => Severity::P3,
-        other => return fail("severity", format!("`{other}` is not P0, P1, P2 or P3")),
-    };
-    let autofix = match (&**required("autofix_class")?, mode) {
-        ("safe_auto", _) => Autofix::SafeAuto,
-        ("gated_auto", _) => Autofix::GatedAuto,
-        ("manual", _) => Autofix::Manual,
-        ("advisory", Mode::Code) => Autofix::Advisory,
-        (other, Mode::Doc) => {
-            return fail(
-                "autofix_class",
-                format!("`{other}` is not safe_auto, gated_auto or manual"),
-            )
-        }
-        (other, Mode::Code) => {
-            return fail(
-                "autofix_class",
-                format!("`{other}` is not safe_auto, gated_auto, manual or advisory"),
-            )
-        }
-    };
-    let confidence = confidence(f.get("confidence"), scale)?;
-    let has_fix = string("suggested_fix")?.is_some_and(|s| !s.trim().is_empty());
-    string("why_it_matters")?;
-    let evidence = match f.get("evidence") {
-        None | Some(Slot::Null) => Vec::new(),
-        Some(Slot::Array(a)) if a.is_empty() => {
-            return fail(
-                "evidence",
-                "must not be empty when present (omit it instead)".into(),
-            )
-        }
-        Some(Slot::Array(a)) => match a
-            .iter()
-            .map(|v| match v {
-                Slot::Str(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect()
-        {
-            Some(v) => v,
-            None => return fail("evidence", "must be a list of strings".into()),
-        },
-        Some(other) => {
-            return fail(
-                "evidence",
-                format!("must be a list of strings, not {}", other.kind().words()),
-            )
-        }
-    };
+    let severity = severity(&f)?;
+    let autofix = autofix(&f, mode)?;
+    let confidence = confidence(f.0.get("confidence"), scale)?;
+    let has_fix = f
+        .string("suggested_fix")?
+        .is_some_and(|s| !s.trim().is_empty());
+    f.string("why_it_matters")?;
+    let evidence = evidence(&f)?;
     let location = match mode {
-        Mode::Doc => Location::Doc {
-            section: required("section")?.clone(),
-            finding_type: match &**required("finding_type")? {
-                "error" => FindingType::Error,
-                "omission" => FindingType::Omission,
-                other => {
-                    return fail(
-                        "finding_type",
-                        format!("`{other}` is not error or omission"),
-                    )
-                }
-            },
-            premise: string("premise")?.cloned(),
-        },
-        Mode::Code => {
-            let file = required("file")?;
-            if file.trim().is_empty() {
-                return fail("file", "is empty".into());
-            }
-            let line = match f.get("line") {
-                Some(Slot::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
-                    Some(l) if l >= 1 => l,
-                    _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
-                },
-                None => return fail("line", "is missing".into()),
-                Some(other) => {
-                    return fail(
-                        "line",
-                        format!("must be a whole number ≥ 1, not {}", other.kind().words()),
-                    )
-                }
-            };
-            let owner = match &**required("owner")? {
-                "review-fixer" => Owner::ReviewFixer,
-                "downstream-resolver" => Owner::DownstreamResolver,
-                "human" => Owner::Human,
-                "release" => Owner::Release,
-                other => {
-                    return fail(
-                        "owner",
-                        format!(
-                            "`{other}` is not review-fixer, downstream-resolver, human or release"
-                        ),
-                    )
-                }
-            };
-            Location::Code {
-                file: file.clone(),
-                line,
-                owner,
-                requires_verification: boolean("requires_verification")?,
-                pre_existing: boolean("pre_existing")?,
-            }
-        }
+        Mode::Doc => doc_location(&f)?,
+        Mode::Code => code_location(&f)?,
     };
     Ok(Finding {
         id,
@@ -835,6 +713,151 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
         has_fix,
         evidence,
         location,
+    })
+}
+
+fn fail<T>(field: &str, reason: String) -> Result<T, FieldError> {
+    Err((field.to_string(), reason))
+}
+
+/// A finding's fields, read by type.
+struct Fields<'a>(&'a RawFinding);
+
+impl Fields<'_> {
+    fn string(&self, field: &str) -> Result<Option<&Arc<str>>, FieldError> {
+        match self.0.get(field) {
+            None | Some(Slot::Null) => Ok(None),
+            Some(Slot::Str(s)) => Ok(Some(s)),
+            Some(other) => fail(
+                field,
+                format!("must be a string, not {}", other.kind().words()),
+            ),
+        }
+    }
+
+    fn required(&self, field: &str) -> Result<&Arc<str>, FieldError> {
+        self.string(field)?
+            .ok_or_else(|| (field.to_string(), "is missing".to_string()))
+    }
+
+    fn boolean(&self, field: &str) -> Result<bool, FieldError> {
+        match self.0.get(field) {
+            Some(Slot::Bool(b)) => Ok(*b),
+            None => fail(field, "is missing".into()),
+            Some(other) => fail(
+                field,
+                format!("must be true or false, not {}", other.kind().words()),
+            ),
+        }
+    }
+}
+
+fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
+    match &**f.required("severity")? {
+        "P0" => Ok(Severity::P0),
+        "P1" => Ok(Severity::P1),
+        "P2" => Ok(Severity::P2),
+        "P3" => Ok(Severity::P3),
+        other => fail("severity", format!("`{other}` is not P0, P1, P2 or P3")),
+    }
+}
+
+/// `autofix_class`: `advisory` is code review's alone.
+fn autofix(f: &Fields<'_>, mode: Mode) -> Result<Autofix, FieldError> {
+    match (&**f.required("autofix_class")?, mode) {
+        ("safe_auto", _) => Ok(Autofix::SafeAuto),
+        ("gated_auto", _) => Ok(Autofix::GatedAuto),
+        ("manual", _) => Ok(Autofix::Manual),
+        ("advisory", Mode::Code) => Ok(Autofix::Advisory),
+        (other, Mode::Doc) => fail(
+            "autofix_class",
+            format!("`{other}` is not safe_auto, gated_auto or manual"),
+        ),
+        (other, Mode::Code) => fail(
+            "autofix_class",
+            format!("`{other}` is not safe_auto, gated_auto, manual or advisory"),
+        ),
+    }
+}
+
+/// `evidence`: absent, or a non-empty list of strings.
+fn evidence(f: &Fields<'_>) -> Result<Vec<Arc<str>>, FieldError> {
+    match f.0.get("evidence") {
+        None | Some(Slot::Null) => Ok(Vec::new()),
+        Some(Slot::Array(a)) if a.is_empty() => fail(
+            "evidence",
+            "must not be empty when present (omit it instead)".into(),
+        ),
+        Some(Slot::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                Slot::Str(s) => Some(s.clone()),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .map_or_else(|| fail("evidence", "must be a list of strings".into()), Ok),
+        Some(other) => fail(
+            "evidence",
+            format!("must be a list of strings, not {}", other.kind().words()),
+        ),
+    }
+}
+
+/// Where a doc finding is: its section, whether it is an error or an omission, its premise.
+fn doc_location(f: &Fields<'_>) -> Result<Location, FieldError> {
+    Ok(Location::Doc {
+        section: f.required("section")?.clone(),
+        finding_type: match &**f.required("finding_type")? {
+            "error" => FindingType::Error,
+            "omission" => FindingType::Omission,
+            other => {
+                return fail(
+                    "finding_type",
+                    format!("`{other}` is not error or omission"),
+                )
+            }
+        },
+        premise: f.string("premise")?.cloned(),
+    })
+}
+
+/// Where a code finding is: file and line, who owns the fix, and its two flags.
+fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
+    let file = f.required("file")?;
+    if file.trim().is_empty() {
+        return fail("file", "is empty".into());
+    }
+    let line = match f.0.get("line") {
+        Some(Slot::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
+            Some(l) if l >= 1 => l,
+            _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
+        },
+        None => return fail("line", "is missing".into()),
+        Some(other) => {
+            return fail(
+                "line",
+                format!("must be a whole number ≥ 1, not {}", other.kind().words()),
+            )
+        }
+    };
+    let owner = match &**f.required("owner")? {
+        "review-fixer" => Owner::ReviewFixer,
+        "downstream-resolver" => Owner::DownstreamResolver,
+        "human" => Owner::Human,
+        "release" => Owner::Release,
+        other => {
+            return fail(
+                "owner",
+                format!("`{other}` is not review-fixer, downstream-resolver, human or release"),
+            )
+        }
+    };
+    Ok(Location::Code {
+        file: file.clone(),
+        line,
+        owner,
+        requires_verification: f.boolean("requires_verification")?,
+        pre_existing: f.boolean("pre_existing")?,
     })
 }
 
