@@ -150,38 +150,58 @@ fn commands_do_not_call_each_other() {
     // A command is a thin edge over the pipeline and the core: what two commands share lives
     // below them (`pipeline`, `gate`, `report`, …), never in one of them.
     let dir = src().join("commands");
-    let siblings: Vec<String> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
-        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
-        .filter(|s| s != "mod")
-        .collect();
-    let mut calls = Vec::new();
-    for name in &siblings {
-        let text = std::fs::read_to_string(dir.join(format!("{name}.rs"))).unwrap();
-        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
-        // The first segment of each `super::…` or `crate::commands::…` path (each item's, in
-        // a `use super::{a, b::c}` group): the module of `commands` it names.
-        let mut heads: Vec<String> = Vec::new();
-        for prefix in ["super::", "crate::commands::"] {
-            for (i, _) in code.match_indices(prefix) {
-                let rest = &code[i + prefix.len()..];
-                let items = match rest.strip_prefix('{') {
-                    Some(group) => &group[..group.find('}').unwrap_or(group.len())],
-                    None => &rest[..rest.find([';', '(', ' ', '\n']).unwrap_or(rest.len())],
-                };
-                for item in items.split(',') {
-                    let head = item.trim().split("::").next().unwrap_or("").trim();
-                    heads.push(head.to_string());
-                }
+    // A command is a file `commands/<name>.rs` or a folder `commands/<name>/`.
+    let mut siblings: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            let mut inside = Vec::new();
+            files(&path, &mut inside);
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            siblings.push((name, inside));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            if name != "mod" {
+                siblings.push((name, vec![path]));
             }
         }
-        for other in siblings.iter().filter(|o| *o != name) {
-            if heads.iter().any(|h| h == other) {
-                calls.push(format!(
-                    "src/commands/{name}.rs names the command module {other}"
-                ));
+    }
+    let mut calls = Vec::new();
+    for (name, paths) in &siblings {
+        for path in paths {
+            let text = std::fs::read_to_string(path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or(&text);
+            // `super::` leads to `commands` from a command's own file (`run.rs`,
+            // `collect/mod.rs`), and to the command itself from its parts (`collect/calls.rs`).
+            let own_file = path.parent() == Some(dir.as_path())
+                || path.file_name().is_some_and(|f| f == "mod.rs");
+            let up = if own_file { "super::" } else { "super::super::" };
+            // The first segment of each such path or `crate::commands::…` path (each item's,
+            // in a `use super::{a, b::c}` group): the module of `commands` it names.
+            let mut heads: Vec<String> = Vec::new();
+            for prefix in [up, "crate::commands::"] {
+                for (i, _) in code.match_indices(prefix) {
+                    if prefix == "super::" && code[..i].ends_with("super::") {
+                        continue;
+                    }
+                    let rest = &code[i + prefix.len()..];
+                    let items = match rest.strip_prefix('{') {
+                        Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+                        None => &rest[..rest.find([';', '(', ' ', '\n']).unwrap_or(rest.len())],
+                    };
+                    for item in items.split(',') {
+                        let head = item.trim().split("::").next().unwrap_or("").trim();
+                        heads.push(head.to_string());
+                    }
+                }
+            }
+            for (other, _) in siblings.iter().filter(|(o, _)| o != name) {
+                if heads.iter().any(|h| h == other) {
+                    calls.push(format!(
+                        "{} names the command module {other}",
+                        path.strip_prefix(src().parent().unwrap()).unwrap().display()
+                    ));
+                }
             }
         }
     }

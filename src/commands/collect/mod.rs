@@ -1,0 +1,535 @@
+//! `calibench collect EXPERIMENT [--resume RUN_ID] [--stage NAME]` (docs/guides/live-collection.md): runs the
+//! `[collect]` command for every (arm, target, reviewer, run), then the validators over the
+//! findings each arm's validation pass selects and the judges over every finding and target,
+//! and records a corpus `run` can replay.
+//!
+//! The run directory `runs/<id>/` holds `collect.json` (what is collected, from which targets,
+//! and how far each stage got), `artifacts/` (full-detail returns the reviewers write),
+//! `reviews.jsonl` or `queries.jsonl`, `validations.jsonl`, and `verdicts.jsonl` (gathered from
+//! `judges.jsonl`, one line per judge call, when every call is recorded). Lines are appended
+//! as calls finish, by one writer, so a crash or Ctrl-C leaves whole lines only (a torn last
+//! line, after a hard kill, is dropped on resume and its call run again). When a stage's every
+//! call is recorded its file is rewritten once, in plan order, so a collection that was
+//! interrupted and resumed ends byte-identical to one that was not (given deterministic
+//! commands).
+//!
+//! Everything that can be checked before a command runs is: the `[collect]` tables, the
+//! targets, the programs, the names, and on `--resume` that the experiment still asks for what
+//! the run recorded. A problem there exits 2 with nothing created.
+
+mod calls;
+mod prepare;
+mod resume;
+
+use calls::*;
+use prepare::*;
+use resume::*;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::fs::OpenOptions;
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use indicatif::ProgressBar;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::collect::arrival::{Expect, Returns};
+use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, Target, AGENT};
+use crate::collect::runner::{self, Context, Failure, Finished, Job, Protocol, Sink};
+use crate::collect::stages::{self, Collected, Validations, Verdicts};
+use crate::config::Experiment;
+use crate::corpus::{queries, reviews};
+use crate::error::{Error, InputError};
+use crate::output::{self, Render};
+use crate::pipeline::load;
+use crate::pipeline::{experiment_file, read_file};
+use crate::rundir::{self, RunId};
+
+#[derive(Debug, clap::Args)]
+pub struct CollectArgs {
+    /// Experiment with a [collect] table (a file, or a folder holding experiment.toml)
+    pub experiment: std::path::PathBuf,
+    /// Where run directories are written
+    #[arg(long, default_value = "runs")]
+    pub runs_dir: std::path::PathBuf,
+    /// Name of the run directory (default: derived from the experiment and time)
+    #[arg(long, conflicts_with = "resume")]
+    pub run_id: Option<String>,
+    /// Continue an interrupted collection in runs-dir/RUN_ID, skipping what is recorded
+    #[arg(long, value_name = "RUN_ID")]
+    pub resume: Option<String>,
+    /// Print the calls that would run, and run none
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run one stage only: reviewers (starts a run, as collect does), validators or judges
+    /// (over the run named by --resume)
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub stage: Option<crate::collect::plan::Stage>,
+}
+
+/// What `collect` did.
+#[derive(Clone, Debug, Serialize)]
+pub struct CollectReport {
+    pub run_id: String,
+    pub run_dir: PathBuf,
+    pub experiment: PathBuf,
+    /// One entry per stage the experiment declares, in order.
+    pub stages: Vec<StageReport>,
+    pub interrupted: bool,
+    /// Every stage the experiment declares has every call recorded.
+    pub complete: bool,
+    pub seconds: f64,
+    /// Set by `--dry-run`: nothing ran.
+    pub dry_run: bool,
+}
+
+/// What one stage did.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    pub stage: Stage,
+    /// The file its lines go to, in the run directory.
+    pub file: PathBuf,
+    pub status: StageStatus,
+    /// Every call the stage plans; `None` while it cannot be planned (it waits for the
+    /// reviewer returns).
+    pub planned: Option<usize>,
+    /// Calls already recorded when this collection began (`--resume`).
+    pub already_recorded: usize,
+    /// Calls recorded now, ok and failed.
+    pub ok: usize,
+    pub failed: usize,
+    pub failures: BTreeMap<Failure, usize>,
+    /// Up to five failed calls, with their reasons.
+    pub failed_examples: Vec<String>,
+    /// Calls an interruption left unrecorded: launched and stopped, or never launched.
+    pub abandoned: usize,
+    pub not_started: usize,
+    pub seconds: f64,
+    /// Set by `--dry-run`: the calls that would run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub calls: Option<Vec<DryCall>>,
+}
+
+/// How far a stage got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StageStatus {
+    /// Every call is recorded.
+    Complete,
+    /// Interrupted with calls left unrecorded.
+    Interrupted,
+    /// Not run yet: an earlier stage is not complete.
+    Waiting,
+    /// Not asked for (`--stage` named another); as far as an earlier collection took it.
+    Skipped,
+    /// `--dry-run` listed its calls.
+    Planned,
+}
+
+/// One planned call, as `--dry-run` lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct DryCall {
+    /// What the call is about: arm, target, reviewer and run; arm and finding; arm, item and
+    /// judge.
+    pub about: String,
+    pub argv: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub artifact: Option<PathBuf>,
+    pub recorded: bool,
+}
+
+/// `collect.json`: what the run collects, checked again on `--resume`, and each stage's state.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(super) struct Manifest {
+    pub(super) run_id: String,
+    pub(super) calibench_version: String,
+    pub(super) experiment_file: String,
+    pub(super) kind: String,
+    pub(super) command: Vec<String>,
+    pub(super) reviewers: Vec<String>,
+    pub(super) arms: Vec<String>,
+    pub(super) runs: u32,
+    pub(super) targets: Vec<TargetEntry>,
+    pub(super) calls: usize,
+    pub(super) started_at: String,
+    /// `complete` when every stage is; `running`, `interrupted` or `partial` (a stage not run
+    /// yet) otherwise.
+    pub(super) status: String,
+    #[serde(default)]
+    pub(super) finished_at: Option<String>,
+    #[serde(default)]
+    pub(super) stages: Vec<StageEntry>,
+}
+
+/// A stage's line in `collect.json`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(super) struct StageEntry {
+    pub(super) stage: Stage,
+    pub(super) status: StageStatus,
+    /// What the stage runs (its command, and for judges the panel): a resume must run the same.
+    pub(super) plan: Value,
+    pub(super) calls: Option<usize>,
+    pub(super) recorded: usize,
+    pub(super) failed: usize,
+    /// Seconds spent on it, over every collection that ran it.
+    pub(super) seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(super) struct TargetEntry {
+    pub(super) name: String,
+    pub(super) path: String,
+    pub(super) sha256: String,
+}
+
+pub(super) type Key = (String, String, String, u32);
+
+/// A call's identity in its stage's file: what marks it recorded, and its plan position.
+pub(super) type CallKey = String;
+
+pub(super) fn string(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+pub(super) fn call_key(parts: &[&Value]) -> CallKey {
+    serde_json::to_string(parts).unwrap_or_default()
+}
+
+/// The key of a recorded line of `stage`'s file, from the fields that identify its call.
+pub(super) fn key_of(stage: Stage, kind: Kind, line: &Map<String, Value>) -> CallKey {
+    let get = |k: &str| line.get(k).unwrap_or(&Value::Null);
+    let run = Value::from(line.get("run").and_then(Value::as_u64).unwrap_or(0));
+    let agent = Value::String(AGENT.into());
+    match (stage, kind) {
+        (Stage::Reviewers, Kind::Reviews) => {
+            call_key(&[get("arm"), get("target"), get("reviewer"), &run])
+        }
+        (Stage::Reviewers, Kind::Queries) => call_key(&[get("arm"), get("query_id"), &agent, &run]),
+        (Stage::Validators, _) => call_key(&[get("arm"), get("finding")]),
+        (Stage::Judges, _) => call_key(&[get("arm"), get("item_id"), get("judge")]),
+    }
+}
+
+pub(super) fn reviewer_key(k: &Key) -> CallKey {
+    call_key(&[
+        &string(&k.0),
+        &string(&k.1),
+        &string(&k.2),
+        &Value::from(k.3),
+    ])
+}
+
+pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
+    let started = Instant::now();
+    let mut p = prepare(args)?;
+    let Place {
+        run_id,
+        recorded,
+        lock,
+        earlier,
+    } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
+    p.manifest.run_id = run_id.clone();
+    let run_dir = args.runs_dir.join(&run_id);
+    check_stage_plans(&run_dir, &earlier, &p.collect)?;
+    let mut report = CollectReport {
+        run_id: run_id.clone(),
+        run_dir: run_dir.clone(),
+        experiment: p.exp_path.clone(),
+        stages: Vec::new(),
+        interrupted: false,
+        complete: false,
+        seconds: 0.0,
+        dry_run: args.dry_run,
+    };
+    let declared = p.collect.stages();
+    let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
+    let mut lock = lock;
+    if !args.dry_run {
+        std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
+        // Held until the collection ends (every path that writes has taken it in `place`).
+        if lock.is_none() {
+            lock = Some(rundir::DirLock::take(&run_dir)?);
+        }
+        copy_controls(&p.exp, &run_dir)?;
+        write_manifest(&run_dir, &p.manifest)?;
+    }
+    let run_dir_abs = if args.dry_run {
+        rundir::resolved(&run_dir)
+    } else {
+        run_dir
+            .canonicalize()
+            .map_err(|e| Error::write(&run_dir, e))?
+    };
+    let mut ready = true;
+    for stage in declared {
+        let entry = |s: &StageReport| StageEntry {
+            stage: s.stage,
+            status: s.status,
+            plan: stage_plan_value(&p.collect, s.stage),
+            calls: s.planned,
+            recorded: s.already_recorded + s.ok + s.failed,
+            failed: s.failed
+                + earlier
+                    .iter()
+                    .find(|e| e.stage == s.stage)
+                    .map_or(0, |e| e.failed),
+            seconds: s.seconds
+                + earlier
+                    .iter()
+                    .find(|e| e.stage == s.stage)
+                    .map_or(0.0, |e| e.seconds),
+        };
+        let file = run_dir.join(stage_file(stage, p.collect.kind));
+        let mut stage_report = StageReport::new(stage, file);
+        if !wanted(stage) {
+            stage_report.status = earlier
+                .iter()
+                .find(|e| e.stage == stage)
+                .map_or(StageStatus::Waiting, |e| e.status);
+            if stage_report.status != StageStatus::Complete {
+                stage_report.status = StageStatus::Skipped;
+            }
+        } else if !ready {
+            stage_report.status = StageStatus::Waiting;
+        } else {
+            let ctx = StageContext {
+                args,
+                p: &p,
+                run_dir: &run_dir,
+                run_dir_abs: &run_dir_abs,
+                run_id: &run_id,
+                progress,
+            };
+            stage_report = match stage {
+                Stage::Reviewers => ctx.reviewers(&recorded)?,
+                Stage::Validators | Stage::Judges => ctx.later(stage)?,
+            };
+        }
+        // Later stages work over the reviewer returns: they wait for all of them, and for
+        // nothing else but an interruption.
+        if stage == Stage::Reviewers && stage_report.status != StageStatus::Complete {
+            ready = false;
+        }
+        if stage_report.status == StageStatus::Interrupted {
+            report.interrupted = true;
+            ready = false;
+        }
+        if !args.dry_run {
+            let e = entry(&stage_report);
+            match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
+                Some(slot) => *slot = e,
+                None => p.manifest.stages.push(e),
+            }
+        }
+        report.stages.push(stage_report);
+    }
+    report.complete = report
+        .stages
+        .iter()
+        .all(|s| s.status == StageStatus::Complete);
+    if !args.dry_run {
+        p.manifest.status = if report.complete {
+            "complete"
+        } else if report.interrupted {
+            "interrupted"
+        } else {
+            "partial"
+        }
+        .into();
+        p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
+        write_manifest(&run_dir, &p.manifest)?;
+    }
+    drop(lock);
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+impl Render for CollectReport {
+    fn human(&self) -> String {
+        let mut s = String::new();
+        if self.dry_run {
+            for stage in &self.stages {
+                let name = stage.stage.name();
+                match &stage.calls {
+                    None if stage.status != StageStatus::Planned => {
+                        let _ = writeln!(s, "{name}: {}", stage.summary());
+                    }
+                    Some(calls) => {
+                        let todo = calls.iter().filter(|c| !c.recorded).count();
+                        let _ = writeln!(
+                            s,
+                            "{name}: {} calls planned for {} ({} already recorded); nothing was run:",
+                            calls.len(),
+                            self.run_dir.display(),
+                            calls.len() - todo
+                        );
+                        for c in calls {
+                            let _ = writeln!(
+                                s,
+                                "  {}{}",
+                                if c.recorded { "(recorded) " } else { "" },
+                                c.argv
+                                    .iter()
+                                    .map(|a| crate::output::shell_quote(a))
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            );
+                        }
+                    }
+                    None => {
+                        let _ = writeln!(
+                            s,
+                            "{name}: planned from the reviewer returns once they are collected"
+                        );
+                    }
+                }
+            }
+            return s;
+        }
+        let _ = writeln!(s, "collect {}:", self.run_id);
+        for stage in &self.stages {
+            let _ = writeln!(s, "  {:<10}  {}", stage.stage.name(), stage.summary());
+            for e in &stage.failed_examples {
+                let _ = writeln!(s, "      failed: {e}");
+            }
+            if stage.failed > stage.failed_examples.len() {
+                let _ = writeln!(
+                    s,
+                    "      … every failed call is in {} with its `reason`",
+                    stage.file.display()
+                );
+            }
+        }
+        let reviewers = self.stages.first();
+        if let Some(r) = reviewers {
+            if r.ok == 0 && r.failed > 0 && r.already_recorded == 0 {
+                let _ = writeln!(
+                    s,
+                    "warning: no call succeeded; look at the reasons above before replaying"
+                );
+            }
+        }
+        if self.complete {
+            let _ = writeln!(
+                s,
+                "{} holds every call. Replay it: calibench run {} --corpus {}",
+                self.run_dir.display(),
+                crate::output::shell_quote(&self.experiment.display().to_string()),
+                crate::output::shell_quote(&self.run_dir.display().to_string())
+            );
+        } else {
+            let left: usize = self
+                .stages
+                .iter()
+                .filter_map(|s| {
+                    s.planned
+                        .map(|p| p.saturating_sub(s.already_recorded + s.ok + s.failed))
+                })
+                .sum();
+            let waiting = self
+                .stages
+                .iter()
+                .any(|s| matches!(s.status, StageStatus::Waiting | StageStatus::Skipped));
+            let what = if self.interrupted {
+                format!("interrupted: {left} planned calls are not recorded yet")
+            } else {
+                "not complete".to_string()
+            };
+            let later = if waiting {
+                "; the stages waiting run after"
+            } else {
+                ""
+            };
+            let _ = writeln!(s, "{what}{later}. Continue: {}", self.resume_command());
+        }
+        s
+    }
+}
+
+impl StageReport {
+    /// The stage's line in the summary.
+    fn summary(&self) -> String {
+        match self.status {
+            StageStatus::Waiting => {
+                return "waiting: it runs once every earlier stage is complete".into()
+            }
+            StageStatus::Skipped => return "not run (--stage names another)".into(),
+            StageStatus::Planned => return "planned".into(),
+            StageStatus::Complete | StageStatus::Interrupted => {}
+        }
+        let failures = if self.failures.is_empty() {
+            String::new()
+        } else {
+            let parts: Vec<String> = self
+                .failures
+                .iter()
+                .map(|(kind, n)| {
+                    let what = match kind {
+                        Failure::Start => "could not start",
+                        Failure::Exit => "exited non-zero",
+                        Failure::Timeout => "timed out",
+                        Failure::Output => "invalid output",
+                    };
+                    format!("{n} {what}")
+                })
+                .collect();
+            format!(" ({})", parts.join(", "))
+        };
+        let skipped = if self.already_recorded > 0 {
+            format!(
+                "; {} were already recorded and skipped",
+                self.already_recorded
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{} calls recorded now, {} ok, {} failed{failures}{skipped}; {:.1} s → {}",
+            self.ok + self.failed,
+            self.ok,
+            self.failed,
+            self.seconds,
+            self.file
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        )
+    }
+}
+
+impl CollectReport {
+    /// The command that continues this collection, with every flag it needs (`--runs-dir`
+    /// included: without it a resume looks in `runs/` and fails), quoted for a POSIX shell.
+    fn resume_command(&self) -> String {
+        let runs_dir = self
+            .run_dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        format!(
+            "calibench collect {} --resume {} --runs-dir {}",
+            crate::output::shell_quote(&self.experiment.display().to_string()),
+            crate::output::shell_quote(&self.run_id),
+            crate::output::shell_quote(&runs_dir.display().to_string())
+        )
+    }
+}
+
+impl super::Run for CollectArgs {
+    const REPLAYS: bool = true;
+
+    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        let report = run(&self, ctx.progress)?;
+        let verdict = if report.interrupted {
+            crate::exit::Verdict::Interrupted
+        } else {
+            crate::exit::Verdict::Pass
+        };
+        Ok(ctx.answer(&report, verdict))
+    }
+}

@@ -1,0 +1,427 @@
+//! Everything checked before a command runs: the experiment's `[collect]` tables, the targets,
+//! the programs and the names; and the plan of calls.
+
+use super::*;
+
+/// Copies the corpus's `targets.jsonl` and `sources/` into the run directory, when
+/// the experiment's corpus has them and the run does not yet: `run --corpus` on the collection
+/// then replays skip rules and lint-ignore as on the corpus. Only regular files are copied; a
+/// link is refused, as the corpus reader refuses one that leads outside.
+pub(super) fn copy_controls(exp: &Experiment, run_dir: &Path) -> Result<(), Error> {
+    let from = &exp.corpus;
+    let targets = from.join("targets.jsonl");
+    if targets.is_file() && !run_dir.join("targets.jsonl").exists() {
+        std::fs::copy(&targets, run_dir.join("targets.jsonl"))
+            .map_err(|e| Error::write(&run_dir.join("targets.jsonl"), e))?;
+    }
+    let sources = from.join("sources");
+    if sources.is_dir() && !run_dir.join("sources").exists() {
+        copy_tree(&sources, &run_dir.join("sources"))?;
+    }
+    Ok(())
+}
+
+pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
+    std::fs::create_dir_all(to).map_err(|e| Error::write(to, e))?;
+    let mut entries: Vec<_> = std::fs::read_dir(from)
+        .map_err(|e| Error::read(from, e))?
+        .filter_map(Result::ok)
+        .collect();
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|e| Error::read(&path, e))?;
+        let dest = to.join(entry.file_name());
+        if kind.is_symlink() {
+            return Err(InputError::new(
+                path.display().to_string(),
+                "is a symbolic link; collect copies a corpus's sources/ as regular files only",
+            )
+            .hint("replace the link with the file it points to")
+            .into());
+        } else if kind.is_dir() {
+            copy_tree(&path, &dest)?;
+        } else if kind.is_file() {
+            std::fs::copy(&path, &dest).map_err(|e| Error::write(&dest, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Everything checked and planned before anything is created: the experiment and its
+/// `[collect]` tables, the targets, the names, the programs, the reviewer calls, and the
+/// manifest.
+pub(super) struct Prepared {
+    pub(super) exp: Experiment,
+    pub(super) collect: Collect,
+    pub(super) exp_path: PathBuf,
+    /// The experiment's folder, absolute: the commands' working directory.
+    pub(super) exp_dir: PathBuf,
+    pub(super) program: PathBuf,
+    /// The validators' and judges' programs, resolved like the reviewers'.
+    pub(super) stage_programs: HashMap<Stage, PathBuf>,
+    pub(super) targets: Vec<Target>,
+    pub(super) calls: Vec<Call>,
+    /// Each call's position in the plan.
+    pub(super) index: HashMap<Key, usize>,
+    /// Each target's content, given on stdin.
+    pub(super) stdin: HashMap<String, Arc<Vec<u8>>>,
+    pub(super) manifest: Manifest,
+}
+
+pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
+    let exp_path = experiment_file(&args.experiment);
+    let exp_name = exp_path.display().to_string();
+    let (exp, _) = crate::pipeline::load::experiment(&exp_path, &[])?;
+    let Some(collect) = exp.collect.clone() else {
+        return Err(InputError::new(&exp_name, "has no [collect] table")
+            .field("`collect`")
+            .hint("[collect] names the command to run, its reviewers and its targets (see docs/guides/live-collection.md)")
+            .into());
+    };
+    if let Some(stage) = args.stage {
+        if !collect.stages().contains(&stage) {
+            return Err(InputError::new(
+                &exp_name,
+                format!("has no [collect.{}] table", stage.name()),
+            )
+            .field("`--stage`")
+            .hint(format!(
+                "the stages it declares: {}",
+                collect
+                    .stages()
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+            .into());
+        }
+        if stage != Stage::Reviewers && args.resume.is_none() {
+            return Err(InputError::new(
+                "--stage",
+                format!(
+                    "`{}` works over a collection's reviewer returns: name the run with --resume RUN_ID",
+                    stage.name()
+                ),
+            )
+            .into());
+        }
+    }
+    let exp_dir = exp_path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .canonicalize()
+        .map_err(|e| Error::read(&exp_path, e))?;
+    let at = |line: u64, field: &str, problem: String| {
+        InputError::new(&exp_name, problem)
+            .at_line(line)
+            .field(format!("`collect.{field}`"))
+    };
+    let targets = find_targets(&collect, &exp_dir, &at)?;
+    check_names(&collect, &exp, &exp_name, &at)?;
+    let program = resolve_program(&collect.command[0], &exp_dir)
+        .map_err(|problem| at(collect.lines.command, "command", problem))?;
+    let mut stage_programs = HashMap::new();
+    if let Some(v) = &collect.validators {
+        let found = resolve_program(&v.command[0], &exp_dir)
+            .map_err(|problem| at(v.line, "validators.command", problem))?;
+        stage_programs.insert(Stage::Validators, found);
+    }
+    if let Some(j) = &collect.judges {
+        let found = resolve_program(&j.command[0], &exp_dir)
+            .map_err(|problem| at(j.line, "judges.command", problem))?;
+        stage_programs.insert(Stage::Judges, found);
+    }
+    let arms = stages::labels(exp.arms());
+    let calls = plan::plan(&collect, &arms, &targets);
+    let index: HashMap<Key, usize> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.key(), i))
+        .collect();
+    let mut stdin = HashMap::new();
+    let mut entries = Vec::new();
+    for t in &targets {
+        let bytes = read_file(&t.path)?;
+        entries.push(TargetEntry {
+            name: t.name.clone(),
+            path: t
+                .path
+                .strip_prefix(&exp_dir)
+                .unwrap_or(&t.path)
+                .display()
+                .to_string(),
+            sha256: format!("{:x}", Sha256::digest(&bytes)),
+        });
+        stdin.insert(t.name.clone(), Arc::new(bytes));
+    }
+    let manifest = Manifest {
+        run_id: String::new(),
+        calibench_version: env!("CARGO_PKG_VERSION").into(),
+        experiment_file: exp_path.display().to_string(),
+        kind: format!("{:?}", collect.kind).to_lowercase(),
+        command: collect.command.clone(),
+        reviewers: collect.reviewers.clone(),
+        arms: arms.clone(),
+        runs: collect.runs,
+        targets: entries,
+        calls: calls.len(),
+        started_at: rundir::timestamp(SystemTime::now()),
+        status: "running".into(),
+        finished_at: None,
+        stages: Vec::new(),
+    };
+    Ok(Prepared {
+        exp,
+        collect,
+        exp_path,
+        exp_dir,
+        program,
+        stage_programs,
+        targets,
+        calls,
+        index,
+        stdin,
+        manifest,
+    })
+}
+
+/// Where a collection goes: its run id, what the run already holds, and the lock on it.
+pub(super) struct Place {
+    pub(super) run_id: String,
+    /// The reviewer calls recorded.
+    pub(super) recorded: HashSet<Key>,
+    /// Taken before what the run holds is read (none for `--dry-run`).
+    pub(super) lock: Option<rundir::DirLock>,
+    /// The stages an earlier collection of the run recorded.
+    pub(super) earlier: Vec<StageEntry>,
+}
+
+/// Claims a new run directory, or (`--resume`) locks an existing one, checks it still matches
+/// the experiment and reads what it records. One collection writes a run at a time (two resumes
+/// at once would make every missing call twice, paid calls, and write its line twice), so the
+/// run is locked before what it holds is read.
+pub(super) fn place(
+    args: &CollectArgs,
+    name: &str,
+    manifest: &mut Manifest,
+    kind: Kind,
+    index: &HashMap<Key, usize>,
+) -> Result<Place, Error> {
+    let mut lock = None;
+    let mut earlier_stages = Vec::new();
+    let (run_id, recorded) = match &args.resume {
+        Some(id) => {
+            rundir::check_id(id, "--resume")?;
+            let dir = args.runs_dir.join(id);
+            if dir.is_dir() && !args.dry_run {
+                lock = Some(rundir::DirLock::take(&dir)?);
+            }
+            let earlier = read_manifest(&dir)?;
+            check_same(&dir, &earlier, manifest)?;
+            manifest.started_at = earlier.started_at;
+            earlier_stages = earlier.stages;
+            manifest.stages = earlier_stages.clone();
+            let file = dir.join(kind.file());
+            let recorded = read_recorded(&file, kind, index)?;
+            (id.clone(), recorded)
+        }
+        None => {
+            let id = match &args.run_id {
+                Some(id) => {
+                    rundir::check_id(id, "--run-id")?;
+                    RunId::Given(id.clone())
+                }
+                None => RunId::Default(format!(
+                    "{}-collect-{}",
+                    name,
+                    rundir::compact_time(SystemTime::now())
+                )),
+            };
+            let id = if args.dry_run {
+                id.preview()
+            } else {
+                let taken = rundir::create_live(&args.runs_dir, &id).map_err(|e| match e {
+                    Error::Input(e) if matches!(id, RunId::Given(_)) => e
+                        .hint(format!(
+                            "continue it with --resume {}, or choose another --run-id",
+                            id.preview()
+                        ))
+                        .into(),
+                    other => other,
+                })?;
+                lock = Some(rundir::DirLock::take(&args.runs_dir.join(&taken))?);
+                taken
+            };
+            (id, HashSet::new())
+        }
+    };
+    Ok(Place {
+        run_id,
+        recorded,
+        lock,
+        earlier: earlier_stages,
+    })
+}
+
+pub(super) fn arm_expectations(exp: &Experiment, collect: &Collect) -> HashMap<String, Expect> {
+    let mut out: HashMap<String, Expect> = HashMap::new();
+    for arm in exp.arms() {
+        let scale = arm.review.scale();
+        let entry = out.entry(arm.source.clone()).or_insert_with(|| Expect {
+            kind: collect.kind,
+            mode: exp.mode,
+            scales: Vec::new(),
+        });
+        if !entry.scales.contains(&scale) {
+            entry.scales.push(scale);
+        }
+    }
+    out
+}
+
+/// The targets the glob matches, sorted; each must be a readable file with a name no other
+/// target shares (after reduction to a path component too).
+pub(super) fn find_targets(
+    collect: &Collect,
+    exp_dir: &Path,
+    at: &dyn Fn(u64, &str, String) -> InputError,
+) -> Result<Vec<Target>, Error> {
+    let line = collect.lines.targets;
+    let pattern = format!(
+        "{}/{}",
+        glob::Pattern::escape(&exp_dir.display().to_string()),
+        collect.targets
+    );
+    let paths = glob::glob(&pattern).map_err(|e| {
+        at(
+            line,
+            "targets",
+            format!("`{}` is not a glob pattern: {e}", collect.targets),
+        )
+    })?;
+    let mut found: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        let p = p.map_err(|e| at(line, "targets", format!("cannot read a match: {e}")))?;
+        if p.is_file() {
+            found.push(p);
+        }
+    }
+    found.sort();
+    if found.is_empty() {
+        return Err(at(
+            line,
+            "targets",
+            format!(
+                "`{}` matches no file in {}",
+                collect.targets,
+                exp_dir.display()
+            ),
+        )
+        .hint("the glob is relative to the experiment's folder, e.g. \"documents/*.md\"")
+        .into());
+    }
+    let mut by_name: HashMap<String, &Path> = HashMap::new();
+    let mut by_safe: HashMap<String, &Path> = HashMap::new();
+    let targets: Vec<Target> = found.iter().map(|p| Target::from_path(p)).collect();
+    for (t, p) in targets.iter().zip(&found) {
+        if let Some(first) = by_name.insert(t.name.clone(), p) {
+            return Err(at(
+                line,
+                "targets",
+                format!(
+                    "{} and {} are both target `{}`: a target is named by its file stem",
+                    first.display(),
+                    p.display(),
+                    t.name
+                ),
+            )
+            .into());
+        }
+        if let Some(first) = by_safe.insert(safe_name(&t.name), p) {
+            return Err(at(
+                line,
+                "targets",
+                format!(
+                    "{} and {} would share the artifact folder `{}`",
+                    first.display(),
+                    p.display(),
+                    safe_name(&t.name)
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(targets)
+}
+
+/// Reviewer and arm names must stay distinct once reduced to path components.
+pub(super) fn check_names(
+    collect: &Collect,
+    exp: &Experiment,
+    exp_name: &str,
+    at: &dyn Fn(u64, &str, String) -> InputError,
+) -> Result<(), Error> {
+    let mut seen: HashMap<String, &str> = HashMap::new();
+    for r in &collect.reviewers {
+        if let Some(first) = seen.insert(safe_name(r), r) {
+            let problem = if first == r {
+                format!("`{r}` is listed twice")
+            } else {
+                format!(
+                    "`{first}` and `{r}` would share the artifact name `{}`",
+                    safe_name(r)
+                )
+            };
+            return Err(at(collect.lines.reviewers, "reviewers", problem).into());
+        }
+    }
+    let mut seen: HashMap<String, String> = HashMap::new();
+    for source in stages::labels(exp.arms()) {
+        if let Some(first) = seen.insert(safe_name(&source), source.clone()) {
+            return Err(InputError::new(
+                exp_name,
+                format!(
+                    "arm sources `{first}` and `{source}` would share the artifact folder `{}`",
+                    safe_name(&source)
+                ),
+            )
+            .field("`source`")
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// `command[0]`: a path (it holds a `/`) relative to the experiment's folder, or a program on
+/// PATH. It must be an executable file; nothing is run through a shell.
+pub(super) fn resolve_program(program: &str, exp_dir: &Path) -> Result<PathBuf, String> {
+    let executable = |p: &Path| {
+        p.is_file()
+            && p.metadata()
+                .map(|m| m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+    };
+    if program.contains('/') {
+        let path = exp_dir.join(program);
+        if !path.exists() {
+            return Err(format!(
+                "`{program}` does not exist (looked for {})",
+                path.display()
+            ));
+        }
+        if !executable(&path) {
+            return Err(format!(
+                "`{program}` is not an executable file (chmod +x it, or run it through its interpreter, e.g. [\"sh\", \"{program}\", …])"
+            ));
+        }
+        return path.canonicalize().map_err(|e| format!("`{program}`: {e}"));
+    }
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+        .ok_or_else(|| format!("`{program}` is not a program on PATH"))
+}
