@@ -175,7 +175,11 @@ fn commands_do_not_call_each_other() {
             // `collect/mod.rs`), and to the command itself from its parts (`collect/calls.rs`).
             let own_file = path.parent() == Some(dir.as_path())
                 || path.file_name().is_some_and(|f| f == "mod.rs");
-            let up = if own_file { "super::" } else { "super::super::" };
+            let up = if own_file {
+                "super::"
+            } else {
+                "super::super::"
+            };
             // The first segment of each such path or `crate::commands::…` path (each item's,
             // in a `use super::{a, b::c}` group): the module of `commands` it names.
             let mut heads: Vec<String> = Vec::new();
@@ -199,7 +203,9 @@ fn commands_do_not_call_each_other() {
                 if heads.iter().any(|h| h == other) {
                     calls.push(format!(
                         "{} names the command module {other}",
-                        path.strip_prefix(src().parent().unwrap()).unwrap().display()
+                        path.strip_prefix(src().parent().unwrap())
+                            .unwrap()
+                            .display()
                     ));
                 }
             }

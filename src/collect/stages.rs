@@ -182,8 +182,8 @@ fn finding_object(m: &Merged, raw: Option<&Value>, scale: Scale, mode: Mode) -> 
         "title".into(),
         Value::String(m.contributions[m.lead].title.to_string()),
     );
-    o.insert("severity".into(), name(&m.severity));
-    o.insert("autofix_class".into(), name(&m.autofix));
+    o.insert("severity".into(), name(&m.claim.severity));
+    o.insert("autofix_class".into(), name(&m.claim.autofix));
     let confidence = match scale {
         // 75, not 75.0: the anchor scale's values are whole numbers.
         Scale::Anchor => Value::from(m.confidence.round() as i64),

@@ -87,14 +87,22 @@ pub enum Location {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub id: Option<Arc<str>>,
+    #[serde(flatten)]
+    pub claim: Claim,
+    pub confidence: f64,
+    pub location: Location,
+}
+
+/// What a finding says, apart from its confidence and where it is: a reviewer's finding has
+/// one, and so has the merged finding it joins (the dedup decides how its members' combine).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Claim {
     pub title: Arc<str>,
     pub severity: Severity,
     pub autofix: Autofix,
-    pub confidence: f64,
-    /// A non-empty `suggested_fix` is present.
+    /// A non-empty `suggested_fix` is present (in any member, for a merged finding).
     pub has_fix: bool,
     pub evidence: Vec<Arc<str>>,
-    pub location: Location,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -622,7 +630,7 @@ impl Interner {
     }
 
     fn finding(&mut self, f: &mut Finding) {
-        self.get(&mut f.title);
+        self.get(&mut f.claim.title);
         match &mut f.location {
             Location::Doc { section, .. } => self.get(section),
             Location::Code { file, .. } => self.get(file),
@@ -706,12 +714,14 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
     };
     Ok(Finding {
         id,
-        title: title.clone(),
-        severity,
-        autofix,
+        claim: Claim {
+            title: title.clone(),
+            severity,
+            autofix,
+            has_fix,
+            evidence,
+        },
         confidence,
-        has_fix,
-        evidence,
         location,
     })
 }
@@ -1006,10 +1016,10 @@ mod tests {
     fn valid_doc_and_code_findings() {
         let f = Unchecked::check(&doc_finding(), Mode::Doc, Scale::Float).unwrap();
         assert_eq!(
-            (f.severity, f.autofix, f.confidence),
+            (f.claim.severity, f.claim.autofix, f.confidence),
             (Severity::P1, Autofix::Manual, 0.72)
         );
-        assert!(!f.has_fix);
+        assert!(!f.claim.has_fix);
         let f = Unchecked::check(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
         assert!(matches!(
             f.location,
@@ -1089,7 +1099,7 @@ mod tests {
     fn compact_returns_without_the_detail_tier_are_valid() {
         // seed 003: why_it_matters and evidence are the detail tier; a compact return omits them.
         let f = Unchecked::check(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
-        assert!(f.evidence.is_empty());
+        assert!(f.claim.evidence.is_empty());
     }
 
     #[test]

@@ -157,7 +157,7 @@ pub fn fingerprint(f: &Finding) -> String {
     format!(
         "{}\u{1f}{}",
         review::normalize(place),
-        review::normalize(&f.title)
+        review::normalize(&f.claim.title)
     )
 }
 
@@ -213,7 +213,7 @@ pub fn replay_arm<'a>(
                 let merged = replay_run(*run, group);
                 let lost = merged.iter().filter(|m| m.externalized());
                 let (all, high) = lost.fold((0, 0), |(a, h), m| {
-                    (a + 1, h + usize::from(m.severity <= Severity::P1))
+                    (a + 1, h + usize::from(m.claim.severity <= Severity::P1))
                 });
                 out.skipped.calls += group.len() as f64 / n;
                 out.skipped.lost_actionable += all as f64 / n;

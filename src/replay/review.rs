@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::corpus::reviews::{Autofix, Finding, FindingType, Location, Owner, Severity};
+use crate::corpus::reviews::{Autofix, Claim, Finding, FindingType, Location, Owner, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::validations::{Validation, Verdict};
 use crate::policy::{
@@ -128,9 +128,10 @@ pub struct Contribution {
 /// A finding after dedup, with its route.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Merged {
-    pub title: Arc<str>,
-    pub severity: Severity,
-    pub autofix: Autofix,
+    /// Title and evidence of the first member, the highest severity, the most conservative
+    /// autofix class, a fix when any member has one.
+    #[serde(flatten)]
+    pub claim: Claim,
     /// Highest contributing confidence, after same-persona collapse, before promotion.
     pub confidence_before: f64,
     /// After promotion: what the gate saw.
@@ -138,8 +139,6 @@ pub struct Merged {
     /// Distinct reviewers, in order of first appearance.
     pub reviewers: Vec<Arc<str>>,
     pub contributions: Vec<Contribution>,
-    pub evidence: Vec<Arc<str>>,
-    pub has_fix: bool,
     pub promotable: bool,
     pub corroborated: bool,
     pub promoted: bool,
@@ -310,8 +309,9 @@ fn validation_pass(merged: &mut [Merged], policy: &ReviewPolicy, precision: &Pre
     };
     selected.sort_by(|&a, &b| {
         let (ma, mb) = (&merged[a], &merged[b]);
-        ma.severity
-            .cmp(&mb.severity)
+        ma.claim
+            .severity
+            .cmp(&mb.claim.severity)
             .then_with(|| round9(mb.confidence).total_cmp(&round9(ma.confidence)))
             .then_with(|| place(ma).cmp(&place(mb)))
     });
@@ -405,7 +405,7 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
                 let key = format!(
                     "{}\u{1f}{}",
                     normalize(section),
-                    normalize(&w.finding.title)
+                    normalize(&w.finding.claim.title)
                 );
                 match index.get(&key) {
                     Some(&g) => groups[g].push(i),
@@ -426,7 +426,11 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
                 let Location::Code { file, .. } = &w.finding.location else {
                     continue;
                 };
-                let key = format!("{}\u{1f}{}", normalize(file), normalize(&w.finding.title));
+                let key = format!(
+                    "{}\u{1f}{}",
+                    normalize(file),
+                    normalize(&w.finding.claim.title)
+                );
                 match index.get(&key) {
                     Some(&g) => by_key[g].1.push(i),
                     None => {
@@ -470,7 +474,7 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         if !reviewers.iter().any(|r| r == w.reviewer) {
             reviewers.push(w.reviewer.clone());
         }
-        for e in &w.finding.evidence {
+        for e in &w.finding.claim.evidence {
             if !evidence.contains(e) {
                 evidence.push(e.clone());
             }
@@ -480,7 +484,8 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
     let lead_at = (0..members.len())
         .reduce(|best, i| {
             let (w, b) = (members[i], members[best]);
-            let better = (w.finding.severity, -w.confidence) < (b.finding.severity, -b.confidence);
+            let better = (w.finding.claim.severity, -w.confidence)
+                < (b.finding.claim.severity, -b.confidence);
             if better {
                 i
             } else {
@@ -531,17 +536,21 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         .map(|w| w.confidence)
         .fold(f64::MIN, f64::max);
     Merged {
-        title: first.finding.title.clone(),
-        severity: members
-            .iter()
-            .map(|w| w.finding.severity)
-            .min()
-            .unwrap_or(first.finding.severity),
-        autofix: members
-            .iter()
-            .map(|w| w.finding.autofix)
-            .max()
-            .unwrap_or(first.finding.autofix),
+        claim: Claim {
+            title: first.finding.claim.title.clone(),
+            severity: members
+                .iter()
+                .map(|w| w.finding.claim.severity)
+                .min()
+                .unwrap_or(first.finding.claim.severity),
+            autofix: members
+                .iter()
+                .map(|w| w.finding.claim.autofix)
+                .max()
+                .unwrap_or(first.finding.claim.autofix),
+            has_fix: members.iter().any(|w| w.finding.claim.has_fix),
+            evidence,
+        },
         confidence_before: confidence,
         confidence,
         corroborated: reviewers.len() >= 2,
@@ -552,16 +561,14 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 reviewer: w.reviewer.clone(),
                 id: w.finding.id.clone(),
                 confidence: w.finding.confidence,
-                severity: w.finding.severity,
-                title: w.finding.title.clone(),
+                severity: w.finding.claim.severity,
+                title: w.finding.claim.title.clone(),
                 place: match &w.finding.location {
                     Location::Code { file, line, .. } => Some((file.clone(), *line)),
                     Location::Doc { .. } => None,
                 },
             })
             .collect(),
-        evidence,
-        has_fix: members.iter().any(|w| w.finding.has_fix),
         promotable: members.iter().all(|w| w.promotable),
         promoted: false,
         order: first.order,
@@ -623,16 +630,20 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
         return;
     }
     let top = round9(m.confidence) >= round9(policy.auto_apply_from());
-    m.route = Some(if m.autofix == Autofix::SafeAuto && m.has_fix && top {
-        Route::AutoApply
-    } else {
-        Route::Decision
-    });
+    m.route = Some(
+        if m.claim.autofix == Autofix::SafeAuto && m.claim.has_fix && top {
+            Route::AutoApply
+        } else {
+            Route::Decision
+        },
+    );
     if let MergedLocation::Code { owner, .. } = m.location {
         m.queue = Some(
-            if m.autofix == Autofix::Advisory || matches!(owner, Owner::Human | Owner::Release) {
+            if m.claim.autofix == Autofix::Advisory
+                || matches!(owner, Owner::Human | Owner::Release)
+            {
                 Queue::ReportOnly
-            } else if m.autofix == Autofix::SafeAuto {
+            } else if m.claim.autofix == Autofix::SafeAuto {
                 Queue::Fixer
             } else {
                 Queue::Residual
@@ -643,8 +654,8 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
 
 /// Step 7: P2/P3, advisory, and every contributor among the demotable reviewers.
 fn is_demoted(m: &Merged, demote_reviewers: &[String]) -> bool {
-    m.severity >= Severity::P2
-        && m.autofix == Autofix::Advisory
+    m.claim.severity >= Severity::P2
+        && m.claim.autofix == Autofix::Advisory
         && m.reviewers
             .iter()
             .all(|r| demote_reviewers.iter().any(|d| **d == **r))
@@ -660,7 +671,7 @@ fn gate(m: &Merged, policy: &ReviewPolicy, mode: Mode) -> Tier {
                 Tier::Actionable
             } else if at_least(a.surface_from) {
                 Tier::Fyi
-            } else if m.severity == Severity::P0 && a.p0_escape.is_some_and(at_least) {
+            } else if m.claim.severity == Severity::P0 && a.p0_escape.is_some_and(at_least) {
                 Tier::Actionable
             } else {
                 Tier::Dropped
@@ -668,16 +679,16 @@ fn gate(m: &Merged, policy: &ReviewPolicy, mode: Mode) -> Tier {
         }
         ReviewPolicy::FloatGates(f) => match mode {
             Mode::Doc => {
-                if at_least(f.gates[m.severity.index()]) {
+                if at_least(f.gates[m.claim.severity.index()]) {
                     Tier::Actionable
-                } else if m.autofix == Autofix::Manual && at_least(f.fyi_floor) {
+                } else if m.claim.autofix == Autofix::Manual && at_least(f.fyi_floor) {
                     Tier::Fyi
                 } else {
                     Tier::Dropped
                 }
             }
             Mode::Code => {
-                if at_least(f.gate) || (m.severity == Severity::P0 && at_least(f.p0_gate)) {
+                if at_least(f.gate) || (m.claim.severity == Severity::P0 && at_least(f.p0_gate)) {
                     Tier::Actionable
                 } else {
                     Tier::Dropped
@@ -701,8 +712,9 @@ fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
                 MergedLocation::Doc { .. } => ("", 0, m.order),
             }
         }
-        a.severity
-            .cmp(&b.severity)
+        a.claim
+            .severity
+            .cmp(&b.claim.severity)
             .then_with(|| {
                 if mode == Mode::Doc {
                     by_type(a).cmp(&by_type(b))
@@ -754,12 +766,14 @@ mod tests {
     fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
         Finding {
             id: None,
-            title: title.into(),
-            severity: sev,
-            autofix: Autofix::Manual,
+            claim: Claim {
+                title: title.into(),
+                severity: sev,
+                autofix: Autofix::Manual,
+                has_fix: false,
+                evidence: vec![],
+            },
             confidence: conf,
-            has_fix: false,
-            evidence: vec![],
             location: Location::Doc {
                 section: section.into(),
                 finding_type: FindingType::Omission,
@@ -778,12 +792,14 @@ mod tests {
     fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding {
         Finding {
             id: None,
-            title: title.into(),
-            severity: sev,
-            autofix: Autofix::GatedAuto,
+            claim: Claim {
+                title: title.into(),
+                severity: sev,
+                autofix: Autofix::GatedAuto,
+                has_fix: false,
+                evidence: vec![],
+            },
             confidence: conf,
-            has_fix: false,
-            evidence: vec![],
             location: Location::Code {
                 file: file.into(),
                 line,
@@ -875,7 +891,7 @@ mod tests {
                 ("adversarial-document", vec![f("premise a", 75.0)]),
             ],
         );
-        let get = |t: &str| out.iter().find(|m| &*m.title == t).unwrap();
+        let get = |t: &str| out.iter().find(|m| &*m.claim.title == t).unwrap();
         assert_eq!(get("Premise B").confidence, 100.0);
         let a = get("Premise A");
         assert_eq!((a.confidence_before, a.confidence), (75.0, 75.0));
@@ -913,12 +929,12 @@ mod tests {
     #[test]
     fn doc_dedup_merges_on_section_and_title_and_takes_the_merge_rules() {
         let mut a = doc("Rollback is missing", "Deploy", Severity::P2, 0.6);
-        a.evidence = vec!["step 4".into()];
+        a.claim.evidence = vec!["step 4".into()];
         a.id = Some("a1".into());
         let mut b = doc("rollback is MISSING!", " deploy ", Severity::P1, 0.55);
-        b.evidence = vec!["step 4".into(), "no runbook".into()];
-        b.autofix = Autofix::SafeAuto;
-        b.has_fix = true;
+        b.claim.evidence = vec!["step 4".into(), "no runbook".into()];
+        b.claim.autofix = Autofix::SafeAuto;
+        b.claim.has_fix = true;
         if let Location::Doc { finding_type, .. } = &mut b.location {
             *finding_type = FindingType::Error;
         }
@@ -930,12 +946,15 @@ mod tests {
         );
         assert_eq!(out.len(), 2);
         let m = out.iter().find(|m| m.reviewers.len() == 2).unwrap();
-        assert_eq!(&*m.title, "Rollback is missing"); // first appearance
-        assert_eq!(m.severity, Severity::P1); // highest
+        assert_eq!(&*m.claim.title, "Rollback is missing"); // first appearance
+        assert_eq!(m.claim.severity, Severity::P1); // highest
         assert_eq!(m.confidence_before, 0.6); // highest
-        assert_eq!(m.autofix, Autofix::Manual); // most conservative of safe_auto, manual
-        assert_eq!(m.evidence, [Arc::from("step 4"), Arc::from("no runbook")]); // union, order kept
-        assert!(m.has_fix);
+        assert_eq!(m.claim.autofix, Autofix::Manual); // most conservative of safe_auto, manual
+        assert_eq!(
+            m.claim.evidence,
+            [Arc::from("step 4"), Arc::from("no runbook")]
+        ); // union, order kept
+        assert!(m.claim.has_fix);
         assert!(matches!(
             m.location,
             MergedLocation::Doc {
@@ -1118,7 +1137,7 @@ mod tests {
     fn float_gates_doc_per_severity_and_fyi_floor_for_manual_only() {
         let tier = |sev, c, autofix| {
             let mut f = doc("T", "S", sev, c);
-            f.autofix = autofix;
+            f.claim.autofix = autofix;
             run(&float_gates(), Mode::Doc, &[("a", vec![f])])[0].tier
         };
         assert_eq!(tier(Severity::P0, 0.50, Autofix::Manual), Tier::Actionable);
@@ -1148,7 +1167,7 @@ mod tests {
     #[test]
     fn mode_aware_demotion() {
         let mut f = code("Missing test", "t.rs", 3, Severity::P3, 100.0);
-        f.autofix = Autofix::Advisory;
+        f.claim.autofix = Autofix::Advisory;
         let demoted = |policy: &ReviewPolicy, who: &[&str]| {
             let returns: Vec<(&str, Vec<Finding>)> =
                 who.iter().map(|w| (*w, vec![f.clone()])).collect();
@@ -1171,7 +1190,7 @@ mod tests {
         assert_eq!(demoted(&headless, &["testing"]), Tier::Suppressed);
         // P1 advisory from testing is not demoted.
         let mut p1 = f.clone();
-        p1.severity = Severity::P1;
+        p1.claim.severity = Severity::P1;
         assert_eq!(
             run(&anchored(Mode::Code), Mode::Code, &[("testing", vec![p1])])[0].tier,
             Tier::Actionable
@@ -1181,8 +1200,8 @@ mod tests {
     #[test]
     fn routing_auto_apply_and_code_queues() {
         let mut f = doc("T", "S", Severity::P1, 100.0);
-        f.autofix = Autofix::SafeAuto;
-        f.has_fix = true;
+        f.claim.autofix = Autofix::SafeAuto;
+        f.claim.has_fix = true;
         let out = run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f.clone()])]);
         assert_eq!(out[0].route, Some(Route::AutoApply));
         f.confidence = 75.0; // not at the top
@@ -1191,15 +1210,15 @@ mod tests {
             Some(Route::Decision)
         );
         f.confidence = 100.0;
-        f.has_fix = false; // no fix to apply
+        f.claim.has_fix = false; // no fix to apply
         assert_eq!(
             run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f])])[0].route,
             Some(Route::Decision)
         );
         // Float: at or above 0.85.
         let mut g = doc("T", "S", Severity::P1, 0.85);
-        g.autofix = Autofix::SafeAuto;
-        g.has_fix = true;
+        g.claim.autofix = Autofix::SafeAuto;
+        g.claim.has_fix = true;
         assert_eq!(
             run(&float_gates(), Mode::Doc, &[("a", vec![g])])[0].route,
             Some(Route::AutoApply)
@@ -1207,7 +1226,7 @@ mod tests {
 
         let queue = |autofix, owner| {
             let mut c = code("T", "f", 1, Severity::P1, 100.0);
-            c.autofix = autofix;
+            c.claim.autofix = autofix;
             if let Location::Code { owner: o, .. } = &mut c.location {
                 *o = owner;
             }
@@ -1253,7 +1272,7 @@ mod tests {
                 ],
             )],
         );
-        let titles: Vec<&str> = out.iter().map(|m| &*m.title).collect();
+        let titles: Vec<&str> = out.iter().map(|m| &*m.claim.title).collect();
         assert_eq!(
             titles,
             [
@@ -1278,7 +1297,7 @@ mod tests {
                 ],
             )],
         );
-        let places: Vec<&str> = out.iter().map(|m| &*m.title).collect();
+        let places: Vec<&str> = out.iter().map(|m| &*m.claim.title).collect();
         assert_eq!(places, ["z", "y", "x"]);
     }
 
@@ -1341,7 +1360,7 @@ mod tests {
     }
 
     fn outcome<'a>(out: &'a [Merged], title: &str) -> &'a Merged {
-        out.iter().find(|m| &*m.title == title).unwrap()
+        out.iter().find(|m| &*m.claim.title == title).unwrap()
     }
 
     /// Budget order: severity, confidence descending, then the representative's file (byte by
@@ -1472,8 +1491,8 @@ mod tests {
     fn selection_follows_mode_route_and_tier() {
         use crate::policy::ValidationRun::{Always, Auto};
         let mut auto_fix = with_id(code("fix", "a.rs", 1, Severity::P1, 100.0), "fix");
-        auto_fix.autofix = Autofix::SafeAuto;
-        auto_fix.has_fix = true;
+        auto_fix.claim.autofix = Autofix::SafeAuto;
+        auto_fix.claim.has_fix = true;
         let findings = vec![
             auto_fix,
             with_id(code("act", "b.rs", 1, Severity::P1, 75.0), "act"),
@@ -1491,7 +1510,7 @@ mod tests {
             let mut s: Vec<String> = out
                 .iter()
                 .filter(|m| m.validation.is_some())
-                .map(|m| m.title.to_string())
+                .map(|m| m.claim.title.to_string())
                 .collect();
             s.sort();
             s
@@ -1580,7 +1599,7 @@ mod tests {
         // Line 2 carries the marker; line 3 is below it; line 4 is two below; b.rs has none.
         let tiers: Vec<(&str, Tier, Option<bool>)> = out
             .iter()
-            .map(|m| (&*m.title, m.tier, m.on_suppressed_line))
+            .map(|m| (&*m.claim.title, m.tier, m.on_suppressed_line))
             .collect();
         assert_eq!(
             tiers,
