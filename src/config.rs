@@ -60,6 +60,9 @@ pub struct Experiment {
     /// The line of `[decision]`, for the corpus loader's refusals.
     #[serde(skip)]
     pub decision_line: Option<u64>,
+    /// The `[[sweep]]` tables: sweeps `calibench run` makes beside the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sweeps: Vec<crate::sweep::Spec>,
 }
 
 impl Experiment {
@@ -132,6 +135,8 @@ pub struct RawExperiment {
     pub gate: Option<crate::gate::policy::RawPolicy>,
     /// How to record the corpus live (docs/guides/live-collection.md).
     pub collect: Option<crate::collect::plan::RawCollect>,
+    /// Threshold sweeps `calibench run` makes beside the run (docs/guides/threshold-sweep.md).
+    pub sweep: Option<Vec<crate::sweep::RawSweep>>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -398,6 +403,16 @@ pub fn parse_with(
     let judges_line = (!scores.judges.is_empty())
         .then(|| ctx.line_of("scores.judges"))
         .flatten();
+    let sweeps = raw
+        .sweep
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            s.check()
+                .map_err(|(key, problem)| ctx.error(&format!("sweep[{i}].{key}"), problem))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let decision = ctx.decision(raw.decision)?;
     let decision_line = (!decision.is_empty())
         .then(|| ctx.line_of("decision"))
@@ -426,6 +441,7 @@ pub fn parse_with(
         primary_line,
         decision,
         decision_line,
+        sweeps,
     })
 }
 
@@ -635,6 +651,18 @@ impl Ctx<'_> {
             Some(x) if !x.is_finite() => Err(self.error(
                 &format!("{path}.{key}"),
                 format!("must be a number, not {x}"),
+            )),
+            // A threshold off the arm's scale would gate everything or nothing, silently.
+            Some(x) if !(0.0..=scale.convert(1.0, Scale::Float)).contains(&x) => Err(self.error(
+                &format!("{path}.{key}"),
+                format!(
+                    "{x} is off the {} scale: a threshold is in [0, {}]",
+                    match scale {
+                        Scale::Anchor => "anchor",
+                        Scale::Float => "float",
+                    },
+                    scale.convert(1.0, Scale::Float)
+                ),
             )),
             Some(x) => Ok(x),
             None => Ok(scale.convert(default, native)),

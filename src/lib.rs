@@ -59,5 +59,6 @@ pub mod rundir;
 #[cfg(test)]
 mod schema_walk;
 pub mod stats;
+pub mod sweep;
 pub mod text;
 pub mod trust;

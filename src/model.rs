@@ -269,3 +269,73 @@ pub struct Analysis {
     /// Imported scores per (arm, item, scorer): baseline rows, then treatment rows.
     pub scores: Vec<imported::ItemRow>,
 }
+
+/// A threshold sweep (docs/guides/threshold-sweep.md): `metrics.json`'s `sweep` object.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sweep {
+    pub run_id: String,
+    pub experiment: String,
+    /// The arm swept: `baseline` or `treatment`.
+    pub arm: String,
+    pub side: crate::sweep::Side,
+    /// Targets (queries) replayed at every point.
+    pub units: usize,
+    /// Each varied key (inside the arm's tables) with its values, in grid order.
+    pub vary: Vec<crate::sweep::Vary>,
+    pub points: Vec<SweepPoint>,
+    pub requirements: Vec<String>,
+    pub prefer: String,
+    /// A merged finding is confirmed when its judge composite is at least this (review).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirm_at: Option<f64>,
+    /// The split the choice was made on, when there is one.
+    pub holdout: Option<Holdout>,
+    /// The arm as the experiment sets it, on the same units as every point.
+    pub current: SweepPoint,
+    /// The point chosen, or null when none meets every requirement.
+    pub recommended: Option<Recommended>,
+    /// When none meets them: the point closest to meeting them, and what it misses.
+    pub closest: Option<Closest>,
+    /// The recommended point against the current setting, paired per unit (on the held-out
+    /// units when there is a hold-out).
+    pub versus_current: BTreeMap<String, crate::stats::paired::PairedDelta>,
+    pub bootstrap: usize,
+    pub seed: u64,
+}
+
+/// One grid point: the values it sets and the arm's figures there.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Each varied key's value (a number where it reads as one).
+    pub values: BTreeMap<String, serde_json::Value>,
+    /// Each figure with its 95% bootstrap interval, on the choosing units.
+    pub figures: BTreeMap<String, crate::sweep::Estimate>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Holdout {
+    pub fraction: f64,
+    /// Units chosen on and held out (their ids are in `choosing.txt` and `held_out.txt`).
+    pub choosing: usize,
+    pub held_out: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Recommended {
+    /// Its position in `points`.
+    pub index: usize,
+    pub values: BTreeMap<String, serde_json::Value>,
+    /// Its figures where it was chosen.
+    pub choosing: BTreeMap<String, crate::sweep::Estimate>,
+    /// Its figures on the held-out units, which took no part in the choice.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held_out: Option<BTreeMap<String, crate::sweep::Estimate>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Closest {
+    pub index: usize,
+    pub values: BTreeMap<String, serde_json::Value>,
+    /// The requirements it misses.
+    pub misses: Vec<String>,
+}

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["policy"],
     &["corpus"],
     &["input", "import"],
-    &["replay", "trust", "decision"],
+    &["replay", "trust", "decision", "sweep"],
     &["model"],
     &["gate", "collect"],
     &["config"],

@@ -267,6 +267,8 @@ fn cases() -> Vec<Case> {
 fn most_findings_of_an_arm_malformed_complete_the_run_as_inputs_suspect() {
     let dir = example_copy();
     edit_text(dir.path().join("experiment.toml"), |text| {
+        // The example's sweep of the anchored thresholds does not fit the float scale.
+        let text = text.split("\n[[sweep]]").next().unwrap();
         text.replace(
             "policy = \"anchored\"",
             "policy = \"anchored\"\nscale = \"float\"",

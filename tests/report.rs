@@ -296,14 +296,24 @@ fn the_main_job_runs_every_example_and_writes_an_index() {
         .filter(|n| n.has_tag_name("a"))
         .filter_map(|n| n.attribute("href"))
         .collect();
-    assert_eq!(links.len(), examples_names().len());
-    for (link, name) in links.iter().zip(examples_names()) {
+    // One link per example, then one per sweep an example declares ([[sweep]]), each to a
+    // report that exists.
+    let sweeps = [
+        "capacity-50-sweep-treatment",
+        "doc-review-ab-sweep-treatment",
+    ];
+    assert_eq!(links.len(), examples_names().len() + sweeps.len());
+    for (link, name) in links.iter().zip(examples_names().iter().chain(&sweeps)) {
         assert!(
             link.starts_with(name) && link.ends_with("/report.html"),
             "{link}"
         );
         assert!(dir.path().join("reports").join(link).is_file(), "{link}");
     }
+    assert!(
+        out.contains("sweep: Recommended for treatment: confidence.recovery_threshold ="),
+        "{out}"
+    );
     let md = std::fs::read_to_string(dir.path().join("reports/index.md")).unwrap();
     assert!(md.contains("| trusted | judges trusted · lift +"));
     assert!(md.contains("| withheld | judges not trusted · lift withheld"));

@@ -96,7 +96,9 @@ fn parallel_runs_with_default_ids_all_succeed_in_their_own_directories() {
         }
     }
     let runs = names(&root.path().join("runs"));
-    assert_eq!(runs.len(), 9, "{runs:?}");
+    // Nine runs, each with the sweep its experiment declares ([[sweep]]) in its own directory.
+    let sweeps = runs.iter().filter(|r| r.contains("-sweep-")).count();
+    assert_eq!((runs.len(), sweeps), (18, 9), "{runs:?}");
     assert!(runs.iter().all(|r| !r.starts_with('.')), "litter: {runs:?}");
     for run in &runs {
         assert_eq!(&run_id_in(&root.path().join("runs").join(run)), run);
@@ -189,7 +191,7 @@ fn a_killed_runs_litter_is_swept_by_the_next_run_and_reported_once() {
         "{message}"
     );
     assert!(message.contains(".doomed.partial"), "{message}");
-    assert_eq!(names(&root.path().join("runs")), ["next"]);
+    assert_eq!(names(&root.path().join("runs")), ["next", "next-sweep-1"]);
     // The id the killed run held is free again.
     let again = run_cmd(root.path(), &["--run-id", "doomed"])
         .output()

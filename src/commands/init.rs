@@ -182,8 +182,14 @@ mod tests {
                     InitKind::Doc => !(confidence || scores || other_mode(&CODE_ONLY)),
                     InitKind::Code => !(confidence || scores || other_mode(&DOC_ONLY)),
                     InitKind::Queries => !review && !scores && !elsewhere && *k != "mode",
+                    // A sweep replays reviews or queries, not imported scores.
                     InitKind::Scores => {
-                        !review && !confidence && !elsewhere && *k != "mode" && *k != "primary"
+                        !review
+                            && !confidence
+                            && !elsewhere
+                            && !k.starts_with("sweep")
+                            && *k != "mode"
+                            && *k != "primary"
                     }
                 }
             });

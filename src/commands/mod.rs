@@ -15,6 +15,7 @@ pub mod reference;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod sweep;
 pub mod trust;
 pub mod validate;
 
@@ -166,6 +167,9 @@ commands! {
     Schema(schema::SchemaArgs),
     /// How many targets (or queries) the next A/B needs, from a pilot run's paired differences
     Plan(plan::PlanArgs),
+    /// Which threshold should ship: replay one arm over a grid of policy values, choose on part
+    /// of the targets and check the choice on the rest
+    Sweep(sweep::SweepArgs),
     /// Read Inspect, promptfoo or lm-eval logs (or a plain table) as one arm's scores in a corpus
     Import(import::ImportArgs),
     /// Start a corpus: example lines and a commented experiment.toml that runs as written

@@ -26,6 +26,8 @@ pub struct RunArgs {
 #[derive(Clone, Debug)]
 pub struct RunReport {
     pub runs: Vec<Completed>,
+    /// The sweeps the experiments declare (`[[sweep]]`), made after their runs.
+    pub sweeps: Vec<crate::pipeline::sweep::Done>,
     /// `reports/index.html`, written when `run` ran every example.
     pub index: Option<PathBuf>,
 }
@@ -76,12 +78,23 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     } else {
         ProgressBar::hidden()
     };
+    // A sweep an experiment declares is checked point by point before anything is written.
+    for path in &experiments {
+        for spec in declared(path, &args.options)? {
+            crate::pipeline::sweep::points(path, &spec, &args.options)?;
+        }
+    }
     let mut runs = Vec::new();
+    let mut sweeps = Vec::new();
     for path in &experiments {
         bar.set_message(path.display().to_string());
-        let done = run_one(path, &args.options, timer);
+        let done = run_one(path, &args.options, timer)
+            .and_then(|c| Ok((c, declared_sweeps(path, &args.options)?)));
         match done {
-            Ok(c) => runs.push(c),
+            Ok((c, mut s)) => {
+                runs.push(c);
+                sweeps.append(&mut s);
+            }
             Err(e) => {
                 bar.finish_and_clear();
                 return Err(e);
@@ -95,18 +108,63 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
             .iter()
             .map(|r| index::Entry::of(&r.metrics.experiment, &r.document))
             .collect();
-        Some(write_index(&args.options.reports_dir, &entries)?)
+        let swept: Vec<index::SweepEntry> = sweeps
+            .iter()
+            .map(|d| index::SweepEntry::of(&d.sweep))
+            .collect();
+        Some(write_index(&args.options.reports_dir, &entries, &swept)?)
     } else {
         None
     };
-    Ok(RunReport { runs, index })
+    Ok(RunReport {
+        runs,
+        sweeps,
+        index,
+    })
+}
+
+/// The `[[sweep]]` tables of the experiment at `path`.
+fn declared(
+    path: &Path,
+    options: &crate::pipeline::RunOptions,
+) -> Result<Vec<crate::sweep::Spec>, Error> {
+    let file = crate::pipeline::experiment_file(path);
+    Ok(crate::pipeline::load::experiment(&file, &options.set)?
+        .0
+        .sweeps)
+}
+
+/// The sweeps the experiment at `path` declares, each made beside its run.
+fn declared_sweeps(
+    path: &Path,
+    options: &crate::pipeline::RunOptions,
+) -> Result<Vec<crate::pipeline::sweep::Done>, Error> {
+    declared(path, options)?
+        .iter()
+        .enumerate()
+        .map(|(i, spec)| {
+            let mut options = options.clone();
+            options.run_id = options
+                .run_id
+                .as_ref()
+                .map(|id| format!("{id}-sweep-{}", i + 1));
+            crate::pipeline::sweep::run(path, spec, &options, &|| {})
+        })
+        .collect()
 }
 
 /// Writes `index.md` and `index.html` beside the reports, each through a temporary file.
-fn write_index(reports_dir: &Path, entries: &[index::Entry]) -> Result<PathBuf, Error> {
-    rundir::replace_file(&reports_dir.join("index.md"), &index::markdown(entries))?;
+fn write_index(
+    reports_dir: &Path,
+    entries: &[index::Entry],
+    sweeps: &[index::SweepEntry],
+) -> Result<PathBuf, Error> {
+    rundir::replace_file(
+        &reports_dir.join("index.md"),
+        &index::markdown(entries, sweeps),
+    )?;
     let html = reports_dir.join("index.html");
-    rundir::replace_file(&html, &index::html(entries))?;
+    rundir::replace_file(&html, &index::html(entries, sweeps))?;
     Ok(html)
 }
 
@@ -169,6 +227,14 @@ impl Render for RunReport {
                 &run.report_dir.join("report.html"),
             );
             s += "\n";
+        }
+        for d in &self.sweeps {
+            s += &format!(
+                "{} → {}\n  sweep: {}\n\n",
+                d.sweep.experiment,
+                d.run_dir.display(),
+                crate::report::sweep::sentence(&d.sweep)
+            );
         }
         if let Some(index) = &self.index {
             s += &format!("index of every report: {}\n", index.display());

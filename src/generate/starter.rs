@@ -241,6 +241,16 @@ dimension_weights = {}      # weights of the judges' dimensions in the composite
 # backoff_s = 1
 # [collect.validators]    # command, concurrency, timeout_s, retries, backoff_s
 # [collect.judges]        # command, judges, items, dimensions, concurrency, timeout_s, retries, backoff_s
+
+# Which threshold should ship? Each [[sweep]] is made beside the run (`calibench sweep` runs one
+# from the command line). See docs/guides/threshold-sweep.md.
+# [[sweep]]
+# arm = "treatment"                                     # baseline or treatment
+# vary = { "review.actionable_from" = "25,50,75,100" }  # a comma list or "START:STOP:STEP"
+# require = ["precision>=0.6"]      # met when the 95% interval's unsafe bound reaches it
+# prefer = "max:actionable"         # or min:METRIC, among the points that meet every requirement
+# holdout = 0.5                     # share of targets held out to check the choice
+# confirm_at = 0.5                  # judge composite from which a finding counts as confirmed (recall)
 "#;
 
 const REVIEW_TOP: &str = r#"# An A/B of a rubric change: the same recorded reviews (or two recorded versions) replayed
@@ -379,6 +389,16 @@ recovery_threshold = 0.5
 # bonus_three = 0.2         # three or more
 # bonus_search_read = 0.05  # search and read confirming a common target
 # bands = { strong = 0.75, adequate = 0.55, weak = 0.25 }
+
+# Which recovery gate should ship? Each [[sweep]] is made beside the run (`calibench sweep`
+# runs one from the command line). See docs/guides/threshold-sweep.md.
+# [[sweep]]
+# arm = "treatment"                 # baseline or treatment
+# vary = { "confidence.recovery_threshold" = "0.30:0.80:0.05" }  # or a comma list
+# require = ["unnecessary_recovery_rate<=0.2", "final_accuracy>=0.9"]
+# prefer = "max:final_accuracy"     # or min:METRIC, among the points that meet every requirement
+# holdout = 0.5                     # share of queries held out to check the choice
+# confirm_at = 0.5                  # (review sweeps: the composite that confirms a finding)
 
 # A CI gate is optional here too: see `calibench init --kind doc` for the [gate] table.
 "#;

@@ -159,7 +159,7 @@ impl<'a> Ctx<'a> {
     pub(crate) fn error(&self, path: &str, problem: impl Into<String>) -> InputError {
         if let Some(o) = self.override_at(path) {
             // Set on the command line, not on a line of the file.
-            return InputError::new(format!("{} (--set {o})", self.name), problem)
+            return InputError::new(format!("{} ({} {o})", self.name, o.flag), problem)
                 .field(format!("`{path}`"));
         }
         let e = InputError::new(self.name, problem).field(format!("`{path}`"));
@@ -337,6 +337,9 @@ impl<'a> Ctx<'a> {
 pub struct Override {
     pub key: String,
     pub value: String,
+    /// Where it was given, for messages: `--set KEY=VALUE`, or `--vary KEY=VALUES` for one
+    /// grid point of a sweep.
+    pub flag: &'static str,
 }
 
 impl std::fmt::Display for Override {
@@ -361,6 +364,7 @@ impl std::str::FromStr for Override {
         Ok(Override {
             key: key.to_string(),
             value: value.trim().to_string(),
+            flag: "--set",
         })
     }
 }
@@ -399,7 +403,7 @@ pub(crate) fn apply(
                 toml::Value::Table(t) => table = t,
                 other => {
                     return Err(InputError::new(
-                        format!("{name} (--set {o})"),
+                        format!("{name} ({} {o})", o.flag),
                         format!(
                             "`{}` is {}, not a table: --set cannot set a key inside it",
                             parts[..=i].join("."),

@@ -6,6 +6,7 @@
 pub mod load;
 pub mod run;
 pub mod stored;
+pub mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

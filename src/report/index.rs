@@ -30,9 +30,31 @@ impl Entry {
     }
 }
 
+/// One sweep on the index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepEntry {
+    pub title: String,
+    pub run_id: String,
+    /// Its answer in words.
+    pub sentence: String,
+}
+
+impl SweepEntry {
+    pub fn of(s: &crate::model::Sweep) -> Self {
+        let keys: Vec<&str> = s.vary.iter().map(|v| v.key.as_str()).collect();
+        SweepEntry {
+            title: format!("{}: {} {}", s.experiment, s.arm, keys.join(" × ")),
+            run_id: s.run_id.clone(),
+            sentence: super::sweep::sentence(s),
+        }
+    }
+}
+
+const SWEEPS: &str = "Each sweep replays one arm over a grid of policy values and says which value meets its requirements, checked on targets (queries) the choice was not made on.";
+
 const INTRO: &str = "Each report opens with its decision (is the treatment better, worse, or not yet knowable, on the metrics the experiment names?), then whether the judges agree enough to be believed, then the figures that decided it.";
 
-pub fn markdown(entries: &[Entry]) -> String {
+pub fn markdown(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
     let mut s = format!("# calibench reports\n\n{INTRO}\n\n| experiment | decision | judges | headline | run |\n|---|---|---|---|---|\n");
     for e in entries {
         s += &format!(
@@ -46,10 +68,24 @@ pub fn markdown(entries: &[Entry]) -> String {
             text::markdown(&e.run_id)
         );
     }
+    if !sweeps.is_empty() {
+        s += &format!(
+            "\n## Threshold sweeps\n\n{SWEEPS}\n\n| sweep | answer | run |\n|---|---|---|\n"
+        );
+        for w in sweeps {
+            s += &format!(
+                "| [{}]({}/report.md) | {} | {} |\n",
+                text::markdown_link_text(&w.title),
+                w.run_id,
+                text::markdown(&w.sentence),
+                text::markdown(&w.run_id)
+            );
+        }
+    }
     s
 }
 
-pub fn html(entries: &[Entry]) -> String {
+pub fn html(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
     let mut s = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\n.suspect { color: #c62828; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges, td.suspect { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n.better { color: #2e7d32; font-weight: bold; }\n.worse { color: #c62828; font-weight: bold; }\n.inconclusive, .undecided { color: #555; font-weight: bold; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
     );
@@ -68,5 +104,19 @@ pub fn html(entries: &[Entry]) -> String {
             esc(&e.headline)
         );
     }
-    s + "</tbody>\n</table>\n</body>\n</html>\n"
+    s += "</tbody>\n</table>\n";
+    if !sweeps.is_empty() {
+        s += &format!("<h2>Threshold sweeps</h2>\n<p>{}</p>\n<table>\n<thead><tr><th>sweep</th><th>answer</th></tr></thead>\n<tbody>\n", esc(SWEEPS));
+        for w in sweeps {
+            s += &format!(
+                "<tr><td><a href=\"{}/report.html\">{}</a><br/><span class=\"run\">{}</span></td><td>{}</td></tr>\n",
+                esc(&w.run_id),
+                esc(&w.title),
+                esc(&w.run_id),
+                esc(&w.sentence)
+            );
+        }
+        s += "</tbody>\n</table>\n";
+    }
+    s + "</body>\n</html>\n"
 }

@@ -16,6 +16,7 @@ pub mod index;
 pub mod markdown;
 pub mod plots;
 mod raster;
+pub mod sweep;
 pub mod tables;
 pub mod terminal;
 

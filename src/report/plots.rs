@@ -71,6 +71,19 @@ pub enum Kind {
     Reliability(PerArm<ReliabilityPanel>),
     /// α with its interval, one row per unit set.
     Alpha(AlphaRows),
+    /// A sweep's grid points on two of its figures, each labelled, the recommended and the
+    /// current setting marked.
+    TradeOff(TradeOff),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TradeOff {
+    pub x_desc: String,
+    pub y_desc: String,
+    /// (x, y, label) per grid point with both figures defined.
+    pub points: Vec<(f64, f64, String)>,
+    pub recommended: Option<(f64, f64)>,
+    pub current: Option<(f64, f64)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -641,6 +654,15 @@ fn tick(v: f64, range: f64) -> String {
     }
 }
 
+/// [`tick`], with a third decimal on an axis spanning less than 0.2 (a sweep's rates).
+fn fine_tick(v: f64, range: f64) -> String {
+    if range < 0.2 {
+        format!("{v:.3}")
+    } else {
+        tick(v, range)
+    }
+}
+
 /// A row of coloured keys centred in `area`.
 fn legend_row<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -778,7 +800,98 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
             reliability_panel(&halves[1], &p.treatment, TREATMENT)
         }
         Kind::Alpha(rows) => alpha(&body, rows),
+        Kind::TradeOff(t) => trade_off(&body, t),
     }
+}
+
+/// A sweep's grid points: one dot per point with its values, the recommended point ringed in
+/// green and the current setting in blue.
+fn trade_off<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    t: &TradeOff,
+) -> Result<(), String> {
+    let marked = t.recommended.iter().chain(&t.current);
+    let xs = || {
+        t.points
+            .iter()
+            .map(|p| p.0)
+            .chain(marked.clone().map(|p| p.0))
+    };
+    let ys = || {
+        t.points
+            .iter()
+            .map(|p| p.1)
+            .chain(marked.clone().map(|p| p.1))
+    };
+    // Points that share a figure (every rate at 1.00) still get an axis a reader can read.
+    let span = |lo: f64, hi: f64| {
+        let pad = ((hi - lo) * 0.08).max(0.02 * hi.abs().max(1.0));
+        (lo - pad)..(hi + pad)
+    };
+    let fold = |it: &mut dyn Iterator<Item = f64>| {
+        it.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+            (a.min(x), b.max(x))
+        })
+    };
+    let (x0, x1) = fold(&mut xs());
+    let (y0, y1) = fold(&mut ys());
+    if !x0.is_finite() || !y0.is_finite() {
+        return area
+            .draw(&Text::new(
+                "no point has both figures",
+                (40, 40),
+                (FONT, 16).into_font().color(&INK),
+            ))
+            .map_err(err);
+    }
+    let (xr, yr) = (span(x0, x1), span(y0, y1));
+    let (xw, yw) = (xr.end - xr.start, yr.end - yr.start);
+    let mut chart = frame(area, None, 64)
+        .build_cartesian_2d(xr, yr)
+        .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .x_desc(&t.x_desc)
+        .y_desc(&t.y_desc)
+        .x_label_formatter(&|v| fine_tick(*v, xw))
+        .y_label_formatter(&|v| fine_tick(*v, yw))
+        .draw()
+        .map_err(err)?;
+    chart
+        .draw_series(
+            t.points
+                .iter()
+                .map(|&(x, y, _)| Circle::new((x, y), 4, BASELINE.filled())),
+        )
+        .map_err(err)?;
+    chart
+        .draw_series(t.points.iter().map(|(x, y, label)| {
+            EmptyElement::at((*x, *y))
+                + Text::new(label.clone(), (6, -14), (FONT, 11).into_font().color(&INK))
+        }))
+        .map_err(err)?;
+    // The current ring is the wider, so that a recommendation of the current setting shows both.
+    for (at, colour, radius, what) in [
+        (t.current, BASELINE, 13, "current setting"),
+        (t.recommended, RGBColor(46, 125, 50), 8, "recommended"),
+    ] {
+        let Some((x, y)) = at else { continue };
+        chart
+            .draw_series(std::iter::once(Circle::new(
+                (x, y),
+                radius,
+                colour.stroke_width(3),
+            )))
+            .map_err(err)?
+            .label(what)
+            .legend(move |(px, py)| Circle::new((px + 6, py), 6, colour.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(GRID)
+        .label_font((FONT, 13))
+        .draw()
+        .map_err(err)
 }
 
 fn values_panel<DB: DrawingBackend>(

@@ -3,6 +3,8 @@
 //! and its loaded corpus. Pure: the corpus comes in as values, the model goes out as values;
 //! `commands::run` does the reading and writing.
 
+pub mod sweep;
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -289,6 +291,44 @@ struct CorpusControls<'a> {
     calls: &'a [Validation],
     targets: &'a [Target],
     sources: Option<&'a Sources>,
+}
+
+/// The returns an arm reads: those of its source, validated on its scale.
+fn returns_of<'a>(selections: &'a [Selection], arm: &Arm) -> &'a [Return] {
+    let scale = arm.review.scale();
+    selections
+        .iter()
+        .find(|s| s.source == arm.source && s.scale == scale)
+        .map_or(&[], |s| s.returns.as_slice())
+}
+
+/// A finding's judge composite for `arm`: a verdict may be filed under the recorded arm label
+/// or the arm's name.
+fn arm_composite<'a>(
+    composites: &'a Composites,
+    arm: &'a Arm,
+) -> impl Fn(&str) -> Option<f64> + 'a {
+    move |id: &str| {
+        composites.get(id).and_then(|by_arm| {
+            by_arm
+                .iter()
+                .find(|(a, _)| *a == arm.source || *a == arm.name)
+                .map(|(_, c)| *c)
+        })
+    }
+}
+
+impl<'a> CorpusControls<'a> {
+    /// What `arm`'s precision controls read.
+    fn of_arm<'b>(&'b self, arm: &'b Arm) -> replay::arm::ArmControls<'b> {
+        replay::arm::ArmControls {
+            controls: &arm.controls,
+            source: &arm.source,
+            calls: self.calls,
+            targets: self.targets,
+            sources: self.sources,
+        }
+    }
 }
 
 impl<'a> CorpusControls<'a> {
@@ -767,10 +807,7 @@ fn arm_review(
         controls,
     } = *corpus;
     let scale = arm.review.scale();
-    let returns: &[Return] = selections
-        .iter()
-        .find(|s| s.source == arm.source && s.scale == scale)
-        .map_or(&[], |s| s.returns.as_slice());
+    let returns = returns_of(selections, arm);
     if settings.strict {
         if let Some(m) = returns.iter().flat_map(|r| r.malformed.iter()).next() {
             return Err(m.to_error(name));
@@ -781,23 +818,8 @@ fn arm_review(
     // is never touched, and costs no memory).
     rows.reserve(returns.iter().map(|r| r.findings.len()).sum());
 
-    // A verdict on a finding may be filed under the recorded arm label or the arm's name.
-    let composite = |id: &str| {
-        composites.get(id).and_then(|by_arm| {
-            by_arm
-                .iter()
-                .find(|(a, _)| *a == arm.source || *a == arm.name)
-                .map(|(_, c)| *c)
-        })
-    };
-    let arm_controls = replay::arm::ArmControls {
-        controls: &arm.controls,
-        source: &arm.source,
-        calls: controls.calls,
-        targets: controls.targets,
-        sources: controls.sources,
-    };
-    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns);
+    let composite = arm_composite(composites, arm);
+    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, &controls.of_arm(arm), returns);
     // A target a skip rule kept from review counts nothing: not its malformed findings, nor
     // its failed calls.
     let skipped: std::collections::HashSet<&str> = replayed

@@ -1,0 +1,395 @@
+//! One sweep end to end (docs/guides/threshold-sweep.md): every grid point checked as the
+//! experiment file is, the corpus read once, each point replayed from memory (points in
+//! parallel; no figure depends on the threads), the choice made on one part of the units and
+//! reported on the other, and the run directory and report written whole.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{read_file, RunOptions};
+use crate::analysis::sweep::{self as replayed, Units};
+use crate::config::{self, Experiment};
+use crate::error::{Error, InputError};
+use crate::input::toml::Override;
+use crate::model::{Closest, Holdout, Recommended, Sweep, SweepPoint};
+use crate::policy::Arm;
+use crate::rundir::{self, Claim, RunId};
+use crate::sweep::{self, Choice, Estimate, Side, Spec};
+
+/// A sweep made: where it was written, and what it found.
+#[derive(Clone, Debug)]
+pub struct Done {
+    pub run_dir: PathBuf,
+    pub report_dir: PathBuf,
+    pub sweep: Sweep,
+}
+
+/// Runs `spec` over the experiment at `path`. `tick` is called once per point replayed.
+pub fn run(
+    path: &Path,
+    spec: &Spec,
+    options: &RunOptions,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Done, Error> {
+    let started = SystemTime::now();
+    let file = super::experiment_file(path);
+    let name = file.display().to_string();
+    if !matches!(spec.arm.as_str(), "baseline" | "treatment") {
+        return Err(
+            InputError::new("calibench sweep", format!("`{}` is not an arm", spec.arm))
+                .field("--arm")
+                .hint("sweep one of the experiment's two arms: --arm baseline or --arm treatment")
+                .into(),
+        );
+    }
+    let (grid, arms) = points(path, spec, options)?;
+    let loaded = super::run::load(path, options)?;
+    let mut exp = loaded.experiment;
+    if let Some(b) = options.bootstrap {
+        exp.bootstrap = b;
+    }
+    if let Some(s) = options.seed {
+        exp.seed = s;
+    }
+    let corpus = loaded.corpus;
+    let side = replayed::side_of(&corpus).ok_or_else(|| {
+        InputError::new(
+            exp.corpus.display().to_string(),
+            "holds no reviews.jsonl or queries.jsonl",
+        )
+        .hint("a sweep replays reviewer returns or query traces")
+    })?;
+    let check = |flag: &str, metric: &str| {
+        sweep::figure_index(side, metric, flag).map_err(|e| usage(flag, e))
+    };
+    for r in &spec.require {
+        check("--require", &r.metric)?;
+    }
+    let prefer = spec.prefer.clone().unwrap_or_else(|| side.default_prefer());
+    check("--prefer", &prefer.metric)?;
+    let current_arm = arm_of(&exp, &spec.arm).clone();
+    if let Some(a) = arms
+        .iter()
+        .find(|a| a.review.scale() != current_arm.review.scale() || a.source != current_arm.source)
+    {
+        let _ = a;
+        return Err(usage(
+            "--vary",
+            "a sweep replays the corpus as it was read: it cannot vary the arm's scale or source"
+                .into(),
+        ));
+    }
+    let current = replayed::units(&exp, &corpus, &current_arm, spec.confirm_at)?;
+    let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
+    let split = match fraction {
+        Some(f) => {
+            Some(sweep::split(&current.ids, f, exp.seed).map_err(|e| usage("--holdout", e))?)
+        }
+        None => None,
+    };
+    let chosen = split.as_ref().map(|(c, _)| c.as_slice());
+    let estimate = |units: &Units, on: Option<&[usize]>| {
+        sweep::estimate(side, &units.vectors, on, exp.bootstrap, exp.seed)
+    };
+
+    // Each point replayed, in parallel; results land in their grid slot.
+    let threads = super::threads(options.threads).clamp(1, arms.len().max(1));
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; arms.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(arm) = arms.get(i) else { break };
+                let result = replayed::units(&exp, &corpus, arm, spec.confirm_at)
+                    .map(|u| estimate(&aligned(u, &current.ids), chosen));
+                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                tick();
+            });
+        }
+    });
+    let estimates: Vec<Vec<Estimate>> = slots
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|s| s.expect("every point replayed"))
+        .collect::<Result<_, _>>()?;
+
+    let figures = |e: &[Estimate]| -> BTreeMap<String, Estimate> {
+        side.figures()
+            .iter()
+            .zip(e)
+            .map(|(f, e)| (f.name.to_string(), e.clone()))
+            .collect()
+    };
+    let values_of = |values: &[String]| -> BTreeMap<String, Value> {
+        spec.vary
+            .iter()
+            .zip(values)
+            .map(|(v, x)| (v.key.clone(), json_value(x)))
+            .collect()
+    };
+    let points: Vec<SweepPoint> = grid
+        .iter()
+        .zip(&estimates)
+        .map(|(values, e)| SweepPoint {
+            values: values_of(values),
+            figures: figures(e),
+        })
+        .collect();
+    let choice = sweep::choose(side, &estimates, &spec.require, &prefer);
+    let (mut recommended, mut closest, mut versus_current) = (None, None, BTreeMap::new());
+    match choice {
+        Some(Choice::Recommended(k)) => {
+            let units = aligned(
+                replayed::units(&exp, &corpus, &arms[k], spec.confirm_at)?,
+                &current.ids,
+            );
+            let held = split.as_ref().map(|(_, h)| h.as_slice());
+            versus_current = sweep::versus(
+                side,
+                &current.vectors,
+                &units.vectors,
+                held,
+                exp.bootstrap,
+                exp.seed,
+            )
+            .into_iter()
+            .map(|(n, d)| (n.to_string(), d))
+            .collect();
+            recommended = Some(Recommended {
+                index: k,
+                values: values_of(&grid[k]),
+                choosing: figures(&estimates[k]),
+                held_out: held.map(|h| figures(&estimate(&units, Some(h)))),
+            });
+        }
+        Some(Choice::Closest(k, misses)) => {
+            closest = Some(Closest {
+                index: k,
+                values: values_of(&grid[k]),
+                misses: misses.iter().map(ToString::to_string).collect(),
+            });
+        }
+        None => {}
+    }
+    let run_id = options.run_id.clone().unwrap_or_else(|| {
+        format!(
+            "{}-sweep-{}-{}",
+            exp.name,
+            spec.arm,
+            rundir::compact_time(started)
+        )
+    });
+    let claim = Claim::new(
+        &options.runs_dir,
+        match &options.run_id {
+            Some(id) => RunId::Given(id.clone()),
+            None => RunId::Default(run_id),
+        },
+    )?;
+    let run_id = claim.id().to_string();
+    let current_values = spec
+        .vary
+        .iter()
+        .map(|v| (v.key.clone(), current_value(&current_arm, &v.key)))
+        .collect();
+    let result = Sweep {
+        run_id: run_id.clone(),
+        experiment: exp.name.clone(),
+        arm: spec.arm.clone(),
+        side,
+        units: current.ids.len(),
+        vary: spec.vary.clone(),
+        points,
+        requirements: spec.require.iter().map(ToString::to_string).collect(),
+        prefer: prefer.to_string(),
+        confirm_at: (side == Side::Review).then_some(spec.confirm_at),
+        holdout: fraction.zip(split.as_ref()).map(|(f, (c, h))| Holdout {
+            fraction: f,
+            choosing: c.len(),
+            held_out: h.len(),
+        }),
+        current: SweepPoint {
+            values: current_values,
+            figures: figures(&estimate(&current, chosen)),
+        },
+        recommended,
+        closest,
+        versus_current,
+        bootstrap: exp.bootstrap,
+        seed: exp.seed,
+    };
+    let mut files = vec![(
+        "metrics.json".to_string(),
+        to_json(&MetricsFile {
+            run_id: &run_id,
+            sweep: &result,
+        }),
+    )];
+    if let Some((c, h)) = &split {
+        let list = |idx: &[usize]| -> Vec<u8> {
+            idx.iter()
+                .map(|&i| format!("{}\n", current.ids[i]))
+                .collect::<String>()
+                .into_bytes()
+        };
+        files.push(("choosing.txt".into(), list(c)));
+        files.push(("held_out.txt".into(), list(h)));
+    }
+    files.push((
+        "manifest.json".into(),
+        to_json(&Manifest {
+            run_id: &run_id,
+            calibench_version: env!("CARGO_PKG_VERSION"),
+            command_line: std::env::args().collect(),
+            experiment_file: name.clone(),
+            overrides: options.set.iter().map(ToString::to_string).collect(),
+            seed: exp.seed,
+            bootstrap: exp.bootstrap,
+            started_at: rundir::timestamp(started),
+            finished_at: rundir::timestamp(SystemTime::now()),
+        }),
+    ));
+    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
+    claim.write_with(["sweep.csv", "sweep.parquet"], |[csv, parquet]| {
+        crate::report::tables::write_frames([crate::report::sweep::table(&result)], csv, parquet)
+            .map_err(table_error)
+    })?;
+    let run_dir = claim.commit(&files)?;
+    let rendered = crate::report::sweep::render(&result, !options.no_plots)
+        .map_err(|e| Error::Write(std::io::Error::other(format!("report of {run_id}: {e}"))))?;
+    let report_dir = rundir::replace_dir(&options.reports_dir.join(&run_id), &rendered)?;
+    Ok(Done {
+        run_dir,
+        report_dir,
+        sweep: result,
+    })
+}
+
+/// Every grid point of `spec`, with the arm as the point sets it: the experiment with the
+/// point's keys set, checked exactly as the file is. `run` checks a declared sweep with it
+/// before anything is replayed or written.
+pub fn points(
+    path: &Path,
+    spec: &Spec,
+    options: &RunOptions,
+) -> Result<(Vec<Vec<String>>, Vec<Arm>), Error> {
+    let file = super::experiment_file(path);
+    let grid = sweep::grid(&spec.vary).map_err(|e| usage("--vary", e))?;
+    let text = String::from_utf8(read_file(&file)?)
+        .map_err(|_| InputError::new(file.display().to_string(), "is not valid UTF-8"))?;
+    let arms = grid
+        .iter()
+        .map(|values| {
+            let mut overrides = options.set.clone();
+            overrides.extend(spec.vary.iter().zip(values).map(|(v, value)| Override {
+                key: format!("arms.{}.{}", spec.arm, v.key),
+                value: value.clone(),
+                flag: "--vary",
+            }));
+            let exp = config::parse_with(&file, &text, &overrides)?;
+            Ok(arm_of(&exp, &spec.arm).clone())
+        })
+        .collect::<Result<_, InputError>>()?;
+    Ok((grid, arms))
+}
+
+/// One point's figures, or why its replay was refused.
+type PointResult = Result<Vec<Estimate>, InputError>;
+
+#[derive(Serialize)]
+struct MetricsFile<'a> {
+    run_id: &'a str,
+    sweep: &'a Sweep,
+}
+
+#[derive(Serialize)]
+struct Manifest<'a> {
+    run_id: &'a str,
+    calibench_version: &'a str,
+    command_line: Vec<String>,
+    experiment_file: String,
+    overrides: Vec<String>,
+    seed: u64,
+    bootstrap: usize,
+    started_at: String,
+    finished_at: String,
+}
+
+fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut bytes = serde_json::to_vec_pretty(value).expect("the result serializes");
+    bytes.push(b'\n');
+    bytes
+}
+
+fn usage(flag: &str, problem: String) -> Error {
+    InputError::new("calibench sweep", problem)
+        .field(flag)
+        .into()
+}
+
+fn arm_of<'a>(exp: &'a Experiment, arm: &str) -> &'a Arm {
+    if arm == "baseline" {
+        &exp.baseline
+    } else {
+        &exp.treatment
+    }
+}
+
+/// `units` in the order of `ids`; a unit a point did not replay counts as all zeros.
+fn aligned(units: Units, ids: &[String]) -> Units {
+    if units.ids == ids {
+        return units;
+    }
+    let dim = units.vectors.first().map_or(0, Vec::len);
+    let by_id: BTreeMap<&String, &Vec<f64>> = units.ids.iter().zip(&units.vectors).collect();
+    Units {
+        ids: ids.to_vec(),
+        vectors: ids
+            .iter()
+            .map(|id| {
+                by_id
+                    .get(id)
+                    .map_or_else(|| vec![0.0; dim], |v| (*v).clone())
+            })
+            .collect(),
+    }
+}
+
+/// A value as JSON: a whole number or a number where it reads as one, else the text.
+fn json_value(text: &str) -> Value {
+    if let Ok(i) = text.parse::<i64>() {
+        return Value::from(i);
+    }
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => {
+            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+        }
+        _ => Value::String(text.trim_matches('"').to_string()),
+    }
+}
+
+/// The value the arm, as the experiment resolves it (defaults included), has at `key`;
+/// `null` where the policy has no such value.
+fn current_value(arm: &Arm, key: &str) -> Value {
+    let mut at = serde_json::to_value(arm).unwrap_or(Value::Null);
+    for part in key.split('.') {
+        at = at.get(part).cloned().unwrap_or(Value::Null);
+    }
+    match at {
+        Value::Number(n)
+            if n.as_f64()
+                .is_some_and(|x| x.fract() == 0.0 && x.abs() < 1e15) =>
+        {
+            Value::from(n.as_f64().unwrap_or_default() as i64)
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,406 @@
+//! A sweep's outputs (docs/guides/threshold-sweep.md): its table (`sweep.csv`,
+//! `sweep.parquet`), its report (`report.md`, `report.html`) with the trade-off plot, and its
+//! terminal summary. All from the `Sweep` of `metrics.json`.
+
+use polars::prelude::*;
+
+use super::html::esc;
+use super::plots::{self, Kind, Spec, TradeOff};
+use crate::model::{Sweep, SweepPoint};
+use crate::sweep::{Estimate, Side};
+use crate::text::{self, fmt_p};
+
+/// One row per grid point: the varied keys, then every figure with its interval.
+pub fn table(s: &Sweep) -> PolarsResult<DataFrame> {
+    let n = s.points.len();
+    let mut columns: Vec<Column> = Vec::new();
+    for v in &s.vary {
+        let values: Vec<String> = s
+            .points
+            .iter()
+            .map(|p| p.values.get(&v.key).map_or(String::new(), plain))
+            .collect();
+        columns.push(Column::new(v.key.as_str().into(), values));
+    }
+    for f in s.side.figures() {
+        let get = |p: &SweepPoint| p.figures.get(f.name).cloned();
+        let value: Vec<Option<f64>> = s
+            .points
+            .iter()
+            .map(|p| get(p).and_then(|e| e.value))
+            .collect();
+        let ci = |k: usize| -> Vec<Option<f64>> {
+            s.points
+                .iter()
+                .map(|p| get(p).and_then(|e| e.ci).map(|c| c[k]))
+                .collect()
+        };
+        columns.push(Column::new(f.name.into(), value));
+        columns.push(Column::new(format!("{}_lo", f.name).into(), ci(0)));
+        columns.push(Column::new(format!("{}_hi", f.name).into(), ci(1)));
+    }
+    let recommended: Vec<bool> = (0..n)
+        .map(|i| s.recommended.as_ref().is_some_and(|r| r.index == i))
+        .collect();
+    columns.push(Column::new("recommended".into(), recommended));
+    DataFrame::new(n, columns)
+}
+
+/// A JSON value as a person writes it: `0.5`, `anchored`.
+fn plain(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `key = value, key = value`.
+fn setting(values: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
+    values
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", plain(v)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn figure(e: Option<&Estimate>, places: usize) -> String {
+    match e {
+        Some(Estimate {
+            value: Some(x),
+            ci: Some([lo, hi]),
+        }) => format!("{x:.places$} [{lo:.places$}, {hi:.places$}]"),
+        Some(Estimate { value: Some(x), .. }) => format!("{x:.places$}"),
+        _ => "—".into(),
+    }
+}
+
+/// The sweep's answer in one sentence, with the numbers.
+pub fn sentence(s: &Sweep) -> String {
+    let needs = if s.requirements.is_empty() {
+        String::new()
+    } else {
+        format!(" meeting {}", s.requirements.join(" and "))
+    };
+    match (&s.recommended, &s.closest) {
+        (Some(r), _) => {
+            let held = match (&r.held_out, &s.holdout) {
+                (Some(_), Some(h)) => format!(
+                    " (chosen on {} {}, checked on {} held out)",
+                    h.choosing,
+                    s.side.units(),
+                    h.held_out
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "Recommended for {}: {} — the {} {} of the {} points{needs}{held}; the experiment sets {}.",
+                s.arm,
+                setting(&r.values),
+                if s.prefer.starts_with("max:") { "highest" } else { "lowest" },
+                s.prefer.split_once(':').map_or("", |(_, m)| m),
+                s.points.len(),
+                setting(&s.current.values)
+            )
+        }
+        (None, Some(c)) => format!(
+            "No point of {} meets {}: the closest, {}, misses {}.",
+            s.points.len(),
+            s.requirements.join(" and "),
+            setting(&c.values),
+            c.misses.join(" and ")
+        ),
+        (None, None) => "No point could be compared.".into(),
+    }
+}
+
+/// The trade-off plot's spec: review, actionable against precision; queries, recovery-gate rate
+/// against final accuracy.
+pub fn plot_spec(s: &Sweep) -> Spec {
+    let (x, y, x_desc, y_desc) = match s.side {
+        Side::Review => (
+            "actionable",
+            "precision",
+            "actionable findings (summed over targets)",
+            "precision (mean judge composite)",
+        ),
+        Side::Queries => (
+            "recovery_gate_rate",
+            "final_accuracy",
+            "recovery gate rate",
+            "final accuracy",
+        ),
+    };
+    let at = |p: &std::collections::BTreeMap<String, Estimate>| {
+        Some((p.get(x)?.value?, p.get(y)?.value?))
+    };
+    // Points at the same place share one dot, labelled with every setting that lands there.
+    let mut points: Vec<(f64, f64, String)> = Vec::new();
+    for p in &s.points {
+        let Some((a, b)) = at(&p.figures) else {
+            continue;
+        };
+        let label = p.values.values().map(plain).collect::<Vec<_>>().join(" ");
+        match points.iter_mut().find(|q| q.0 == a && q.1 == b) {
+            Some(q) => q.2 = format!("{}, {label}", q.2),
+            None => points.push((a, b, label)),
+        }
+    }
+    Spec {
+        name: "sweep-tradeoff",
+        title: format!("{}: {} against {} per grid point", s.experiment, y, x),
+        alt: format!(
+            "Each grid point of the {} arm's sweep at its {} and {}; the recommended point and the current setting are ringed.",
+            s.arm, x, y
+        ),
+        kind: Kind::TradeOff(TradeOff {
+            x_desc: x_desc.into(),
+            y_desc: y_desc.into(),
+            points,
+            recommended: s.recommended.as_ref().and_then(|r| at(&r.choosing)),
+            current: at(&s.current.figures),
+        }),
+    }
+}
+
+/// The report's files: `report.md`, `report.html` and, with plots, the trade-off plot.
+pub fn render(s: &Sweep, with_plots: bool) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let plot = if with_plots {
+        Some(plots::render(&plot_spec(s))?)
+    } else {
+        None
+    };
+    let mut files = vec![
+        (
+            "report.md".to_string(),
+            markdown(s, plot.is_some()).into_bytes(),
+        ),
+        (
+            "report.html".to_string(),
+            html(s, plot.is_some()).into_bytes(),
+        ),
+    ];
+    if let Some(p) = plot {
+        files.push((format!("plots/{}.png", p.name), p.png));
+        files.push((format!("plots/{}.svg", p.name), p.svg.into_bytes()));
+    }
+    Ok(files)
+}
+
+/// The rows of the report's tables, as text cells: (header, rows).
+fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut header: Vec<String> = vec!["".into()];
+    header.extend(s.vary.iter().map(|v| v.key.clone()));
+    header.extend(s.side.figures().iter().map(|f| f.name.to_string()));
+    let row = |mark: &str, p: &SweepPoint| {
+        let mut r = vec![mark.to_string()];
+        r.extend(
+            s.vary
+                .iter()
+                .map(|v| p.values.get(&v.key).map_or(String::new(), plain)),
+        );
+        r.extend(
+            s.side
+                .figures()
+                .iter()
+                .map(|f| figure(p.figures.get(f.name), f.places)),
+        );
+        r
+    };
+    let mut rows = vec![row("current", &s.current)];
+    for (i, p) in s.points.iter().enumerate() {
+        let mark = match (&s.recommended, &s.closest) {
+            (Some(r), _) if r.index == i => "recommended",
+            (_, Some(c)) if c.index == i => "closest",
+            _ => "",
+        };
+        rows.push(row(mark, p));
+    }
+    (header, rows)
+}
+
+fn versus_rows(s: &Sweep) -> Vec<Vec<String>> {
+    s.side
+        .figures()
+        .iter()
+        .filter_map(|f| {
+            let d = s.versus_current.get(f.name)?;
+            let places = f.places;
+            Some(vec![
+                f.label.to_string(),
+                format!("{:.places$}", d.baseline),
+                format!("{:.places$}", d.treatment),
+                format!("{:+.places$}", d.delta),
+                d.ci.map_or("—".into(), |[a, b]| {
+                    format!("[{a:+.places$}, {b:+.places$}]")
+                }),
+                fmt_p(d.p_value),
+                d.pairs.to_string(),
+            ])
+        })
+        .collect()
+}
+
+const VERSUS_HEADER: [&str; 7] = [
+    "figure",
+    "current",
+    "recommended",
+    "Δ",
+    "95% CI",
+    "p",
+    "pairs",
+];
+
+fn held_out_rows(s: &Sweep) -> Vec<Vec<String>> {
+    let Some(r) = &s.recommended else {
+        return Vec::new();
+    };
+    let Some(held) = &r.held_out else {
+        return Vec::new();
+    };
+    s.side
+        .figures()
+        .iter()
+        .map(|f| {
+            vec![
+                f.label.to_string(),
+                figure(r.choosing.get(f.name), f.places),
+                figure(held.get(f.name), f.places),
+            ]
+        })
+        .collect()
+}
+
+fn caption(s: &Sweep) -> String {
+    let confirm = s.confirm_at.map_or(String::new(), |c| {
+        format!(" A finding is confirmed when its judge composite is at least {c}.")
+    });
+    let on = match &s.holdout {
+        Some(h) => format!(
+            "the {} {} the choice was made on ({} more held out)",
+            h.choosing,
+            s.side.units(),
+            h.held_out
+        ),
+        None => format!("all {} {}", s.units, s.side.units()),
+    };
+    let counts = match s.side {
+        Side::Review => " Counts are summed over targets (each a mean over its runs).",
+        Side::Queries => " Rates are over (query, run) pairs.",
+    };
+    format!(
+        "Each figure over {on}, with its 95% bootstrap interval ({} resamples, seed {}).{counts} A requirement is met when the interval's bound on the unsafe side reaches it.{confirm}",
+        s.bootstrap, s.seed
+    )
+}
+
+pub fn markdown(s: &Sweep, with_plot: bool) -> String {
+    let md = |t: &str| text::markdown(t);
+    let table = |header: &[String], rows: &[Vec<String>]| {
+        let mut t = format!(
+            "| {} |\n|{}|\n",
+            header.iter().map(|h| md(h)).collect::<Vec<_>>().join(" | "),
+            header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
+        );
+        for r in rows {
+            t += &format!(
+                "| {} |\n",
+                r.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ")
+            );
+        }
+        t
+    };
+    let mut out = format!(
+        "# Sweep: {} ({} arm)\n\n**{}**\n\n",
+        md(&s.experiment),
+        md(&s.arm),
+        md(&sentence(s))
+    );
+    if with_plot {
+        out += "![Each grid point at its two figures; the recommended and current points ringed](plots/sweep-tradeoff.png)\n\n";
+    }
+    let held = held_out_rows(s);
+    if !held.is_empty() {
+        out += "## The choice on data it was not made on\n\n";
+        out += &table(
+            &["figure".into(), "where chosen".into(), "held out".into()],
+            &held,
+        );
+        out += "\n";
+    }
+    let versus = versus_rows(s);
+    if !versus.is_empty() {
+        out += &format!(
+            "## Against the current setting\n\nPaired over the {} {} (per-unit values; ECE has none).\n\n",
+            if s.holdout.is_some() { "held-out" } else { "replayed" },
+            s.side.units()
+        );
+        out += &table(&VERSUS_HEADER.map(String::from), &versus);
+        out += "\n";
+    }
+    let (header, rows) = points_rows(s);
+    out += &format!("## Every point\n\n{}\n\n", md(&caption(s)));
+    out += &table(&header, &rows);
+    out += &format!(
+        "\nRun `{}`; figures in `sweep.csv` and `metrics.json`.\n",
+        md(&s.run_id)
+    );
+    out
+}
+
+pub fn html(s: &Sweep, with_plot: bool) -> String {
+    let table = |header: &[String], rows: &[Vec<String>]| {
+        let mut t = String::from("<table>\n<thead><tr>");
+        for h in header {
+            t += &format!("<th>{}</th>", esc(h));
+        }
+        t += "</tr></thead>\n<tbody>\n";
+        for r in rows {
+            let class = if r.first().is_some_and(|c| c == "recommended") {
+                " class=\"recommended\""
+            } else {
+                ""
+            };
+            t += &format!("<tr{class}>");
+            for c in r {
+                t += &format!("<td>{}</td>", esc(c));
+            }
+            t += "</tr>\n";
+        }
+        t + "</tbody>\n</table>\n"
+    };
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>Sweep: {}</title>\n<style>\nbody {{ font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\nth, td {{ padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; font-variant-numeric: tabular-nums; }}\nth {{ background: #f6f6f6; }}\ntr.recommended {{ background: #e8f5e9; }}\n.answer {{ border-left: 6px solid #2e7d32; padding: 0.6em 1em; background: #f3faf3; }}\nimg {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n<h1>Sweep: {} ({} arm)</h1>\n<p class=\"answer\"><strong>{}</strong></p>\n",
+        esc(&s.experiment),
+        esc(&s.experiment),
+        esc(&s.arm),
+        esc(&sentence(s))
+    );
+    if with_plot {
+        out += "<p><img src=\"plots/sweep-tradeoff.png\" alt=\"Each grid point at its two figures; the recommended and current points ringed\"/></p>\n";
+    }
+    let held = held_out_rows(s);
+    if !held.is_empty() {
+        out += "<h2>The choice on data it was not made on</h2>\n";
+        out += &table(
+            &["figure".into(), "where chosen".into(), "held out".into()],
+            &held,
+        );
+    }
+    let versus = versus_rows(s);
+    if !versus.is_empty() {
+        out += &format!(
+            "<h2>Against the current setting</h2>\n<p>Paired over the {} {} (per-unit values; ECE has none).</p>\n",
+            if s.holdout.is_some() { "held-out" } else { "replayed" },
+            s.side.units()
+        );
+        out += &table(&VERSUS_HEADER.map(String::from), &versus);
+    }
+    let (header, rows) = points_rows(s);
+    out += &format!("<h2>Every point</h2>\n<p>{}</p>\n", esc(&caption(s)));
+    out += &table(&header, &rows);
+    out += &format!(
+        "<p>Run <code>{}</code>; figures in <code>sweep.csv</code> and <code>metrics.json</code>.</p>\n</body>\n</html>\n",
+        esc(&s.run_id)
+    );
+    out
+}

@@ -1,0 +1,1041 @@
+//! The threshold sweep (docs/guides/threshold-sweep.md), pure: the grid of policy values, the
+//! figures of one grid point from its units, the requirement rule, the choice and the hold-out
+//! split. `analysis::sweep` replays each point into units; this module turns units into
+//! figures and a recommendation. No files, no clock; every bootstrap is seeded, and no figure
+//! depends on the thread count.
+//!
+//! A *unit* is a target (review: each figure's sums over its runs, averaged over runs) or a
+//! query (its runs' sums). A unit is a vector of sums in the layout of [`review`] or
+//! [`queries`]; every figure is a function of the sums over a set of units, so an interval is a
+//! bootstrap over units and a paired comparison compares per-unit values.
+
+use serde::Serialize;
+
+use crate::stats::bootstrap::multinomial;
+use crate::stats::calibration::round9;
+use crate::stats::paired::{paired_delta, PairedDelta};
+use crate::stats::patterns::patterns_of;
+use crate::stats::quantile::percentile;
+use crate::stats::rng::Rng;
+
+/// The most grid points one sweep replays.
+pub const MAX_POINTS: usize = 10_000;
+
+/// Confidence bins of the queries' ECE (as `run` bins them).
+pub const BINS: usize = 10;
+
+/// The layout of a review unit: one target's figures, each a mean over its runs.
+pub mod review {
+    /// Merged findings that reach the user: actionable or FYI.
+    pub const SURFACED: usize = 0;
+    pub const ACTIONABLE: usize = 1;
+    pub const FYI: usize = 2;
+    pub const DROPPED: usize = 3;
+    /// Actionable merged findings with a judge composite.
+    pub const JUDGED_ACTIONABLE: usize = 4;
+    /// Their composites, summed.
+    pub const COMPOSITE_SUM: usize = 5;
+    /// Merged findings (any tier) whose composite is at least `--confirm-at`.
+    pub const CONFIRMED: usize = 6;
+    /// Those of them that are actionable.
+    pub const CONFIRMED_ACTIONABLE: usize = 7;
+    /// Merged findings the validator rejected.
+    pub const REJECTED: usize = 8;
+    pub const LEN: usize = 9;
+}
+
+/// The layout of a query unit: one query's sums over its runs.
+pub mod queries {
+    /// Replayed (query, run) pairs.
+    pub const N: usize = 0;
+    /// The recovery gate fired.
+    pub const FIRED: usize = 1;
+    /// It fired although the first pass was right.
+    pub const UNNECESSARY: usize = 2;
+    /// First-pass outcome known, and right.
+    pub const FIRST_PASS_LABELLED: usize = 3;
+    pub const FIRST_PASS_RIGHT: usize = 4;
+    /// Final outcome known, and right.
+    pub const LABELLED: usize = 5;
+    pub const RIGHT: usize = 6;
+    /// Final confidences, summed.
+    pub const CONFIDENCE_SUM: usize = 7;
+    /// Per calibration bin b: labelled count at `BIN + 3b`, confidence sum at `+1`, right at `+2`.
+    pub const BIN: usize = 8;
+    pub const LEN: usize = BIN + 3 * super::BINS;
+}
+
+/// What a sweep replays: reviewer returns (units are targets) or query traces (units are
+/// queries).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Review,
+    Queries,
+}
+
+impl Side {
+    /// What a unit is, for sentences.
+    pub fn units(self) -> &'static str {
+        match self {
+            Side::Review => "targets",
+            Side::Queries => "queries",
+        }
+    }
+
+    /// The figures a sweep of this side reports, in table order.
+    pub fn figures(self) -> &'static [Figure] {
+        match self {
+            Side::Review => &REVIEW_FIGURES,
+            Side::Queries => &QUERY_FIGURES,
+        }
+    }
+
+    /// `--prefer`'s default: the most actionable findings, or the best final accuracy.
+    pub fn default_prefer(self) -> Prefer {
+        let metric = match self {
+            Side::Review => "actionable",
+            Side::Queries => "final_accuracy",
+        };
+        Prefer {
+            metric: metric.into(),
+            max: true,
+        }
+    }
+}
+
+/// A figure of a sweep point, declared once: its name, its words and how it is computed from
+/// summed unit vectors.
+#[derive(Clone, Copy)]
+pub struct Figure {
+    pub name: &'static str,
+    /// Its words in the report.
+    pub label: &'static str,
+    /// Decimals in the report.
+    pub places: usize,
+    /// Its value from the sums over some units; `None` where it is undefined (no judged
+    /// finding, no labelled query).
+    value: fn(&[f64]) -> Option<f64>,
+    /// Whether one unit's own value is meaningful (every figure but ECE), so that the
+    /// recommendation is compared with the current setting unit by unit.
+    pub per_unit: bool,
+}
+
+impl Figure {
+    pub fn value(&self, sums: &[f64]) -> Option<f64> {
+        (self.value)(sums).filter(|x| x.is_finite())
+    }
+}
+
+fn ratio(num: f64, den: f64) -> Option<f64> {
+    (den > 0.0).then(|| num / den)
+}
+
+const fn sum(name: &'static str, label: &'static str, at: usize) -> Figure {
+    Figure {
+        name,
+        label,
+        places: 2,
+        value: match at {
+            review::SURFACED => |s| Some(s[review::SURFACED]),
+            review::ACTIONABLE => |s| Some(s[review::ACTIONABLE]),
+            review::FYI => |s| Some(s[review::FYI]),
+            review::DROPPED => |s| Some(s[review::DROPPED]),
+            review::JUDGED_ACTIONABLE => |s| Some(s[review::JUDGED_ACTIONABLE]),
+            _ => |s| Some(s[review::REJECTED]),
+        },
+        per_unit: true,
+    }
+}
+
+/// The review figures: counts summed over targets (mean over runs), precision and recall
+/// pooled over them.
+pub const REVIEW_FIGURES: [Figure; 8] = [
+    sum("surfaced", "surfaced (actionable + FYI)", review::SURFACED),
+    sum("actionable", "actionable", review::ACTIONABLE),
+    sum("fyi", "FYI", review::FYI),
+    sum("dropped", "dropped", review::DROPPED),
+    Figure {
+        name: "precision",
+        label: "precision (mean judge composite of actionable)",
+        places: 3,
+        value: |s| ratio(s[review::COMPOSITE_SUM], s[review::JUDGED_ACTIONABLE]),
+        per_unit: true,
+    },
+    sum(
+        "judged_actionable",
+        "judged actionable",
+        review::JUDGED_ACTIONABLE,
+    ),
+    Figure {
+        name: "recall",
+        label: "recall (confirmed findings that are actionable)",
+        places: 3,
+        value: |s| ratio(s[review::CONFIRMED_ACTIONABLE], s[review::CONFIRMED]),
+        per_unit: true,
+    },
+    sum("rejected", "rejected by the validator", review::REJECTED),
+];
+
+/// The query figures, over the (query, run) pairs.
+pub const QUERY_FIGURES: [Figure; 6] = [
+    Figure {
+        name: "recovery_gate_rate",
+        label: "recovery gate rate",
+        places: 3,
+        value: |s| ratio(s[queries::FIRED], s[queries::N]),
+        per_unit: true,
+    },
+    Figure {
+        name: "unnecessary_recovery_rate",
+        label: "unnecessary recovery rate",
+        places: 3,
+        value: |s| ratio(s[queries::UNNECESSARY], s[queries::N]),
+        per_unit: true,
+    },
+    Figure {
+        name: "first_pass_success",
+        label: "first-pass success",
+        places: 3,
+        value: |s| {
+            ratio(
+                s[queries::FIRST_PASS_RIGHT],
+                s[queries::FIRST_PASS_LABELLED],
+            )
+        },
+        per_unit: true,
+    },
+    Figure {
+        name: "final_accuracy",
+        label: "final accuracy",
+        places: 3,
+        value: |s| ratio(s[queries::RIGHT], s[queries::LABELLED]),
+        per_unit: true,
+    },
+    Figure {
+        name: "confidence_mean",
+        label: "mean final confidence",
+        places: 3,
+        value: |s| ratio(s[queries::CONFIDENCE_SUM], s[queries::N]),
+        per_unit: true,
+    },
+    Figure {
+        name: "ece",
+        label: "calibration error (ECE)",
+        places: 3,
+        value: |s| {
+            let n = s[queries::LABELLED];
+            (n > 0.0).then(|| {
+                (0..BINS)
+                    .map(|b| {
+                        let at = queries::BIN + 3 * b;
+                        (s[at + 2] - s[at + 1]).abs()
+                    })
+                    .sum::<f64>()
+                    / n
+            })
+        },
+        per_unit: false,
+    },
+];
+
+/// What to sweep: `calibench sweep`'s flags, or a `[[sweep]]` table of the experiment.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spec {
+    /// `baseline` or `treatment`.
+    pub arm: String,
+    pub vary: Vec<Vary>,
+    pub require: Vec<Requirement>,
+    pub prefer: Option<Prefer>,
+    /// The held-out share; `None`: 0.5 with requirements, else no hold-out.
+    pub holdout: Option<f64>,
+    pub confirm_at: f64,
+}
+
+/// A merged finding counts as confirmed, for recall, from this judge composite up.
+pub const CONFIRM_AT: f64 = 0.5;
+
+/// A `[[sweep]]` table of `experiment.toml`: a sweep `calibench run` makes beside the run, with
+/// the flags of `calibench sweep` as keys.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// The arm to sweep: `baseline` or `treatment`.
+    pub arm: String,
+    /// Each policy key of the arm (`review.actionable_from`) with its values: a comma list
+    /// (`"25,50,75"`) or an inclusive range `"START:STOP:STEP"`. Keys vary in name order.
+    pub vary: std::collections::BTreeMap<String, String>,
+    /// Requirements, each `METRIC>=X` or `METRIC<=X`.
+    pub require: Option<Vec<String>>,
+    /// `max:METRIC` or `min:METRIC`; default `max:actionable` (review) or
+    /// `max:final_accuracy` (queries).
+    pub prefer: Option<String>,
+    /// The share of targets (queries) held out of the choice; default 0.5 with requirements.
+    pub holdout: Option<f64>,
+    /// A merged finding is confirmed from this judge composite up. Default 0.5.
+    pub confirm_at: Option<f64>,
+}
+
+impl RawSweep {
+    /// The sweep, or the key that is wrong and why.
+    pub fn check(self) -> Result<Spec, (String, String)> {
+        if !matches!(self.arm.as_str(), "baseline" | "treatment") {
+            return Err((
+                "arm".into(),
+                format!("`{}` is not baseline or treatment", self.arm),
+            ));
+        }
+        if self.vary.is_empty() {
+            return Err(("vary".into(), "names no key to vary".into()));
+        }
+        let vary = self
+            .vary
+            .iter()
+            .map(|(k, v)| {
+                format!("{k}={v}")
+                    .parse::<Vary>()
+                    .map_err(|e| (format!("vary.{k}"), e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        grid(&vary).map_err(|e| ("vary".to_string(), e))?;
+        let require = self
+            .require
+            .unwrap_or_default()
+            .iter()
+            .map(|r| r.parse().map_err(|e| ("require".to_string(), e)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let prefer = self
+            .prefer
+            .map(|p| p.parse().map_err(|e| ("prefer".to_string(), e)))
+            .transpose()?;
+        if let Some(h) = self.holdout.filter(|h| !(*h > 0.0 && *h < 1.0)) {
+            return Err(("holdout".into(), format!("{h} is not between 0 and 1")));
+        }
+        Ok(Spec {
+            arm: self.arm,
+            vary,
+            require,
+            prefer,
+            holdout: self.holdout,
+            confirm_at: self.confirm_at.unwrap_or(CONFIRM_AT),
+        })
+    }
+}
+
+/// A figure of one grid point: its value and 95% bootstrap interval over units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Estimate {
+    pub value: Option<f64>,
+    pub ci: Option<[f64; 2]>,
+}
+
+/// One `--vary KEY=VALUES`: the key inside the arm's tables and its values, as TOML text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+impl std::str::FromStr for Vary {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (key, values) = s.split_once('=').ok_or_else(|| {
+            format!("`{s}` is not KEY=VALUES (e.g. review.actionable_from=25,50,75)")
+        })?;
+        let key = key.trim();
+        if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
+            return Err(format!(
+                "`{key}` is not a dotted key of the arm (e.g. review.actionable_from)"
+            ));
+        }
+        let values = values.trim();
+        let values = if values.contains(':') && !values.contains(',') {
+            range(values)?
+        } else {
+            let list: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
+            if list.iter().any(String::is_empty) {
+                return Err(format!(
+                    "`{values}` has an empty value: write a comma list such as 25,50,75"
+                ));
+            }
+            list
+        };
+        Ok(Vary {
+            key: key.to_string(),
+            values,
+        })
+    }
+}
+
+/// `START:STOP:STEP`, inclusive, each value rounded to 9 decimals.
+fn range(text: &str) -> Result<Vec<String>, String> {
+    let parts: Vec<&str> = text.split(':').map(str::trim).collect();
+    let [start, stop, step] = parts[..] else {
+        return Err(format!(
+            "`{text}` is not a range START:STOP:STEP (e.g. 0.30:0.80:0.05)"
+        ));
+    };
+    let number = |what: &str, v: &str| -> Result<f64, String> {
+        v.parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("the range's {what} `{v}` is not a number"))
+    };
+    let (a, b, d) = (
+        number("start", start)?,
+        number("stop", stop)?,
+        number("step", step)?,
+    );
+    if d <= 0.0 {
+        return Err(format!(
+            "the range's step is {step}: it must be more than 0"
+        ));
+    }
+    if a > b {
+        return Err(format!(
+            "the range {text} is inverted: its start is above its stop"
+        ));
+    }
+    let count = ((b - a) / d + 1e-9).floor() + 1.0;
+    if count > MAX_POINTS as f64 {
+        return Err(format!(
+            "the range {text} has {count} values; a sweep replays at most {MAX_POINTS} points"
+        ));
+    }
+    let whole = [start, stop, step]
+        .iter()
+        .all(|v| !v.contains(['.', 'e', 'E']));
+    Ok((0..count as usize)
+        .map(|i| {
+            let x = round9(a + i as f64 * d);
+            if whole {
+                format!("{x:.0}")
+            } else {
+                let s = format!("{x:.9}");
+                let s = s.trim_end_matches('0');
+                format!("{s}{}", if s.ends_with('.') { "0" } else { "" })
+            }
+        })
+        .collect())
+}
+
+/// Every grid point, as the values of each `--vary` in order (the first varies slowest).
+/// Refused: more than [`MAX_POINTS`] points, or one key varied twice.
+pub fn grid(vary: &[Vary]) -> Result<Vec<Vec<String>>, String> {
+    for (i, v) in vary.iter().enumerate() {
+        if vary[..i].iter().any(|w| w.key == v.key) {
+            return Err(format!("`{}` is varied twice", v.key));
+        }
+    }
+    let count = vary
+        .iter()
+        .try_fold(1usize, |n, v| n.checked_mul(v.values.len()))
+        .filter(|&n| n <= MAX_POINTS);
+    if count.is_none() {
+        let sizes: Vec<String> = vary.iter().map(|v| v.values.len().to_string()).collect();
+        return Err(format!(
+            "the grid has {} points; a sweep replays at most {MAX_POINTS}",
+            sizes.join(" × ")
+        ));
+    }
+    let mut points: Vec<Vec<String>> = vec![Vec::new()];
+    for v in vary {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                v.values.iter().map(move |x| {
+                    let mut q = p.clone();
+                    q.push(x.clone());
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(points)
+}
+
+/// `--require METRIC>=X` or `METRIC<=X`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Requirement {
+    pub metric: String,
+    /// `>=` (the interval's lower bound must reach `bound`) or `<=` (its upper bound).
+    pub at_least: bool,
+    pub bound: f64,
+}
+
+impl std::str::FromStr for Requirement {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (metric, at_least, bound) = if let Some((m, b)) = s.split_once(">=") {
+            (m, true, b)
+        } else if let Some((m, b)) = s.split_once("<=") {
+            (m, false, b)
+        } else {
+            return Err(format!(
+                "`{s}` is not METRIC>=X or METRIC<=X (e.g. final_accuracy>=0.8)"
+            ));
+        };
+        let bound = bound
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| format!("`{}` in `{s}` is not a number", bound.trim()))?;
+        Ok(Requirement {
+            metric: metric.trim().to_string(),
+            at_least,
+            bound,
+        })
+    }
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let op = if self.at_least { ">=" } else { "<=" };
+        write!(f, "{}{op}{}", self.metric, self.bound)
+    }
+}
+
+impl Requirement {
+    /// Whether `e` meets it: the interval's bound on the unsafe side clears the requirement's
+    /// (reaching it counts); a point without an interval meets nothing.
+    pub fn met_by(&self, e: &Estimate) -> bool {
+        match e.ci {
+            Some([lo, _]) if self.at_least => lo >= self.bound,
+            Some([_, hi]) => hi <= self.bound,
+            None => false,
+        }
+    }
+
+    /// How far the unsafe bound falls short (0 when met; the whole bound without an interval).
+    fn shortfall(&self, e: &Estimate) -> f64 {
+        match e.ci {
+            Some([lo, _]) if self.at_least => (self.bound - lo).max(0.0),
+            Some([_, hi]) => (hi - self.bound).max(0.0),
+            None => f64::INFINITY,
+        }
+    }
+}
+
+/// `--prefer max:METRIC` or `min:METRIC`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Prefer {
+    pub metric: String,
+    pub max: bool,
+}
+
+impl std::str::FromStr for Prefer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (max, metric) = match s.split_once(':') {
+            Some(("max", m)) => (true, m),
+            Some(("min", m)) => (false, m),
+            _ => return Err(format!("`{s}` is not max:METRIC or min:METRIC")),
+        };
+        Ok(Prefer {
+            metric: metric.trim().to_string(),
+            max,
+        })
+    }
+}
+
+impl std::fmt::Display for Prefer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = if self.max { "max" } else { "min" };
+        write!(f, "{how}:{}", self.metric)
+    }
+}
+
+/// The figure `metric` of `side`, or why not (listing the figures it has).
+pub fn figure_index(side: Side, metric: &str, flag: &str) -> Result<usize, String> {
+    side.figures()
+        .iter()
+        .position(|f| f.name == metric)
+        .ok_or_else(|| {
+            let names: Vec<&str> = side.figures().iter().map(|f| f.name).collect();
+            format!(
+                "{flag} names `{metric}`, which a sweep of {} does not measure; it has {}",
+                side.units(),
+                names.join(", ")
+            )
+        })
+}
+
+/// The figures of one grid point over `units` (those of `chosen`, every unit when `None`):
+/// each with its 95% percentile interval from `replicates` resamples of the units, replicate
+/// `i` seeded by `(seed, i)`. The same seed gives every point the same resamples.
+pub fn estimate(
+    side: Side,
+    units: &[Vec<f64>],
+    chosen: Option<&[usize]>,
+    replicates: usize,
+    seed: u64,
+) -> Vec<Estimate> {
+    let picked: Vec<&[f64]> = match chosen {
+        Some(idx) => idx.iter().map(|&i| units[i].as_slice()).collect(),
+        None => units.iter().map(Vec::as_slice).collect(),
+    };
+    let dim = units.first().map_or(0, Vec::len);
+    let total = |rows: &mut dyn Iterator<Item = (&[f64], f64)>| {
+        let mut s = vec![0.0; dim];
+        for (row, w) in rows {
+            for (acc, x) in s.iter_mut().zip(row) {
+                *acc += x * w;
+            }
+        }
+        s
+    };
+    let sums = total(&mut picked.iter().map(|r| (*r, 1.0)));
+    let figures = side.figures();
+    let n = picked.len();
+    // Units alike contribute alike: a replicate draws how many it takes of each pattern.
+    let keys = picked
+        .iter()
+        .map(|r| r.iter().map(|x| x.to_bits()).collect::<Vec<u64>>());
+    let (first, sizes) = patterns_of(keys, usize::MAX).unwrap_or_default();
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); figures.len()];
+    let mut weights = vec![0u32; first.len()];
+    for r in 0..replicates {
+        if n == 0 {
+            break;
+        }
+        let mut rng = Rng::for_replicate(seed, r as u64);
+        multinomial(&sizes, n as u64, &mut rng, &mut weights);
+        let s = total(
+            &mut first
+                .iter()
+                .zip(&weights)
+                .map(|(&i, &w)| (picked[i], f64::from(w))),
+        );
+        for (f, out) in figures.iter().zip(draws.iter_mut()) {
+            if let Some(x) = f.value(&s) {
+                out.push(x);
+            }
+        }
+    }
+    figures
+        .iter()
+        .zip(draws)
+        .map(|(f, mut d)| {
+            d.sort_unstable_by(f64::total_cmp);
+            let ci = match (percentile(&d, 0.025), percentile(&d, 0.975)) {
+                (Some(lo), Some(hi)) if n > 0 => Some([lo, hi]),
+                _ => None,
+            };
+            // To 9 decimals, the resolution calibench compares at: no float noise in a table.
+            Estimate {
+                value: if n > 0 {
+                    f.value(&sums).map(round9)
+                } else {
+                    None
+                },
+                ci: ci.map(|c| c.map(round9)),
+            }
+        })
+        .collect()
+}
+
+/// What the sweep recommends.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Choice {
+    /// The point meeting every requirement that `--prefer` likes best.
+    Recommended(usize),
+    /// None meets them: the point closest to meeting them (fewest missed, then least short,
+    /// then first in grid order), with the requirements it misses.
+    Closest(usize, Vec<Requirement>),
+}
+
+/// Chooses among `points` (each point's figures, in the side's order).
+pub fn choose(
+    side: Side,
+    points: &[Vec<Estimate>],
+    requirements: &[Requirement],
+    prefer: &Prefer,
+) -> Option<Choice> {
+    let at = |name: &str| figure_index(side, name, "").ok();
+    let needs: Vec<(usize, &Requirement)> = requirements
+        .iter()
+        .filter_map(|r| at(&r.metric).map(|i| (i, r)))
+        .collect();
+    let by = at(&prefer.metric)?;
+    let meets = |p: &[Estimate]| needs.iter().all(|(i, r)| r.met_by(&p[*i]));
+    let mut best: Option<(usize, f64)> = None;
+    for (k, p) in points.iter().enumerate() {
+        let Some(v) = p[by].value.filter(|_| meets(p)) else {
+            continue;
+        };
+        let better = match best {
+            None => true,
+            Some((_, b)) => {
+                if prefer.max {
+                    v > b
+                } else {
+                    v < b
+                }
+            }
+        };
+        if better {
+            best = Some((k, v));
+        }
+    }
+    if let Some((k, _)) = best {
+        return Some(Choice::Recommended(k));
+    }
+    let mut closest: Option<(usize, usize, f64)> = None;
+    for (k, p) in points.iter().enumerate() {
+        let missed = needs.iter().filter(|(i, r)| !r.met_by(&p[*i])).count();
+        let short: f64 = needs.iter().map(|(i, r)| r.shortfall(&p[*i])).sum();
+        if closest.is_none_or(|(_, m, s)| (missed, short) < (m, s)) {
+            closest = Some((k, missed, short));
+        }
+    }
+    closest.map(|(k, _, _)| {
+        let missed = needs
+            .iter()
+            .filter(|(i, r)| !r.met_by(&points[k][*i]))
+            .map(|(_, r)| (*r).clone())
+            .collect();
+        Choice::Closest(k, missed)
+    })
+}
+
+/// Splits `ids` (targets or queries) at random, seeded, into a choosing part and a held-out
+/// part of about `fraction`: indices into `ids`, each part ascending. Refused: a fraction
+/// outside (0, 1), or a part with fewer than 2 units.
+pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>), String> {
+    if !(fraction > 0.0 && fraction < 1.0) {
+        return Err(format!(
+            "--holdout {fraction} is not a fraction between 0 and 1"
+        ));
+    }
+    // Shuffled by id order, not by the order the corpus lists them.
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
+    let mut rng = Rng::for_replicate(seed ^ 0x005E_ED0F_5EED, 0);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    let held = (ids.len() as f64 * fraction).round() as usize;
+    let (mut held_out, mut choosing) = (order[..held].to_vec(), order[held..].to_vec());
+    if held_out.len() < 2 || choosing.len() < 2 {
+        return Err(format!(
+            "--holdout {fraction} of {} units leaves {} to choose on and {} held out; each part needs at least 2",
+            ids.len(),
+            choosing.len(),
+            held_out.len()
+        ));
+    }
+    held_out.sort_unstable();
+    choosing.sort_unstable();
+    Ok((choosing, held_out))
+}
+
+/// The recommended point against the arm's own setting, figure by figure, paired over the
+/// units both replayed (`units` of each, in the same unit order): the mean of per-unit values
+/// with its bootstrap interval and sign test, as `run` compares arms. A figure without a
+/// per-unit value (ECE) is left out, and a unit where a ratio is undefined in either arm is
+/// not a pair.
+pub fn versus(
+    side: Side,
+    current: &[Vec<f64>],
+    recommended: &[Vec<f64>],
+    chosen: Option<&[usize]>,
+    replicates: usize,
+    seed: u64,
+) -> Vec<(&'static str, PairedDelta)> {
+    let all: Vec<usize> = (0..current.len().min(recommended.len())).collect();
+    let idx = chosen.unwrap_or(&all);
+    side.figures()
+        .iter()
+        .filter(|f| f.per_unit)
+        .filter_map(|f| {
+            let (xs, ys): (Vec<f64>, Vec<f64>) = idx
+                .iter()
+                .filter_map(|&i| Some((f.value(&current[i])?, f.value(&recommended[i])?)))
+                .unzip();
+            paired_delta(&xs, &ys, replicates, seed, 1).map(|d| (f.name, d))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(pairs: &[(usize, f64)]) -> Vec<f64> {
+        let mut u = vec![0.0; review::LEN];
+        for &(i, x) in pairs {
+            u[i] = x;
+        }
+        u
+    }
+
+    #[test]
+    fn values_are_lists_or_inclusive_ranges_rounded_to_nine_decimals() {
+        let v: Vary = "review.actionable_from=25, 50,75".parse().unwrap();
+        assert_eq!(v.key, "review.actionable_from");
+        assert_eq!(v.values, ["25", "50", "75"]);
+        let v: Vary = "confidence.recovery_threshold=0.3:0.5:0.05"
+            .parse()
+            .unwrap();
+        assert_eq!(v.values, ["0.3", "0.35", "0.4", "0.45", "0.5"]);
+        let v: Vary = "review.gate=50:100:25".parse().unwrap();
+        assert_eq!(v.values, ["50", "75", "100"]);
+        // A stop the steps do not land on is not passed.
+        let v: Vary = "k=0:1:0.3".parse().unwrap();
+        assert_eq!(v.values, ["0.0", "0.3", "0.6", "0.9"]);
+    }
+
+    #[test]
+    fn bad_grids_are_refused_with_what_to_write() {
+        let err = |s: &str| s.parse::<Vary>().unwrap_err();
+        assert!(
+            err("k=0.5:0.3:0.1").contains("inverted"),
+            "{}",
+            err("k=0.5:0.3:0.1")
+        );
+        assert!(err("k=0:1:0").contains("more than 0"));
+        assert!(err("k=0:1:-1").contains("more than 0"));
+        assert!(err("k=0:1").contains("START:STOP:STEP"));
+        assert!(err("k=0:100000:1").contains("at most 10000"));
+        assert!(err("k=1,,2").contains("empty value"));
+        assert!(err("k=").contains("empty value"));
+        assert!(err("novalues").contains("KEY=VALUES"));
+        assert!(err(".k=1").contains("dotted key"));
+        let many = |k: &str| Vary {
+            key: k.into(),
+            values: (0..101).map(|i| i.to_string()).collect(),
+        };
+        let e = grid(&[many("a"), many("b")]).unwrap_err();
+        assert!(
+            e.contains("101 × 101") && e.contains("at most 10000"),
+            "{e}"
+        );
+        let e = grid(&[many("a"), many("a")]).unwrap_err();
+        assert!(e.contains("varied twice"), "{e}");
+    }
+
+    #[test]
+    fn the_grid_is_the_product_with_the_first_key_slowest() {
+        let a = Vary {
+            key: "a".into(),
+            values: vec!["1".into(), "2".into()],
+        };
+        let b = Vary {
+            key: "b".into(),
+            values: vec!["x".into(), "y".into(), "z".into()],
+        };
+        let g = grid(&[a, b]).unwrap();
+        assert_eq!(g.len(), 6);
+        assert_eq!(g[0], ["1", "x"]);
+        assert_eq!(g[2], ["1", "z"]);
+        assert_eq!(g[3], ["2", "x"]);
+    }
+
+    #[test]
+    fn figures_of_a_small_grid_point_by_hand() {
+        // Two targets. A: 2 actionable (composites 0.8, 0.4), 1 FYI, 1 dropped; confirmed
+        // (≥ 0.5): the 0.8 actionable and one dropped. B: 1 actionable (0.9), 0 FYI.
+        let units = vec![
+            unit(&[
+                (review::SURFACED, 3.0),
+                (review::ACTIONABLE, 2.0),
+                (review::FYI, 1.0),
+                (review::DROPPED, 1.0),
+                (review::JUDGED_ACTIONABLE, 2.0),
+                (review::COMPOSITE_SUM, 1.2),
+                (review::CONFIRMED, 2.0),
+                (review::CONFIRMED_ACTIONABLE, 1.0),
+            ]),
+            unit(&[
+                (review::SURFACED, 1.0),
+                (review::ACTIONABLE, 1.0),
+                (review::JUDGED_ACTIONABLE, 1.0),
+                (review::COMPOSITE_SUM, 0.9),
+                (review::CONFIRMED, 1.0),
+                (review::CONFIRMED_ACTIONABLE, 1.0),
+            ]),
+        ];
+        let e = estimate(Side::Review, &units, None, 200, 7);
+        let v = |name: &str| e[figure_index(Side::Review, name, "").unwrap()].value;
+        assert_eq!(v("surfaced"), Some(4.0));
+        assert_eq!(v("actionable"), Some(3.0));
+        assert_eq!(v("fyi"), Some(1.0));
+        assert_eq!(v("dropped"), Some(1.0));
+        assert_eq!(v("judged_actionable"), Some(3.0));
+        assert!((v("precision").unwrap() - 0.7).abs() < 1e-9); // (1.2 + 0.9) / 3
+        assert!((v("recall").unwrap() - 2.0 / 3.0).abs() < 1e-9);
+        assert_eq!(v("rejected"), Some(0.0));
+        // A resample holds two draws of the two targets: actionable is 2, 3 or 4 (targets
+        // A,A → 4; A,B → 3; B,B → 2), so the interval lies in [2, 4] and spans it here.
+        let ci = e[1].ci.unwrap();
+        assert_eq!(ci, [2.0, 4.0]);
+        // Same seed, same figures; the order of units does not matter to the point figures.
+        assert_eq!(e, estimate(Side::Review, &units, None, 200, 7));
+        let picked = estimate(Side::Review, &units, Some(&[1]), 50, 7);
+        assert_eq!(picked[1].value, Some(1.0));
+        assert_eq!(picked[1].ci, Some([1.0, 1.0]));
+    }
+
+    #[test]
+    fn query_figures_and_ece_from_bins() {
+        // One query, two runs: fired once (unnecessarily), first pass right once of two,
+        // final right once of two, confidences 0.9 and 0.3 in bins 9 and 3.
+        let mut u = vec![0.0; queries::LEN];
+        u[queries::N] = 2.0;
+        u[queries::FIRED] = 1.0;
+        u[queries::UNNECESSARY] = 1.0;
+        u[queries::FIRST_PASS_LABELLED] = 2.0;
+        u[queries::FIRST_PASS_RIGHT] = 1.0;
+        u[queries::LABELLED] = 2.0;
+        u[queries::RIGHT] = 1.0;
+        u[queries::CONFIDENCE_SUM] = 1.2;
+        // bin 9: labelled 1, conf 0.9, right 1; bin 3: labelled 1, conf 0.3, right 0.
+        u[queries::BIN + 27] = 1.0;
+        u[queries::BIN + 28] = 0.9;
+        u[queries::BIN + 29] = 1.0;
+        u[queries::BIN + 9] = 1.0;
+        u[queries::BIN + 10] = 0.3;
+        let e = estimate(Side::Queries, &[u], None, 10, 1);
+        let v: Vec<Option<f64>> = e.iter().map(|x| x.value).collect();
+        assert_eq!(v[0], Some(0.5));
+        assert_eq!(v[1], Some(0.5));
+        assert_eq!(v[2], Some(0.5));
+        assert_eq!(v[3], Some(0.5));
+        assert!((v[4].unwrap() - 0.6).abs() < 1e-12);
+        // ECE = (|1 − 0.9| + |0 − 0.3|) / 2 = 0.2
+        assert!((v[5].unwrap() - 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_requirement_is_met_only_when_the_unsafe_bound_clears_it() {
+        let r: Requirement = "precision>=0.6".parse().unwrap();
+        let at = |lo, hi| Estimate {
+            value: Some(0.7),
+            ci: Some([lo, hi]),
+        };
+        assert!(r.met_by(&at(0.6, 0.8))); // the bound reached
+        assert!(!r.met_by(&at(0.599_999, 0.8))); // the estimate clears it; the bound does not
+        assert!(!r.met_by(&Estimate {
+            value: Some(0.9),
+            ci: None
+        }));
+        let r: Requirement = "recovery_gate_rate<=0.2".parse().unwrap();
+        assert!(r.met_by(&at(0.1, 0.2)));
+        assert!(!r.met_by(&at(0.1, 0.200_001)));
+        assert!("x>0.2".parse::<Requirement>().is_err());
+        assert!("x>=y"
+            .parse::<Requirement>()
+            .unwrap_err()
+            .contains("not a number"));
+        let e = figure_index(Side::Queries, "precision", "--require").unwrap_err();
+        assert!(e.contains("final_accuracy") && e.contains("queries"), "{e}");
+    }
+
+    fn point(actionable: f64, precision_ci: [f64; 2]) -> Vec<Estimate> {
+        let mut p: Vec<Estimate> = REVIEW_FIGURES
+            .iter()
+            .map(|_| Estimate {
+                value: Some(0.0),
+                ci: Some([0.0, 0.0]),
+            })
+            .collect();
+        p[1] = Estimate {
+            value: Some(actionable),
+            ci: Some([actionable - 1.0, actionable + 1.0]),
+        };
+        p[4] = Estimate {
+            value: Some((precision_ci[0] + precision_ci[1]) / 2.0),
+            ci: Some(precision_ci),
+        };
+        p
+    }
+
+    #[test]
+    fn the_preferred_point_among_those_that_meet_every_requirement_ties_to_the_first() {
+        let points = vec![
+            point(5.0, [0.4, 0.7]), // most actionable, but precision's lower bound is short
+            point(3.0, [0.6, 0.8]),
+            point(3.0, [0.65, 0.9]), // ties with the second: the first wins
+            point(1.0, [0.8, 0.9]),
+        ];
+        let req = vec!["precision>=0.6".parse().unwrap()];
+        let prefer = Side::Review.default_prefer();
+        assert_eq!(
+            choose(Side::Review, &points, &req, &prefer),
+            Some(Choice::Recommended(1))
+        );
+        let prefer: Prefer = "max:precision".parse().unwrap();
+        assert_eq!(
+            choose(Side::Review, &points, &req, &prefer),
+            Some(Choice::Recommended(3))
+        );
+        // Nothing meets precision >= 0.85: the closest is the one whose lower bound is nearest.
+        let req: Vec<Requirement> = vec!["precision>=0.85".parse().unwrap()];
+        assert_eq!(
+            choose(Side::Review, &points, &req, &Side::Review.default_prefer()),
+            Some(Choice::Closest(3, req.clone()))
+        );
+    }
+
+    #[test]
+    fn the_holdout_is_a_seeded_partition() {
+        let ids: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        let (a, b) = split(&ids, 0.3, 42).unwrap();
+        assert_eq!(b.len(), 3);
+        assert_eq!(a.len(), 7);
+        let mut all: Vec<usize> = a.iter().chain(&b).copied().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        assert_eq!(split(&ids, 0.3, 42).unwrap(), (a.clone(), b.clone()));
+        // The same ids listed in another order are split the same way.
+        let mut rev = ids.clone();
+        rev.reverse();
+        let (_, rb) = split(&rev, 0.3, 42).unwrap();
+        let held: Vec<&String> = rb.iter().map(|&i| &rev[i]).collect();
+        let held_before: Vec<&String> = b.iter().map(|&i| &ids[i]).collect();
+        let (mut x, mut y) = (held, held_before);
+        x.sort();
+        y.sort();
+        assert_eq!(x, y);
+        assert_ne!(
+            split(&ids, 0.3, 43).unwrap().1,
+            b,
+            "another seed, another split"
+        );
+        assert!(split(&ids, 0.0, 1).unwrap_err().contains("between 0 and 1"));
+        assert!(split(&ids, 1.0, 1).unwrap_err().contains("between 0 and 1"));
+        assert!(split(&ids[..3], 0.5, 1).unwrap_err().contains("at least 2"));
+    }
+
+    #[test]
+    fn the_recommendation_is_compared_with_the_current_setting_unit_by_unit() {
+        let current = vec![
+            unit(&[(review::ACTIONABLE, 1.0)]),
+            unit(&[(review::ACTIONABLE, 2.0)]),
+            unit(&[(review::ACTIONABLE, 0.0)]),
+        ];
+        let recommended = vec![
+            unit(&[(review::ACTIONABLE, 2.0)]),
+            unit(&[(review::ACTIONABLE, 4.0)]),
+            unit(&[(review::ACTIONABLE, 1.0)]),
+        ];
+        let v = versus(Side::Review, &current, &recommended, None, 100, 3);
+        let (_, d) = v.iter().find(|(n, _)| *n == "actionable").unwrap();
+        assert_eq!(d.pairs, 3);
+        assert!((d.baseline - 1.0).abs() < 1e-12);
+        assert!((d.treatment - 7.0 / 3.0).abs() < 1e-12);
+        assert!((d.delta - 4.0 / 3.0).abs() < 1e-12);
+        assert!((d.p_value - 0.25).abs() < 1e-12); // 3 of 3 positive: 2 · 1/8
+                                                   // Precision is undefined on every unit (no judged finding): no pair, no row.
+        assert!(v.iter().all(|(n, _)| *n != "precision"));
+        // Only the units chosen are compared.
+        let v = versus(Side::Review, &current, &recommended, Some(&[0, 1]), 100, 3);
+        let (_, d) = v.iter().find(|(n, _)| *n == "actionable").unwrap();
+        assert_eq!(d.pairs, 2);
+    }
+}

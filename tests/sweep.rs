@@ -1,0 +1,413 @@
+//! `calibench sweep` end to end (docs/guides/threshold-sweep.md): a small review corpus written
+//! by hand, every figure of every grid point worked out below, the hold-out partition, the
+//! comparison with the current setting, and every refusal (exit 2, nothing written).
+
+mod common;
+
+use std::path::Path;
+
+use common::{calibench, json_of};
+use serde_json::Value;
+
+/// Four documents, one reviewer, anchored confidences; judge composites on five findings.
+///
+/// | target | finding | confidence | composite |
+/// |---|---|---|---|
+/// | t1 | f1 | 100 | 0.9 |
+/// | t1 | f2 | 75 | 0.6 |
+/// | t1 | f3 | 50 | 0.3 |
+/// | t2 | f4 | 75 | 0.8 |
+/// | t3 | f5 | 50 | — |
+/// | t3 | f6 | 25 | — |
+/// | t4 | f7 | 100 | 0.4 |
+fn corpus(dir: &Path) {
+    std::fs::write(
+        dir.join("experiment.toml"),
+        r#"name = "tiny"
+mode = "doc"
+corpus = "."
+bootstrap = 200
+
+[arms.baseline]
+source = "rec"
+[arms.baseline.review]
+policy = "anchored"
+
+[arms.treatment]
+source = "rec"
+[arms.treatment.review]
+policy = "anchored"
+"#,
+    )
+    .unwrap();
+    let finding = |id: &str, conf: u32, section: &str| {
+        format!(
+            r#"{{"id":"{id}","title":"Finding {id} is about {section}","severity":"P2","autofix_class":"manual","confidence":{conf},"section":"{section}","finding_type":"error"}}"#
+        )
+    };
+    let line = |target: &str, findings: &[String]| {
+        format!(
+            r#"{{"target":"{target}","arm":"rec","reviewer":"r","findings":[{}]}}"#,
+            findings.join(",")
+        )
+    };
+    let reviews = [
+        line(
+            "t1",
+            &[
+                finding("f1", 100, "Goals"),
+                finding("f2", 75, "Rollout"),
+                finding("f3", 50, "Risks"),
+            ],
+        ),
+        line("t2", &[finding("f4", 75, "Goals")]),
+        line(
+            "t3",
+            &[finding("f5", 50, "Goals"), finding("f6", 25, "Scope")],
+        ),
+        line("t4", &[finding("f7", 100, "Goals")]),
+    ];
+    std::fs::write(dir.join("reviews.jsonl"), reviews.join("\n") + "\n").unwrap();
+    let verdict = |id: &str, c: f64| {
+        let judge = |m: &str| format!(r#"{{"model":"{m}","per_dimension":{{"real":{c}}}}}"#);
+        format!(
+            r#"{{"arm":"rec","item_id":"{id}","verdicts":[{},{},{}]}}"#,
+            judge("a"),
+            judge("b"),
+            judge("c")
+        )
+    };
+    let verdicts = [
+        verdict("f1", 0.9),
+        verdict("f2", 0.6),
+        verdict("f3", 0.3),
+        verdict("f4", 0.8),
+        verdict("f7", 0.4),
+    ];
+    std::fs::write(dir.join("verdicts.jsonl"), verdicts.join("\n") + "\n").unwrap();
+}
+
+fn sweep(dir: &Path, args: &[&str]) -> assert_cmd::Command {
+    let mut cmd = calibench();
+    cmd.arg("sweep")
+        .arg(dir)
+        .args(["--runs-dir"])
+        .arg(dir.join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.join("reports"))
+        .args(args);
+    cmd
+}
+
+/// The grid every test sweeps: the anchored rubric's actionable threshold.
+const GRID: [&str; 4] = [
+    "--arm",
+    "treatment",
+    "--vary",
+    "review.actionable_from=50,75,100",
+];
+
+/// Adds a `[[sweep]]` of the actionable threshold over `values` to the experiment.
+fn declare(dir: &Path, values: &str) {
+    let path = dir.join("experiment.toml");
+    let mut toml = std::fs::read_to_string(&path).unwrap();
+    toml += &format!(
+        "\n[[sweep]]\narm = \"treatment\"\nvary = {{ \"review.actionable_from\" = \"{values}\" }}\n"
+    );
+    std::fs::write(path, toml).unwrap();
+}
+
+/// `calibench run DIR` into the folder's own runs and reports.
+fn run(dir: &Path) -> assert_cmd::Command {
+    let mut cmd = calibench();
+    cmd.arg("run")
+        .arg(dir)
+        .arg("--runs-dir")
+        .arg(dir.join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.join("reports"));
+    cmd
+}
+
+/// `sweep` over [`GRID`] with `args` after it.
+fn grid_sweep(dir: &Path, args: &[&str]) -> assert_cmd::Command {
+    let all: Vec<&str> = GRID.iter().chain(args).copied().collect();
+    sweep(dir, &all)
+}
+
+fn value(point: &Value, figure: &str) -> Option<f64> {
+    point["figures"][figure]["value"].as_f64()
+}
+
+#[test]
+fn every_figure_of_every_point_of_a_small_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let s = json_of(&mut grid_sweep(dir.path(), &["--json"]));
+    assert_eq!(s["side"], "review");
+    assert_eq!(s["units"], 4);
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    // surfaced (the six findings at 50 or more) never moves; the gate only moves findings
+    // between actionable and FYI. Precision is the mean composite of the judged actionable
+    // ones; recall, of the three confirmed (≥ 0.5: f1, f2, f4), those actionable.
+    // (actionable_from, actionable, fyi, judged actionable, precision, recall)
+    let expected = [
+        (50, 6.0, 0.0, 5.0, (0.9 + 0.6 + 0.3 + 0.8 + 0.4) / 5.0, 1.0),
+        (75, 4.0, 2.0, 4.0, (0.9 + 0.6 + 0.8 + 0.4) / 4.0, 1.0),
+        (100, 2.0, 4.0, 2.0, (0.9 + 0.4) / 2.0, 1.0 / 3.0),
+    ];
+    for (p, (at, actionable, fyi, judged, precision, recall)) in points.iter().zip(expected) {
+        assert_eq!(p["values"]["review.actionable_from"], at);
+        assert_eq!(value(p, "surfaced"), Some(6.0), "{p}");
+        assert_eq!(value(p, "actionable"), Some(actionable), "{p}");
+        assert_eq!(value(p, "fyi"), Some(fyi), "{p}");
+        assert_eq!(value(p, "dropped"), Some(1.0), "{p}");
+        assert_eq!(value(p, "judged_actionable"), Some(judged), "{p}");
+        assert!(
+            (value(p, "precision").unwrap() - precision).abs() < 1e-9,
+            "{p}"
+        );
+        assert!((value(p, "recall").unwrap() - recall).abs() < 1e-9, "{p}");
+        assert_eq!(value(p, "rejected"), Some(0.0), "{p}");
+        // Every interval holds its figure.
+        for (name, f) in p["figures"].as_object().unwrap() {
+            if let (Some(x), Some(ci)) = (f["value"].as_f64(), f["ci"].as_array()) {
+                let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+                assert!(
+                    lo <= x + 1e-9 && x <= hi + 1e-9,
+                    "{name}: {x} not in [{lo}, {hi}]"
+                );
+            }
+        }
+    }
+    // The anchored rubric's own setting is 75: the current point is the second.
+    assert_eq!(s["current"]["values"]["review.actionable_from"], 75);
+    assert_eq!(s["current"]["figures"], points[1]["figures"]);
+    // No requirement: the most actionable point, compared with the current one on every target.
+    assert_eq!(s["recommended"]["index"], 0);
+    assert!(s["holdout"].is_null());
+    let d = &s["versus_current"]["actionable"];
+    assert_eq!(d["pairs"], 4);
+    assert_eq!(d["baseline"], 1.0); // (2 + 1 + 0 + 1) / 4
+    assert_eq!(d["treatment"], 1.5); // (3 + 1 + 1 + 1) / 4
+    assert_eq!(d["delta"], 0.5);
+    // The run directory holds the table and the report.
+    let run = Path::new(s["run_id"].as_str().unwrap());
+    let run_dir = dir.path().join("runs").join(run);
+    let csv = std::fs::read_to_string(run_dir.join("sweep.csv")).unwrap();
+    assert!(
+        csv.starts_with("review.actionable_from,surfaced,surfaced_lo,surfaced_hi,actionable,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 4);
+    assert!(run_dir.join("sweep.parquet").is_file());
+    let report = dir.path().join("reports").join(run);
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    assert!(
+        md.contains("Recommended for treatment: review.actionable_from = 50"),
+        "{md}"
+    );
+    assert!(report.join("plots/sweep-tradeoff.png").is_file());
+}
+
+#[test]
+fn a_requirement_chooses_on_one_part_and_reports_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let s = json_of(&mut grid_sweep(
+        dir.path(),
+        &["--require", "fyi<=100", "--json", "--run-id", "held"],
+    ));
+    // A requirement brings a half hold-out: two targets to choose on, two to check on.
+    assert_eq!(s["holdout"]["fraction"], 0.5);
+    assert_eq!(
+        (
+            s["holdout"]["choosing"].as_u64(),
+            s["holdout"]["held_out"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    let run = dir.path().join("runs/held");
+    let read = |f: &str| -> Vec<String> {
+        std::fs::read_to_string(run.join(f))
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let (mut all, held) = (read("choosing.txt"), read("held_out.txt"));
+    all.extend(held.iter().cloned());
+    all.sort();
+    assert_eq!(all, ["t1", "t2", "t3", "t4"], "a partition of the targets");
+    let r = &s["recommended"];
+    assert!(r["held_out"].is_object(), "{r}");
+    // The comparison with the current setting is on the held-out targets.
+    assert_eq!(s["versus_current"]["actionable"]["pairs"], 2);
+    // The same seed splits the same way.
+    let again = json_of(&mut grid_sweep(
+        dir.path(),
+        &["--require", "fyi<=100", "--json", "--run-id", "held-again"],
+    ));
+    assert_eq!(
+        std::fs::read_to_string(run.join("held_out.txt")).unwrap(),
+        std::fs::read_to_string(dir.path().join("runs/held-again/held_out.txt")).unwrap()
+    );
+    assert_eq!(again["recommended"], s["recommended"]);
+}
+
+#[test]
+fn no_point_meeting_the_requirements_is_an_answer_with_the_closest() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let s = json_of(&mut grid_sweep(
+        dir.path(),
+        &["--require", "actionable>=100", "--holdout", "0.5", "--json"],
+    ));
+    assert!(s["recommended"].is_null());
+    assert_eq!(s["closest"]["misses"][0], "actionable>=100");
+    assert!(s["versus_current"].as_object().unwrap().is_empty());
+}
+
+#[test]
+fn bad_sweeps_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
+    let many = many.join(",");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--vary".into(), "review.actionable_frm=50".into()],
+            "did you mean `actionable_from`",
+        ),
+        (
+            vec!["--vary".into(), "review.actionable_from=150".into()],
+            "150 is off the anchor scale",
+        ),
+        (
+            vec!["--vary".into(), "review.actionable_from=100:50:25".into()],
+            "inverted",
+        ),
+        (
+            vec!["--vary".into(), "review.actionable_from=50:100:0".into()],
+            "more than 0",
+        ),
+        (
+            vec!["--vary".into(), "review.actionable_from=".into()],
+            "empty value",
+        ),
+        (
+            vec![
+                "--vary".into(),
+                format!("review.actionable_from={many}"),
+                "--vary".into(),
+                format!("review.surface_from={many}"),
+            ],
+            "at most 10000",
+        ),
+        (
+            vec![
+                "--vary".into(),
+                "review.actionable_from=75".into(),
+                "--require".into(),
+                "final_accuracy>=0.9".into(),
+            ],
+            "it has surfaced, actionable",
+        ),
+        (
+            vec![
+                "--vary".into(),
+                "review.actionable_from=75".into(),
+                "--holdout".into(),
+                "0.9".into(),
+            ],
+            "each part needs at least 2",
+        ),
+        (
+            vec![
+                "--vary".into(),
+                "review.actionable_from=75".into(),
+                "--holdout".into(),
+                "1".into(),
+            ],
+            "strictly between 0 and 1",
+        ),
+        (
+            vec![
+                "--vary".into(),
+                "review.actionable_from=75".into(),
+                "--prefer".into(),
+                "most:actionable".into(),
+            ],
+            "max:METRIC or min:METRIC",
+        ),
+    ];
+    for (args, said) in cases {
+        let mut all: Vec<String> = vec!["--arm".into(), "treatment".into()];
+        all.extend(args.clone());
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let out = sweep(dir.path(), &refs).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(said), "{args:?}: {err}");
+    }
+    let out = sweep(
+        dir.path(),
+        &["--arm", "control", "--vary", "review.actionable_from=75"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--arm baseline or --arm treatment"));
+    let written = |d: &str| {
+        std::fs::read_dir(dir.path().join(d)).map_or(0, |r| r.filter_map(Result::ok).count())
+    };
+    assert_eq!((written("runs"), written("reports")), (0, 0));
+}
+
+#[test]
+fn a_sweep_declared_in_the_experiment_is_made_beside_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    declare(dir.path(), "50:100:25");
+    let out = common::stdout_of(run(dir.path()).args(["--run-id", "r"]));
+    assert!(
+        out.contains("sweep: Recommended for treatment: review.actionable_from = 50"),
+        "{out}"
+    );
+    let metrics: Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("runs/r-sweep-1/metrics.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(metrics["sweep"]["points"].as_array().unwrap().len(), 3);
+    // A bad table is refused as the file is read, naming the key.
+    declare(dir.path(), "100:50:25");
+    let out = calibench()
+        .args(["validate"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    // validate lists its problems on stdout.
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("sweep[1].vary.review.actionable_from") && said.contains("inverted"),
+        "{said}"
+    );
+}
+
+#[test]
+fn a_declared_sweep_with_a_bad_point_refuses_the_run_before_it_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    corpus(dir.path());
+    declare(dir.path(), "75,150");
+    let out = run(dir.path()).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--vary arms.treatment.review.actionable_from=150"),
+        "{err}"
+    );
+    let written = std::fs::read_dir(dir.path().join("runs")).map_or(0, |r| r.count());
+    assert_eq!(written, 0);
+}
