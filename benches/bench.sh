@@ -2,13 +2,15 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
 # getting calibench: the release archive installed by scripts/install.sh (from a file:// copy of
 # a release: the download itself is the runner's network) against `cargo install --locked` from
-# a clean target directory, then the gate on an example.
+# a clean target directory, then the gate on an example. `sweep` is `calibench sweep` of 100
+# grid points over the 100,000-query and the 1,000,000-finding corpora, beside what a team
+# would run instead: `calibench run --set` once per point (10 of them timed).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -22,11 +24,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install|sweep) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -310,3 +312,34 @@ echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha co
 echo "python: the krippendorff.alpha call alone on the preloaded array; ratio = python / (alpha)."
 echo "Times are the fastest of three runs on each side."
 echo "peak MB: calibench / python process maximum resident set size. Machine: $(nproc) cores."
+
+if want sweep; then
+QUERIES=100000; FINDINGS=1000000
+[ -n "$QUICK" ] && { QUERIES=10000; FINDINGS=100000; }
+Q="$DATA/large-queries-$QUERIES"
+[ -f "$Q/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$QUERIES" "$Q"
+L="$DATA/large-reviews-$FINDINGS"
+[ -f "$L/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$L"
+# 100 recovery gates from the stop threshold (0.2) up.
+GATES="confidence.recovery_threshold=$(seq -s, -f %.3f 0.200 0.008 0.992)"
+s1="$DATA/out-sweep-one-run"; rm -rf "$DATA/sweep-runs" "$DATA/sweep-reports"
+measure3 "$s1" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --bootstrap 2000
+s2="$DATA/out-sweep-queries"
+measure3 "$s2" "$BIN" sweep "$Q/experiment.toml" --arm treatment --vary "$GATES" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --bootstrap 2000
+# What a team would do instead: one run per grid point (10 timed; the other 90 cost the same).
+s3="$DATA/out-sweep-by-runs"
+start=$(date +%s.%N)
+for g in $(seq -f %.2f 0.20 0.08 0.92); do
+  "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --bootstrap 2000 \
+    --set "arms.treatment.confidence.recovery_threshold=$g" > /dev/null
+done
+ten=$(echo "$(date +%s.%N) - $start" | bc)
+printf '\nsweep of 100 recovery gates over %s queries (2,000 bootstrap replicates):\n' "$QUERIES"
+printf '  calibench sweep %ss, %s MB; one calibench run %ss (sweep / run = %s; bar: 10)\n' \
+  "$(wall_s "$s2")" "$(rss_mb "$s2")" "$(wall_s "$s1")" "$(echo "scale=1; $(wall_s "$s2") / $(wall_s "$s1")" | bc)"
+printf '  instead, calibench run --set per point: 10 points %.2fs, so about %.0fs for the 100\n' "$ten" "$(echo "$ten * 10" | bc)"
+s4="$DATA/out-sweep-reviews"
+measure3 "$s4" "$BIN" sweep "$L/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --no-plots
+printf 'sweep of 100 actionable thresholds over %s findings (no bootstrap, as the corpus sets): %ss, %s MB (bars: 60 s, 1,000 MB)\n' \
+  "$FINDINGS" "$(wall_s "$s4")" "$(rss_mb "$s4")"
+fi

@@ -30,6 +30,8 @@
 //!   live in `replay::review` (lint-ignore, the validation pass) and `replay::arm` (skip rules).
 //! * `collect`: live collection: the plan and arrival checks (pure) and the runner.
 //! * `gate`: the CI regression gate's policy and evaluation.
+//! * `sweep`: the threshold sweep (pure): grid, figures, requirements, choice and hold-out;
+//!   `analysis::sweep` replays a grid point, `pipeline::sweep` runs one end to end.
 //! * `report`: every rendering of the result model; `text` makes corpus strings safe for each
 //!   kind of output.
 //! * `rundir`: run directories on disk: ids claimed atomically, directories written whole,

@@ -303,6 +303,17 @@ pub struct Sweep {
     pub seed: u64,
 }
 
+impl Sweep {
+    /// The figures the sweep reports, in table order: its side's, less any it could not
+    /// measure (`rejected` without validator calls).
+    pub fn figures(&self) -> impl Iterator<Item = &'static crate::sweep::Figure> + '_ {
+        self.side
+            .figures()
+            .iter()
+            .filter(|f| self.current.figures.contains_key(f.name))
+    }
+}
+
 /// One grid point: the values it sets and the arm's figures there.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SweepPoint {

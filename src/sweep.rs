@@ -592,24 +592,38 @@ pub fn estimate(
     let figures = side.figures();
     let n = picked.len();
     // Units alike contribute alike: a replicate draws how many it takes of each pattern.
-    let keys = picked
-        .iter()
-        .map(|r| r.iter().map(|x| x.to_bits()).collect::<Vec<u64>>());
+    let keys = picked.iter().map(|r| Bits(r));
     let (first, sizes) = patterns_of(keys, usize::MAX).unwrap_or_default();
+    // Each pattern's non-zero sums only: a query's calibration bins are mostly zeros.
+    let sparse: Vec<Vec<(usize, f64)>> = first
+        .iter()
+        .map(|&i| {
+            picked[i]
+                .iter()
+                .enumerate()
+                .filter(|(_, x)| **x != 0.0)
+                .map(|(k, x)| (k, *x))
+                .collect()
+        })
+        .collect();
     let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(replicates); figures.len()];
     let mut weights = vec![0u32; first.len()];
+    let mut s = vec![0.0; dim];
     for r in 0..replicates {
         if n == 0 {
             break;
         }
         let mut rng = Rng::for_replicate(seed, r as u64);
         multinomial(&sizes, n as u64, &mut rng, &mut weights);
-        let s = total(
-            &mut first
-                .iter()
-                .zip(&weights)
-                .map(|(&i, &w)| (picked[i], f64::from(w))),
-        );
+        s.iter_mut().for_each(|x| *x = 0.0);
+        for (row, &w) in sparse.iter().zip(&weights) {
+            if w > 0 {
+                let w = f64::from(w);
+                for &(k, x) in row {
+                    s[k] += x * w;
+                }
+            }
+        }
         for (f, out) in figures.iter().zip(draws.iter_mut()) {
             if let Some(x) = f.value(&s) {
                 out.push(x);
@@ -636,6 +650,30 @@ pub fn estimate(
             }
         })
         .collect()
+}
+
+/// A unit's sums compared bit for bit: units alike contribute alike.
+struct Bits<'a>(&'a [f64]);
+
+impl PartialEq for Bits<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(other.0)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+}
+
+impl Eq for Bits<'_> {}
+
+impl std::hash::Hash for Bits<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for x in self.0 {
+            state.write_u64(x.to_bits());
+        }
+    }
 }
 
 /// What the sweep recommends.

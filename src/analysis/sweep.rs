@@ -114,12 +114,17 @@ fn query_units(corpus: &Corpus, arm: &Arm) -> Result<Units, InputError> {
     };
     let selected = queries::select(name, all, &arm.name, &arm.source)?;
     let rows = query_metrics::replay_all(&arm.name, &arm.confidence, &selected);
-    let mut by_query: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    // A query's runs summed in one vector; the queries in id order at the end.
+    let mut at: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(rows.len());
+    let mut sums: Vec<(&str, Vec<f64>)> = Vec::new();
     use sweep::queries as q;
     for r in &rows {
-        let v = by_query
-            .entry(r.query_id.as_str())
-            .or_insert_with(|| vec![0.0; q::LEN]);
+        let i = *at.entry(r.query_id.as_str()).or_insert_with(|| {
+            sums.push((r.query_id.as_str(), vec![0.0; q::LEN]));
+            sums.len() - 1
+        });
+        let v = &mut sums[i].1;
         let one = |b: bool| f64::from(u8::from(b));
         let p = r.outcome.confidence;
         v[q::N] += 1.0;
@@ -137,9 +142,7 @@ fn query_units(corpus: &Corpus, arm: &Arm) -> Result<Units, InputError> {
             v[at + 2] += one(right);
         }
     }
-    let (ids, vectors) = by_query
-        .into_iter()
-        .map(|(id, v)| (id.to_string(), v))
-        .unzip();
+    sums.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let (ids, vectors) = sums.into_iter().map(|(id, v)| (id.to_string(), v)).unzip();
     Ok(Units { ids, vectors })
 }

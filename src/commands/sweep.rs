@@ -68,7 +68,7 @@ impl Render for SweepReport {
             crate::report::sweep::sentence(s)
         );
         if let Some(r) = &s.recommended {
-            for f in s.side.figures() {
+            for f in s.figures() {
                 let show = |e: Option<&crate::sweep::Estimate>| {
                     e.and_then(|e| e.value)
                         .map_or("—".into(), |x| format!("{x:.prec$}", prec = f.places))

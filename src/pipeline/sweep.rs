@@ -121,10 +121,13 @@ pub fn run(
         .map(|s| s.expect("every point replayed"))
         .collect::<Result<_, _>>()?;
 
+    // Without validator calls nothing can be rejected: the figure is left out, not written 0.
+    let validated = corpus.validations.is_some();
     let figures = |e: &[Estimate]| -> BTreeMap<String, Estimate> {
         side.figures()
             .iter()
             .zip(e)
+            .filter(|(f, _)| validated || f.name != "rejected")
             .map(|(f, e)| (f.name.to_string(), e.clone()))
             .collect()
     };

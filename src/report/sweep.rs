@@ -22,7 +22,7 @@ pub fn table(s: &Sweep) -> PolarsResult<DataFrame> {
             .collect();
         columns.push(Column::new(v.key.as_str().into(), values));
     }
-    for f in s.side.figures() {
+    for f in s.figures() {
         let get = |p: &SweepPoint| p.figures.get(f.name).cloned();
         let value: Vec<Option<f64>> = s
             .points
@@ -190,7 +190,7 @@ pub fn render(s: &Sweep, with_plots: bool) -> Result<Vec<(String, Vec<u8>)>, Str
 fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
     let mut header: Vec<String> = vec!["".into()];
     header.extend(s.vary.iter().map(|v| v.key.clone()));
-    header.extend(s.side.figures().iter().map(|f| f.name.to_string()));
+    header.extend(s.figures().map(|f| f.name.to_string()));
     let row = |mark: &str, p: &SweepPoint| {
         let mut r = vec![mark.to_string()];
         r.extend(
@@ -198,12 +198,7 @@ fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
                 .iter()
                 .map(|v| p.values.get(&v.key).map_or(String::new(), plain)),
         );
-        r.extend(
-            s.side
-                .figures()
-                .iter()
-                .map(|f| figure(p.figures.get(f.name), f.places)),
-        );
+        r.extend(s.figures().map(|f| figure(p.figures.get(f.name), f.places)));
         r
     };
     let mut rows = vec![row("current", &s.current)];
@@ -219,9 +214,7 @@ fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
 }
 
 fn versus_rows(s: &Sweep) -> Vec<Vec<String>> {
-    s.side
-        .figures()
-        .iter()
+    s.figures()
         .filter_map(|f| {
             let d = s.versus_current.get(f.name)?;
             let places = f.places;
@@ -257,9 +250,7 @@ fn held_out_rows(s: &Sweep) -> Vec<Vec<String>> {
     let Some(held) = &r.held_out else {
         return Vec::new();
     };
-    s.side
-        .figures()
-        .iter()
+    s.figures()
         .map(|f| {
             vec![
                 f.label.to_string(),
