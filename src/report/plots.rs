@@ -844,7 +844,11 @@ fn trade_off<DB: DrawingBackend>(
             ))
             .map_err(err);
     }
-    let (xr, yr) = (span(x0, x1), span(y0, y1));
+    let (xr, mut yr) = (span(x0, x1), span(y0, y1));
+    // A rate never exceeds 1: the axis stops just above it.
+    if y1 <= 1.0 {
+        yr.end = yr.end.min(1.0 + 0.002 * (yr.end - yr.start).max(1.0));
+    }
     let (xw, yw) = (xr.end - xr.start, yr.end - yr.start);
     let mut chart = frame(area, None, 64)
         .build_cartesian_2d(xr, yr)
