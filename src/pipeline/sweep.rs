@@ -50,6 +50,14 @@ pub fn run(
     }
     let (grid, arms) = points(path, spec, options)?;
     let loaded = super::run::load(path, options)?;
+    // As `run` does: a corpus most of whose findings are malformed is swept, and said to be.
+    for share in &loaded.suspect {
+        crate::output::print_warning(&format!(
+            "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
+            share.sentence(),
+            share.fix
+        ));
+    }
     let mut exp = loaded.experiment;
     if let Some(b) = options.bootstrap {
         exp.bootstrap = b;
