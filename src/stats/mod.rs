@@ -3,6 +3,7 @@
 //! random state.
 
 pub mod alpha;
+pub mod alttest;
 pub mod bootstrap;
 pub mod calibration;
 pub mod holm;

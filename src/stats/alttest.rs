@@ -1,0 +1,432 @@
+//! The alternative annotator test (Calderon, Reichart & Dror, ACL 2025, "The Alternative
+//! Annotator Test for LLM-as-a-Judge"): can a model stand in for the human annotators? Pure:
+//! ratings in, the test's result out.
+//!
+//! For each human h, leave h out: on every item both rated, compare how well the model and h
+//! each align with the *other* humans. W_f = 1 when the model aligns at least as well as h,
+//! W_h = 1 when h aligns at least as well as the model; d = W_h − W_f. A one-sided t-test of
+//! mean(d) ≥ ε against mean(d) < ε asks whether the model is at most ε worse than h. The
+//! humans' p-values are corrected by Benjamini–Yekutieli at q; the winning rate is the share of
+//! humans the model beats, and the model passes when it beats at least half of them.
+
+use serde::Serialize;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use super::calibration::round9;
+
+/// How a value's alignment with the other humans is scored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Alignment {
+    /// The share of the other humans whose value equals it (nominal data).
+    Accuracy,
+    /// Minus the root mean squared difference from the other humans' values (every other level).
+    NegativeRmse,
+}
+
+/// The test's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    pub alignment: Alignment,
+    /// How much worse than a human the model may be (0.2 experts, 0.15 skilled annotators, 0.1
+    /// crowd workers, per the paper).
+    pub epsilon: f64,
+    /// The false discovery rate of Benjamini–Yekutieli.
+    pub q: f64,
+    /// Items kept: those the model rated and at least this many humans rated.
+    pub min_humans_per_item: usize,
+    /// Humans tested: those with at least this many kept items (the others are listed as
+    /// skipped).
+    pub min_items_per_human: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            alignment: Alignment::Accuracy,
+            epsilon: 0.2,
+            q: 0.05,
+            min_humans_per_item: 2,
+            min_items_per_human: 30,
+        }
+    }
+}
+
+/// One human the model was tested against.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HumanResult {
+    pub human: String,
+    /// Kept items this human rated.
+    pub items: usize,
+    /// mean(W_f): how often the model aligned at least as well as this human.
+    pub rho_llm: f64,
+    /// mean(W_h): how often this human aligned at least as well as the model.
+    pub rho_human: f64,
+    pub p_value: f64,
+    /// Rejected by Benjamini–Yekutieli: the model is at most ε worse than this human.
+    pub rejected: bool,
+}
+
+/// The alt-test of one model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AltTest {
+    pub llm: String,
+    /// The winning rate is at least 0.5.
+    pub passed: bool,
+    /// Humans rejected / humans tested.
+    pub winning_rate: f64,
+    /// The mean over tested humans of mean(W_f).
+    pub advantage_probability: f64,
+    pub epsilon: f64,
+    pub q: f64,
+    /// Items kept.
+    pub items: usize,
+    pub humans: Vec<HumanResult>,
+    /// Humans with fewer kept items than the minimum.
+    pub skipped_humans: Vec<String>,
+}
+
+/// Why the test cannot be run.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AltTestError {
+    #[error("the alt-test needs at least 2 human annotators; the data has {0}")]
+    TooFewHumans(usize),
+    #[error("no item has a value from `{llm}` and from at least {min} humans")]
+    NoItems { llm: String, min: usize },
+    #[error("no human has {min} or more of the {items} kept items (`--min-items-per-human`)")]
+    NoHumans { items: usize, min: usize },
+}
+
+/// `value`'s alignment with `others` (not empty).
+pub fn align(value: f64, others: &[f64], alignment: Alignment) -> f64 {
+    let n = others.len() as f64;
+    match alignment {
+        Alignment::Accuracy => {
+            others
+                .iter()
+                .filter(|o| round9(**o) == round9(value))
+                .count() as f64
+                / n
+        }
+        Alignment::NegativeRmse => {
+            -(others.iter().map(|o| (value - o).powi(2)).sum::<f64>() / n).sqrt()
+        }
+    }
+}
+
+/// The one-sided one-sample t-test of H₀: mean(d) ≥ ε against H₁: mean(d) < ε: p = F(t) with
+/// n − 1 degrees of freedom. When the differences do not vary (or there is one), p is 0 if
+/// mean(d) < ε, else 1.
+pub fn t_test_less(d: &[f64], epsilon: f64) -> f64 {
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let var = if d.len() > 1 {
+        d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    let sd = var.sqrt();
+    if sd == 0.0 || !sd.is_finite() {
+        return if mean < epsilon { 0.0 } else { 1.0 };
+    }
+    let t = (mean - epsilon) / (sd / n.sqrt());
+    StudentsT::new(0.0, 1.0, n - 1.0).map_or(f64::NAN, |dist| dist.cdf(t))
+}
+
+/// Benjamini–Yekutieli at `q`: which of `p` are rejected. Sorted ascending, the k smallest are
+/// rejected for the largest k with p₍k₎ ≤ (k/m)·q/H_m, H_m = Σ_{j≤m} 1/j; p-values tied with
+/// p₍k₎ are rejected with it.
+pub fn benjamini_yekutieli(p: &[f64], q: f64) -> Vec<bool> {
+    let m = p.len();
+    if m == 0 {
+        return Vec::new();
+    }
+    let harmonic: f64 = (1..=m).map(|j| 1.0 / j as f64).sum();
+    let mut sorted: Vec<f64> = p.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let cut = (1..=m)
+        .rev()
+        .find(|&k| sorted[k - 1] <= k as f64 / m as f64 * q / harmonic)
+        .map(|k| sorted[k - 1]);
+    p.iter().map(|x| cut.is_some_and(|c| *x <= c)).collect()
+}
+
+/// The alt-test of the rater `llm` against `humans` (indices into each item's values), over
+/// `items` (each item's value per rater, `None` where the rater gave none); `names` names the
+/// raters.
+pub fn alt_test(
+    names: &[String],
+    items: &[Vec<Option<f64>>],
+    llm: usize,
+    humans: &[usize],
+    s: &Settings,
+) -> Result<AltTest, AltTestError> {
+    if humans.len() < 2 {
+        return Err(AltTestError::TooFewHumans(humans.len()));
+    }
+    let rated = |item: &[Option<f64>], who: usize| item.get(who).copied().flatten();
+    let kept: Vec<&Vec<Option<f64>>> = items
+        .iter()
+        .filter(|item| {
+            rated(item, llm).is_some()
+                && humans.iter().filter(|&&h| rated(item, h).is_some()).count()
+                    >= s.min_humans_per_item
+        })
+        .collect();
+    if kept.is_empty() {
+        return Err(AltTestError::NoItems {
+            llm: names[llm].clone(),
+            min: s.min_humans_per_item,
+        });
+    }
+    let mut tested = Vec::new();
+    let mut skipped = Vec::new();
+    for &h in humans {
+        let mine: Vec<&&Vec<Option<f64>>> = kept
+            .iter()
+            .filter(|item| rated(item, h).is_some())
+            .collect();
+        if mine.len() < s.min_items_per_human {
+            skipped.push(names[h].clone());
+            continue;
+        }
+        let (mut w_f, mut w_h, mut d) = (Vec::new(), Vec::new(), Vec::new());
+        for item in mine {
+            let others: Vec<f64> = humans
+                .iter()
+                .filter(|&&o| o != h)
+                .filter_map(|&o| rated(item, o))
+                .collect();
+            if others.is_empty() {
+                continue;
+            }
+            let (model, human) = (rated(item, llm), rated(item, h));
+            let (Some(model), Some(human)) = (model, human) else {
+                continue;
+            };
+            // Alignments equal in exact arithmetic tie, whatever the order of operations.
+            let s_llm = round9(align(model, &others, s.alignment));
+            let s_h = round9(align(human, &others, s.alignment));
+            let (f, hh) = (
+                f64::from(u8::from(s_llm >= s_h)),
+                f64::from(u8::from(s_h >= s_llm)),
+            );
+            w_f.push(f);
+            w_h.push(hh);
+            d.push(hh - f);
+        }
+        if d.is_empty() {
+            skipped.push(names[h].clone());
+            continue;
+        }
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
+        tested.push(HumanResult {
+            human: names[h].clone(),
+            items: d.len(),
+            rho_llm: mean(&w_f),
+            rho_human: mean(&w_h),
+            p_value: t_test_less(&d, s.epsilon),
+            rejected: false,
+        });
+    }
+    if tested.is_empty() {
+        return Err(AltTestError::NoHumans {
+            items: kept.len(),
+            min: s.min_items_per_human,
+        });
+    }
+    let p: Vec<f64> = tested.iter().map(|h| h.p_value).collect();
+    for (h, r) in tested.iter_mut().zip(benjamini_yekutieli(&p, s.q)) {
+        h.rejected = r;
+    }
+    let winning_rate = tested.iter().filter(|h| h.rejected).count() as f64 / tested.len() as f64;
+    let advantage_probability = tested.iter().map(|h| h.rho_llm).sum::<f64>() / tested.len() as f64;
+    Ok(AltTest {
+        llm: names[llm].clone(),
+        passed: winning_rate >= 0.5,
+        winning_rate,
+        advantage_probability,
+        epsilon: s.epsilon,
+        q: s.q,
+        items: kept.len(),
+        humans: tested,
+        skipped_humans: skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+    }
+
+    #[test]
+    fn alignment_by_accuracy_and_by_negative_rmse() {
+        close(align(1.0, &[1.0, 0.0, 1.0, 2.0], Alignment::Accuracy), 0.5);
+        close(align(3.0, &[1.0, 2.0], Alignment::Accuracy), 0.0);
+        // Equal at 9 decimals counts as equal.
+        close(align(0.1 + 0.2, &[0.3], Alignment::Accuracy), 1.0);
+        // -sqrt(((2-1)² + (2-4)²)/2) = -sqrt(2.5)
+        close(
+            align(2.0, &[1.0, 4.0], Alignment::NegativeRmse),
+            -(2.5f64).sqrt(),
+        );
+        close(align(1.0, &[1.0], Alignment::NegativeRmse), 0.0);
+    }
+
+    #[test]
+    fn the_one_sided_t_test_by_hand_and_when_the_differences_do_not_vary() {
+        // n = 2, d = [0, 1]: mean 0.5, sd 1/√2, t = (0.5 − 0.2)/(0.5) = 0.6 with 1 df, whose
+        // CDF is ½ + atan(t)/π.
+        close(
+            t_test_less(&[0.0, 1.0], 0.2),
+            0.5 + 0.6f64.atan() / std::f64::consts::PI,
+        );
+        // A negative mean is evidence for H₁: p below ½.
+        assert!(t_test_less(&[-1.0, 0.0, -1.0, 0.0], 0.2) < 0.05);
+        assert_eq!(t_test_less(&[0.0, 0.0, 0.0], 0.2), 0.0);
+        assert_eq!(t_test_less(&[1.0, 1.0], 0.2), 1.0);
+        assert_eq!(t_test_less(&[0.2, 0.2], 0.2), 1.0); // mean = ε is not below it
+        assert_eq!(t_test_less(&[-1.0], 0.2), 0.0); // one difference: no spread
+    }
+
+    #[test]
+    fn benjamini_yekutieli_with_ties_and_with_one_test() {
+        // m = 1: H₁ = 1, reject iff p ≤ q.
+        assert_eq!(benjamini_yekutieli(&[0.05], 0.05), [true]);
+        assert_eq!(benjamini_yekutieli(&[0.050001], 0.05), [false]);
+        // m = 3, H₃ = 11/6: thresholds q/H₃ · k/3 = 0.00909, 0.01818, 0.02727. The smallest
+        // alone is above the first, but both 0.01s are under the second: both are rejected.
+        assert_eq!(
+            benjamini_yekutieli(&[0.5, 0.01, 0.01], 0.05),
+            [false, true, true]
+        );
+        assert_eq!(
+            benjamini_yekutieli(&[0.02, 0.5, 0.5], 0.05),
+            [false, false, false]
+        );
+        assert!(benjamini_yekutieli(&[], 0.05).is_empty());
+    }
+
+    /// Raters: 0 the model, 1–3 humans.
+    fn names() -> Vec<String> {
+        ["llm", "h1", "h2", "h3"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn a_model_that_agrees_with_the_majority_beats_every_human_by_hand() {
+        // Ten nominal items. h1, h2 and the model always say 1; h3 says 1 on items 0–4 and 0 on
+        // 5–9. Against h1 (others h2, h3): the model and h1 both say 1, so they tie (W_f = W_h
+        // = 1, d = 0) on every item: mean(d) = 0 with no spread, p = 0. The same against h2.
+        // Against h3 (others h1, h2, both 1): on 0–4 a tie, on 5–9 the model aligns 1 against
+        // h3's 0: W_f = 1, W_h = 0, d = −1. p = 0 as well (d ≤ 0 everywhere, mean −0.5 < ε,
+        // with spread: t very negative).
+        let items: Vec<Vec<Option<f64>>> = (0..10)
+            .map(|i| {
+                let h3 = if i < 5 { 1.0 } else { 0.0 };
+                vec![Some(1.0), Some(1.0), Some(1.0), Some(h3)]
+            })
+            .collect();
+        let s = Settings {
+            min_items_per_human: 5,
+            ..Settings::default()
+        };
+        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        assert_eq!(r.items, 10);
+        assert_eq!(r.humans.len(), 3);
+        assert_eq!(r.humans[0].p_value, 0.0);
+        assert_eq!(r.humans[0].rho_llm, 1.0);
+        assert_eq!(r.humans[0].rho_human, 1.0);
+        // d = five 0s and five −1s: mean −0.5, sd 0.527, t = −0.7 / 0.1667 = −4.2 with 9 df.
+        close(
+            r.humans[2].p_value,
+            StudentsT::new(0.0, 1.0, 9.0).unwrap().cdf(-4.2),
+        );
+        assert!(r.humans[2].p_value < 0.01);
+        assert_eq!(r.humans[2].rho_human, 0.5);
+        assert!(r.humans.iter().all(|h| h.rejected));
+        assert_eq!(r.winning_rate, 1.0);
+        assert!(r.passed);
+        close(r.advantage_probability, 1.0);
+    }
+
+    #[test]
+    fn a_model_that_disagrees_fails_and_the_pass_rule_is_at_half() {
+        // The model always says 0 where every human says 1: each human aligns perfectly and the
+        // model never does: d = 1 everywhere, mean 1 ≥ ε, p = 1, nobody rejected.
+        let items: Vec<Vec<Option<f64>>> = (0..6)
+            .map(|_| vec![Some(0.0), Some(1.0), Some(1.0), Some(1.0)])
+            .collect();
+        let s = Settings {
+            min_items_per_human: 3,
+            ..Settings::default()
+        };
+        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        assert_eq!(r.winning_rate, 0.0);
+        assert!(!r.passed);
+        close(r.advantage_probability, 0.0);
+        // Two humans tested, the model beating exactly one of them: ω = 0.5 passes. Ten items
+        // X where h1 says 1, h2 and the model 0; two items Y where h1 and h2 say 1, the model
+        // 0; h3 rates nothing and is skipped. Against h1 (other: h2): on X the model aligns 1
+        // and h1 0 (d = −1), on Y the model 0 and h1 1 (d = +1): mean −2/3, sd 0.778, t −3.86
+        // with 11 df, p ≈ 0.0013. Against h2 (other: h1): on X both align 0 (d = 0), on Y the
+        // model 0 and h2 1 (d = +1): mean 1/6 < ε but sd 0.389, t −0.297, p ≈ 0.39. BY with
+        // m = 2 (H₂ = 1.5): thresholds 0.0167 and 0.0333: h1 is rejected, h2 is not.
+        let items: Vec<Vec<Option<f64>>> = (0..12)
+            .map(|i| {
+                let h2 = if i < 10 { 0.0 } else { 1.0 };
+                vec![Some(0.0), Some(1.0), Some(h2), None]
+            })
+            .collect();
+        let s = Settings {
+            min_items_per_human: 4,
+            ..Settings::default()
+        };
+        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        assert_eq!(r.skipped_humans, ["h3"]);
+        assert_eq!(r.humans.len(), 2);
+        let by = |n: &str| r.humans.iter().find(|h| h.human == n).unwrap();
+        let t = |d: &[f64]| {
+            let n = d.len() as f64;
+            let m = d.iter().sum::<f64>() / n;
+            let sd = (d.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            StudentsT::new(0.0, 1.0, n - 1.0)
+                .unwrap()
+                .cdf((m - 0.2) / (sd / n.sqrt()))
+        };
+        let mut d1 = vec![-1.0; 10];
+        d1.extend([1.0, 1.0]);
+        let mut d2 = vec![0.0; 10];
+        d2.extend([1.0, 1.0]);
+        close(by("h1").p_value, t(&d1));
+        close(by("h2").p_value, t(&d2));
+        assert!(by("h1").p_value < 0.0167 && by("h2").p_value > 0.0333);
+        assert!(by("h1").rejected, "{:?}", by("h1"));
+        assert!(!by("h2").rejected, "{:?}", by("h2"));
+        close(by("h1").rho_llm, 10.0 / 12.0);
+        close(by("h2").rho_llm, 10.0 / 12.0);
+        assert_eq!(r.winning_rate, 0.5);
+        assert!(r.passed, "the pass rule is ω ≥ 0.5");
+    }
+
+    #[test]
+    fn what_cannot_be_tested_is_said() {
+        let items = vec![vec![Some(1.0), Some(1.0), None, None]];
+        let s = Settings::default();
+        assert_eq!(
+            alt_test(&names(), &items, 0, &[1], &s).unwrap_err(),
+            AltTestError::TooFewHumans(1)
+        );
+        assert!(matches!(
+            alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap_err(),
+            AltTestError::NoItems { .. }
+        ));
+        let items = vec![vec![Some(1.0), Some(1.0), Some(1.0), None]];
+        assert!(matches!(
+            alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap_err(),
+            AltTestError::NoHumans { items: 1, min: 30 }
+        ));
+    }
+}
