@@ -722,6 +722,11 @@ pub fn choose(
     if let Some((k, _)) = best {
         return Some(Choice::Recommended(k));
     }
+    // Without requirements, nothing recommended means no point has the figure to prefer by:
+    // there is nothing to be close to.
+    if needs.is_empty() {
+        return None;
+    }
     let mut closest: Option<(usize, usize, f64)> = None;
     for (k, p) in points.iter().enumerate() {
         let missed = needs.iter().filter(|(i, r)| !r.met_by(&p[*i])).count();
@@ -1012,6 +1017,19 @@ mod tests {
             choose(Side::Review, &points, &req, &prefer),
             Some(Choice::Recommended(3))
         );
+        // Preferring a figure no point has, without requirements: nothing to recommend.
+        let blank: Vec<Vec<Estimate>> = points
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|e| Estimate {
+                        value: None,
+                        ci: e.ci,
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(choose(Side::Review, &blank, &[], &prefer), None);
         // Nothing meets precision >= 0.85: the closest is the one whose lower bound is nearest.
         let req: Vec<Requirement> = vec!["precision>=0.85".parse().unwrap()];
         assert_eq!(

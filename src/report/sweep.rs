@@ -109,7 +109,11 @@ pub fn sentence(s: &Sweep) -> String {
             setting(&c.values),
             c.misses.join(" and ")
         ),
-        (None, None) => "No point could be compared.".into(),
+        (None, None) => format!(
+            "No point of {} has a value of {} to choose by (a judged figure needs verdicts; a rate, labelled queries).",
+            s.points.len(),
+            s.prefer.split_once(':').map_or("", |(_, m)| m)
+        ),
     }
 }
 
