@@ -77,9 +77,7 @@ pub(super) fn agreement_section(
         header: header(&["units", "level", "α", "95% CI", "units", "raters"]),
         rows,
     })];
-    if has("alpha") {
-        blocks.push(Block::Plot("alpha"));
-    }
+    blocks.extend(plot(has, "alpha"));
     Section {
         id: "agreement",
         title: "Agreement".into(),

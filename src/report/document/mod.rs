@@ -309,6 +309,11 @@ fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
     ]
 }
 
+/// The plot `name`, when the run drew it.
+fn plot(has: &dyn Fn(&'static str) -> bool, name: &'static str) -> Option<Block> {
+    has(name).then_some(Block::Plot(name))
+}
+
 /// A section's delta table: `rows`, captioned `lead` and how its p-values were adjusted.
 fn delta_table(
     m: &Metrics,

@@ -27,9 +27,7 @@ pub(super) fn query_section(
     reading += ".";
     let mut blocks = Vec::new();
     blocks.push(Block::Table(query_arm_table(b, t)));
-    if has("query-confidence") {
-        blocks.push(Block::Plot("query-confidence"));
-    }
+    blocks.extend(plot(has, "query-confidence"));
     let rows = metric_rows(m, &q.delta, delta_rows(DeltaTable::Queries));
     let lead = format!(
         "Paired over the {} (query, run) pairs both arms replayed.",
@@ -37,9 +35,7 @@ pub(super) fn query_section(
     );
     blocks.push(Block::Table(delta_table(m, &q.delta, rows, &lead)));
     blocks.extend(big_enough(m, DeltaTable::Queries, &q.delta));
-    if has("query-reliability") {
-        blocks.push(Block::Plot("query-reliability"));
-    }
+    blocks.extend(plot(has, "query-reliability"));
     if b.calibration.is_some() || t.calibration.is_some() {
         blocks.push(Block::Table(bins_table(b, t)));
     }

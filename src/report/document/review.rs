@@ -35,9 +35,7 @@ pub(super) fn review_section(
         _ => reading,
     };
     let mut blocks = Vec::new();
-    if has("review-values") {
-        blocks.push(Block::Plot("review-values"));
-    }
+    blocks.extend(plot(has, "review-values"));
     let rows = metric_rows(m, &r.delta, delta_rows(DeltaTable::Review));
     let lead = format!(
         "Per target, mean over runs, paired over the {} targets both arms reviewed.",
@@ -45,12 +43,8 @@ pub(super) fn review_section(
     );
     blocks.push(Block::Table(delta_table(m, &r.delta, rows, &lead)));
     blocks.extend(big_enough(m, DeltaTable::Review, &r.delta));
-    if has("review-tiers") {
-        blocks.push(Block::Plot("review-tiers"));
-    }
-    if has("review-rates") {
-        blocks.push(Block::Plot("review-rates"));
-    }
+    blocks.extend(plot(has, "review-tiers"));
+    blocks.extend(plot(has, "review-rates"));
     blocks.push(Block::Table(arm_table(b, t)));
     let calibration_withheld = withheld(m, "anchor_calibration");
     if calibration_withheld {
@@ -58,9 +52,7 @@ pub(super) fn review_section(
             "Anchor calibration (judged quality by confidence): withheld, because the judges are not trustworthy.".into(),
         ));
     } else if !b.anchor_calibration.is_empty() || !t.anchor_calibration.is_empty() {
-        if has("review-calibration") {
-            blocks.push(Block::Plot("review-calibration"));
-        }
+        blocks.extend(plot(has, "review-calibration"));
         blocks.push(Block::Table(anchor_table(b, t)));
     }
     Section {
@@ -93,9 +85,7 @@ pub(super) fn controls_section(
         sentences.push("(Counts are summed over targets, mean over runs.)".into());
     }
     let mut blocks = Vec::new();
-    if has("review-funnel") {
-        blocks.push(Block::Plot("review-funnel"));
-    }
+    blocks.extend(plot(has, "review-funnel"));
     blocks.push(Block::Table(controls_table(m, (b, cb), (t, ct))));
     let skipped = skipped_targets(b, t);
     if !skipped.is_empty() {

@@ -49,9 +49,7 @@ pub(super) fn scores_section(
             b.task, t.task
         )));
     }
-    if has("scores-means") {
-        blocks.push(Block::Plot("scores-means"));
-    }
+    blocks.extend(plot(has, "scores-means"));
     let rows = scorer_rows(m, sc);
     if !rows.is_empty() {
         let lead = "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test.";
@@ -65,9 +63,7 @@ pub(super) fn scores_section(
     blocks.extend(big_enough(m, DeltaTable::Scores, &sc.delta));
     if let Some(table) = calibration_table(sc, &scorers) {
         blocks.push(Block::Table(table));
-        if has("scores-reliability") {
-            blocks.push(Block::Plot("scores-reliability"));
-        }
+        blocks.extend(plot(has, "scores-reliability"));
     }
     let unexplained: usize = [b, t]
         .iter()
