@@ -280,7 +280,9 @@ pub struct Sweep {
     pub side: crate::sweep::Side,
     /// Targets (queries) replayed at every point.
     pub units: usize,
-    /// Each varied key (inside the arm's tables) with its values, in grid order.
+    /// Each varied key (inside the arm's tables) with its values, in grid order: in
+    /// `metrics.json` an object `{key: [values]}`, keys in the order they vary.
+    #[serde(serialize_with = "vary_map")]
     pub vary: Vec<crate::sweep::Vary>,
     pub points: Vec<SweepPoint>,
     pub requirements: Vec<String>,
@@ -301,6 +303,20 @@ pub struct Sweep {
     pub versus_current: BTreeMap<String, crate::stats::paired::PairedDelta>,
     pub bootstrap: usize,
     pub seed: u64,
+}
+
+fn vary_map<S: serde::Serializer>(vary: &[crate::sweep::Vary], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(vary.len()))?;
+    for v in vary {
+        let values: Vec<serde_json::Value> = v
+            .values
+            .iter()
+            .map(|x| crate::sweep::json_value(x))
+            .collect();
+        map.serialize_entry(&v.key, &values)?;
+    }
+    map.end()
 }
 
 impl Sweep {

@@ -368,6 +368,18 @@ impl std::str::FromStr for Vary {
     }
 }
 
+/// A grid value as JSON: a whole number or a number where it reads as one, else the text.
+pub fn json_value(text: &str) -> serde_json::Value {
+    if let Ok(i) = text.parse::<i64>() {
+        return serde_json::Value::from(i);
+    }
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() => serde_json::Number::from_f64(x)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        _ => serde_json::Value::String(text.trim_matches('"').to_string()),
+    }
+}
+
 /// `START:STOP:STEP`, inclusive, each value rounded to 9 decimals.
 fn range(text: &str) -> Result<Vec<String>, String> {
     let parts: Vec<&str> = text.split(':').map(str::trim).collect();

@@ -145,6 +145,10 @@ fn every_figure_of_every_point_of_a_small_grid() {
     corpus(dir.path());
     let s = json_of(&mut grid_sweep(dir.path(), &["--json"]));
     assert_eq!(s["side"], "review");
+    assert_eq!(
+        s["vary"],
+        serde_json::json!({"review.actionable_from": [50, 75, 100]})
+    );
     assert_eq!(s["units"], 4);
     let points = s["points"].as_array().unwrap();
     assert_eq!(points.len(), 3);

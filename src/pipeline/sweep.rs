@@ -143,7 +143,7 @@ pub fn run(
         spec.vary
             .iter()
             .zip(values)
-            .map(|(v, x)| (v.key.clone(), json_value(x)))
+            .map(|(v, x)| (v.key.clone(), sweep::json_value(x)))
             .collect()
     };
     let points: Vec<SweepPoint> = grid
@@ -371,19 +371,6 @@ fn aligned(units: Units, ids: &[String]) -> Units {
                     .map_or_else(|| vec![0.0; dim], |v| (*v).clone())
             })
             .collect(),
-    }
-}
-
-/// A value as JSON: a whole number or a number where it reads as one, else the text.
-fn json_value(text: &str) -> Value {
-    if let Ok(i) = text.parse::<i64>() {
-        return Value::from(i);
-    }
-    match text.parse::<f64>() {
-        Ok(x) if x.is_finite() => {
-            serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
-        }
-        _ => Value::String(text.trim_matches('"').to_string()),
     }
 }
 
