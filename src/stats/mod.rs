@@ -7,6 +7,7 @@ pub mod alttest;
 pub mod bootstrap;
 pub mod calibration;
 pub mod holm;
+pub mod judges;
 pub mod paired;
 pub mod patterns;
 pub mod power;
