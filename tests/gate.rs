@@ -43,6 +43,23 @@ fn run_dir(name: &str) -> PathBuf {
 }
 
 /// A policy file in a fresh temporary directory.
+/// `calibench gate` of the doc-review example under the policy at `path`, its runs in `runs`,
+/// its reports in `dir/reports` and its JUnit in `junit`.
+fn gate_doc_review(path: &Path, dir: &Path, runs: &Path, junit: &Path) -> assert_cmd::Command {
+    let mut cmd = calibench();
+    cmd.arg("gate")
+        .arg(experiment("doc-review-ab"))
+        .arg("--policy")
+        .arg(path)
+        .arg("--runs-dir")
+        .arg(runs)
+        .arg("--reports-dir")
+        .arg(dir.join("reports"))
+        .arg("--junit")
+        .arg(junit);
+    cmd
+}
+
 fn policy(text: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gate.toml");
@@ -252,17 +269,7 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
         let (dir, path) = policy(text);
         let junit = dir.path().join("junit.xml");
         let runs = dir.path().join("runs");
-        let out = calibench()
-            .arg("gate")
-            .arg(experiment("doc-review-ab"))
-            .arg("--policy")
-            .arg(&path)
-            .arg("--runs-dir")
-            .arg(&runs)
-            .arg("--reports-dir")
-            .arg(dir.path().join("reports"))
-            .arg("--junit")
-            .arg(&junit)
+        let out = gate_doc_review(&path, dir.path(), &runs, &junit)
             .env_remove("GITHUB_STEP_SUMMARY")
             .assert()
             .code(2)
@@ -287,17 +294,7 @@ fn a_first_run_without_an_accepted_run_is_gated_and_says_how_to_accept_it() {
     );
     let runs = dir.path().join("runs");
     let junit = dir.path().join("junit.xml");
-    let out = calibench()
-        .arg("gate")
-        .arg(experiment("doc-review-ab"))
-        .arg("--policy")
-        .arg(&path)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .arg("--reports-dir")
-        .arg(dir.path().join("reports"))
-        .arg("--junit")
-        .arg(&junit)
+    let out = gate_doc_review(&path, dir.path(), &runs, &junit)
         .args(["--run-id", "first"])
         .env_remove("GITHUB_STEP_SUMMARY")
         .output()

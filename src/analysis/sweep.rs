@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{arm_composite, composites, returns_of, CorpusControls};
+use super::{arm_composite, composites, returns_of, Composites, CorpusControls};
 use crate::config::Experiment;
 use crate::corpus::queries;
 use crate::corpus::Corpus;
@@ -32,76 +32,93 @@ pub fn side_of(corpus: &Corpus) -> Option<Side> {
     }
 }
 
-/// `arm` (as one grid point sets it) replayed over `corpus` into units. A merged finding is
-/// *confirmed* when its judge composite is at least `confirm_at`.
-pub fn units(
-    exp: &Experiment,
-    corpus: &Corpus,
-    arm: &Arm,
+/// What every grid point of a sweep replays from, prepared once: the experiment, the corpus,
+/// its judge composites and its precision controls. A merged finding is *confirmed* when its
+/// judge composite is at least `confirm_at`.
+pub struct Replayer<'a> {
+    exp: &'a Experiment,
+    corpus: &'a Corpus,
+    composites: Composites,
+    controls: CorpusControls<'a>,
     confirm_at: f64,
-) -> Result<Units, InputError> {
-    match side_of(corpus) {
-        Some(Side::Review) => Ok(review_units(exp, corpus, arm, confirm_at)),
-        Some(Side::Queries) => query_units(corpus, arm),
-        None => Ok(Units {
-            ids: Vec::new(),
-            vectors: Vec::new(),
-        }),
-    }
 }
 
-/// Per target: each figure of `sweep::review`, a mean over the target's runs.
-fn review_units(exp: &Experiment, corpus: &Corpus, arm: &Arm, confirm_at: f64) -> Units {
-    let selections = corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
-    let verdicts = corpus.verdicts.as_ref().map_or(&[][..], |(_, v)| v);
-    let composites = composites(exp, verdicts);
-    let composite = arm_composite(&composites, arm);
-    let controls = CorpusControls::of(exp, corpus);
-    let returns = returns_of(selections, arm);
-    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, &controls.of_arm(arm), returns);
-    let mut by_target: BTreeMap<&str, (Vec<f64>, f64)> = BTreeMap::new();
-    for run in &replayed.runs {
-        let mut v = vec![0.0; sweep::review::LEN];
-        for m in &run.merged {
-            let c = review_metrics::finding_composite(m, &composite);
-            let actionable = m.tier == Tier::Actionable;
-            let mut add = |at: usize, x: f64| v[at] += x;
-            match m.tier {
-                Tier::Actionable => add(sweep::review::ACTIONABLE, 1.0),
-                Tier::Fyi => add(sweep::review::FYI, 1.0),
-                Tier::Dropped => add(sweep::review::DROPPED, 1.0),
-                _ => {}
-            }
-            if matches!(m.tier, Tier::Actionable | Tier::Fyi) {
-                add(sweep::review::SURFACED, 1.0);
-            }
-            if let (true, Some(c)) = (actionable, c) {
-                add(sweep::review::JUDGED_ACTIONABLE, 1.0);
-                add(sweep::review::COMPOSITE_SUM, c);
-            }
-            if c.is_some_and(|c| c >= confirm_at) {
-                add(sweep::review::CONFIRMED, 1.0);
-                if actionable {
-                    add(sweep::review::CONFIRMED_ACTIONABLE, 1.0);
+impl<'a> Replayer<'a> {
+    pub fn new(exp: &'a Experiment, corpus: &'a Corpus, confirm_at: f64) -> Self {
+        let verdicts = corpus.verdicts.as_ref().map_or(&[][..], |(_, v)| v);
+        Replayer {
+            exp,
+            corpus,
+            composites: composites(exp, verdicts),
+            controls: CorpusControls::of(exp, corpus),
+            confirm_at,
+        }
+    }
+
+    /// `arm` (as one grid point sets it) replayed over the corpus into units.
+    pub fn units(&self, arm: &Arm) -> Result<Units, InputError> {
+        match side_of(self.corpus) {
+            Some(Side::Review) => Ok(self.review_units(arm)),
+            Some(Side::Queries) => query_units(self.corpus, arm),
+            None => Ok(Units {
+                ids: Vec::new(),
+                vectors: Vec::new(),
+            }),
+        }
+    }
+
+    /// Per target: each figure of `sweep::review`, a mean over the target's runs.
+    fn review_units(&self, arm: &Arm) -> Units {
+        let (exp, confirm_at) = (self.exp, self.confirm_at);
+        let selections = self.corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
+        let composite = arm_composite(&self.composites, arm);
+        let returns = returns_of(selections, arm);
+        let replayed =
+            replay::arm::replay_arm(&arm.review, exp.mode, &self.controls.of_arm(arm), returns);
+        let mut by_target: BTreeMap<&str, (Vec<f64>, f64)> = BTreeMap::new();
+        for run in &replayed.runs {
+            let mut v = vec![0.0; sweep::review::LEN];
+            for m in &run.merged {
+                let c = review_metrics::finding_composite(m, &composite);
+                let actionable = m.tier == Tier::Actionable;
+                let mut add = |at: usize, x: f64| v[at] += x;
+                match m.tier {
+                    Tier::Actionable => add(sweep::review::ACTIONABLE, 1.0),
+                    Tier::Fyi => add(sweep::review::FYI, 1.0),
+                    Tier::Dropped => add(sweep::review::DROPPED, 1.0),
+                    _ => {}
+                }
+                if matches!(m.tier, Tier::Actionable | Tier::Fyi) {
+                    add(sweep::review::SURFACED, 1.0);
+                }
+                if let (true, Some(c)) = (actionable, c) {
+                    add(sweep::review::JUDGED_ACTIONABLE, 1.0);
+                    add(sweep::review::COMPOSITE_SUM, c);
+                }
+                if c.is_some_and(|c| c >= confirm_at) {
+                    add(sweep::review::CONFIRMED, 1.0);
+                    if actionable {
+                        add(sweep::review::CONFIRMED_ACTIONABLE, 1.0);
+                    }
+                }
+                if matches!(m.validation, Some(Check::Rejected(_))) {
+                    add(sweep::review::REJECTED, 1.0);
                 }
             }
-            if matches!(m.validation, Some(Check::Rejected(_))) {
-                add(sweep::review::REJECTED, 1.0);
+            let entry = by_target
+                .entry(run.target)
+                .or_insert_with(|| (vec![0.0; sweep::review::LEN], 0.0));
+            for (acc, x) in entry.0.iter_mut().zip(&v) {
+                *acc += x;
             }
+            entry.1 += 1.0;
         }
-        let entry = by_target
-            .entry(run.target)
-            .or_insert_with(|| (vec![0.0; sweep::review::LEN], 0.0));
-        for (acc, x) in entry.0.iter_mut().zip(&v) {
-            *acc += x;
-        }
-        entry.1 += 1.0;
+        let (ids, vectors) = by_target
+            .into_iter()
+            .map(|(t, (sum, runs))| (t.to_string(), sum.into_iter().map(|x| x / runs).collect()))
+            .unzip();
+        Units { ids, vectors }
     }
-    let (ids, vectors) = by_target
-        .into_iter()
-        .map(|(t, (sum, runs))| (t.to_string(), sum.into_iter().map(|x| x / runs).collect()))
-        .unzip();
-    Units { ids, vectors }
 }
 
 /// Per query: each figure of `sweep::queries`, summed over the query's runs.

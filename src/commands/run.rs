@@ -79,17 +79,21 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
         ProgressBar::hidden()
     };
     // A sweep an experiment declares is checked point by point before anything is written.
-    for path in &experiments {
-        for spec in declared(path, &args.options)? {
-            crate::pipeline::sweep::points(path, &spec, &args.options)?;
+    let declared: Vec<Vec<crate::sweep::Spec>> = experiments
+        .iter()
+        .map(|path| declared(path, &args.options))
+        .collect::<Result<_, _>>()?;
+    for (path, specs) in experiments.iter().zip(&declared) {
+        for spec in specs {
+            crate::pipeline::sweep::points(path, spec, &args.options)?;
         }
     }
     let mut runs = Vec::new();
     let mut sweeps = Vec::new();
-    for path in &experiments {
+    for (path, specs) in experiments.iter().zip(&declared) {
         bar.set_message(path.display().to_string());
         let done = run_one(path, &args.options, timer)
-            .and_then(|c| Ok((c, declared_sweeps(path, &args.options)?)));
+            .and_then(|c| Ok((c, declared_sweeps(path, specs, &args.options)?)));
         match done {
             Ok((c, mut s)) => {
                 runs.push(c);
@@ -137,9 +141,10 @@ fn declared(
 /// The sweeps the experiment at `path` declares, each made beside its run.
 fn declared_sweeps(
     path: &Path,
+    specs: &[crate::sweep::Spec],
     options: &crate::pipeline::RunOptions,
 ) -> Result<Vec<crate::pipeline::sweep::Done>, Error> {
-    declared(path, options)?
+    specs
         .iter()
         .enumerate()
         .map(|(i, spec)| {

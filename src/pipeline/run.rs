@@ -250,7 +250,7 @@ fn exp_label(path: &Path) -> String {
 
 /// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the
 /// file says so rather than the run dying half-written.
-fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
+pub(super) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v)
         .unwrap_or_else(|e| format!("{{\"error\": \"could not serialize: {e}\"}}").into_bytes());
     out.push(b'\n');

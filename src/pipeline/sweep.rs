@@ -12,6 +12,7 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::run::to_json;
 use super::{read_file, RunOptions};
 use crate::analysis::sweep::{self as replayed, Units};
 use crate::config::{self, Experiment};
@@ -93,7 +94,8 @@ pub fn run(
                 .into(),
         ));
     }
-    let current = replayed::units(&exp, &corpus, &current_arm, spec.confirm_at)?;
+    let replayer = replayed::Replayer::new(&exp, &corpus, spec.confirm_at);
+    let current = replayer.units(&current_arm)?;
     let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
     let split = match fraction {
         Some(f) => {
@@ -115,7 +117,8 @@ pub fn run(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(arm) = arms.get(i) else { break };
-                let result = replayed::units(&exp, &corpus, arm, spec.confirm_at)
+                let result = replayer
+                    .units(arm)
                     .map(|u| estimate(&aligned(u, &current.ids), chosen));
                 slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
                 tick();
@@ -158,10 +161,7 @@ pub fn run(
     let (mut recommended, mut closest, mut versus_current) = (None, None, BTreeMap::new());
     match choice {
         Some(Choice::Recommended(k)) => {
-            let units = aligned(
-                replayed::units(&exp, &corpus, &arms[k], spec.confirm_at)?,
-                &current.ids,
-            );
+            let units = aligned(replayer.units(&arms[k])?, &current.ids);
             let held = split.as_ref().map(|(_, h)| h.as_slice());
             versus_current = sweep::versus(
                 side,
@@ -332,12 +332,6 @@ struct Manifest<'a> {
     bootstrap: usize,
     started_at: String,
     finished_at: String,
-}
-
-fn to_json<T: Serialize>(value: &T) -> Vec<u8> {
-    let mut bytes = serde_json::to_vec_pretty(value).expect("the result serializes");
-    bytes.push(b'\n');
-    bytes
 }
 
 fn usage(flag: &str, problem: String) -> Error {
