@@ -340,16 +340,8 @@ impl std::str::FromStr for Vary {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let (key, values) = s.split_once('=').ok_or_else(|| {
-            format!("`{s}` is not KEY=VALUES (e.g. review.actionable_from=25,50,75)")
-        })?;
-        let key = key.trim();
-        if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
-            return Err(format!(
-                "`{key}` is not a dotted key of the arm (e.g. review.actionable_from)"
-            ));
-        }
-        let values = values.trim();
+        let (key, values) =
+            crate::input::toml::assignment(s, "VALUES", "review.actionable_from", "25,50,75")?;
         let values = if values.contains(':') && !values.contains(',') {
             range(values)?
         } else {

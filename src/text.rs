@@ -195,6 +195,19 @@ pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The first `shown` items joined by ", ", with ", …" when there are more.
+pub fn first_few<T: std::fmt::Display>(
+    items: impl ExactSizeIterator<Item = T>,
+    shown: usize,
+) -> String {
+    let more = items.len() > shown;
+    let mut out: Vec<String> = items.take(shown).map(|t| t.to_string()).collect();
+    if more {
+        out.push("…".into());
+    }
+    out.join(", ")
+}
+
 /// A p-value to 3 places, or `<0.001`.
 pub fn fmt_p(p: f64) -> String {
     if p < 0.001 {

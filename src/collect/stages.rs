@@ -82,15 +82,7 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
             let returns = reviews::select(c.records, &label, c.mode, arm.review.scale());
             for (t, target) in group(&returns).into_iter().enumerate() {
                 for (r, run) in target.runs.iter().enumerate() {
-                    let refs: Vec<ReturnRef> = run
-                        .returns
-                        .iter()
-                        .filter(|x| !x.failed)
-                        .map(|x| ReturnRef {
-                            reviewer: &x.reviewer,
-                            findings: &x.findings,
-                        })
-                        .collect();
+                    let refs = ReturnRef::valid(&run.returns);
                     let precision = Precision {
                         controls: &arm.controls,
                         target: target.target,

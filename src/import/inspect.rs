@@ -150,13 +150,15 @@ fn read_eval(path: &Path, name: &str, tally: &mut Tally) -> Result<Vec<Sample>, 
     // Nothing is dropped without a word: an entry that is neither a sample nor a part of an
     // Inspect log calibench knows (`Samples/1_epoch_1.json`, a stray file) is named.
     if !unread.is_empty() {
-        let shown: Vec<&str> = unread.iter().take(5).map(String::as_str).collect();
         tally.notes.push(format!(
-            "{name}: {} {} not read, being neither samples/*.json nor a part of an Inspect log: {}{}",
+            "{name}: {} {} not read, being neither samples/*.json nor a part of an Inspect log: {}",
             unread.len(),
-            if unread.len() == 1 { "entry is" } else { "entries are" },
-            shown.join(", "),
-            if unread.len() > 5 { ", …" } else { "" }
+            if unread.len() == 1 {
+                "entry is"
+            } else {
+                "entries are"
+            },
+            crate::text::first_few(unread.iter(), 5),
         ));
     }
     Ok(samples)

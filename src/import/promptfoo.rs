@@ -185,13 +185,11 @@ pub fn read(path: &Path, options: &Options, tally: &mut Tally) -> Result<Vec<Dra
         .map(|(d, _)| *d)
         .collect();
     if !shared.is_empty() {
-        let shown: Vec<String> = shared.iter().take(3).map(|d| format!("`{d}`")).collect();
         tally.notes.push(format!(
-            "{name}: {} {} shared by test cases with different vars ({}{}): each such test case's item is its description and `[vars:…]`, a hash of its vars",
+            "{name}: {} {} shared by test cases with different vars ({}): each such test case's item is its description and `[vars:…]`, a hash of its vars",
             shared.len(),
             if shared.len() == 1 { "description is" } else { "descriptions are" },
-            shown.join(", "),
-            if shared.len() > 3 { ", …" } else { "" }
+            crate::text::first_few(shared.iter().map(|d| format!("`{d}`")), 3),
         ));
     }
     // The cell's rows by test case, each test case's rows in testIdx order: its repeats.

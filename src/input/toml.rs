@@ -352,21 +352,31 @@ impl std::str::FromStr for Override {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        let (key, value) = s.split_once('=').ok_or_else(|| {
-            format!("`{s}` is not KEY=VALUE (e.g. arms.treatment.review.actionable_from=50)")
-        })?;
-        let key = key.trim();
-        if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
-            return Err(format!(
-                "`{key}` is not a dotted key (e.g. arms.treatment.review.actionable_from)"
-            ));
-        }
+        let (key, value) = assignment(s, "VALUE", "arms.treatment.review.actionable_from", "50")?;
         Ok(Override {
             key: key.to_string(),
-            value: value.trim().to_string(),
+            value: value.to_string(),
             flag: "--set",
         })
     }
+}
+
+/// `KEY=VALUE` split at the first `=`, the key a dotted key with no empty part, both trimmed;
+/// `what` names the right side and the example shows a key and value, for the messages.
+pub fn assignment<'a>(
+    s: &'a str,
+    what: &str,
+    example_key: &str,
+    example_value: &str,
+) -> Result<(&'a str, &'a str), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not KEY={what} (e.g. {example_key}={example_value})"))?;
+    let key = key.trim();
+    if key.is_empty() || key.split('.').any(|p| p.trim().is_empty()) {
+        return Err(format!("`{key}` is not a dotted key (e.g. {example_key})"));
+    }
+    Ok((key, value.trim()))
 }
 
 impl Override {

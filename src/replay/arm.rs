@@ -184,14 +184,7 @@ pub fn replay_arm<'a>(
     for TargetGroup { target, runs } in group(returns) {
         let has_sources = arm.sources.is_some_and(|s| s.has(target));
         let replay_run = |run: u32, group: &[&Return]| {
-            let refs: Vec<ReturnRef> = group
-                .iter()
-                .filter(|r| !r.failed)
-                .map(|r| ReturnRef {
-                    reviewer: &r.reviewer,
-                    findings: &r.findings,
-                })
-                .collect();
+            let refs = ReturnRef::valid(group);
             let precision = Precision {
                 controls: arm.controls,
                 target,

@@ -28,6 +28,20 @@ pub struct ReturnRef<'a> {
     pub findings: &'a [Finding],
 }
 
+impl<'a> ReturnRef<'a> {
+    /// The returns that did not fail, as the pipeline reads them.
+    pub fn valid(returns: &[&'a crate::corpus::reviews::Return]) -> Vec<ReturnRef<'a>> {
+        returns
+            .iter()
+            .filter(|r| !r.failed)
+            .map(|r| ReturnRef {
+                reviewer: &r.reviewer,
+                findings: &r.findings,
+            })
+            .collect()
+    }
+}
+
 /// Where a merged finding ends up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -394,56 +408,25 @@ fn collapse_same_persona(findings: &mut [Working<'_>], scale: Scale) {
 fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     match mode {
+        // Fingerprint: normalized section and title.
         Mode::Doc => {
-            // Fingerprint: normalized section and title (a separator keeps "a"+"bc" ≠ "ab"+"c").
-            let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
-                Default::default();
-            for (i, w) in working.iter().enumerate() {
-                let Location::Doc { section, .. } = &w.finding.location else {
-                    continue;
-                };
-                let key = format!(
-                    "{}\u{1f}{}",
-                    normalize(section),
-                    normalize(&w.finding.claim.title)
-                );
-                match index.get(&key) {
-                    Some(&g) => groups[g].push(i),
-                    None => {
-                        index.insert(key, groups.len());
-                        groups.push(vec![i]);
-                    }
-                }
-            }
+            groups = by_fingerprint(working, |l| match l {
+                Location::Doc { section, .. } => Some(section),
+                Location::Code { .. } => None,
+            })
         }
         Mode::Code => {
             // Same normalized file and title, lines within ±3: sorted by line, a new cluster
             // starts where the gap to the previous line exceeds 3.
-            let mut by_key: Vec<(String, Vec<usize>)> = Vec::new();
-            let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
-                Default::default();
-            for (i, w) in working.iter().enumerate() {
-                let Location::Code { file, .. } = &w.finding.location else {
-                    continue;
-                };
-                let key = format!(
-                    "{}\u{1f}{}",
-                    normalize(file),
-                    normalize(&w.finding.claim.title)
-                );
-                match index.get(&key) {
-                    Some(&g) => by_key[g].1.push(i),
-                    None => {
-                        index.insert(key.clone(), by_key.len());
-                        by_key.push((key, vec![i]));
-                    }
-                }
-            }
             let line = |i: usize| match working[i].finding.location {
                 Location::Code { line, .. } => line,
                 Location::Doc { .. } => 0,
             };
-            for (_, mut members) in by_key {
+            let by_key = by_fingerprint(working, |l| match l {
+                Location::Code { file, .. } => Some(file),
+                Location::Doc { .. } => None,
+            });
+            for mut members in by_key {
                 members.sort_by_key(|&i| (line(i), i));
                 let mut cluster = vec![members[0]];
                 for pair in members.windows(2) {
@@ -462,6 +445,36 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
     let mut merged: Vec<Merged> = groups.iter().map(|g| merge(working, g)).collect();
     merged.sort_by_key(|m| m.order);
     merged
+}
+
+/// The findings grouped by normalized place (`place` of a location, or `None` to leave it out)
+/// and title, groups in order of first appearance, members in document order. A separator keeps
+/// "a"+"bc" apart from "ab"+"c".
+fn by_fingerprint(
+    working: &[Working<'_>],
+    place: impl Fn(&Location) -> Option<&Arc<str>>,
+) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
+        Default::default();
+    for (i, w) in working.iter().enumerate() {
+        let Some(place) = place(&w.finding.location) else {
+            continue;
+        };
+        let key = format!(
+            "{}\u{1f}{}",
+            normalize(place),
+            normalize(&w.finding.claim.title)
+        );
+        match index.get(&key) {
+            Some(&g) => groups[g].push(i),
+            None => {
+                index.insert(key, groups.len());
+                groups.push(vec![i]);
+            }
+        }
+    }
+    groups
 }
 
 /// The merge rules of step 4 over one group (indices in document order).

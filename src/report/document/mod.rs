@@ -328,6 +328,21 @@ fn delta_table(
     }
 }
 
+/// The delta table of a replayed section, every catalogue metric of `table` in order, captioned
+/// `lead` (given the pairs), then "Is this A/B big enough?".
+fn catalogue_deltas(
+    m: &Metrics,
+    table: DeltaTable,
+    deltas: &std::collections::BTreeMap<String, Delta>,
+    lead: impl Fn(usize) -> String,
+) -> Vec<Block> {
+    let rows = metric_rows(m, deltas, delta_rows(table));
+    let pairs = deltas.values().next().map_or(0, |d| d.paired.pairs);
+    let mut blocks = vec![Block::Table(delta_table(m, deltas, rows, &lead(pairs)))];
+    blocks.extend(big_enough(m, table, deltas));
+    blocks
+}
+
 /// One row per metric listed, (name, label, decimals): its delta, or a withheld row where the
 /// judges' figures were withheld; nothing for a metric the run did not measure.
 fn metric_rows(

@@ -28,13 +28,9 @@ pub(super) fn query_section(
     let mut blocks = Vec::new();
     blocks.push(Block::Table(query_arm_table(b, t)));
     blocks.extend(plot(has, "query-confidence"));
-    let rows = metric_rows(m, &q.delta, delta_rows(DeltaTable::Queries));
-    let lead = format!(
-        "Paired over the {} (query, run) pairs both arms replayed.",
-        q.delta.values().next().map_or(0, |d| d.paired.pairs)
-    );
-    blocks.push(Block::Table(delta_table(m, &q.delta, rows, &lead)));
-    blocks.extend(big_enough(m, DeltaTable::Queries, &q.delta));
+    blocks.extend(catalogue_deltas(m, DeltaTable::Queries, &q.delta, |n| {
+        format!("Paired over the {n} (query, run) pairs both arms replayed.")
+    }));
     blocks.extend(plot(has, "query-reliability"));
     if b.calibration.is_some() || t.calibration.is_some() {
         blocks.push(Block::Table(bins_table(b, t)));

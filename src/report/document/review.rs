@@ -36,13 +36,9 @@ pub(super) fn review_section(
     };
     let mut blocks = Vec::new();
     blocks.extend(plot(has, "review-values"));
-    let rows = metric_rows(m, &r.delta, delta_rows(DeltaTable::Review));
-    let lead = format!(
-        "Per target, mean over runs, paired over the {} targets both arms reviewed.",
-        r.delta.values().next().map_or(0, |d| d.paired.pairs)
-    );
-    blocks.push(Block::Table(delta_table(m, &r.delta, rows, &lead)));
-    blocks.extend(big_enough(m, DeltaTable::Review, &r.delta));
+    blocks.extend(catalogue_deltas(m, DeltaTable::Review, &r.delta, |n| {
+        format!("Per target, mean over runs, paired over the {n} targets both arms reviewed.")
+    }));
     blocks.extend(plot(has, "review-tiers"));
     blocks.extend(plot(has, "review-rates"));
     blocks.push(Block::Table(arm_table(b, t)));
