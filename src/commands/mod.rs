@@ -5,6 +5,7 @@
 
 pub mod accept;
 pub mod alpha;
+pub mod alttest;
 pub mod calibrate;
 pub mod collect;
 pub mod gate;
@@ -153,6 +154,9 @@ commands! {
     Accept(accept::AcceptArgs),
     /// Krippendorff's α of reliability data (long or wide CSV, or long JSON Lines)
     Alpha(alpha::AlphaArgs),
+    /// Can a model replace the human annotators? The alternative annotator test on reliability
+    /// data (as alpha reads it)
+    Alttest(alttest::AltTestArgs),
     /// Trust verdict of a judge panel: do the judges agree enough to be believed?
     Trust(trust::TrustArgs),
     /// Calibration (ECE, MCE, Brier, AUROC, reliability bins) of a confidence,correct CSV

@@ -60,6 +60,150 @@ pub struct Table {
 
 /// Reads reliability data from `bytes`; `name` is how errors refer to the file.
 pub fn read(name: &str, bytes: &[u8], layout: Layout, level: Level) -> Result<Table, InputError> {
+    read_as::<Table>(name, bytes, layout, level)
+}
+
+/// Reads reliability data keeping who gave each value (for the alt-test), with the same
+/// layouts, checks and messages as [`read`].
+pub fn read_rated(
+    name: &str,
+    bytes: &[u8],
+    layout: Layout,
+    level: Level,
+) -> Result<Rated, InputError> {
+    read_as::<Rated>(name, bytes, layout, level)
+}
+
+/// The ratings with their raters: `values[u][r]` is rater r's value on unit u.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rated {
+    /// Rater names in order of first appearance (wide: in file order).
+    pub raters: Vec<String>,
+    /// Unit names in order of first appearance.
+    pub units: Vec<String>,
+    pub values: Vec<Vec<Option<f64>>>,
+    pub layout: Layout,
+    pub warnings: Vec<String>,
+}
+
+/// What a reader builds from the rows it reads: α's units, or the ratings with their raters.
+trait Grouping: Sized {
+    /// From a long file: `rows(sink)` reads every row into `sink`, and may be called again.
+    fn long(name: &str, bytes: usize, rows: Rows<'_>) -> Result<Self, InputError>;
+    /// From a wide file, as read.
+    fn wide(name: &str, wide: Wide) -> Result<Self, InputError>;
+}
+
+type Rows<'a> = &'a mut dyn FnMut(&mut dyn Sink) -> Result<(), Stop>;
+
+/// A wide file as read: one row of values per row name, NaN for a missing value.
+struct Wide {
+    row_names: Vec<String>,
+    column_names: Vec<String>,
+    rows: Vec<Vec<f64>>,
+    units_as_rows: bool,
+}
+
+impl Grouping for Table {
+    fn long(name: &str, bytes: usize, rows: Rows<'_>) -> Result<Self, InputError> {
+        group_long(name, bytes, rows)
+    }
+    fn wide(name: &str, wide: Wide) -> Result<Self, InputError> {
+        wide_units(name, wide)
+    }
+}
+
+impl Grouping for Rated {
+    fn long(name: &str, _: usize, rows: Rows<'_>) -> Result<Self, InputError> {
+        let mut m = Matrix::default();
+        match rows(&mut m) {
+            Ok(()) | Err(Stop::Found) | Err(Stop::Interleaved) => {}
+            Err(Stop::Bad(e)) => return Err(e),
+        }
+        if m.units.is_empty() {
+            return Err(no_ratings(name));
+        }
+        if let Some((unit, rater, first, second)) = m.repeated {
+            return Err(repeated(name, &unit, &rater, first, second));
+        }
+        for row in &mut m.values {
+            row.resize(m.raters.len(), None);
+        }
+        Ok(Rated {
+            raters: m.raters,
+            units: m.units,
+            values: m.values,
+            layout: Layout::Long,
+            warnings: Vec::new(),
+        })
+    }
+    fn wide(_: &str, w: Wide) -> Result<Self, InputError> {
+        let value = |v: f64| (!v.is_nan()).then_some(v);
+        let (raters, units, values) = if w.units_as_rows {
+            let values = w.rows.iter().map(|r| r.iter().map(|&v| value(v)).collect());
+            (w.column_names, w.row_names, values.collect())
+        } else {
+            let values = (0..w.column_names.len())
+                .map(|u| w.rows.iter().map(|r| value(r[u])).collect())
+                .collect();
+            (w.row_names, w.column_names, values)
+        };
+        Ok(Rated {
+            raters,
+            units,
+            values,
+            layout: if w.units_as_rows {
+                Layout::UnitsAsRows
+            } else {
+                Layout::Wide
+            },
+            warnings: Vec::new(),
+        })
+    }
+}
+
+/// Collects a long file's ratings by unit and rater, remembering the first repeated rating.
+#[derive(Default)]
+struct Matrix {
+    unit_ids: HashMap<String, usize>,
+    rater_ids: HashMap<String, usize>,
+    units: Vec<String>,
+    raters: Vec<String>,
+    values: Vec<Vec<Option<f64>>>,
+    lines: HashMap<(usize, usize), u64>,
+    repeated: Option<(String, String, u64, u64)>,
+}
+
+impl Sink for Matrix {
+    fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) -> Result<(), Stop> {
+        let u = *self.unit_ids.entry(unit.to_string()).or_insert_with(|| {
+            self.units.push(unit.to_string());
+            self.values.push(Vec::new());
+            self.units.len() - 1
+        });
+        let r = *self.rater_ids.entry(rater.to_string()).or_insert_with(|| {
+            self.raters.push(rater.to_string());
+            self.raters.len() - 1
+        });
+        if let Some(first) = self.lines.insert((u, r), line) {
+            self.repeated = Some((unit.to_string(), rater.to_string(), first, line));
+            return Err(Stop::Found);
+        }
+        let row = &mut self.values[u];
+        if row.len() <= r {
+            row.resize(r + 1, None);
+        }
+        row[r] = value;
+        Ok(())
+    }
+}
+
+fn read_as<G: Grouping>(
+    name: &str,
+    bytes: &[u8],
+    layout: Layout,
+    level: Level,
+) -> Result<G, InputError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'{') {
@@ -222,13 +366,13 @@ fn cell_error(
 
 /// Reads either wide layout: one row per rater (`rater,<unit1>,…`) or, with `units_as_rows`,
 /// one row per unit (`unit,<rater1>,…`, the transpose many tools write).
-fn read_wide_csv(
+fn read_wide_csv<G: Grouping>(
     name: &str,
     mut reader: super::CsvReader<'_>,
     header: &[String],
     level: Level,
     units_as_rows: bool,
-) -> Result<Table, InputError> {
+) -> Result<G, InputError> {
     let (row_kind, column_kind) = if units_as_rows {
         ("unit", "rater")
     } else {
@@ -249,6 +393,7 @@ fn read_wide_csv(
 
     let mut cells = CellParser::new(level);
     let mut row_names: HashMap<String, u64> = HashMap::new();
+    let mut names: Vec<String> = Vec::new();
     // One row of values per rater (or unit); NaN marks a missing value (values are finite
     // otherwise).
     let mut rows: Vec<Vec<f64>> = Vec::new();
@@ -261,6 +406,7 @@ fn read_wide_csv(
                     .field(format!("column \"{}\"", header[0])),
             );
         }
+        names.push(row_name.to_string());
         if let Some(first) = row_names.insert(row_name.to_string(), line) {
             return Err(InputError::new(
                 name,
@@ -285,6 +431,25 @@ fn read_wide_csv(
         );
     }
 
+    G::wide(
+        name,
+        Wide {
+            row_names: names,
+            column_names: column_names.to_vec(),
+            rows,
+            units_as_rows,
+        },
+    )
+}
+
+/// α's units of a wide file; a file of more raters than units draws a warning.
+fn wide_units(name: &str, w: Wide) -> Result<Table, InputError> {
+    let Wide {
+        column_names,
+        rows,
+        units_as_rows,
+        ..
+    } = w;
     let values = rows.iter().flatten().filter(|v| !v.is_nan()).count();
     let push = |units: &mut Units, buf: &[f64]| {
         // Values were checked finite by the cell parser.
@@ -514,11 +679,7 @@ impl Sink for FindLines<'_> {
 /// in order of its raters' first appearance; a rater who rates a unit twice is refused with
 /// both lines. `rows(sink)` reads every row into `sink`. A file whose units are contiguous is
 /// grouped as it is read; any other is read a second time, holding every rating.
-fn group_long(
-    name: &str,
-    bytes: usize,
-    mut rows: impl FnMut(&mut dyn Sink) -> Result<(), Stop>,
-) -> Result<Table, InputError> {
+fn group_long(name: &str, bytes: usize, rows: Rows<'_>) -> Result<Table, InputError> {
     let mut streaming = Streaming::new(name, bytes);
     match rows(&mut streaming) {
         Ok(()) | Err(Stop::Found) => {
@@ -612,15 +773,15 @@ fn key_name(map: &FastMap<u32>, id: u32) -> &str {
 
 /// Reads the long CSV layout. Rows are read as bytes (no per-row allocation); a unit or rater
 /// name is validated as UTF-8 and trimmed, and allocated only the first time it is seen.
-fn read_long_csv(
+fn read_long_csv<G: Grouping>(
     name: &str,
     bytes: &[u8],
     header: &[String],
     level: Level,
-) -> Result<Table, InputError> {
+) -> Result<G, InputError> {
     let col = |c: &str| header.iter().position(|h| h == c).unwrap_or(0);
     let (unit_col, rater_col, value_col) = (col("unit"), col("rater"), col("value"));
-    group_long(name, bytes.len(), |sink| {
+    G::long(name, bytes.len(), &mut |sink| {
         // Each pass reads from the top, with its own label codes (nominal), so every pass
         // codes the same label the same way.
         let mut cells = CellParser::new(level);
@@ -684,12 +845,12 @@ fn written<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<RawValue>, D
     serde::Deserialize::deserialize(d)
 }
 
-fn read_jsonl(name: &str, bytes: &[u8], level: Level) -> Result<Table, InputError> {
+fn read_jsonl<G: Grouping>(name: &str, bytes: &[u8], level: Level) -> Result<G, InputError> {
     const LINES: Lines = Lines {
         holds: "each line holds one object with unit, rater and value",
         hints: &[("value", "write null for a missing value")],
     };
-    group_long(name, bytes.len(), |sink| {
+    G::long(name, bytes.len(), &mut |sink| {
         let mut cells = CellParser::new(level);
         for raw in crate::corpus::records::<RawRating>(name, bytes, &LINES) {
             let (line, raw) = raw?;
