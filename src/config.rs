@@ -353,6 +353,15 @@ pub fn parse_with(
     if !trust.irr_floor.is_finite() {
         return Err(ctx.error("trust.irr_floor", "must be a finite number"));
     }
+    if !(trust.alt_test_epsilon > 0.0 && trust.alt_test_epsilon < 1.0) {
+        return Err(ctx.error(
+            "trust.alt_test_epsilon",
+            format!(
+                "{} must be strictly between 0 and 1 (0.2 experts, 0.15 skilled annotators, 0.1 crowd workers)",
+                trust.alt_test_epsilon
+            ),
+        ));
+    }
     if !(trust.spread_ceiling.is_finite() && trust.spread_ceiling >= 0.0) {
         return Err(ctx.error(
             "trust.spread_ceiling",

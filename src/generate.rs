@@ -98,13 +98,22 @@ fn anchor_confidence(d: &mut Draw, quality: f64) -> f64 {
     }
 }
 
-/// Judges' verdicts on one finding: three judges near the truth, now and then a fourth that fails.
-fn verdict_line(d: &mut Draw, item_id: &str, arm: &str, real: f64, important: f64) -> String {
+/// Judges' verdicts on one finding: three judges near the truth, now and then a fourth that
+/// fails. `blind_spot` is what judge-b and judge-c, prompted alike, add to every finding's
+/// importance: a shared mistake that agreement among the judges cannot see.
+fn verdict_line(
+    d: &mut Draw,
+    item_id: &str,
+    arm: &str,
+    (real, important): (f64, f64),
+    blind_spot: f64,
+) -> String {
     let mut verdicts: Vec<Value> = ["judge-a", "judge-b", "judge-c"]
         .iter()
         .map(|model| {
             let q = |x: f64, d: &mut Draw| (clamp01(x + d.normal(0.08)) * 4.0).round() / 4.0;
-            json!({"model": model, "per_dimension": {"real": q(real, d), "important": q(important, d)}})
+            let bias = if *model == "judge-a" { 0.0 } else { blind_spot };
+            json!({"model": model, "per_dimension": {"real": q(real, d), "important": q(important + bias, d)}})
         })
         .collect();
     if d.chance(0.08) {
@@ -238,6 +247,8 @@ pub fn doc_review(seed: u64) -> Files {
 
     let mut reviews = Vec::new();
     let mut verdicts = Vec::new();
+    // Every judged finding with its truth (quality, importance), for the human labels.
+    let mut judged: Vec<(String, &str, f64, f64)> = Vec::new();
     for (arm, anchored) in [("baseline", false), ("treatment", true)] {
         for (p, &(plan, _, _)) in PLANS.iter().enumerate() {
             for run in 0..3u32 {
@@ -281,9 +292,10 @@ pub fn doc_review(seed: u64) -> Files {
                             &mut d,
                             &id,
                             arm,
-                            issue.quality,
-                            issue.importance,
+                            (issue.quality, issue.importance),
+                            DOC_BLIND_SPOT,
                         ));
+                        judged.push((id, arm, issue.quality, issue.importance));
                     }
                     if matches!(*persona, "product-lens" | "adversarial-document") && d.chance(0.5)
                     {
@@ -302,7 +314,14 @@ pub fn doc_review(seed: u64) -> Files {
                                 "severity": "P2", "section": "Goals", "finding_type": "omission",
                                 "autofix_class": "manual", "confidence": confidence, "premise": premise,
                             }));
-                            verdicts.push(verdict_line(&mut d, &id, arm, 0.35, 0.3));
+                            verdicts.push(verdict_line(
+                                &mut d,
+                                &id,
+                                arm,
+                                (0.35, 0.3),
+                                DOC_BLIND_SPOT,
+                            ));
+                            judged.push((id, arm, 0.35, 0.3));
                         }
                     }
                     reviews.push(json!({
@@ -318,7 +337,39 @@ pub fn doc_review(seed: u64) -> Files {
     // move.
     let (mut d, plans) = (Draw::new(seed, 11), PLANS.iter().map(|p| p.0));
     whole_target_verdicts(&mut d, plans, (0.45, 0.12), None, &mut verdicts);
-    review_files(reviews, verdicts, DOC_EXPERIMENT)
+    let mut files = review_files(reviews, verdicts, DOC_EXPERIMENT);
+    files.push(("labels.jsonl".into(), human_labels(seed, &judged)));
+    files
+}
+
+/// What judge-b and judge-c add to every finding's importance in the doc example.
+const DOC_BLIND_SPOT: f64 = 0.17;
+
+/// Three annotators label 60 judged findings drawn at random (its own stream, so nothing else
+/// moves): each reads the truth with more noise than a judge (sd 0.12 against 0.08) and no
+/// shared bias, on the judges' quarter-point scale.
+fn human_labels(seed: u64, judged: &[(String, &str, f64, f64)]) -> String {
+    let mut d = Draw::new(seed, 12);
+    let mut pool: Vec<usize> = (0..judged.len()).collect();
+    let mut drawn = Vec::new();
+    for _ in 0..60.min(pool.len()) {
+        let k = d.int(0, pool.len() as i64 - 1) as usize;
+        drawn.push(pool.swap_remove(k));
+    }
+    drawn.sort_unstable();
+    let mut out = Vec::new();
+    for i in drawn {
+        let (id, arm, real, important) = &judged[i];
+        for who in ["ann-1", "ann-2", "ann-3"] {
+            let q = |x: f64, d: &mut Draw| (clamp01(x + d.normal(0.12)) * 4.0).round() / 4.0;
+            out.push(
+                json!({"item_id": id, "arm": arm, "annotator": who,
+                       "per_dimension": {"real": q(*real, &mut d), "important": q(*important, &mut d)}})
+                .to_string(),
+            );
+        }
+    }
+    lines(out)
 }
 
 const DOC_EXPERIMENT: &str = include_str!("generate/doc-review-ab.toml");
@@ -556,8 +607,8 @@ pub fn code_review(seed: u64) -> Files {
                             &mut d,
                             &id,
                             arm,
-                            issue.quality,
-                            issue.importance,
+                            (issue.quality, issue.importance),
+                            0.0,
                         ));
                     }
                     reviews.push(json!({

@@ -47,6 +47,10 @@ pub struct Metrics {
     pub trust: Option<TrustVerdict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lift: Option<Lift>,
+    /// With human labels: can a judge replace the annotators (the alt-test of each judge and of
+    /// the panel), the judges' error correlations and the effective number of judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub humans: Option<crate::humans::HumansSection>,
     /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
     /// figures may come from partial arms. The report leads with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -516,6 +516,28 @@ pub struct Trust {
     /// Weights of the judges' dimensions in the composite; empty: equal weights.
     #[serde(default)]
     pub dimension_weights: BTreeMap<String, f64>,
+    /// With human labels (labels.jsonl): `report` (default) reports the alt-test of each judge
+    /// and of the panel; `require` also makes "the panel passes the alt-test" a trust check
+    /// (docs/guides/judges-and-humans.md).
+    #[serde(default)]
+    pub alt_test: AltTestUse,
+    /// How much worse than a human annotator a judge may be in the alt-test: 0.2 experts, 0.15
+    /// skilled annotators, 0.1 crowd workers. Strictly between 0 and 1.
+    #[serde(default = "Trust::default_alt_test_epsilon")]
+    pub alt_test_epsilon: f64,
+}
+
+/// What the alt-test does in the trust verdict.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum AltTestUse {
+    /// Reported beside the verdict.
+    #[default]
+    Report,
+    /// A fourth trust check: the panel passes the alt-test.
+    Require,
 }
 
 impl Trust {
@@ -531,6 +553,9 @@ impl Trust {
     fn default_level() -> Level {
         Level::Interval
     }
+    fn default_alt_test_epsilon() -> f64 {
+        0.2
+    }
 }
 
 impl Default for Trust {
@@ -541,6 +566,8 @@ impl Default for Trust {
             min_survivors: Trust::default_min_survivors(),
             level: Trust::default_level(),
             dimension_weights: BTreeMap::new(),
+            alt_test: AltTestUse::Report,
+            alt_test_epsilon: Trust::default_alt_test_epsilon(),
         }
     }
 }

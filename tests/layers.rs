@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["policy"],
     &["corpus"],
     &["input", "import"],
-    &["replay", "trust", "decision", "sweep"],
+    &["replay", "trust", "decision", "sweep", "humans"],
     &["model"],
     &["gate", "collect"],
     &["config"],

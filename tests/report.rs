@@ -429,6 +429,7 @@ fn each_example_has_the_plots_its_data_supports() {
         names("doc-review-ab"),
         [
             "alpha",
+            "judge-errors",
             "review-calibration",
             "review-rates",
             "review-tiers",

@@ -85,6 +85,7 @@ pub fn analyse(
                 .repeats = Some(r);
         }
     }
+    let mut humans = None;
     let (trust, lift) = match (&corpus.verdicts, panel) {
         (_, Some(judged)) => {
             agreement
@@ -98,7 +99,12 @@ pub fn analyse(
             (Some(judged.verdict), Some(judged.lift))
         }
         (Some((name, items)), None) => {
-            let judged = judge(exp, name, items, settings)?;
+            let labels = corpus
+                .labels
+                .as_ref()
+                .map_or(&[][..], |(_, l)| l.as_slice());
+            let judged = judge(exp, name, items, labels, settings)?;
+            humans = judged.humans;
             agreement
                 .get_or_insert_with(AgreementSection::default)
                 .judges = Some(judged.agreement);
@@ -144,6 +150,7 @@ pub fn analyse(
         agreement,
         trust,
         lift,
+        humans,
         incomplete: None,
         inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
@@ -428,25 +435,46 @@ struct Judged {
     verdict: TrustVerdict,
     agreement: Agreement,
     lift: Lift,
+    /// With human labels on judged items: the alt-test and the judges' error correlations.
+    humans: Option<crate::humans::HumansSection>,
 }
 
 fn judge(
     exp: &Experiment,
     name: &str,
     items: &[Item],
+    labels: &[crate::corpus::labels::Label],
     settings: Settings,
 ) -> Result<Judged, InputError> {
-    judge_items(exp, name, &judged_items(exp, name, items)?, settings)
+    judge_items(
+        exp,
+        name,
+        &judged_items(exp, name, items)?,
+        labels,
+        settings,
+    )
 }
 
-/// The verdict, α and lift of items already filed under the arms' labels.
+/// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
+/// (empty without labels.jsonl), the humans section, and under `[trust] alt_test = "require"`
+/// the panel's alt-test as a fourth trust check, before the lift reads the verdict.
 fn judge_items(
     exp: &Experiment,
     name: &str,
     judged: &[Item],
+    labels: &[crate::corpus::labels::Label],
     settings: Settings,
 ) -> Result<Judged, InputError> {
-    let verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    let mut verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    let humans = (!labels.is_empty())
+        .then(|| crate::humans::section(judged, labels, &exp.trust))
+        .flatten();
+    if !labels.is_empty() {
+        if let Some(reason) = crate::humans::check(humans.as_ref(), &exp.trust) {
+            verdict.trustworthy = false;
+            verdict.trust_reasons.push(reason);
+        }
+    }
     let agreement = agreement_of(
         &trust::irr_rows(judged),
         exp.trust.level,
@@ -488,6 +516,7 @@ fn judge_items(
         verdict,
         agreement,
         lift,
+        humans,
     })
 }
 
@@ -616,7 +645,7 @@ fn scores_section(
     } else {
         let mut items = imported::panel(&exp.baseline.source, &b_items, judges);
         items.extend(imported::panel(&exp.treatment.source, &t_items, judges));
-        Some(judge_items(exp, name, &items, settings)?)
+        Some(judge_items(exp, name, &items, &[], settings)?)
     };
     Ok(ScoresReplay {
         section: ScoresSection {

@@ -279,6 +279,7 @@ mod tests {
             }
             "targets" => targets::parse("x", bytes).1.is_empty(),
             "scores" => crate::corpus::scores::parse("x", bytes).1.is_empty(),
+            "labels" => crate::corpus::labels::parse("x", bytes).1.is_empty(),
             other => panic!("{other}"),
         }
     }
@@ -335,6 +336,18 @@ mod tests {
         (
             "scores",
             r#"{"arm": "a", "task": "t", "item": 1, "repeat": 1, "scorer": "m", "score": 1, "confidence": 2, "source": "s"}"#,
+        ),
+        (
+            "labels",
+            r#"{"item_id": "f1", "arm": "a", "annotator": "ann", "per_dimension": {"real": 1.5}}"#,
+        ),
+        (
+            "labels",
+            r#"{"item_id": "f1", "arm": "a", "annotator": "ann", "per_dimension": {}}"#,
+        ),
+        (
+            "labels",
+            r#"{"item_id": "f1", "arm": "a", "per_dimension": {"real": 1}}"#,
         ),
         // Regression (issue 34): a finite 1e308 made an item's mean infinite and its interval NaN.
         (

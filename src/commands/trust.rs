@@ -3,9 +3,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::corpus::labels;
 use crate::corpus::verdicts;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
+use crate::humans::HumansSection;
 use crate::output::Render;
 use crate::pipeline::read_file;
 use crate::policy::Trust;
@@ -27,9 +29,26 @@ pub struct TrustArgs {
     /// Level of measurement of the judges' α
     #[arg(long, value_enum, default_value_t = super::LevelArg::Interval)]
     pub level: super::LevelArg,
+    /// Human labels on some of the judged items (labels.jsonl): adds the alt-test of each judge
+    /// and of the panel, the judges' error correlations and the effective number of judges
+    #[arg(long)]
+    pub labels: Option<std::path::PathBuf>,
+    /// With --labels: how much worse than an annotator a judge may be (0.2 experts, 0.15
+    /// skilled annotators, 0.1 crowd workers)
+    #[arg(long, default_value_t = 0.2, value_parser = super::probability, allow_negative_numbers = true, requires = "labels")]
+    pub epsilon: f64,
 }
 
-pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {
+/// What `calibench trust` prints: the verdict, and with `--labels` the humans section.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrustReport {
+    #[serde(flatten)]
+    pub verdict: TrustVerdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub humans: Option<HumansSection>,
+}
+
+pub fn run(args: &TrustArgs) -> Result<(TrustReport, Verdict), Error> {
     let name = args.verdicts.display().to_string();
     for (flag, x) in [
         ("--irr-floor", args.irr_floor),
@@ -51,17 +70,48 @@ pub fn run(args: &TrustArgs) -> Result<(TrustVerdict, Verdict), Error> {
         min_survivors: args.min_survivors,
         level: args.level.into(),
         dimension_weights: BTreeMap::new(),
+        alt_test_epsilon: args.epsilon,
+        ..Trust::default()
     };
     let v = verdict(&items, &thresholds).map_err(|e| {
         InputError::new(&name, e)
             .hint("each line holds {\"item_id\", \"arm\", \"verdicts\": [{\"model\", \"per_dimension\"}]}")
     })?;
+    let humans = match &args.labels {
+        None => None,
+        Some(path) => {
+            let shown = path.display().to_string();
+            let (labels, problems) = labels::parse(&shown, &read_file(path)?);
+            problems.refuse()?;
+            labels::check_against(&shown, &labels, &items, &[]).refuse()?;
+            let section = crate::humans::section(&items, &labels, &thresholds);
+            if section.is_none() {
+                return Err(InputError::new(
+                    &shown,
+                    "no label falls on an item of the verdicts: nothing to compare",
+                )
+                .hint("labels name the same item_id and arm as the verdicts they label")
+                .into());
+            }
+            section
+        }
+    };
     let outcome = if v.trustworthy {
         Verdict::Pass
     } else {
         Verdict::Fail
     };
-    Ok((v, outcome))
+    Ok((TrustReport { verdict: v, humans }, outcome))
+}
+
+impl Render for TrustReport {
+    fn human(&self) -> String {
+        let mut s = self.verdict.human();
+        if let Some(h) = &self.humans {
+            s += &crate::humans::describe(h);
+        }
+        s
+    }
 }
 
 impl Render for TrustVerdict {

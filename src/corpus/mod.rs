@@ -1,5 +1,6 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
+pub mod labels;
 pub mod queries;
 pub mod raw;
 pub mod reviews;
@@ -38,6 +39,8 @@ pub struct Corpus {
     pub sources: Option<sources::Sources>,
     /// `scores.jsonl`: its name for messages, and every imported score line in file order.
     pub scores: Option<(String, Vec<scores::Score>)>,
+    /// `labels.jsonl`: its name for messages, and every human label in file order.
+    pub labels: Option<(String, Vec<labels::Label>)>,
 }
 
 /// The non-blank lines of a JSON Lines file, numbered from 1. A UTF-8 byte-order mark before

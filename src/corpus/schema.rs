@@ -6,7 +6,7 @@
 use schemars::{schema_for, Schema};
 
 use super::{
-    queries::RawQuery, reviews::RawReturn, scores::Score, targets::RawTarget,
+    labels::RawLabel, queries::RawQuery, reviews::RawReturn, scores::Score, targets::RawTarget,
     validations::RawValidation, verdicts::RawItem,
 };
 
@@ -53,10 +53,15 @@ pub const FILES: &[CorpusFile] = &[
         holds: "imported scores",
         schema: || schema_for!(Score),
     },
+    CorpusFile {
+        stem: "labels",
+        holds: "human labels",
+        schema: || schema_for!(RawLabel),
+    },
 ];
 
 /// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
-/// `validations`, `targets`, `scores`).
+/// `validations`, `targets`, `scores`, `labels`).
 pub fn of(stem: &str) -> Option<Schema> {
     FILES.iter().find(|f| f.stem == stem).map(|f| (f.schema)())
 }
@@ -103,7 +108,8 @@ mod tests {
                 "verdicts",
                 "validations",
                 "targets",
-                "scores"
+                "scores",
+                "labels"
             ]
         );
         assert!(of("sources").is_none());

@@ -214,6 +214,8 @@ spread_ceiling = 0.5        # no item's judges may differ by more than this on a
 min_survivors = 3           # judges that must answer every item (a failed judge is dropped, never 0)
 level = "interval"          # α's level of measurement: nominal, ordinal, interval or ratio
 dimension_weights = {}      # weights of the judges' dimensions in the composite; empty = equal
+alt_test = "report"         # with labels.jsonl (human labels): "report" the alt-test, or "require" the panel to pass it
+alt_test_epsilon = 0.2      # how much worse than an annotator a judge may be: 0.2 experts, 0.15 skilled, 0.1 crowd
 
 # The CI gate (`calibench gate DIR`): uncomment to fail a build when a change moves the figures.
 # `calibench accept runs/<run-id> --to accepted` stores the accepted run the relative bounds use.

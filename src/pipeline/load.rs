@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{self, Experiment};
 use crate::corpus::sources::{self, Sources};
 use crate::corpus::{
-    label_list, queries, reviews, targets, validations, verdicts, Corpus, MalformedShare,
+    label_list, labels, queries, reviews, targets, validations, verdicts, Corpus, MalformedShare,
 };
 use crate::error::{Error, InputError, Problems};
 
@@ -269,6 +269,7 @@ pub fn load(
         loaded.refusals.append(problems);
         loaded.corpus.verdicts = Some((name, items));
     }
+    load_labels(&mut loaded, dir, experiment)?;
     let queries_path = dir.join("queries.jsonl");
     if queries_path.is_file() {
         let name = queries_path.display().to_string();
@@ -345,16 +346,55 @@ pub fn load(
     Ok(loaded)
 }
 
+/// Human labels: read beside the verdicts they are compared with, each line checked against
+/// them (an annotator never a judge, the judges' dimensions, an arm the experiment reads).
+fn load_labels(
+    loaded: &mut Loaded,
+    dir: &Path,
+    experiment: Option<(&Path, &Experiment)>,
+) -> Result<(), Error> {
+    let path = dir.join("labels.jsonl");
+    if !path.is_file() {
+        if let Some((exp_path, exp)) = experiment {
+            if exp.trust.alt_test == crate::policy::AltTestUse::Require {
+                loaded.refusals.push(
+                    InputError::new(exp_path.display().to_string(), format!("`alt_test = \"require\"` makes the panel's alt-test a trust check, but {} has no labels.jsonl", dir.display()))
+                        .field("`trust.alt_test`")
+                        .hint("add the annotators' labels.jsonl to the corpus (docs/guides/judges-and-humans.md), or set alt_test = \"report\""),
+                );
+            }
+        }
+        return Ok(());
+    }
+    let name = path.display().to_string();
+    let (labels, problems) = labels::parse(&name, &read(&path, &mut loaded.inputs)?);
+    let whole = problems.is_empty();
+    loaded.refusals.append(problems);
+    match &loaded.corpus.verdicts {
+        None => loaded.refusals.push(
+            InputError::new(&name, "human labels, but no verdicts.jsonl to compare them with")
+                .hint("labels test whether the judges can stand in for people: add the judges' verdicts.jsonl, or move labels.jsonl out"),
+        ),
+        Some((_, items)) if whole => {
+            let arms: Vec<&str> = experiment
+                .map(|(_, exp)| exp.arms().map(|a| a.source.as_str()).to_vec())
+                .unwrap_or_default();
+            loaded
+                .refusals
+                .append(labels::check_against(&name, &labels, items, &arms));
+        }
+        Some(_) => {}
+    }
+    loaded.corpus.labels = Some((name, labels));
+    Ok(())
+}
+
 /// The JSON Lines files a corpus folder may hold, each with what it is: the files calibench
-/// reads ([`crate::corpus::schema::FILES`]), and human labels, which it does not read yet.
+/// reads ([`crate::corpus::schema::FILES`]).
 pub fn corpus_files() -> Vec<(String, &'static str)> {
     crate::corpus::schema::FILES
         .iter()
         .map(|f| (format!("{}.jsonl", f.stem), f.holds))
-        .chain(std::iter::once((
-            "labels.jsonl".to_string(),
-            "human labels",
-        )))
         .collect()
 }
 
@@ -364,8 +404,7 @@ const COLLECTION_FILES: [&str; 1] = ["judges.jsonl"];
 
 /// A top-level `*.jsonl` whose name calibench does not read would be ignored without a word
 /// (`review.jsonl`, `Reviews.jsonl`): refused with the nearest name it reads. So is a
-/// `reviews.json` (the stem of a corpus file with another extension). Human labels are not
-/// read by this version, so `labels.jsonl` is refused rather than ignored.
+/// `reviews.json` (the stem of a corpus file with another extension).
 fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Result<(), Error> {
     let files = corpus_files();
     let known: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
@@ -384,19 +423,12 @@ fn refuse_stray_files(loaded: &mut Loaded, dir: &Path, collection: bool) -> Resu
             let jsonl = lower.ends_with(".jsonl");
             let ours = known.contains(&name.as_str())
                 || (collection && COLLECTION_FILES.contains(&name.as_str()));
-            (jsonl && !ours) || stem_known || name == "labels.jsonl"
+            (jsonl && !ours) || stem_known
         })
         .collect();
     stray.sort();
     for name in stray {
         let shown = dir.join(&name).display().to_string();
-        if name == "labels.jsonl" {
-            loaded.refusals.push(
-                InputError::new(shown, "holds human labels, which this version of calibench does not read: they would be ignored")
-                    .hint("move labels.jsonl out of the corpus folder to replay the rest"),
-            );
-            continue;
-        }
         let near = nearest_corpus_file(&name);
         let listed = files
             .iter()

@@ -74,6 +74,15 @@ pub enum Kind {
     /// A sweep's grid points on two of its figures, each labelled, the recommended and the
     /// current setting marked.
     TradeOff(TradeOff),
+    /// A square matrix of correlations in [−1, 1], one row and column per name, each cell
+    /// coloured (blue −1, white 0, red +1) and written; `None` cells are grey.
+    HeatMap(HeatMap),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct HeatMap {
+    pub names: Vec<String>,
+    pub cells: Vec<Vec<Option<f64>>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -297,6 +306,21 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
     }
     if let Some(sc) = &m.scores {
         out.extend(score_plots(sc));
+    }
+    if let Some(h) = m.humans.as_ref().filter(|h| h.judges >= 2) {
+        let names: Vec<String> = h.error_correlation.keys().cloned().collect();
+        out.push(Spec {
+            name: "judge-errors",
+            title: "The judges' errors against the annotators: pairwise correlation".into(),
+            alt: "Pearson correlation of each pair of judges' errors (judge score minus the mean human label) over the units both judged: red cells are judges that err together, blue ones that err in opposite directions.".into(),
+            kind: Kind::HeatMap(HeatMap {
+                cells: names
+                    .iter()
+                    .map(|a| names.iter().map(|b| h.error_correlation[a][b]).collect())
+                    .collect(),
+                names,
+            }),
+        });
     }
     if let Some(rows) = alpha_rows(m) {
         out.push(Spec {
@@ -801,7 +825,97 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
         }
         Kind::Alpha(rows) => alpha(&body, rows),
         Kind::TradeOff(t) => trade_off(&body, t),
+        Kind::HeatMap(h) => heat_map(&body, h),
     }
+}
+
+/// A correlation matrix as coloured cells with their values, names down the left and along the
+/// top.
+fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> Result<(), String> {
+    let k = h.names.len().max(1) as i32;
+    let (w, ht) = area.dim_in_pixel();
+    let (left, top) = (200, 40);
+    let cell = ((w as i32 - left - 40) / k)
+        .min((ht as i32 - top - 20) / k)
+        .clamp(20, 120);
+    let colour = |r: Option<f64>| match r {
+        None => RGBColor(200, 200, 200),
+        Some(r) => {
+            let t = r.clamp(-1.0, 1.0);
+            let (end, t) = if t >= 0.0 {
+                ((198.0, 40.0, 40.0), t)
+            } else {
+                ((21.0, 101.0, 192.0), -t)
+            };
+            let mix = |e: f64| (255.0 + (e - 255.0) * t).round() as u8;
+            RGBColor(mix(end.0), mix(end.1), mix(end.2))
+        }
+    };
+    let short = |n: &str| -> String {
+        if n.chars().count() > 22 {
+            format!("{}…", n.chars().take(21).collect::<String>())
+        } else {
+            n.to_string()
+        }
+    };
+    let font = (FONT, 13).into_font().color(&INK);
+    // What the colours mean, right of the matrix.
+    let key_x = left + k * cell + 40;
+    for (row, (r, what)) in [
+        (Some(1.0), "+1: the two judges err together"),
+        (Some(0.0), "0: their errors are unrelated"),
+        (Some(-1.0), "−1: they err in opposite directions"),
+        (None, "—: not computable"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let y = top + row as i32 * 28;
+        area.draw(&Rectangle::new(
+            [(key_x, y), (key_x + 18, y + 18)],
+            colour(r).filled(),
+        ))
+        .map_err(err)?;
+        area.draw(&Rectangle::new([(key_x, y), (key_x + 18, y + 18)], GRID))
+            .map_err(err)?;
+        area.draw(&Text::new(what, (key_x + 28, y + 2), font.clone()))
+            .map_err(err)?;
+    }
+    for (j, name) in h.names.iter().enumerate() {
+        let x = left + j as i32 * cell + 4;
+        area.draw(&Text::new(short(name), (x, top - 20), font.clone()))
+            .map_err(err)?;
+    }
+    for (i, row) in h.cells.iter().enumerate() {
+        let y = top + i as i32 * cell;
+        area.draw(&Text::new(
+            short(&h.names[i]),
+            (10, y + cell / 2 - 7),
+            font.clone(),
+        ))
+        .map_err(err)?;
+        for (j, r) in row.iter().enumerate() {
+            let x = left + j as i32 * cell;
+            area.draw(&Rectangle::new(
+                [(x, y), (x + cell - 2, y + cell - 2)],
+                colour(*r).filled(),
+            ))
+            .map_err(err)?;
+            let label = r.map_or("—".to_string(), |r| format!("{r:.2}"));
+            let ink = if r.is_some_and(|r| r.abs() > 0.6) {
+                WHITE
+            } else {
+                INK
+            };
+            area.draw(&Text::new(
+                label,
+                (x + cell / 2 - 16, y + cell / 2 - 8),
+                (FONT, 14).into_font().color(&ink),
+            ))
+            .map_err(err)?;
+        }
+    }
+    Ok(())
 }
 
 /// A sweep's grid points: one dot per point with its values, the recommended point ringed in

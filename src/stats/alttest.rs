@@ -53,7 +53,7 @@ impl Default for Settings {
 }
 
 /// One human the model was tested against.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct HumanResult {
     pub human: String,
     /// Kept items this human rated.

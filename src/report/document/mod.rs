@@ -6,11 +6,13 @@
 //! say different things.
 
 mod agreement;
+mod humans;
 mod queries;
 mod review;
 mod scores;
 
 use agreement::{agreement_section, coverage_section, trust_section};
+use humans::humans_section;
 use queries::query_section;
 use review::{controls_section, figures_row, review_section};
 use scores::{scorer_rows, scores_section};
@@ -395,6 +397,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
         sections.push(agreement_section(a, &has));
     }
     sections.push(trust_section(m));
+    if let Some(h) = &m.humans {
+        sections.push(humans_section(m, h, &has));
+    }
     sections.push(coverage_section(m));
     Document {
         title: format!("calibench report: {}", m.experiment),

@@ -1,0 +1,229 @@
+//! Human labels, `labels.jsonl` (docs/guides/judges-and-humans.md): the judges' shape, from a
+//! person. One object per (arm, item, annotator), scores per dimension in [0, 1]. The rules
+//! across files (an annotator is never a judge, dimensions are the judges', an arm is one the
+//! experiment reads) are [`check_against`]'s, given the verdicts.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::verdicts::Item;
+use super::{Id, Lines, Text};
+use crate::error::{InputError, Problems};
+
+/// One person's labels on one item in one arm.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub line: u64,
+    pub item_id: String,
+    pub arm: String,
+    pub annotator: String,
+    pub scores: BTreeMap<String, f64>,
+}
+
+/// One line of `labels.jsonl` as written. Its JSON Schema is derived from this type.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(
+    title = "labels.jsonl line",
+    description = "One person's labels on one judged item in one arm: the judges' shape, from a human. The labelled items must be drawn at random from the judged ones."
+)]
+pub struct RawLabel {
+    /// The judged item's id, as in verdicts.jsonl.
+    pub item_id: Id,
+    /// The recorded arm label, as in verdicts.jsonl.
+    pub arm: Text,
+    /// Who labelled it: never a judge's `model` name.
+    pub annotator: Text,
+    /// Labels per dimension, each in [0, 1], on dimensions the judges score.
+    #[schemars(with = "BTreeMap<String, Score>", extend("minProperties" = 1))]
+    pub per_dimension: BTreeMap<String, f64>,
+}
+
+/// A label, for the schema: a number in [0, 1].
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Score(#[schemars(range(min = 0, max = 1))] f64);
+
+const LINES: Lines = Lines {
+    holds: "each line holds {\"item_id\", \"arm\", \"annotator\", \"per_dimension\": {dimension: 0 to 1}}",
+    hints: &[(
+        "per_dimension",
+        "an object of dimension names to numbers in [0, 1], as the judges score them",
+    )],
+};
+
+/// Parses every line, collecting every problem: a label off [0, 1], no dimension, or an
+/// (arm, item, annotator) labelled twice (both lines named).
+pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
+    let mut labels = Vec::new();
+    let problems = super::each_unique(
+        (name, bytes),
+        &LINES,
+        |line, raw| check(name, line, raw),
+        |l: &Label| (l.arm.clone(), l.item_id.clone(), l.annotator.clone()),
+        |l, line, first| {
+            super::field_error(
+                name,
+                line,
+                "annotator",
+                format!(
+                    "`{}` labels item `{}` in arm `{}` a second time (first on line {first})",
+                    l.annotator, l.item_id, l.arm
+                ),
+            )
+            .hint("one line per (arm, item, annotator)")
+        },
+        |l| labels.push(l),
+    );
+    (labels, problems)
+}
+
+fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {
+    if raw.per_dimension.is_empty() {
+        return Err(super::field_error(
+            name,
+            line,
+            "per_dimension",
+            "has no dimension".into(),
+        ));
+    }
+    if let Some((dim, s)) = raw
+        .per_dimension
+        .iter()
+        .find(|(_, s)| !(0.0..=1.0).contains(*s))
+    {
+        return Err(super::field_error(
+            name,
+            line,
+            &format!("per_dimension.{dim}"),
+            format!("{} is outside [0, 1]", serde_json::Value::from(*s)),
+        )
+        .hint("labels are on the judges' [0, 1] scale: rescale a 1–5 scale as (label − 1) / 4"));
+    }
+    Ok(Label {
+        line,
+        item_id: raw.item_id.0,
+        arm: raw.arm.0,
+        annotator: raw.annotator.0,
+        scores: raw.per_dimension,
+    })
+}
+
+/// The rules across files: an annotator that is also a judge, a dimension no judge scores, an
+/// arm label that is not one of `arms` (the sources the experiment reads; empty: any).
+pub fn check_against(name: &str, labels: &[Label], items: &[Item], arms: &[&str]) -> Problems {
+    let mut problems = Problems::default();
+    let judges: BTreeSet<&str> = items
+        .iter()
+        .flat_map(|i| i.verdicts.iter().map(|v| v.model.as_str()))
+        .collect();
+    let dimensions: BTreeSet<&str> = items
+        .iter()
+        .flat_map(|i| i.survivors().flat_map(|s| s.keys().map(String::as_str)))
+        .collect();
+    let list = |s: &BTreeSet<&str>| crate::text::first_few(s.iter().map(|x| format!("`{x}`")), 8);
+    for l in labels {
+        let err = |field: &str, problem: String| super::field_error(name, l.line, field, problem);
+        if judges.contains(l.annotator.as_str()) {
+            problems.push(
+                err(
+                    "annotator",
+                    format!(
+                        "`{}` is also a judge `model` in verdicts.jsonl",
+                        l.annotator
+                    ),
+                )
+                .hint("a person and a model must be told apart: name the annotator differently"),
+            );
+        } else if let Some(dim) = l.scores.keys().find(|d| !dimensions.contains(d.as_str())) {
+            problems.push(
+                err(
+                    &format!("per_dimension.{dim}"),
+                    format!("`{dim}` is not a dimension the judges score"),
+                )
+                .hint(format!("the judges score {}", list(&dimensions))),
+            );
+        } else if !arms.is_empty() && !arms.contains(&l.arm.as_str()) {
+            let known: BTreeSet<&str> = arms.iter().copied().collect();
+            problems.push(
+                err(
+                    "arm",
+                    format!("`{}` is not an arm label the experiment reads", l.arm),
+                )
+                .hint(format!("the arms read {}", list(&known))),
+            );
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdicts() -> Vec<Item> {
+        let text = r#"{"item_id": "f1", "arm": "b", "verdicts": [{"model": "judge-a", "per_dimension": {"real": 1.0}}, {"model": "judge-b", "per_dimension": {"real": 0.5}}]}"#;
+        super::super::verdicts::parse("v.jsonl", text.as_bytes()).0
+    }
+
+    #[test]
+    fn labels_read_and_each_bad_line_is_named() {
+        let text = concat!(
+            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 1.0}}\n",
+            "{\"item_id\": 7, \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 0}}\n",
+            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 0.5}}\n",
+            "{\"item_id\": \"f2\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {\"real\": 1.5}}\n",
+            "{\"item_id\": \"f3\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {}}\n",
+            "{\"item_id\": \"f4\", \"arm\": \"b\", \"per_dimension\": {\"real\": 1}}\n",
+        );
+        let (labels, problems) = parse("labels.jsonl", text.as_bytes());
+        assert_eq!(labels.len(), 2);
+        assert_eq!(labels[1].item_id, "7");
+        let shown: Vec<String> = problems.into_kept().iter().map(|p| p.to_string()).collect();
+        assert_eq!(shown.len(), 4, "{shown:#?}");
+        assert!(shown[0].contains("labels.jsonl:3: field `annotator`: `ann-1` labels item `f1` in arm `b` a second time (first on line 1)"), "{shown:#?}");
+        assert!(
+            shown[1].contains(":4: field `per_dimension.real`: 1.5 is outside [0, 1]"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[2].contains(":5: field `per_dimension`: has no dimension"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[3].contains(":6:") && shown[3].contains("annotator"),
+            "{shown:#?}"
+        );
+    }
+
+    #[test]
+    fn a_judge_as_annotator_an_unknown_dimension_and_an_unread_arm_are_refused() {
+        let text = concat!(
+            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"judge-a\", \"per_dimension\": {\"real\": 1.0}}\n",
+            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"reel\": 1.0}}\n",
+            "{\"item_id\": \"f1\", \"arm\": \"v9\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 1.0}}\n",
+            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {\"real\": 1.0}}\n",
+        );
+        let (labels, problems) = parse("labels.jsonl", text.as_bytes());
+        assert!(problems.is_empty());
+        let problems = check_against("labels.jsonl", &labels, &verdicts(), &["b", "t"]);
+        let shown: Vec<String> = problems.into_kept().iter().map(|p| p.to_string()).collect();
+        assert_eq!(shown.len(), 3, "{shown:#?}");
+        assert!(
+            shown[0].contains(":1: field `annotator`: `judge-a` is also a judge"),
+            "{shown:#?}"
+        );
+        assert!(
+            shown[1].contains(
+                ":2: field `per_dimension.reel`: `reel` is not a dimension the judges score"
+            ),
+            "{shown:#?}"
+        );
+        assert!(shown[1].contains("`real`"), "{shown:#?}");
+        assert!(
+            shown[2].contains(":3: field `arm`: `v9` is not an arm label"),
+            "{shown:#?}"
+        );
+    }
+}
