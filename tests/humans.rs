@@ -284,3 +284,81 @@ fn trust_with_labels_prints_the_alt_test_and_the_error_correlation() {
     ]);
     assert!(e.contains("--labels"), "{e}");
 }
+
+// The experiment's humans section and `calibench alttest` on the same units are one procedure:
+// each judge's and the panel's winning rate and advantage probability agree.
+#[test]
+fn the_experiment_and_the_alttest_command_agree_on_the_same_units() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, items) = corpus(root.path());
+    // Each annotator echoes one judge, so every candidate meets real disagreement.
+    let mut text = String::new();
+    let mut csv = String::from("unit,rater,value\n");
+    for item in &items {
+        let judges: Vec<&str> = ["judge-a", "judge-b", "judge-c"].to_vec();
+        let mut per_dim = Vec::new();
+        for (who, echo) in [
+            ("ann-1", "judge-c"),
+            ("ann-2", "judge-a"),
+            ("ann-3", "judge-b"),
+        ] {
+            let line = json!({"item_id": item["item_id"], "arm": item["arm"], "annotator": who,
+                "per_dimension": {"real": score(item, echo, "real"), "important": score(item, echo, "important")}});
+            text += &format!("{line}\n");
+            per_dim.push((who, echo));
+        }
+        for dim in ["real", "important"] {
+            let unit = format!(
+                "{}/{}/{dim}",
+                item["arm"].as_str().unwrap(),
+                item["item_id"].as_str().unwrap()
+            );
+            for (who, echo) in &per_dim {
+                csv += &format!("{unit},{who},{}\n", score(item, echo, dim));
+            }
+            let scores: Vec<f64> = judges.iter().map(|j| score(item, j, dim)).collect();
+            for (j, s) in judges.iter().zip(&scores) {
+                csv += &format!("{unit},{j},{s}\n");
+            }
+            csv += &format!("{unit},panel,{}\n", scores.iter().sum::<f64>() / 3.0);
+        }
+    }
+    std::fs::write(dir.join("labels.jsonl"), text).unwrap();
+    let table = root.path().join("units.csv");
+    std::fs::write(&table, csv).unwrap();
+    let m = run(root.path(), &dir);
+    let out = calibench()
+        .arg("alttest")
+        .arg(&table)
+        .args(["--level", "interval", "--json"])
+        .args([
+            "--llm", "judge-a", "--llm", "judge-b", "--llm", "judge-c", "--llm", "panel",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    for l in &lines {
+        let name = l["llm"].as_str().unwrap();
+        let ours = &m["humans"]["alt_test"][name];
+        for key in [
+            "passed",
+            "winning_rate",
+            "advantage_probability",
+            "items",
+            "humans",
+        ] {
+            assert_eq!(ours[key], l[key], "{name} {key}");
+        }
+    }
+}
