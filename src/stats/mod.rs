@@ -11,5 +11,6 @@ pub mod judges;
 pub mod paired;
 pub mod patterns;
 pub mod power;
+pub mod ppi;
 pub mod quantile;
 pub mod rng;

@@ -1,0 +1,310 @@
+//! Prediction-powered inference for a mean (PPI++: Angelopoulos, Duchi & Zrnic 2023, "PPI++:
+//! Efficient Prediction-Powered Inference"), with the power-tuning λ. Pure.
+//!
+//! n labelled items carry a human value Y and a prediction f (here: the judges' composite); N
+//! unlabelled items carry f only. With λ̂ = Cov_n(Y, f) / ((1 + n/N)·Var_{n+N}(f)) clipped to
+//! [0, 1], the estimate θ̂ = mean_N(λ̂f) + mean_n(Y − λ̂f) is unbiased for the mean of Y whatever
+//! the predictions' bias, provided the labelled items are a random draw; its variance is
+//! Var⁰_N(λ̂f)/N + Var⁰_n(Y − λ̂f)/n. λ̂ = 0 is the labels alone; λ̂ = 1 is plain PPI. The moments
+//! are exactly those of `ppi_py` 0.2.3's `ppi_mean_ci` (lam=None), and the classical interval is
+//! its `classical_mean_ci`: Cov_n has divisor n, Var_{n+N} divisor n + N − 1, Var⁰ the
+//! population variance.
+
+use serde::{Deserialize, Serialize};
+
+use super::power::z_upper;
+
+/// A 95% estimate of a mean.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Estimate {
+    pub value: Option<f64>,
+    /// `None` with fewer than 2 labelled items.
+    pub ci: Option<[f64; 2]>,
+    /// Items with a human value (and a prediction).
+    pub labelled: usize,
+    /// Items with a prediction only.
+    pub unlabelled: usize,
+    /// The power-tuning weight of the predictions: 0 is the labels alone.
+    pub lambda: f64,
+    /// Why the estimate fell back to the labels alone, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The moments of a pilot's pairs that the interval's width depends on, for sizing the next
+/// labelling (`calibench plan --labels-for`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Moments {
+    pub labelled: usize,
+    pub unlabelled: usize,
+    /// Cov⁰_n(Y, f), Var⁰_n(Y), Var⁰_n(f) over the labelled items.
+    pub cov_yf: f64,
+    pub var_y: f64,
+    pub var_f_labelled: f64,
+    /// Var_{n+N}(f), divisor n + N − 1.
+    pub var_f_all: f64,
+    /// Var⁰_N(f) over the unlabelled items.
+    pub var_f_unlabelled: f64,
+}
+
+fn mean(x: &[f64]) -> f64 {
+    x.iter().sum::<f64>() / x.len() as f64
+}
+
+/// Population variance (divisor n).
+fn var0(x: &[f64]) -> f64 {
+    let m = mean(x);
+    x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / x.len() as f64
+}
+
+/// Population covariance (divisor n).
+fn cov0(x: &[f64], y: &[f64]) -> f64 {
+    let (mx, my) = (mean(x), mean(y));
+    x.iter()
+        .zip(y)
+        .map(|(a, b)| (a - mx) * (b - my))
+        .sum::<f64>()
+        / x.len() as f64
+}
+
+/// z₀.₉₇₅.
+fn z95() -> f64 {
+    z_upper(0.025)
+}
+
+/// The classical 95% estimate from the labels alone: mean ± z·σ⁰/√n.
+pub fn classical(y: &[f64]) -> Estimate {
+    let n = y.len();
+    let value = (n > 0).then(|| mean(y));
+    let ci = (n >= 2).then(|| {
+        let (m, half) = (mean(y), z95() * (var0(y) / n as f64).sqrt());
+        [m - half, m + half]
+    });
+    Estimate {
+        value,
+        ci,
+        labelled: n,
+        unlabelled: 0,
+        lambda: 0.0,
+        note: None,
+    }
+}
+
+/// The moments of labelled pairs `(y, f_labelled)` and unlabelled predictions; `None` with no
+/// labelled item.
+pub fn moments(y: &[f64], f_labelled: &[f64], f_unlabelled: &[f64]) -> Option<Moments> {
+    let (n, big_n) = (y.len(), f_unlabelled.len());
+    if n == 0 || f_labelled.len() != n {
+        return None;
+    }
+    let all: Vec<f64> = f_labelled.iter().chain(f_unlabelled).copied().collect();
+    let var_f_all = if all.len() > 1 {
+        var0(&all) * all.len() as f64 / (all.len() - 1) as f64
+    } else {
+        0.0
+    };
+    Some(Moments {
+        labelled: n,
+        unlabelled: big_n,
+        cov_yf: cov0(y, f_labelled),
+        var_y: var0(y),
+        var_f_labelled: var0(f_labelled),
+        var_f_all,
+        var_f_unlabelled: if big_n > 0 { var0(f_unlabelled) } else { 0.0 },
+    })
+}
+
+/// λ for `n` labelled items from `m`'s moments: Cov⁰(Y, f) / ((1 + n/N)·Var_{n+N}(f)), clipped
+/// to [0, 1]; 0 where it is undefined (no unlabelled item, predictions that do not vary).
+pub fn lambda(m: &Moments, n: usize) -> f64 {
+    if m.unlabelled == 0 || m.var_f_all <= 0.0 || !m.var_f_all.is_finite() {
+        return 0.0;
+    }
+    let l = m.cov_yf / ((1.0 + n as f64 / m.unlabelled as f64) * m.var_f_all);
+    if l.is_finite() {
+        l.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The variance of θ̂ with `n` labelled items and weight `l`, from a pilot's moments:
+/// l²·Var⁰_N(f)/N + Var⁰(Y − l·f)/n.
+pub fn variance(m: &Moments, n: usize, l: f64) -> f64 {
+    let rectifier = m.var_y - 2.0 * l * m.cov_yf + l * l * m.var_f_labelled;
+    let imputed = if m.unlabelled > 0 {
+        l * l * m.var_f_unlabelled / m.unlabelled as f64
+    } else {
+        0.0
+    };
+    imputed + rectifier.max(0.0) / n as f64
+}
+
+/// The PPI++ 95% estimate of the mean of Y from labelled pairs `(y, f_labelled)` and the
+/// unlabelled predictions. Fewer than 2 labelled items, no unlabelled item, or predictions that
+/// do not vary on the labelled items give the classical estimate (λ = 0), with a note.
+pub fn ppi_mean(y: &[f64], f_labelled: &[f64], f_unlabelled: &[f64]) -> Estimate {
+    let (n, big_n) = (y.len(), f_unlabelled.len());
+    let fallback = |note: &str| Estimate {
+        unlabelled: big_n,
+        note: Some(note.to_string()),
+        ..classical(y)
+    };
+    if n < 2 {
+        return fallback("fewer than 2 labelled items: the labels alone, without an interval");
+    }
+    if big_n == 0 {
+        return fallback("every item is labelled: the labels alone");
+    }
+    let Some(m) = moments(y, f_labelled, f_unlabelled) else {
+        return fallback("no labelled item");
+    };
+    if m.var_f_labelled == 0.0 {
+        return fallback("the judges' scores do not vary on the labelled items: the labels alone");
+    }
+    let l = lambda(&m, n);
+    let value = l * mean(f_unlabelled)
+        + y.iter()
+            .zip(f_labelled)
+            .map(|(y, f)| y - l * f)
+            .sum::<f64>()
+            / n as f64;
+    let rectified: Vec<f64> = y.iter().zip(f_labelled).map(|(y, f)| y - l * f).collect();
+    let var = l * l * var0(f_unlabelled) / big_n as f64 + var0(&rectified) / n as f64;
+    let half = z95() * var.sqrt();
+    Estimate {
+        value: Some(value),
+        ci: Some([value - half, value + half]),
+        labelled: n,
+        unlabelled: big_n,
+        lambda: l,
+        note: None,
+    }
+}
+
+/// How many labelled items (at the pilot's N) make the 95% PPI++ interval at most ±`width`:
+/// the smallest n in 2..=N with z²·variance(n) ≤ width², λ re-tuned for each n. `Err` with the
+/// best half-width reachable (at n = N) when none does.
+pub fn labels_needed(m: &Moments, width: f64) -> Result<usize, f64> {
+    let z = z95();
+    let half = |n: usize| z * variance(m, n, lambda(m, n)).sqrt();
+    let top = m.unlabelled.max(2);
+    // The half-width falls as n grows (more labels never hurt at the tuned λ): bisect.
+    if half(top) > width {
+        return Err(half(top));
+    }
+    let (mut lo, mut hi) = (2usize, top);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if half(mid) <= width {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) {
+        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
+    }
+
+    #[test]
+    fn lambda_estimate_and_interval_by_hand() {
+        // Labelled: Y = [0, 1, 1, 0], f = [0.2, 0.8, 0.6, 0.4]; unlabelled f = [0.5, 0.7].
+        // mean Y 0.5, mean f 0.5; Cov⁰ = (−0.5·−0.3 + 0.5·0.3 + 0.5·0.1 + −0.5·−0.1)/4 = 0.1.
+        // All six f: mean 0.5333…, Σ(f − m)² = 0.2333…, Var (÷5) = 0.046667.
+        // λ = 0.1 / ((1 + 4/2)·0.046667) = 5/7.
+        let (y, f, u) = ([0.0, 1.0, 1.0, 0.0], [0.2, 0.8, 0.6, 0.4], [0.5, 0.7]);
+        let e = ppi_mean(&y, &f, &u);
+        let all = [0.2, 0.8, 0.6, 0.4, 0.5, 0.7];
+        let m = all.iter().sum::<f64>() / 6.0;
+        let var_all = all.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / 5.0;
+        let l = 0.1 / (3.0 * var_all);
+        close(e.lambda, l);
+        close(l, 5.0 / 7.0);
+        // θ̂ = λ·0.6 + mean(Y − λf) = 0.6λ + 0.5 − 0.5λ = 0.5 + 0.1λ.
+        close(e.value.unwrap(), 0.5 + 0.1 * l);
+        // Var⁰_N(λf) = λ²·0.01, over N = 2; Y − λf = [−0.2λ, 1 − 0.8λ, 1 − 0.6λ, −0.4λ].
+        let r = [-0.2 * l, 1.0 - 0.8 * l, 1.0 - 0.6 * l, -0.4 * l];
+        let rm = r.iter().sum::<f64>() / 4.0;
+        let rv = r.iter().map(|x| (x - rm) * (x - rm)).sum::<f64>() / 4.0;
+        let half = 1.959963984540054 * (l * l * 0.01 / 2.0 + rv / 4.0).sqrt();
+        let ci = e.ci.unwrap();
+        close(ci[0], e.value.unwrap() - half);
+        close(ci[1], e.value.unwrap() + half);
+        assert_eq!((e.labelled, e.unlabelled, e.note), (4, 2, None));
+    }
+
+    #[test]
+    fn lambda_is_clipped_to_zero_and_one() {
+        // Predictions against the labels: Cov < 0, λ = 0, the classical estimate.
+        let e = ppi_mean(&[0.0, 1.0, 0.0, 1.0], &[1.0, 0.0, 1.0, 0.0], &[0.5; 10]);
+        assert_eq!(e.lambda, 0.0);
+        let c = classical(&[0.0, 1.0, 0.0, 1.0]);
+        assert_eq!((e.value, e.ci), (c.value, c.ci));
+        // Labels that swing three times as much as the predictions: the raw ratio is above 1.
+        let y = [0.0, 1.0, 0.0, 1.0, 0.0, 1.0];
+        let f = [0.4, 0.6, 0.4, 0.6, 0.4, 0.6];
+        let e = ppi_mean(&y, &f, &[0.45, 0.55, 0.5, 0.5, 0.45, 0.55]);
+        let m = moments(&y, &f, &[0.45, 0.55, 0.5, 0.5, 0.45, 0.55]).unwrap();
+        assert!(m.cov_yf / (2.0 * m.var_f_all) > 1.0);
+        assert_eq!(e.lambda, 1.0);
+    }
+
+    #[test]
+    fn the_classical_interval_and_the_small_cases() {
+        // mean 0.5, σ⁰ = 0.5, n = 4: ± 1.96·0.25.
+        let c = classical(&[0.0, 1.0, 1.0, 0.0]);
+        close(c.value.unwrap(), 0.5);
+        close(c.ci.unwrap()[1] - 0.5, 1.959963984540054 * 0.25);
+        // n = 2 is enough for PPI++.
+        let e = ppi_mean(&[0.0, 1.0], &[0.2, 0.9], &[0.5, 0.6, 0.7]);
+        assert!(e.note.is_none() && e.lambda > 0.0 && e.ci.is_some());
+        // n = 1: the label alone, no interval, said.
+        let e = ppi_mean(&[1.0], &[0.9], &[0.5, 0.6]);
+        assert_eq!((e.value, e.ci, e.lambda), (Some(1.0), None, 0.0));
+        assert!(e.note.unwrap().contains("fewer than 2 labelled items"));
+        // N = 0: every item labelled, the labels alone.
+        let e = ppi_mean(&[0.0, 1.0], &[0.2, 0.9], &[]);
+        assert_eq!(
+            (e.value, e.ci),
+            (classical(&[0.0, 1.0]).value, classical(&[0.0, 1.0]).ci)
+        );
+        assert!(e.note.unwrap().contains("every item is labelled"));
+        // N = 1: Var⁰ of one unlabelled prediction is 0; the estimate stands.
+        let e = ppi_mean(&[0.0, 1.0, 1.0], &[0.1, 0.9, 0.8], &[0.7]);
+        assert!(e.note.is_none() && e.ci.is_some());
+        // Predictions that do not vary on the labelled items: classical, said.
+        let e = ppi_mean(&[0.0, 1.0, 1.0], &[0.5, 0.5, 0.5], &[0.1, 0.9]);
+        assert_eq!(e.lambda, 0.0);
+        assert!(e.note.unwrap().contains("do not vary"));
+    }
+
+    #[test]
+    fn labels_needed_meets_the_width_and_one_fewer_does_not() {
+        // A pilot of 10 labelled pairs and 200 unlabelled predictions, f close to Y.
+        let y: Vec<f64> = (0..10).map(|i| f64::from(i % 2)).collect();
+        let f: Vec<f64> = y
+            .iter()
+            .enumerate()
+            .map(|(i, y)| 0.2 + 0.6 * y + 0.01 * i as f64)
+            .collect();
+        let u: Vec<f64> = (0..200).map(|i| 0.2 + 0.6 * f64::from(i % 2)).collect();
+        let m = moments(&y, &f, &u).unwrap();
+        let half = |n: usize| 1.959963984540054 * variance(&m, n, lambda(&m, n)).sqrt();
+        // At the pilot's own n the half-width is its interval's.
+        let e = ppi_mean(&y, &f, &u);
+        let ci = e.ci.unwrap();
+        close(half(10), (ci[1] - ci[0]) / 2.0);
+        let n = labels_needed(&m, 0.05).unwrap();
+        assert!(half(n) <= 0.05 && half(n - 1) > 0.05, "{n}");
+        // A width no labelling reaches: refused with the best reachable.
+        let best = labels_needed(&m, 1e-6).unwrap_err();
+        close(best, half(200));
+    }
+}
