@@ -336,9 +336,9 @@ pub fn doc_review(seed: u64) -> Files {
     // second-guess, FYI kept apart from decisions. Its own stream, so the findings above do not
     // move.
     let (mut d, plans) = (Draw::new(seed, 11), PLANS.iter().map(|p| p.0));
-    whole_target_verdicts(&mut d, plans, (0.45, 0.12), None, &mut verdicts);
+    let whole = whole_target_verdicts(&mut d, plans, (0.45, 0.12), None, &mut verdicts);
     let mut files = review_files(reviews, verdicts, DOC_EXPERIMENT);
-    files.push(("labels.jsonl".into(), human_labels(seed, &judged)));
+    files.push(("labels.jsonl".into(), human_labels(seed, &judged, &whole)));
     files
 }
 
@@ -347,8 +347,13 @@ const DOC_BLIND_SPOT: f64 = 0.17;
 
 /// Three annotators label 60 judged findings drawn at random (its own stream, so nothing else
 /// moves): each reads the truth with more noise than a judge (sd 0.12 against 0.08) and no
-/// shared bias, on the judges' quarter-point scale.
-fn human_labels(seed: u64, judged: &[(String, &str, f64, f64)]) -> String {
+/// shared bias, on the judges' quarter-point scale. Then two of the plans, drawn at random,
+/// have their whole-plan reviews labelled in both arms: the lift's labelled pairs.
+fn human_labels(
+    seed: u64,
+    judged: &[(String, &str, f64, f64)],
+    whole: &[(&str, &str, f64)],
+) -> String {
     let mut d = Draw::new(seed, 12);
     let mut pool: Vec<usize> = (0..judged.len()).collect();
     let mut drawn = Vec::new();
@@ -365,6 +370,23 @@ fn human_labels(seed: u64, judged: &[(String, &str, f64, f64)]) -> String {
             out.push(
                 json!({"item_id": id, "arm": arm, "annotator": who,
                        "per_dimension": {"real": q(*real, &mut d), "important": q(*important, &mut d)}})
+                .to_string(),
+            );
+        }
+    }
+    let mut plans: Vec<&str> = whole.iter().map(|w| w.0).collect();
+    plans.dedup();
+    let mut chosen = Vec::new();
+    for _ in 0..2.min(plans.len()) {
+        let k = d.int(0, plans.len() as i64 - 1) as usize;
+        chosen.push(plans.swap_remove(k));
+    }
+    for &(plan, arm, useful) in whole.iter().filter(|w| chosen.contains(&w.0)) {
+        for who in ["ann-1", "ann-2", "ann-3"] {
+            let q = |x: f64, d: &mut Draw| (clamp01(x + d.normal(0.12)) * 20.0).round() / 20.0;
+            out.push(
+                json!({"item_id": plan, "arm": arm, "annotator": who,
+                       "per_dimension": {"useful": q(useful, &mut d), "accurate": q(useful + 0.05, &mut d)}})
                 .to_string(),
             );
         }
@@ -623,7 +645,7 @@ pub fn code_review(seed: u64) -> Files {
     // stale checkout and disagrees with the other three: the trust gate should refuse the lift.
     let (mut d, changes) = (Draw::new(seed, 12), CHANGES.iter().map(|c| c.0));
     let dissent = Some("pr-1860-payment-retry");
-    whole_target_verdicts(&mut d, changes, (0.5, 0.08), dissent, &mut verdicts);
+    let _ = whole_target_verdicts(&mut d, changes, (0.5, 0.08), dissent, &mut verdicts);
     let mut files = review_files(reviews, verdicts, CODE_EXPERIMENT);
     files.push((
         "validations.jsonl".into(),
@@ -774,7 +796,8 @@ fn whole_target_verdicts<'a>(
     (low, lift): (f64, f64),
     dissent: Option<&str>,
     verdicts: &mut Vec<String>,
-) {
+) -> Vec<(&'a str, &'static str, f64)> {
+    let mut truths = Vec::new();
     for target in targets {
         let base = low + 0.2 * d.0.unit_f64();
         for (arm, useful) in [
@@ -788,8 +811,10 @@ fn whole_target_verdicts<'a>(
                 useful,
                 dissent == Some(target),
             ));
+            truths.push((target, arm, useful));
         }
     }
+    truths
 }
 
 /// The draw of one reviewer's return, seeded by its place in the corpus: the example's `base`,

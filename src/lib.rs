@@ -49,6 +49,7 @@ pub mod error;
 pub mod exit;
 pub mod gate;
 pub mod generate;
+pub mod human_units;
 pub mod humans;
 pub mod import;
 pub mod input;

@@ -51,6 +51,14 @@ pub struct Metrics {
     /// the panel), the judges' error correlations and the effective number of judges.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub humans: Option<crate::humans::HumansSection>,
+    /// With human labels on lift pairs: the lift and each arm's mean composite in human units,
+    /// PPI++ beside the labels alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lift_human: Option<crate::human_units::LiftHuman>,
+    /// With human labels on judged findings: per arm and recorded confidence value, the judged
+    /// composite in human units (does a 75 hit 0.75?).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anchor_calibration_human: Vec<crate::human_units::CalibrationHumanCell>,
     /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
     /// figures may come from partial arms. The report leads with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -167,7 +167,7 @@ fn a_decision_the_corpus_cannot_answer_is_refused() {
     for (table, says) in [
         (
             "precison = \"increase\"\n",
-            "`precison` is not a compared metric, `lift`, or a scorer of the corpus; did you mean `precision`?",
+            "`precison` is not a compared metric, `lift`, `lift_human`, or a scorer of the corpus; did you mean `precision`?",
         ),
         (
             "precision = \"no-decrease\"\n",

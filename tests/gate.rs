@@ -723,6 +723,12 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         // tests/humans.rs labels a corpus that has both.
         "humans.alt_test.<key>.skipped_humans.",
         "humans.alt_test_notes.",
+        // Estimates that fell back to the labels alone, and the lift in human units as a
+        // decision metric: tests/humans.rs and src/stats/ppi.rs make both.
+        "anchor_calibration_human.<i>.human.note",
+        "lift_human.arms.<arm>.note",
+        "lift_human.note",
+        "lift_human.p_adjusted",
     ];
     let unwritten: Vec<String> = schema::patterns()
         .into_iter()

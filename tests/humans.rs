@@ -55,6 +55,19 @@ fn labels(items: &[Value], label: impl Fn(&Value, &str) -> f64) -> String {
     out
 }
 
+/// Adds `lift_human = "increase"` to the experiment's `[decision]`; returns the experiment file
+/// and its text as it was.
+fn decide_on_lift_human(dir: &Path) -> (PathBuf, String) {
+    let exp = dir.join("experiment.toml");
+    let text = std::fs::read_to_string(&exp).unwrap();
+    std::fs::write(
+        &exp,
+        text.replace("[decision]\n", "[decision]\nlift_human = \"increase\"\n"),
+    )
+    .unwrap();
+    (exp, text)
+}
+
 fn run(root: &Path, dir: &Path) -> Value {
     json_of(run_into(root.join("runs"), dir.join("experiment.toml")).args(["--no-plots", "--json"]))
 }
@@ -361,4 +374,134 @@ fn the_experiment_and_the_alttest_command_agree_on_the_same_units() {
             assert_eq!(ours[key], l[key], "{name} {key}");
         }
     }
+}
+
+/// Labels on the whole-plan items (judged in both arms): the annotators see `shift` more
+/// lift than the judges on each plan, with a little noise by plan.
+fn plan_labels(items: &[Value], plans: &[&str], one_arm: &[&str], shift: f64) -> String {
+    let mut out = String::new();
+    for item in items {
+        let id = item["item_id"].as_str().unwrap();
+        let arm = item["arm"].as_str().unwrap();
+        let labelled = plans.contains(&id) || (one_arm.contains(&id) && arm == "baseline");
+        if !labelled {
+            continue;
+        }
+        let k = id.bytes().last().unwrap() as f64 - b'a' as f64;
+        let bump = if arm == "treatment" {
+            shift + 0.01 * k
+        } else {
+            0.0
+        };
+        for who in ["ann-1", "ann-2"] {
+            let v = |d: &str| (score(item, "judge-a", d) + bump).clamp(0.0, 1.0);
+            let line = json!({"item_id": id, "arm": arm, "annotator": who,
+                "per_dimension": {"real": v("real"), "important": v("important")}});
+            out += &format!("{line}\n");
+        }
+    }
+    out
+}
+
+#[test]
+fn the_lift_in_human_units_decides_and_sizes_the_next_labelling() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, items) = corpus(root.path());
+    std::fs::write(
+        dir.join("labels.jsonl"),
+        plan_labels(
+            &items,
+            &["plan-a", "plan-b", "plan-c", "plan-d", "plan-e"],
+            &["plan-f"],
+            0.1,
+        ),
+    )
+    .unwrap();
+    decide_on_lift_human(&dir);
+    let m = run(root.path(), &dir);
+    let l = &m["lift_human"];
+    // Eight plans judged in both arms: five labelled in both, plan-f in one arm only.
+    assert_eq!(
+        (l["labelled"].as_u64(), l["unlabelled"].as_u64()),
+        (Some(5), Some(3)),
+        "{l}"
+    );
+    assert_eq!(l["labelled_one_arm"], 1);
+    for key in ["value", "ci", "lambda", "classical", "arms", "moments", "p"] {
+        assert!(!l[key].is_null(), "{key}: {l}");
+    }
+    let lam = l["lambda"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&lam));
+    // The decision reads it, as one of its metrics.
+    let d = &m["decision"]["metrics"]["lift_human"];
+    assert!(d.is_object(), "{}", m["decision"]);
+    // The report shows the three estimates side by side.
+    let run_id = m["run_id"].as_str().unwrap();
+    let report =
+        std::fs::read_to_string(root.path().join("reports").join(run_id).join("report.md"))
+            .unwrap();
+    assert!(report.contains("## Lift in human units"), "{report}");
+    for row in [
+        "| judge lift |",
+        "| PPI++ lift (human units) |",
+        "| labels alone |",
+    ] {
+        assert!(report.contains(row), "{row}: {report}");
+    }
+    assert!(report.contains("drawn at random"));
+
+    // plan --labels-for: a width the pilot reaches, and one no labelling reaches.
+    let run_dir = root.path().join("runs").join(run_id);
+    let wide =
+        json_of(
+            calibench()
+                .arg("plan")
+                .arg(&run_dir)
+                .args(["--labels-for", "10", "--json"]),
+        );
+    assert_eq!(wide["needed"], 2, "{wide}");
+    assert!(wide["half_width"].as_f64().unwrap() <= 10.0);
+    let out = calibench()
+        .arg("plan")
+        .arg(&run_dir)
+        .args(["--labels-for", "1e-9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        e.contains("even labelling all 3 judged-only pairs gives ±"),
+        "{e}"
+    );
+}
+
+#[test]
+fn lift_human_needs_labels_and_plans_need_labelled_pairs() {
+    let root = tempfile::tempdir().unwrap();
+    let (dir, items) = corpus(root.path());
+    let (exp, text) = decide_on_lift_human(&dir);
+    // No labels.jsonl: the decision metric is refused, naming the file it needs.
+    let e = refused(&[Path::new("run"), &exp]);
+    assert!(
+        e.contains("decision metric `lift_human` needs labels.jsonl"),
+        "{e}"
+    );
+    // Labels on findings only: no lift pair is labelled, the plan says so.
+    std::fs::write(&exp, text).unwrap();
+    std::fs::write(
+        dir.join("labels.jsonl"),
+        labels(&items[1..4], |i, d| score(i, "judge-a", d)),
+    )
+    .unwrap();
+    let m = run(root.path(), &dir);
+    assert_eq!(m["lift_human"]["labelled"], 0);
+    assert_eq!(m["lift_human"]["value"], Value::Null);
+    let run_dir = root.path().join("runs").join(m["run_id"].as_str().unwrap());
+    let e = refused(&[
+        Path::new("plan"),
+        &run_dir,
+        Path::new("--labels-for"),
+        Path::new("0.1"),
+    ]);
+    assert!(e.contains("0 pairs labelled in both arms"), "{e}");
 }

@@ -430,6 +430,7 @@ fn each_example_has_the_plots_its_data_supports() {
         [
             "alpha",
             "judge-errors",
+            "lift-human",
             "review-calibration",
             "review-rates",
             "review-tiers",

@@ -117,6 +117,19 @@ pub fn analyse(
         }
         (None, None) => (None, None),
     };
+    let (mut lift_human, anchor_calibration_human) = match (&corpus.verdicts, &corpus.labels) {
+        (Some((name, items)), Some((_, labels))) if lift.is_some() => {
+            let selections = corpus
+                .reviews
+                .as_ref()
+                .map_or(&[][..], |(_, s)| s.as_slice());
+            match human_units(exp, name, items, labels, selections)? {
+                Some((l, cells)) => (Some(l), cells),
+                None => (None, Vec::new()),
+            }
+        }
+        _ => (None, Vec::new()),
+    };
     let (mut scores, mut score_rows) = match scored {
         Some(s) => (Some(s.section), s.rows),
         None => (None, Vec::new()),
@@ -131,15 +144,23 @@ pub fn analyse(
         }
     }
     let mut lift = lift;
-    let lift_p = adjust(
+    let (lift_p, lift_human_p) = adjust(
         &exp.family(),
         review.as_mut(),
         queries.as_mut(),
         scores.as_mut(),
-        lift.as_ref(),
+        [
+            lift.as_ref()
+                .and_then(|l| l.paired.as_ref())
+                .map(|p| p.p_value),
+            lift_human.as_ref().and_then(|l| l.p),
+        ],
     );
     if let Some(l) = &mut lift {
         l.p_adjusted = lift_p;
+    }
+    if let Some(l) = &mut lift_human {
+        l.p_adjusted = lift_human_p;
     }
     let mut metrics = Metrics {
         experiment: exp.name.clone(),
@@ -151,6 +172,8 @@ pub fn analyse(
         trust,
         lift,
         humans,
+        lift_human,
+        anchor_calibration_human,
         incomplete: None,
         inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
@@ -185,8 +208,8 @@ fn adjust(
     review: Option<&mut ReviewSection>,
     queries: Option<&mut QuerySection>,
     scores: Option<&mut ScoresSection>,
-    lift: Option<&Lift>,
-) -> Option<f64> {
+    lifts: [Option<f64>; 2],
+) -> (Option<f64>, Option<f64>) {
     let in_family = |table: DeltaTable, name: &str| {
         family.iter().any(|f| f == name) && crate::replay::compared_key(name).table == table
     };
@@ -206,25 +229,32 @@ fn adjust(
         }
         families.push(others);
     }
-    let lift_p = lift
-        .filter(|_| family.iter().any(|f| f == "lift"))
-        .and_then(|l| l.paired.as_ref())
-        .map(|p| p.p_value);
-    let mut lift_adjusted = None;
+    // The lifts' p-values, each where the experiment names it.
+    let named: Vec<(usize, f64)> = ["lift", "lift_human"]
+        .iter()
+        .zip(lifts)
+        .enumerate()
+        .filter(|(_, (name, _))| family.iter().any(|f| f == *name))
+        .filter_map(|(i, (_, p))| Some((i, p?)))
+        .collect();
+    let mut adjusted_lifts = [None, None];
     for (i, family) in families.into_iter().enumerate() {
         let mut ps: Vec<Option<f64>> = family.iter().map(|d| Some(d.paired.p_value)).collect();
-        if i == 0 && lift_p.is_some() {
-            ps.push(lift_p);
+        let own = ps.len();
+        if i == 0 {
+            ps.extend(named.iter().map(|&(_, p)| Some(p)));
         }
         let adjusted = holm(&ps);
         for (delta, p) in family.into_iter().zip(&adjusted) {
             delta.p_adjusted = *p;
         }
-        if i == 0 && lift_p.is_some() {
-            lift_adjusted = adjusted.last().copied().flatten();
+        if i == 0 {
+            for (k, &(which, _)) in named.iter().enumerate() {
+                adjusted_lifts[which] = adjusted[own + k];
+            }
         }
     }
-    lift_adjusted
+    (adjusted_lifts[0], adjusted_lifts[1])
 }
 
 /// The decision (docs/reference.md, "The decision") over `wanted`, from the deltas as
@@ -246,7 +276,35 @@ fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Dec
         .iter()
         .map(|w| {
             let name = w.metric.as_str();
-            let (reading, words) = if name == "lift" {
+            let (reading, words) = if name == "lift_human" {
+                let reading = match &m.lift_human {
+                    Some(l) => match (l.ppi.value, l.arms.baseline.value, l.arms.treatment.value) {
+                        (Some(delta), Some(baseline), Some(treatment)) if l.ppi.labelled > 0 => {
+                            Reading::Measured(crate::decision::Measured {
+                                baseline,
+                                treatment,
+                                delta,
+                                ci: l.ppi.ci,
+                                p_adjusted: l.p_adjusted,
+                                mde: l.ppi.ci.map(|[lo, hi]| {
+                                    use crate::stats::power::{z_upper, ALPHA, POWER};
+                                    (hi - lo) / 2.0 / z_upper(ALPHA / 2.0)
+                                        * (z_upper(ALPHA / 2.0) + z_upper(1.0 - POWER))
+                                }),
+                                pairs: l.ppi.labelled,
+                            })
+                        }
+                        _ => Reading::Unmeasured,
+                    },
+                    None => Reading::Unmeasured,
+                };
+                let words = Words {
+                    name: "the lift in human units (PPI++)".into(),
+                    places: 3,
+                    units: "labelled items",
+                };
+                (reading, words)
+            } else if name == "lift" {
                 let reading = match &m.lift {
                     Some(l) if l.withheld => Reading::Withheld,
                     Some(Lift {
@@ -483,17 +541,9 @@ fn judge_items(
         settings,
         "no item has two surviving judges",
     );
-    let labels = |arm: &Arm, other: &Arm| -> Vec<String> {
-        // A label both arms read cannot tell them apart: only the arm's name then.
-        if arm.source == other.source {
-            vec![arm.name.clone()]
-        } else {
-            vec![arm.source.clone(), arm.name.clone()]
-        }
-    };
     let (b, t) = (
-        labels(&exp.baseline, &exp.treatment),
-        labels(&exp.treatment, &exp.baseline),
+        arm_labels(&exp.baseline, &exp.treatment),
+        arm_labels(&exp.treatment, &exp.baseline),
     );
     let (b, t): (Vec<&str>, Vec<&str>) = (
         b.iter().map(String::as_str).collect(),
@@ -518,6 +568,66 @@ fn judge_items(
         lift,
         humans,
     })
+}
+
+/// The verdict labels an arm's items are filed under: its recorded label and its name; a label
+/// both arms read cannot tell them apart, so only the arm's name then.
+fn arm_labels(arm: &Arm, other: &Arm) -> Vec<String> {
+    if arm.source == other.source {
+        vec![arm.name.clone()]
+    } else {
+        vec![arm.source.clone(), arm.name.clone()]
+    }
+}
+
+/// The lift and anchor calibration in human units (docs/guides/judges-and-humans.md), when the
+/// corpus has labels on judged items. Each judged finding's value is the confidence its reviewer
+/// recorded, on its arm's scale.
+fn human_units(
+    exp: &Experiment,
+    name: &str,
+    items: &[Item],
+    labels: &[crate::corpus::labels::Label],
+    selections: &[Selection],
+) -> Result<
+    Option<(
+        crate::human_units::LiftHuman,
+        Vec<crate::human_units::CalibrationHumanCell>,
+    )>,
+    InputError,
+> {
+    use crate::human_units::{estimates, ArmLabels};
+    use crate::replay::review_metrics::value_label;
+    let judged = judged_items(exp, name, items)?;
+    let owned = [
+        arm_labels(&exp.baseline, &exp.treatment),
+        arm_labels(&exp.treatment, &exp.baseline),
+    ];
+    let arms: Vec<ArmLabels> = [&exp.baseline, &exp.treatment]
+        .into_iter()
+        .zip(&owned)
+        .map(|(arm, labels)| {
+            let mut confidence = HashMap::new();
+            for sel in selections.iter().filter(|s| s.source == arm.source) {
+                for f in sel.returns.iter().flat_map(|r| &r.findings) {
+                    if let Some(id) = &f.id {
+                        confidence.insert(&**id, value_label(f.confidence, sel.scale, 0.1));
+                    }
+                }
+            }
+            ArmLabels {
+                name: &arm.name,
+                labels: labels.iter().map(String::as_str).collect(),
+                confidence,
+            }
+        })
+        .collect();
+    Ok(estimates(
+        &judged,
+        labels,
+        &exp.trust.dimension_weights,
+        [&arms[0], &arms[1]],
+    ))
 }
 
 /// The verdicts filed under either arm's recorded label (`source`) or name. A line under any

@@ -30,11 +30,19 @@ pub struct PlanArgs {
     pub run_dir: std::path::PathBuf,
     /// The metric to plan for: a key of the run's review.delta or queries.delta, or an
     /// imported scorer's name (scores.delta)
-    #[arg(long)]
-    pub metric: String,
+    #[arg(
+        long,
+        required_unless_present = "labels_for",
+        conflicts_with = "labels_for"
+    )]
+    pub metric: Option<String>,
+    /// Instead: how many labelled items make the 95% PPI++ interval of the lift in human units
+    /// at most ±WIDTH, from the run's labelled and judged-only lift pairs
+    #[arg(long, value_name = "WIDTH", value_parser = positive)]
+    pub labels_for: Option<f64>,
     /// The true mean difference to detect, treatment − baseline (default: the pilot's observed
     /// mean difference)
-    #[arg(long, allow_negative_numbers = true, value_parser = super::finite)]
+    #[arg(long, allow_negative_numbers = true, value_parser = super::finite, conflicts_with = "labels_for")]
     pub effect: Option<f64>,
     /// The chance of detecting the effect
     #[arg(long, default_value_t = 0.8, value_parser = super::probability)]
@@ -113,9 +121,105 @@ pub struct SizePower {
     pub simulated_power: Option<f64>,
 }
 
+/// A positive finite number.
+fn positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x > 0.0 => Ok(x),
+        _ => Err(format!("`{text}` is not a positive number")),
+    }
+}
+
+/// `plan --labels-for WIDTH`: how many labelled items the lift in human units needs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LabelsPlan {
+    pub run_id: String,
+    /// The half-width asked for (human units, 95%).
+    pub width: f64,
+    /// Labelled items (pairs labelled in both arms) that reach it, at the run's N.
+    pub needed: usize,
+    /// The pilot's labelled and judged-only pairs.
+    pub labelled: usize,
+    pub unlabelled: usize,
+    /// The pilot's own half-width, and the one at `needed`.
+    pub pilot_half_width: f64,
+    pub half_width: f64,
+    /// λ at `needed`.
+    pub lambda: f64,
+}
+
+/// How many labels make the lift's PPI++ interval ±`width`, from the run's stored moments.
+pub fn labels_for(run_dir: &Path, width: f64) -> Result<LabelsPlan, Error> {
+    use crate::stats::power::z_upper;
+    use crate::stats::ppi::{labels_needed, lambda, variance};
+    let (metrics, _) = crate::pipeline::stored::read_run(run_dir)?;
+    let file = run_dir.join("metrics.json").display().to_string();
+    let refuse = |problem: String, hint: &str| -> Error {
+        InputError::new(&file, problem)
+            .field("--labels-for")
+            .hint(hint)
+            .into()
+    };
+    let Some(l) = &metrics.lift_human else {
+        return Err(refuse(
+            "the run has no lift in human units".into(),
+            "add labels.jsonl to the corpus, with some lift items labelled in both arms (docs/guides/judges-and-humans.md)",
+        ));
+    };
+    let Some(m) = l.moments.filter(|m| m.labelled >= 2) else {
+        return Err(refuse(
+            format!(
+                "the lift has {} pairs labelled in both arms and {} judged only: a plan needs at least 2 of the first and 1 of the second",
+                l.ppi.labelled, l.ppi.unlabelled
+            ),
+            "label at least 2 lift items in both arms, drawn at random, and keep some unlabelled",
+        ));
+    };
+    let z = z_upper(0.025);
+    let half = |n: usize| z * variance(&m, n, lambda(&m, n)).sqrt();
+    match labels_needed(&m, width) {
+        Ok(needed) => Ok(LabelsPlan {
+            run_id: metrics.run_id.clone(),
+            width,
+            needed,
+            labelled: m.labelled,
+            unlabelled: m.unlabelled,
+            pilot_half_width: half(m.labelled),
+            half_width: half(needed),
+            lambda: lambda(&m, needed),
+        }),
+        Err(best) => Err(refuse(
+            format!(
+                "even labelling all {} judged-only pairs gives ±{best:.4}, wider than ±{width}",
+                m.unlabelled
+            ),
+            "ask for a wider interval, or judge more items in both arms (N bounds what labels can do)",
+        )),
+    }
+}
+
+impl Render for LabelsPlan {
+    fn human(&self) -> String {
+        format!(
+            "label {} items in both arms, drawn at random, for the lift in human units to be ±{} (95%, PPI++ at λ {:.2}: ±{:.4}), from run {}\n  the pilot: {} labelled and {} judged-only pairs, ±{:.4}\n",
+            self.needed,
+            self.width,
+            self.lambda,
+            self.half_width,
+            self.run_id,
+            self.labelled,
+            self.unlabelled,
+            self.pilot_half_width
+        )
+    }
+}
+
 pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
     let (metrics, about) = crate::pipeline::stored::read_run(&args.run_dir)?;
-    let compared = metric_of(&metrics, &args.metric, &args.run_dir)?;
+    let compared = metric_of(
+        &metrics,
+        args.metric.as_deref().unwrap_or_default(),
+        &args.run_dir,
+    )?;
     let diffs = differences(&args.run_dir, &metrics, &compared)?;
     let threads = crate::pipeline::threads(args.threads);
     plan(
@@ -532,6 +636,12 @@ impl Render for PlanReport {
 
 impl super::Run for PlanArgs {
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        if let Some(width) = self.labels_for {
+            return Ok(ctx.answer(
+                &labels_for(&self.run_dir, width)?,
+                crate::exit::Verdict::Pass,
+            ));
+        }
         Ok(ctx.answer(&run(&self)?, crate::exit::Verdict::Pass))
     }
 }

@@ -638,17 +638,22 @@ fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
                 _ => None,
             },
             None if name == "lift" => (!judges).then_some("verdicts.jsonl (or [scores] judges)"),
+            None if name == "lift_human" => match (&corpus.verdicts, &corpus.labels) {
+                (None, _) => Some("verdicts.jsonl"),
+                (_, None) => Some("labels.jsonl"),
+                _ => None,
+            },
             None if scorers.contains(name) => None,
             None => {
                 let mut names: Vec<&str> = compared().iter().map(|c| c.name).collect();
-                names.push("lift");
+                names.extend(["lift", "lift_human"]);
                 names.extend(scorers.iter().copied());
                 let near = crate::text::nearest(name, &names)
                     .map(|n| format!("; did you mean `{n}`?"))
                     .unwrap_or_default();
                 loaded.refusals.push(error(
-                    format!("`{name}` is not a compared metric, `lift`, or a scorer of the corpus{near}"),
-                    format!("a decision metric is a key of review.delta or queries.delta, `lift`, or an imported scorer: {}", names.join(", ")),
+                    format!("`{name}` is not a compared metric, `lift`, `lift_human`, or a scorer of the corpus{near}"),
+                    format!("a decision metric is a key of review.delta or queries.delta, `lift`, `lift_human`, or an imported scorer: {}", names.join(", ")),
                 ));
                 continue;
             }

@@ -77,6 +77,8 @@ pub enum Kind {
     /// A square matrix of correlations in [−1, 1], one row and column per name, each cell
     /// coloured (blue −1, white 0, red +1) and written; `None` cells are grey.
     HeatMap(HeatMap),
+    /// Estimates with their intervals, the axis spanning them and 0.
+    Intervals(IntervalRows),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -135,6 +137,15 @@ pub struct ReliabilityPanel {
     /// (mean confidence 0–1, observed outcome 0–1, count).
     pub points: Vec<(f64, f64, usize)>,
     pub y_desc: String,
+}
+
+/// Estimates with intervals on one axis: (label, colour: 0 ink / 1 baseline / 2 treatment,
+/// value, interval), the axis's description, and dashed marks (x, label).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IntervalRows {
+    pub rows: Vec<(String, u8, f64, Option<[f64; 2]>)>,
+    pub x_desc: String,
+    pub marks: Vec<(f64, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -321,6 +332,30 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
                 names,
             }),
         });
+    }
+    if let (Some(l), Some(judge)) = (&m.lift_human, &m.lift) {
+        let mut rows = Vec::new();
+        if let Some(v) = judge.value {
+            rows.push(("judge lift".to_string(), 0u8, v, judge.ci));
+        }
+        if let Some(v) = l.ppi.value {
+            rows.push((format!("PPI++ (λ {:.2})", l.ppi.lambda), 2, v, l.ppi.ci));
+        }
+        if let Some(v) = l.classical.value {
+            rows.push(("labels alone".to_string(), 1, v, l.classical.ci));
+        }
+        if rows.len() >= 2 {
+            out.push(Spec {
+                name: "lift-human",
+                title: "The lift: in judge units, in human units (PPI++), and from the labels alone".into(),
+                alt: "Treatment − baseline with 95% intervals: the judges' composite over every item judged in both arms; PPI++, the labelled items and the judges' scores together, in human units; and the labelled items alone.".into(),
+                kind: Kind::Intervals(IntervalRows {
+                    rows,
+                    x_desc: "treatment − baseline composite".into(),
+                    marks: vec![(0.0, "no change".into())],
+                }),
+            });
+        }
     }
     if let Some(rows) = alpha_rows(m) {
         out.push(Spec {
@@ -826,6 +861,16 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
         Kind::Alpha(rows) => alpha(&body, rows),
         Kind::TradeOff(t) => trade_off(&body, t),
         Kind::HeatMap(h) => heat_map(&body, h),
+        Kind::Intervals(rows) => {
+            let (lo, hi) = rows
+                .rows
+                .iter()
+                .flat_map(|r| [r.2, r.3.map_or(r.2, |c| c[0]), r.3.map_or(r.2, |c| c[1])])
+                .chain(rows.marks.iter().map(|m| m.0))
+                .fold((0.0f64, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+            let pad = ((hi - lo) * 0.1).max(0.01);
+            intervals(&body, rows, (lo - pad)..(hi + pad))
+        }
     }
 }
 
@@ -1312,15 +1357,39 @@ fn reliability_panel<DB: DrawingBackend>(
 }
 
 fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Result<(), String> {
-    let n = a.rows.len().max(1);
     let lowest = a
         .rows
         .iter()
         .map(|r| r.3.map_or(r.2, |c| c[0]).min(r.2))
         .fold(0.0, f64::min);
     let x_min = if lowest < 0.0 { lowest - 0.05 } else { 0.0 };
+    let mut marks = vec![
+        (0.667, "0.667 tentative".to_string()),
+        (0.8, "0.8 reliable".into()),
+    ];
+    if let Some(f) = a.floor {
+        marks.push((f, "trust floor".into()));
+    }
+    intervals(
+        area,
+        &IntervalRows {
+            rows: a.rows.clone(),
+            x_desc: "Krippendorff's α".into(),
+            marks,
+        },
+        x_min..1.0,
+    )
+}
+
+/// Estimates with their intervals, one row each, top-down, beside dashed marks.
+fn intervals<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    a: &IntervalRows,
+    x_range: std::ops::Range<f64>,
+) -> Result<(), String> {
+    let n = a.rows.len().max(1);
     let mut chart = frame(area, None, 180)
-        .build_cartesian_2d(x_min..1.0, (0..n - 1).into_segmented())
+        .build_cartesian_2d(x_range, (0..n - 1).into_segmented())
         .map_err(err)?;
     let names: Vec<String> = a.rows.iter().map(|r| r.0.clone()).collect();
     styled(&mut chart.configure_mesh())
@@ -1330,19 +1399,15 @@ fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Re
             SegmentValue::CenterOf(i) => names.get(n - 1 - *i).cloned().unwrap_or_default(),
             _ => String::new(),
         })
-        .x_desc("Krippendorff's α")
+        .x_desc(&a.x_desc)
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()
         .map_err(err)?;
-    let mut marks = vec![(0.667, "0.667 tentative"), (0.8, "0.8 reliable")];
-    if let Some(f) = a.floor {
-        marks.push((f, "trust floor"));
-    }
-    for (x, label) in marks {
+    for (x, label) in &a.marks {
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(x, SegmentValue::Exact(0)), (x, SegmentValue::Exact(n))],
+                vec![(*x, SegmentValue::Exact(0)), (*x, SegmentValue::Exact(n))],
                 6,
                 4,
                 RGBColor(140, 140, 140).stroke_width(1),
@@ -1350,14 +1415,14 @@ fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Re
             .map_err(err)?;
         chart
             .draw_series(std::iter::once(Text::new(
-                label.to_string(),
-                (x, SegmentValue::Exact(n)),
+                label.clone(),
+                (*x, SegmentValue::Exact(n)),
                 (FONT, 11).into_font().color(&INK),
             )))
             .map_err(err)?;
     }
     // Rows top-down in the given order: row k sits in segment n − 1 − k.
-    for (k, (_, arm, alpha, ci)) in a.rows.iter().enumerate() {
+    for (k, (_, arm, value, ci)) in a.rows.iter().enumerate() {
         let colour = match arm {
             1 => BASELINE,
             2 => TREATMENT,
@@ -1377,16 +1442,16 @@ fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Re
         }
         chart
             .draw_series(std::iter::once(Circle::new(
-                (*alpha, SegmentValue::CenterOf(seg)),
+                (*value, SegmentValue::CenterOf(seg)),
                 7,
                 colour.filled(),
             )))
             .map_err(err)?;
         chart
             .draw_series(std::iter::once(
-                EmptyElement::at((*alpha, SegmentValue::CenterOf(seg)))
+                EmptyElement::at((*value, SegmentValue::CenterOf(seg)))
                     + Text::new(
-                        format!("{alpha:.3}"),
+                        format!("{value:.3}"),
                         (-14, -26),
                         (FONT, 13).into_font().color(&INK),
                     ),

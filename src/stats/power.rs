@@ -38,7 +38,7 @@ pub fn z_upper(tail: f64) -> f64 {
 pub const MAX_COUNT: u64 = 1 << 53;
 
 /// Φ(x).
-fn phi(x: f64) -> f64 {
+pub fn phi(x: f64) -> f64 {
     Normal::standard().cdf(x)
 }
 

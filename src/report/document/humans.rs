@@ -135,3 +135,171 @@ pub(super) fn humans_section(
         blocks,
     }
 }
+
+/// "Lift in human units": the judge lift, the PPI++ lift and the labels-only interval side by
+/// side, each arm in human units, and anchor calibration in human units.
+pub(super) fn lift_human_section(
+    m: &Metrics,
+    l: &crate::human_units::LiftHuman,
+    has: &dyn Fn(&'static str) -> bool,
+) -> Section {
+    let signed = |v: Option<f64>, c: Option<[f64; 2]>| match v {
+        Some(v) => format!("{v:+.3} {}", signed_ci(c)),
+        None => "not estimable".to_string(),
+    };
+    let judge = m.lift.as_ref();
+    let mut reading = match l.ppi.value {
+        Some(_) => format!(
+            "In human units the lift is {} (PPI++ over {} labelled and {} judged-only pairs, λ {:.2}), against {} in judge units and {} from the labelled pairs alone.",
+            signed(l.ppi.value, l.ppi.ci),
+            l.ppi.labelled,
+            l.ppi.unlabelled,
+            l.ppi.lambda,
+            judge.map_or("—".into(), |j| signed(j.value, j.ci)),
+            signed(l.classical.value, l.classical.ci),
+        ),
+        None => format!(
+            "The lift cannot be put in human units: {} of its {} pairs are labelled in both arms.",
+            l.ppi.labelled,
+            l.ppi.labelled + l.ppi.unlabelled
+        ),
+    };
+    reading += " These estimates are unbiased only if the labelled items were drawn at random from the judged ones.";
+    let row = |name: &str,
+               v: Option<f64>,
+               c: Option<[f64; 2]>,
+               n: String,
+               big_n: String,
+               lambda: String| {
+        vec![
+            text(name),
+            v.map_or_else(|| numeric("—"), |x| numeric(format!("{x:+.3}"))),
+            numeric(ci(c, 3)),
+            numeric(n),
+            numeric(big_n),
+            numeric(lambda),
+        ]
+    };
+    let mut rows = Vec::new();
+    if let Some(j) = judge {
+        if j.withheld {
+            rows.push(vec![
+                text("judge lift"),
+                Cell::Withheld,
+                Cell::Withheld,
+                numeric("—"),
+                numeric(j.items.to_string()),
+                numeric("—"),
+            ]);
+        } else {
+            rows.push(row(
+                "judge lift",
+                j.value,
+                j.ci,
+                "—".into(),
+                format!("{} (every pair)", j.items),
+                "—".into(),
+            ));
+        }
+    }
+    rows.push(row(
+        "PPI++ lift (human units)",
+        l.ppi.value,
+        l.ppi.ci,
+        l.ppi.labelled.to_string(),
+        l.ppi.unlabelled.to_string(),
+        format!("{:.2}", l.ppi.lambda),
+    ));
+    rows.push(row(
+        "labels alone",
+        l.classical.value,
+        l.classical.ci,
+        l.ppi.labelled.to_string(),
+        "—".into(),
+        "0".into(),
+    ));
+    let mut blocks = vec![Block::Table(Table {
+        caption: Some("Treatment − baseline composite, paired by item, 95% intervals. n: pairs people labelled in both arms; N: pairs only the judges scored; λ: how much PPI++ leans on the judges (0 is the labels alone).".into()),
+        header: header(&["estimate", "value", "95% CI", "n labelled", "N judged only", "λ"]),
+        rows,
+    })];
+    blocks.extend(plot(has, "lift-human"));
+    let mut notes = Vec::new();
+    notes.extend(l.ppi.note.clone());
+    if l.labelled_one_arm > 0 {
+        notes.push(format!(
+            "{} labelled in one arm only: not a lift pair.",
+            crate::text::count(l.labelled_one_arm as u64, "item is", "items are")
+        ));
+    }
+    if l.labels_unused > 0 {
+        notes.push(format!(
+            "{} on items no judge scored: counted, not used.",
+            crate::text::count(l.labels_unused as u64, "label", "labels")
+        ));
+    }
+    if l.ppi.labelled > 0 && l.ppi.labelled < 10 {
+        notes.push(format!(
+            "With {} labelled pairs the interval's own variance is rough: label more (calibench plan RUN_DIR --labels-for WIDTH says how many).",
+            l.ppi.labelled
+        ));
+    }
+    if !notes.is_empty() {
+        blocks.push(Block::List(notes));
+    }
+    let arm_row = |name: &str, e: &crate::stats::ppi::Estimate| {
+        vec![
+            text(name),
+            opt(e.value, 3),
+            numeric(interval(e.ci, 3)),
+            numeric(e.labelled.to_string()),
+            numeric(e.unlabelled.to_string()),
+            numeric(format!("{:.2}", e.lambda)),
+        ]
+    };
+    blocks.push(Block::Table(Table {
+        caption: Some(
+            "Each arm's mean composite in human units (PPI++ over its judged items).".into(),
+        ),
+        header: header(&["arm", "mean", "95% CI", "n labelled", "N judged only", "λ"]),
+        rows: vec![
+            arm_row("baseline", &l.arms.baseline),
+            arm_row("treatment", &l.arms.treatment),
+        ],
+    }));
+    if !m.anchor_calibration_human.is_empty() {
+        blocks.push(Block::Table(Table {
+            caption: Some("Anchor calibration in human units: the judged findings at each recorded confidence value, their judges' mean composite and, PPI++, the people's. Does a 75 hit 0.75? Cells with few labelled findings have rough intervals.".into()),
+            header: header(&["arm", "value", "findings", "labelled", "judges", "human units", "95% CI", "λ"]),
+            rows: m
+                .anchor_calibration_human
+                .iter()
+                .map(|c| {
+                    vec![
+                        text(&c.arm),
+                        text(&c.value),
+                        numeric(c.items.to_string()),
+                        numeric(c.human.labelled.to_string()),
+                        num(c.judge, 3),
+                        opt(c.human.value, 3),
+                        numeric(interval(c.human.ci, 3)),
+                        numeric(format!("{:.2}", c.human.lambda)),
+                    ]
+                })
+                .collect(),
+        }));
+    }
+    Section {
+        id: "lift-human",
+        title: "Lift in human units".into(),
+        reading,
+        blocks,
+    }
+}
+
+/// An interval with signs: `[+0.083, +0.225]`.
+fn signed_ci(c: Option<[f64; 2]>) -> String {
+    c.map_or("(no interval)".into(), |[lo, hi]| {
+        format!("[{lo:+.3}, {hi:+.3}]")
+    })
+}

@@ -12,7 +12,7 @@ mod review;
 mod scores;
 
 use agreement::{agreement_section, coverage_section, trust_section};
-use humans::humans_section;
+use humans::{humans_section, lift_human_section};
 use queries::query_section;
 use review::{controls_section, figures_row, review_section};
 use scores::{scorer_rows, scores_section};
@@ -399,6 +399,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
     sections.push(trust_section(m));
     if let Some(h) = &m.humans {
         sections.push(humans_section(m, h, &has));
+    }
+    if let Some(l) = &m.lift_human {
+        sections.push(lift_human_section(m, l, &has));
     }
     sections.push(coverage_section(m));
     Document {
