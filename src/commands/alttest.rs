@@ -96,7 +96,7 @@ pub fn run(args: &AltTestArgs) -> Result<(AltTestReport, Verdict), Error> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| {
             InputError::new(&name, e.to_string()).hint(format!(
-                "the raters are {raters}; every rater not named by --llm is a human"
+                "the raters are {raters}; every rater not named by --llm is a human; --min-humans-per-item and --min-items-per-human set what is kept"
             ))
         })?;
     let verdict = if results.iter().all(|r| r.passed) {

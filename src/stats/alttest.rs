@@ -93,7 +93,7 @@ pub enum AltTestError {
     TooFewHumans(usize),
     #[error("no item has a value from `{llm}` and from at least {min} humans")]
     NoItems { llm: String, min: usize },
-    #[error("no human has {min} or more of the {items} kept items (`--min-items-per-human`)")]
+    #[error("no human has {min} or more of the {items} kept items")]
     NoHumans { items: usize, min: usize },
 }
 

@@ -150,11 +150,12 @@ pub(super) fn lift_human_section(
     let judge = m.lift.as_ref();
     let mut reading = match l.ppi.value {
         Some(_) => format!(
-            "In human units the lift is {} (PPI++ over {} labelled and {} judged-only pairs, λ {:.2}), against {} in judge units and {} from the labelled pairs alone.",
+            "In human units the lift is {} (PPI++ over {} labelled and {} judged-only pairs, λ {:.2}{}), against {} in judge units and {} from the labelled pairs alone.",
             signed(l.ppi.value, l.ppi.ci),
             l.ppi.labelled,
             l.ppi.unlabelled,
             l.ppi.lambda,
+            l.ppi.note.as_ref().map_or(String::new(), |n| format!(": {n}")),
             judge.map_or("—".into(), |j| signed(j.value, j.ci)),
             signed(l.classical.value, l.classical.ci),
         ),
