@@ -13,6 +13,13 @@ use crate::stats::alpha::Level;
 use crate::stats::alttest::{alt_test, Alignment, AltTest, Settings};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Each model is tested on its own, against every rater not named by --llm: leave \
+one human out, score how well the model and that human each agree with the other humans, and ask \
+by a one-sided t-test whether the model is at most ε worse; Benjamini–Yekutieli over the humans at \
+q; the model passes when it wins at least half of them (docs/guides/judges-and-humans.md).\n\
+Exit status: 0 every model named passes, 1 one fails, 2 bad input."
+)]
 pub struct AltTestArgs {
     /// Reliability data: long CSV (unit,rater,value), wide CSV (rater,<unit>,…) or long JSON Lines
     pub file: std::path::PathBuf,
