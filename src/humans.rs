@@ -18,7 +18,7 @@ use crate::stats::alttest::{alt_test, Alignment, AltTest, HumanResult, Settings}
 use crate::stats::judges::{effective_judges, error_correlation};
 
 /// The candidate name of the panel's composite in the alt-test.
-pub const PANEL: &str = "panel";
+pub use crate::corpus::labels::PANEL;
 
 /// The humans section of `metrics.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

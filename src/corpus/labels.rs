@@ -12,6 +12,9 @@ use super::verdicts::Item;
 use super::{Id, Lines, Text};
 use crate::error::{InputError, Problems};
 
+/// The name the alt-test gives the panel's composite (`humans.alt_test.panel`).
+pub const PANEL: &str = "panel";
+
 /// One person's labels on one item in one arm.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
@@ -123,6 +126,23 @@ pub fn check_against(name: &str, labels: &[Label], items: &[Item], arms: &[&str]
         .flat_map(|i| i.survivors().flat_map(|s| s.keys().map(String::as_str)))
         .collect();
     let list = |s: &BTreeSet<&str>| crate::text::first_few(s.iter().map(|x| format!("`{x}`")), 8);
+    // The alt-test names the panel's composite `panel`: a judge of that name would be confused
+    // with it in metrics.json and the gate's paths.
+    if let Some(item) = items
+        .iter()
+        .find(|i| i.verdicts.iter().any(|v| v.model == PANEL))
+    {
+        problems.push(
+            InputError::new(
+                name,
+                format!(
+                    "a judge is named `{PANEL}` (verdicts.jsonl line {}), the name the alt-test gives the panel's composite",
+                    item.line
+                ),
+            )
+            .hint("rename that judge in verdicts.jsonl to compare the judges with human labels"),
+        );
+    }
     for l in labels {
         let err = |field: &str, problem: String| super::field_error(name, l.line, field, problem);
         if judges.contains(l.annotator.as_str()) {
