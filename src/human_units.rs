@@ -299,7 +299,6 @@ mod tests {
 
     #[test]
     fn annotators_are_averaged_and_dimensions_weighted_as_the_judges_are() {
-        let items = vec![item("b", "i0", 0.5)];
         let mut two = label("b", "i0", "a1", 0.0);
         two.scores.insert("r".into(), 1.0);
         let labels = vec![two, label("b", "i0", "a2", 0.6)];
@@ -307,7 +306,6 @@ mod tests {
         let h = human_composites(&labels, &weights);
         // a1: (0·1 + 1·3) / 4 = 0.75; a2: 0.6; mean 0.675.
         assert!((h[&("b", "i0")] - 0.675).abs() < 1e-12);
-        let _ = items;
     }
 
     #[test]

@@ -201,8 +201,9 @@ pub fn analyse(
 /// Sets every reported delta's `p_adjusted` (docs/reference.md, "Adjusted p-values"): Holm over
 /// `family` (the decision metrics, else the primary ones) as one family, and over each table's
 /// other deltas as another. A name of the catalogue joins the family from its own table; any
-/// other name is an imported scorer's; `lift` joins it when named, and its adjusted p is
-/// returned. A withheld delta is no longer in its table and takes no part.
+/// other name is an imported scorer's; `lift` and `lift_human` (their p-values given in that
+/// order) join it when named, and their adjusted p-values are returned in that order. A
+/// withheld delta is no longer in its table and takes no part.
 fn adjust(
     family: &[String],
     review: Option<&mut ReviewSection>,
