@@ -417,9 +417,24 @@ fn the_lift_in_human_units_decides_and_sizes_the_next_labelling() {
         ),
     )
     .unwrap();
-    decide_on_lift_human(&dir);
+    let (exp, _) = decide_on_lift_human(&dir);
+    let text = std::fs::read_to_string(&exp).unwrap();
+    std::fs::write(
+        &exp,
+        text.replace("[decision]\n", "[decision]\nlift = \"increase\"\n"),
+    )
+    .unwrap();
     let m = run(root.path(), &dir);
     let l = &m["lift_human"];
+    // Both lifts join the decision's Holm family: each adjusted p is at least its own.
+    let p = l["p"].as_f64().unwrap();
+    let adjusted = l["p_adjusted"].as_f64().unwrap();
+    assert!(adjusted >= p && adjusted <= 1.0, "{p} {adjusted}");
+    let judge = &m["lift"];
+    assert!(
+        judge["p_adjusted"].as_f64().unwrap() >= judge["paired"]["p_value"].as_f64().unwrap(),
+        "{judge}"
+    );
     // Eight plans judged in both arms: five labelled in both, plan-f in one arm only.
     assert_eq!(
         (l["labelled"].as_u64(), l["unlabelled"].as_u64()),
