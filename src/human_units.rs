@@ -35,7 +35,8 @@ pub struct LiftHuman {
     /// The pilot's moments `calibench plan --labels-for` sizes the next labelling from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub moments: Option<Moments>,
-    /// Labels on items no judge scored (or no judged item at all): counted, not used.
+    /// Labelled (arm, item) pairs that no judge scored (or that are not judged items): counted,
+    /// not used.
     pub labels_unused: usize,
     /// Items labelled in one arm only: not a lift pair.
     pub labelled_one_arm: usize,
@@ -157,12 +158,11 @@ pub fn estimates(
         };
         pairs.push((ft - fb, y));
     }
-    let lift = estimate(&pairs);
     let (y, f, u) = split(&pairs);
+    let lift = ppi_mean(&y, &f, &u);
     let c = classical(&y);
-    let p = match (lift.value, lift.ci) {
-        (Some(v), Some([lo, hi])) if hi > lo => {
-            let se = (hi - lo) / 2.0 / crate::stats::power::z_upper(0.025);
+    let p = match (lift.value, lift.standard_error()) {
+        (Some(v), Some(se)) if se > 0.0 => {
             Some(2.0 * (1.0 - crate::stats::power::phi(v.abs() / se)))
         }
         _ => None,

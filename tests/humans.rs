@@ -55,16 +55,22 @@ fn labels(items: &[Value], label: impl Fn(&Value, &str) -> f64) -> String {
     out
 }
 
+/// Replaces `from` by `to` in the file `path`; returns its text as it was.
+fn edit(path: &Path, from: &str, to: &str) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, text.replace(from, to)).unwrap();
+    text
+}
+
 /// Adds `lift_human = "increase"` to the experiment's `[decision]`; returns the experiment file
 /// and its text as it was.
 fn decide_on_lift_human(dir: &Path) -> (PathBuf, String) {
     let exp = dir.join("experiment.toml");
-    let text = std::fs::read_to_string(&exp).unwrap();
-    std::fs::write(
+    let text = edit(
         &exp,
-        text.replace("[decision]\n", "[decision]\nlift_human = \"increase\"\n"),
-    )
-    .unwrap();
+        "[decision]\n",
+        "[decision]\nlift_human = \"increase\"\n",
+    );
     (exp, text)
 }
 
@@ -159,12 +165,7 @@ fn require_makes_the_panels_alt_test_a_fourth_trust_check() {
     )
     .unwrap();
     let exp = dir.join("experiment.toml");
-    let text = std::fs::read_to_string(&exp).unwrap();
-    std::fs::write(
-        &exp,
-        text.replace("alt_test = \"report\"", "alt_test = \"require\""),
-    )
-    .unwrap();
+    edit(&exp, "alt_test = \"report\"", "alt_test = \"require\"");
     let m = run(root.path(), &dir);
     assert_eq!(m["trust"]["trustworthy"], false);
     let reasons: Vec<&str> = m["trust"]["trust_reasons"]
@@ -418,12 +419,7 @@ fn the_lift_in_human_units_decides_and_sizes_the_next_labelling() {
     )
     .unwrap();
     let (exp, _) = decide_on_lift_human(&dir);
-    let text = std::fs::read_to_string(&exp).unwrap();
-    std::fs::write(
-        &exp,
-        text.replace("[decision]\n", "[decision]\nlift = \"increase\"\n"),
-    )
-    .unwrap();
+    edit(&exp, "[decision]\n", "[decision]\nlift = \"increase\"\n");
     let m = run(root.path(), &dir);
     let l = &m["lift_human"];
     // Both lifts join the decision's Holm family: each adjusted p is at least its own.

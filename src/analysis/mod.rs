@@ -86,6 +86,7 @@ pub fn analyse(
         }
     }
     let mut humans = None;
+    let (mut lift_human, mut anchor_calibration_human) = (None, Vec::new());
     let (trust, lift) = match (&corpus.verdicts, panel) {
         (_, Some(judged)) => {
             agreement
@@ -103,7 +104,17 @@ pub fn analyse(
                 .labels
                 .as_ref()
                 .map_or(&[][..], |(_, l)| l.as_slice());
-            let judged = judge(exp, name, items, labels, settings)?;
+            let filed = judged_items(exp, name, items)?;
+            if !labels.is_empty() {
+                let selections = corpus
+                    .reviews
+                    .as_ref()
+                    .map_or(&[][..], |(_, s)| s.as_slice());
+                if let Some((l, cells)) = human_units(exp, &filed, labels, selections) {
+                    (lift_human, anchor_calibration_human) = (Some(l), cells);
+                }
+            }
+            let judged = judge_items(exp, name, &filed, labels, settings)?;
             humans = judged.humans;
             agreement
                 .get_or_insert_with(AgreementSection::default)
@@ -116,19 +127,6 @@ pub fn analyse(
             (Some(judged.verdict), Some(judged.lift))
         }
         (None, None) => (None, None),
-    };
-    let (mut lift_human, anchor_calibration_human) = match (&corpus.verdicts, &corpus.labels) {
-        (Some((name, items)), Some((_, labels))) if lift.is_some() => {
-            let selections = corpus
-                .reviews
-                .as_ref()
-                .map_or(&[][..], |(_, s)| s.as_slice());
-            match human_units(exp, name, items, labels, selections)? {
-                Some((l, cells)) => (Some(l), cells),
-                None => (None, Vec::new()),
-            }
-        }
-        _ => (None, Vec::new()),
     };
     let (mut scores, mut score_rows) = match scored {
         Some(s) => (Some(s.section), s.rows),
@@ -287,10 +285,9 @@ fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Dec
                                 delta,
                                 ci: l.ppi.ci,
                                 p_adjusted: l.p_adjusted,
-                                mde: l.ppi.ci.map(|[lo, hi]| {
-                                    use crate::stats::power::{z_upper, ALPHA, POWER};
-                                    (hi - lo) / 2.0 / z_upper(ALPHA / 2.0)
-                                        * (z_upper(ALPHA / 2.0) + z_upper(1.0 - POWER))
+                                mde: l.ppi.standard_error().map(|se| {
+                                    use crate::stats::power::{z_sum, ALPHA, POWER};
+                                    se * z_sum(ALPHA, POWER)
                                 }),
                                 pairs: l.ppi.labelled,
                             })
@@ -498,22 +495,6 @@ struct Judged {
     humans: Option<crate::humans::HumansSection>,
 }
 
-fn judge(
-    exp: &Experiment,
-    name: &str,
-    items: &[Item],
-    labels: &[crate::corpus::labels::Label],
-    settings: Settings,
-) -> Result<Judged, InputError> {
-    judge_items(
-        exp,
-        name,
-        &judged_items(exp, name, items)?,
-        labels,
-        settings,
-    )
-}
-
 /// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
 /// (empty without labels.jsonl), the humans section, and under `[trust] alt_test = "require"`
 /// the panel's alt-test as a fourth trust check, before the lift reads the verdict.
@@ -582,24 +563,19 @@ fn arm_labels(arm: &Arm, other: &Arm) -> Vec<String> {
 }
 
 /// The lift and anchor calibration in human units (docs/guides/judges-and-humans.md), when the
-/// corpus has labels on judged items. Each judged finding's value is the confidence its reviewer
-/// recorded, on its arm's scale.
+/// corpus has labels on judged items (`judged`: the verdicts filed under the arms). Each judged
+/// finding's value is the confidence its reviewer recorded, on its arm's scale.
 fn human_units(
     exp: &Experiment,
-    name: &str,
-    items: &[Item],
+    judged: &[Item],
     labels: &[crate::corpus::labels::Label],
     selections: &[Selection],
-) -> Result<
-    Option<(
-        crate::human_units::LiftHuman,
-        Vec<crate::human_units::CalibrationHumanCell>,
-    )>,
-    InputError,
-> {
+) -> Option<(
+    crate::human_units::LiftHuman,
+    Vec<crate::human_units::CalibrationHumanCell>,
+)> {
     use crate::human_units::{estimates, ArmLabels};
     use crate::replay::review_metrics::value_label;
-    let judged = judged_items(exp, name, items)?;
     let owned = [
         arm_labels(&exp.baseline, &exp.treatment),
         arm_labels(&exp.treatment, &exp.baseline),
@@ -623,12 +599,12 @@ fn human_units(
             }
         })
         .collect();
-    Ok(estimates(
-        &judged,
+    estimates(
+        judged,
         labels,
         &exp.trust.dimension_weights,
         [&arms[0], &arms[1]],
-    ))
+    )
 }
 
 /// The verdicts filed under either arm's recorded label (`source`) or name. A line under any

@@ -189,8 +189,9 @@ pub fn labels_for(run_dir: &Path, width: f64) -> Result<LabelsPlan, Error> {
         }),
         Err(best) => Err(refuse(
             format!(
-                "even labelling all {} judged-only pairs gives ±{best:.4}, wider than ±{width}",
-                m.unlabelled
+                "even labelling all {} judged-only pairs gives ±{:.4}, wider than ±{width} (the narrowest any number of labels reaches: ±{best:.4})",
+                m.unlabelled,
+                half(m.unlabelled.max(2))
             ),
             "ask for a wider interval, or judge more items in both arms (N bounds what labels can do)",
         )),

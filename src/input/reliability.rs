@@ -165,8 +165,8 @@ impl Grouping for Rated {
 /// Collects a long file's ratings by unit and rater, remembering the first repeated rating.
 #[derive(Default)]
 struct Matrix {
-    unit_ids: HashMap<String, usize>,
-    rater_ids: HashMap<String, usize>,
+    unit_ids: FastMap<u32>,
+    rater_ids: FastMap<u32>,
     units: Vec<String>,
     raters: Vec<String>,
     values: Vec<Vec<Option<f64>>>,
@@ -176,15 +176,16 @@ struct Matrix {
 
 impl Sink for Matrix {
     fn push(&mut self, unit: &str, rater: &str, value: Option<f64>, line: u64) -> Result<(), Stop> {
-        let u = *self.unit_ids.entry(unit.to_string()).or_insert_with(|| {
+        // Ids in order of first appearance, a name allocated only when first seen.
+        let u = id_of(&mut self.unit_ids, unit) as usize;
+        if u == self.units.len() {
             self.units.push(unit.to_string());
             self.values.push(Vec::new());
-            self.units.len() - 1
-        });
-        let r = *self.rater_ids.entry(rater.to_string()).or_insert_with(|| {
+        }
+        let r = id_of(&mut self.rater_ids, rater) as usize;
+        if r == self.raters.len() {
             self.raters.push(rater.to_string());
-            self.raters.len() - 1
-        });
+        }
         if let Some(first) = self.lines.insert((u, r), line) {
             self.repeated = Some((unit.to_string(), rater.to_string(), first, line));
             return Err(Stop::Found);

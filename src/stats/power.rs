@@ -44,7 +44,7 @@ pub fn phi(x: f64) -> f64 {
 
 /// z₁₋α/₂ + z_power: the distance, in standard errors, between no effect and an effect
 /// detected with that power at two-sided level α.
-fn z_sum(alpha: f64, power: f64) -> f64 {
+pub fn z_sum(alpha: f64, power: f64) -> f64 {
     z_upper(alpha / 2.0) + z(power)
 }
 

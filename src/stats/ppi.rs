@@ -31,6 +31,13 @@ pub struct Estimate {
     pub note: Option<String>,
 }
 
+impl Estimate {
+    /// The standard error behind the 95% interval: its half-width over z₀.₉₇₅.
+    pub fn standard_error(&self) -> Option<f64> {
+        self.ci.map(|[lo, hi]| (hi - lo) / 2.0 / z95())
+    }
+}
+
 /// The moments of a pilot's pairs that the interval's width depends on, for sizing the next
 /// labelling (`calibench plan --labels-for`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -184,25 +191,20 @@ pub fn ppi_mean(y: &[f64], f_labelled: &[f64], f_unlabelled: &[f64]) -> Estimate
 
 /// How many labelled items (at the pilot's N) make the 95% PPI++ interval at most ±`width`:
 /// the smallest n in 2..=N with z²·variance(n) ≤ width², λ re-tuned for each n. `Err` with the
-/// best half-width reachable (at n = N) when none does.
+/// narrowest half-width any n reaches when none does. (λ falls as n grows, so the half-width
+/// need not fall monotonically: every n is tried, each in constant time.)
 pub fn labels_needed(m: &Moments, width: f64) -> Result<usize, f64> {
     let z = z95();
     let half = |n: usize| z * variance(m, n, lambda(m, n)).sqrt();
-    let top = m.unlabelled.max(2);
-    // The half-width falls as n grows (more labels never hurt at the tuned λ): bisect.
-    if half(top) > width {
-        return Err(half(top));
-    }
-    let (mut lo, mut hi) = (2usize, top);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if half(mid) <= width {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+    let mut best = f64::INFINITY;
+    for n in 2..=m.unlabelled.max(2) {
+        let h = half(n);
+        if h <= width {
+            return Ok(n);
         }
+        best = best.min(h);
     }
-    Ok(lo)
+    Err(best)
 }
 
 #[cfg(test)]

@@ -235,8 +235,8 @@ pub(super) fn lift_human_section(
     }
     if l.labels_unused > 0 {
         notes.push(format!(
-            "{} on items no judge scored: counted, not used.",
-            crate::text::count(l.labels_unused as u64, "label", "labels")
+            "{} no judge scored: counted, not used.",
+            crate::text::count(l.labels_unused as u64, "labelled item", "labelled items")
         ));
     }
     if l.ppi.labelled > 0 && l.ppi.labelled < 10 {
