@@ -257,10 +257,7 @@ pub fn alt_test(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) {
-        assert!((a - b).abs() < 1e-9, "{a} vs {b}");
-    }
+    use crate::stats::assert_close as close;
 
     #[test]
     fn alignment_by_accuracy_and_by_negative_rmse() {

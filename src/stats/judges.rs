@@ -65,10 +65,7 @@ pub fn effective_judges(correlation: &[Vec<Option<f64>>]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) {
-        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
-    }
+    use crate::stats::assert_close as close;
 
     #[test]
     fn pearson_by_hand() {

@@ -14,3 +14,10 @@ pub mod power;
 pub mod ppi;
 pub mod quantile;
 pub mod rng;
+
+/// For the statistics' tests: `a` equals `b` to within 1e-9.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_close(a: f64, b: f64) {
+    assert!((a - b).abs() < 1e-9, "{a} vs {b}");
+}

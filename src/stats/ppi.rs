@@ -210,10 +210,7 @@ pub fn labels_needed(m: &Moments, width: f64) -> Result<usize, f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) {
-        assert!((a - b).abs() < 1e-12, "{a} vs {b}");
-    }
+    use crate::stats::assert_close as close;
 
     #[test]
     fn lambda_estimate_and_interval_by_hand() {
