@@ -396,48 +396,89 @@ pub(crate) struct Strict(pub Value);
 
 impl<'de> Deserialize<'de> for Strict {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(StrictVisitor).map(Strict)
+        read_json(d).map(Strict)
     }
 }
 
-struct StrictVisitor;
+/// A value built from JSON as it is parsed: each reader says what it keeps of a scalar, an
+/// array and an object, and [`read_json`] does the visiting for all of them.
+pub(crate) trait FromJson: Sized {
+    fn null() -> Self;
+    fn bool(b: bool) -> Self;
+    /// Any number: JSON has no NaN or infinity, so every parsed float is a `Number`.
+    fn number(n: serde_json::Number) -> Self;
+    fn string(s: String) -> Self;
+    fn array<'de, A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
+}
 
-impl<'de> Visitor<'de> for StrictVisitor {
-    type Value = Value;
+/// Reads any JSON value as `T` (for a `Deserialize` impl).
+pub(crate) fn read_json<'de, T: FromJson, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
+    d.deserialize_any(JsonVisitor(std::marker::PhantomData))
+}
+
+struct JsonVisitor<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: FromJson> Visitor<'de> for JsonVisitor<T> {
+    type Value = T;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+    fn visit_unit<E>(self) -> Result<T, E> {
+        Ok(T::null())
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_none<E>(self) -> Result<T, E> {
+        Ok(T::null())
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_bool<E>(self, v: bool) -> Result<T, E> {
+        Ok(T::bool(v))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // JSON has no NaN or infinity, so every parsed float is finite.
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    fn visit_i64<E>(self, v: i64) -> Result<T, E> {
+        Ok(T::number(v.into()))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+    fn visit_u64<E>(self, v: u64) -> Result<T, E> {
+        Ok(T::number(v.into()))
     }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+    fn visit_f64<E>(self, v: f64) -> Result<T, E> {
+        Ok(serde_json::Number::from_f64(v).map_or_else(T::null, T::number))
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_str<E>(self, v: &str) -> Result<T, E> {
+        Ok(T::string(v.to_string()))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+    fn visit_string<E>(self, v: String) -> Result<T, E> {
+        Ok(T::string(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        T::array(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::object(map)
+    }
+}
+
+impl FromJson for Value {
+    fn null() -> Self {
+        Value::Null
+    }
+    fn bool(b: bool) -> Self {
+        Value::Bool(b)
+    }
+    fn number(n: serde_json::Number) -> Self {
+        Value::Number(n)
+    }
+    fn string(s: String) -> Self {
+        Value::String(s)
+    }
+    fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut items = Vec::new();
         while let Some(Strict(v)) = seq.next_element()? {
             items.push(v);
         }
         Ok(Value::Array(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+    /// Strictly: a key repeated in one object is refused.
+    fn object<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         let mut object = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             if object.contains_key(&key) {

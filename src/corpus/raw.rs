@@ -377,44 +377,31 @@ impl<'de> Visitor<'de> for FindingVisitor {
 
 impl<'de> Deserialize<'de> for Slot {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(SlotVisitor)
+        super::read_json(d)
     }
 }
 
-struct SlotVisitor;
-
-impl<'de> Visitor<'de> for SlotVisitor {
-    type Value = Slot;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON value")
+impl super::FromJson for Slot {
+    fn null() -> Self {
+        Slot::Null
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Slot, E> {
-        Ok(Slot::Bool(v))
+    fn bool(b: bool) -> Self {
+        Slot::Bool(b)
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Slot, E> {
-        Ok(Slot::Number(v.into()))
+    fn number(n: Number) -> Self {
+        Slot::Number(n)
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Slot, E> {
-        Ok(Slot::Number(v.into()))
+    fn string(s: String) -> Self {
+        Slot::Str(s.into())
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Slot, E> {
-        // As `Strict` reads it: JSON has no NaN or infinity.
-        Ok(Number::from_f64(v).map_or(Slot::Null, Slot::Number))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Slot, E> {
-        Ok(Slot::Str(v.into()))
-    }
-    fn visit_unit<E>(self) -> Result<Slot, E> {
-        Ok(Slot::Null)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Slot, A::Error> {
+    fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element::<Slot>()? {
             items.push(item);
         }
         Ok(Slot::Array(items))
     }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Slot, A::Error> {
+    fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
         // Read strictly for its repeated keys, then kept as its kind alone.
         Strict::deserialize(de::value::MapAccessDeserializer::new(map))?;
         Ok(Slot::Object)

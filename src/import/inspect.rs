@@ -496,47 +496,29 @@ impl std::fmt::Display for Scalar {
 
 impl<'de> serde::Deserialize<'de> for Scalar {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ScalarVisitor)
+        crate::corpus::read_json(d)
     }
 }
 
-struct ScalarVisitor;
-
-impl<'de> serde::de::Visitor<'de> for ScalarVisitor {
-    type Value = Scalar;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("any JSON value")
+impl crate::corpus::FromJson for Scalar {
+    fn null() -> Self {
+        Scalar::Null
     }
-    fn visit_unit<E>(self) -> Result<Scalar, E> {
-        Ok(Scalar::Null)
+    fn bool(b: bool) -> Self {
+        Scalar::Bool(b)
     }
-    fn visit_none<E>(self) -> Result<Scalar, E> {
-        Ok(Scalar::Null)
+    fn number(n: serde_json::Number) -> Self {
+        Scalar::Number(n)
     }
-    fn visit_bool<E>(self, b: bool) -> Result<Scalar, E> {
-        Ok(Scalar::Bool(b))
+    fn string(s: String) -> Self {
+        Scalar::String(s)
     }
-    fn visit_i64<E>(self, n: i64) -> Result<Scalar, E> {
-        Ok(Scalar::Number(n.into()))
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<Scalar, E> {
-        Ok(Scalar::Number(n.into()))
-    }
-    fn visit_f64<E>(self, x: f64) -> Result<Scalar, E> {
-        Ok(serde_json::Number::from_f64(x).map_or(Scalar::Null, Scalar::Number))
-    }
-    fn visit_str<E>(self, s: &str) -> Result<Scalar, E> {
-        Ok(Scalar::String(s.to_string()))
-    }
-    fn visit_string<E>(self, s: String) -> Result<Scalar, E> {
-        Ok(Scalar::String(s))
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Scalar, A::Error> {
+    /// Skipped as it is parsed, keeping only that it was an array.
+    fn array<'de, A: serde::de::SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Scalar::Array)
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Scalar, A::Error> {
+    fn object<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Scalar::Object)
     }
