@@ -23,42 +23,23 @@ pub struct CorpusFile {
 
 /// Every corpus file calibench reads, in the order the docs list them.
 pub const FILES: &[CorpusFile] = &[
-    CorpusFile {
-        stem: "reviews",
-        holds: "reviewer returns",
-        schema: || schema_for!(RawReturn),
-    },
-    CorpusFile {
-        stem: "queries",
-        holds: "agent query traces",
-        schema: || schema_for!(RawQuery),
-    },
-    CorpusFile {
-        stem: "verdicts",
-        holds: "judge verdicts",
-        schema: || schema_for!(RawItem),
-    },
-    CorpusFile {
-        stem: "validations",
-        holds: "validator verdicts",
-        schema: || schema_for!(RawValidation),
-    },
-    CorpusFile {
-        stem: "targets",
-        holds: "target metadata",
-        schema: || schema_for!(RawTarget),
-    },
-    CorpusFile {
-        stem: "scores",
-        holds: "imported scores",
-        schema: || schema_for!(Score),
-    },
-    CorpusFile {
-        stem: "labels",
-        holds: "human labels",
-        schema: || schema_for!(RawLabel),
-    },
+    file::<RawReturn>("reviews", "reviewer returns"),
+    file::<RawQuery>("queries", "agent query traces"),
+    file::<RawItem>("verdicts", "judge verdicts"),
+    file::<RawValidation>("validations", "validator verdicts"),
+    file::<RawTarget>("targets", "target metadata"),
+    file::<Score>("scores", "imported scores"),
+    file::<RawLabel>("labels", "human labels"),
 ];
+
+/// A corpus file whose lines deserialize as `T`.
+const fn file<T: schemars::JsonSchema>(stem: &'static str, holds: &'static str) -> CorpusFile {
+    CorpusFile {
+        stem,
+        holds,
+        schema: || schema_for!(T),
+    }
+}
 
 /// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
 /// `validations`, `targets`, `scores`, `labels`).

@@ -289,113 +289,150 @@ fn caption(s: &Sweep) -> String {
 }
 
 pub fn markdown(s: &Sweep, with_plot: bool) -> String {
-    let md = |t: &str| text::markdown(t);
-    let table = |header: &[String], rows: &[Vec<String>]| {
-        let mut t = format!(
-            "| {} |\n|{}|\n",
-            header.iter().map(|h| md(h)).collect::<Vec<_>>().join(" | "),
-            header.iter().map(|_| "---").collect::<Vec<_>>().join("|")
-        );
-        for r in rows {
-            t += &format!(
-                "| {} |\n",
-                r.iter().map(|c| md(c)).collect::<Vec<_>>().join(" | ")
-            );
-        }
-        t
-    };
-    let mut out = format!(
-        "# Sweep: {} ({} arm)\n\n**{}**\n\n",
-        md(&s.experiment),
-        md(&s.arm),
-        md(&sentence(s))
-    );
-    if with_plot {
-        out += "![Each grid point at its two figures; the recommended and current points ringed](plots/sweep-tradeoff.png)\n\n";
-    }
-    let held = held_out_rows(s);
-    if !held.is_empty() {
-        out += "## The choice on data it was not made on\n\n";
-        out += &table(
-            &["figure".into(), "where chosen".into(), "held out".into()],
-            &held,
-        );
-        out += "\n";
-    }
-    let versus = versus_rows(s);
-    if !versus.is_empty() {
-        out += &format!(
-            "## Against the current setting\n\nPaired over the {} {} (per-unit values; ECE has none).\n\n",
-            if s.holdout.is_some() { "held-out" } else { "replayed" },
-            s.side.units()
-        );
-        out += &table(&VERSUS_HEADER.map(String::from), &versus);
-        out += "\n";
-    }
-    let (header, rows) = points_rows(s);
-    out += &format!("## Every point\n\n{}\n\n", md(&caption(s)));
-    out += &table(&header, &rows);
-    out += &format!(
-        "\nRun `{}`; figures in `sweep.csv` and `metrics.json`.\n",
-        md(&s.run_id)
-    );
-    out
+    let mut page = Markdown(String::new());
+    write_page(s, with_plot, &mut page);
+    page.0
 }
 
 pub fn html(s: &Sweep, with_plot: bool) -> String {
-    let table = |header: &[String], rows: &[Vec<String>]| {
-        let mut t = String::from("<table>\n<thead><tr>");
-        for h in header {
-            t += &format!("<th>{}</th>", esc(h));
+    let mut page = Html(String::new());
+    write_page(s, with_plot, &mut page);
+    page.0
+}
+
+/// The page's parts, in order, written once for both formats.
+fn write_page(s: &Sweep, with_plot: bool, page: &mut impl Page) {
+    page.title(s);
+    if with_plot {
+        page.plot(
+            "Each grid point at its two figures; the recommended and current points ringed",
+            "plots/sweep-tradeoff.png",
+        );
+    }
+    let held = held_out_rows(s);
+    if !held.is_empty() {
+        page.heading("The choice on data it was not made on");
+        page.table(
+            &["figure".into(), "where chosen".into(), "held out".into()],
+            &held,
+        );
+    }
+    let versus = versus_rows(s);
+    if !versus.is_empty() {
+        page.heading("Against the current setting");
+        page.para(&format!(
+            "Paired over the {} {} (per-unit values; ECE has none).",
+            if s.holdout.is_some() {
+                "held-out"
+            } else {
+                "replayed"
+            },
+            s.side.units()
+        ));
+        page.table(&VERSUS_HEADER.map(String::from), &versus);
+    }
+    let (header, rows) = points_rows(s);
+    page.heading("Every point");
+    page.para(&caption(s));
+    page.table(&header, &rows);
+    page.footer(&s.run_id);
+}
+
+/// A format the sweep's page is written in.
+trait Page {
+    fn title(&mut self, s: &Sweep);
+    fn plot(&mut self, alt: &str, src: &str);
+    fn heading(&mut self, h: &str);
+    fn para(&mut self, p: &str);
+    fn table(&mut self, header: &[String], rows: &[Vec<String>]);
+    fn footer(&mut self, run_id: &str);
+}
+
+struct Markdown(String);
+
+impl Page for Markdown {
+    fn title(&mut self, s: &Sweep) {
+        self.0 += &format!(
+            "# Sweep: {} ({} arm)\n\n**{}**\n\n",
+            text::markdown(&s.experiment),
+            text::markdown(&s.arm),
+            text::markdown(&sentence(s))
+        );
+    }
+    fn plot(&mut self, alt: &str, src: &str) {
+        self.0 += &format!("![{alt}]({src})\n\n");
+    }
+    fn heading(&mut self, h: &str) {
+        self.0 += &format!("## {h}\n\n");
+    }
+    fn para(&mut self, p: &str) {
+        self.0 += &format!("{}\n\n", text::markdown(p));
+    }
+    fn table(&mut self, header: &[String], rows: &[Vec<String>]) {
+        let line = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| text::markdown(c)).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        self.0 += &line(header);
+        self.0 += &format!("|{}|\n", vec!["---"; header.len()].join("|"));
+        for r in rows {
+            self.0 += &line(r);
         }
-        t += "</tr></thead>\n<tbody>\n";
+        self.0 += "\n";
+    }
+    fn footer(&mut self, run_id: &str) {
+        self.0 += &format!(
+            "Run `{}`; figures in `sweep.csv` and `metrics.json`.\n",
+            text::markdown(run_id)
+        );
+    }
+}
+
+struct Html(String);
+
+impl Page for Html {
+    fn title(&mut self, s: &Sweep) {
+        self.0 += &format!(
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>Sweep: {}</title>\n<style>\nbody {{ font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\nth, td {{ padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; font-variant-numeric: tabular-nums; }}\nth {{ background: #f6f6f6; }}\ntr.recommended {{ background: #e8f5e9; }}\n.answer {{ border-left: 6px solid #2e7d32; padding: 0.6em 1em; background: #f3faf3; }}\nimg {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n<h1>Sweep: {} ({} arm)</h1>\n<p class=\"answer\"><strong>{}</strong></p>\n",
+            esc(&s.experiment),
+            esc(&s.experiment),
+            esc(&s.arm),
+            esc(&sentence(s))
+        );
+    }
+    fn plot(&mut self, alt: &str, src: &str) {
+        self.0 += &format!("<p><img src=\"{src}\" alt=\"{}\"/></p>\n", esc(alt));
+    }
+    fn heading(&mut self, h: &str) {
+        self.0 += &format!("<h2>{}</h2>\n", esc(h));
+    }
+    fn para(&mut self, p: &str) {
+        self.0 += &format!("<p>{}</p>\n", esc(p));
+    }
+    fn table(&mut self, header: &[String], rows: &[Vec<String>]) {
+        self.0 += "<table>\n<thead><tr>";
+        for h in header {
+            self.0 += &format!("<th>{}</th>", esc(h));
+        }
+        self.0 += "</tr></thead>\n<tbody>\n";
         for r in rows {
             let class = if r.first().is_some_and(|c| c == "recommended") {
                 " class=\"recommended\""
             } else {
                 ""
             };
-            t += &format!("<tr{class}>");
+            self.0 += &format!("<tr{class}>");
             for c in r {
-                t += &format!("<td>{}</td>", esc(c));
+                self.0 += &format!("<td>{}</td>", esc(c));
             }
-            t += "</tr>\n";
+            self.0 += "</tr>\n";
         }
-        t + "</tbody>\n</table>\n"
-    };
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>Sweep: {}</title>\n<style>\nbody {{ font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\nth, td {{ padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; font-variant-numeric: tabular-nums; }}\nth {{ background: #f6f6f6; }}\ntr.recommended {{ background: #e8f5e9; }}\n.answer {{ border-left: 6px solid #2e7d32; padding: 0.6em 1em; background: #f3faf3; }}\nimg {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n<h1>Sweep: {} ({} arm)</h1>\n<p class=\"answer\"><strong>{}</strong></p>\n",
-        esc(&s.experiment),
-        esc(&s.experiment),
-        esc(&s.arm),
-        esc(&sentence(s))
-    );
-    if with_plot {
-        out += "<p><img src=\"plots/sweep-tradeoff.png\" alt=\"Each grid point at its two figures; the recommended and current points ringed\"/></p>\n";
+        self.0 += "</tbody>\n</table>\n";
     }
-    let held = held_out_rows(s);
-    if !held.is_empty() {
-        out += "<h2>The choice on data it was not made on</h2>\n";
-        out += &table(
-            &["figure".into(), "where chosen".into(), "held out".into()],
-            &held,
+    fn footer(&mut self, run_id: &str) {
+        self.0 += &format!(
+            "<p>Run <code>{}</code>; figures in <code>sweep.csv</code> and <code>metrics.json</code>.</p>\n</body>\n</html>\n",
+            esc(run_id)
         );
     }
-    let versus = versus_rows(s);
-    if !versus.is_empty() {
-        out += &format!(
-            "<h2>Against the current setting</h2>\n<p>Paired over the {} {} (per-unit values; ECE has none).</p>\n",
-            if s.holdout.is_some() { "held-out" } else { "replayed" },
-            s.side.units()
-        );
-        out += &table(&VERSUS_HEADER.map(String::from), &versus);
-    }
-    let (header, rows) = points_rows(s);
-    out += &format!("<h2>Every point</h2>\n<p>{}</p>\n", esc(&caption(s)));
-    out += &table(&header, &rows);
-    out += &format!(
-        "<p>Run <code>{}</code>; figures in <code>sweep.csv</code> and <code>metrics.json</code>.</p>\n</body>\n</html>\n",
-        esc(&s.run_id)
-    );
-    out
 }
