@@ -15,6 +15,7 @@ use crate::corpus::verdicts::Item;
 use crate::stats::ppi::{self, classical, ppi_mean, Estimate, Moments};
 
 /// `metrics.json` `lift_human`.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LiftHuman {
     /// Treatment − baseline in human units, PPI++ over the lift pairs (items judged in both
@@ -27,13 +28,13 @@ pub struct LiftHuman {
     pub arms: ArmsHuman,
     /// Two-sided p of the PPI++ estimate against no change (normal approximation), for the
     /// decision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub p: Option<f64>,
     /// Holm's adjustment of `p` over the decision metrics, when `lift_human` is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub p_adjusted: Option<f64>,
     /// The pilot's moments `calibench plan --labels-for` sizes the next labelling from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub moments: Option<Moments>,
     /// Labelled (arm, item) pairs that no judge scored (or that are not judged items): counted,
     /// not used.

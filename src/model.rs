@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::reviews::{Autofix, Severity};
+use crate::corpus::reviews::{Autofix, CodeSite, Severity};
 use crate::policy::Mode;
 use crate::replay::query_metrics::{QueryArmMetrics, QueryRow};
 use crate::replay::review::{Check, Merged, MergedLocation, Queue, Route, Tier};
@@ -30,30 +30,26 @@ pub struct PerArm<T> {
 
 /// Everything `metrics.json` holds (docs/guides/reports.md); sections are absent when the corpus has no file
 /// for them.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     pub experiment: String,
     pub run_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewSection>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub queries: Option<QuerySection>,
     /// Imported scores: per scorer, both arms and the paired delta over items.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub scores: Option<ScoresSection>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agreement: Option<AgreementSection>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trust: Option<TrustVerdict>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub lift: Option<Lift>,
     /// With human labels: can a judge replace the annotators (the alt-test of each judge and of
     /// the panel), the judges' error correlations and the effective number of judges.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub humans: Option<crate::humans::HumansSection>,
     /// With human labels on lift pairs: the lift and each arm's mean composite in human units,
     /// PPI++ beside the labels alone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub lift_human: Option<crate::human_units::LiftHuman>,
     /// With human labels on judged findings: per arm and recorded confidence value, the judged
     /// composite in human units (does a 75 hit 0.75?).
@@ -61,7 +57,7 @@ pub struct Metrics {
     pub anchor_calibration_human: Vec<crate::human_units::CalibrationHumanCell>,
     /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
     /// figures may come from partial arms. The report leads with it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub incomplete: Option<String>,
     /// The arms more than half of whose findings were malformed: the report says its inputs are
     /// suspect, with the share and the commonest reason.
@@ -74,7 +70,7 @@ pub struct Metrics {
     /// Better, worse or inconclusive (docs/reference.md, "The decision"): absent when the
     /// experiment names no decision metric (no `[decision]`, and no primary metric with a better
     /// direction).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub decision: Option<crate::decision::Decision>,
 }
 
@@ -114,6 +110,7 @@ pub struct QuerySection {
 }
 
 /// Imported scores: each arm's scorers, and treatment − baseline per scorer.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScoresSection {
     pub arms: PerArm<ScoreArm>,
@@ -125,10 +122,11 @@ pub struct ScoresSection {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub judges: Vec<String>,
     /// The judge scorers' figures withheld because the panel is not trusted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub withheld: Option<Withheld>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReviewSection {
     pub mode: Mode,
@@ -136,7 +134,6 @@ pub struct ReviewSection {
     /// treatment − baseline per per-target metric, paired over the targets both arms reviewed.
     pub delta: BTreeMap<String, Delta>,
     /// Judge-derived figures withheld because the judges are not trustworthy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub withheld: Option<Withheld>,
 }
 
@@ -163,20 +160,18 @@ pub struct Delta {
     pub mcnemar: Option<McNemar>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AgreementSection {
     /// Among the judges, over (arm, item, dimension) units at the trust level.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub judges: Option<Agreement>,
     /// Among reviewers who corroborate each other, per arm.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reviewers: Option<PerArm<Agreement>>,
     /// Test-retest across runs, per arm; absent with fewer than two runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub runs: Option<PerArm<Agreement>>,
     /// Imported scores' repeat-to-repeat agreement per arm: α over (scorer, item)
     /// units, the repeats as raters; absent when no arm repeats an item.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub repeats: Option<PerArm<Agreement>>,
 }
 
@@ -228,7 +223,7 @@ impl FindingRow {
     pub(crate) fn new(arm: &Arc<str>, target: &Arc<str>, run: u32, m: Merged) -> Self {
         let (location, line) = match m.location {
             MergedLocation::Doc { section, .. } => (section, None),
-            MergedLocation::Code { file, line, .. } => (file, Some(line)),
+            MergedLocation::Code(CodeSite { file, line, .. }) => (file, Some(line)),
         };
         FindingRow {
             arm: arm.clone(),
@@ -359,6 +354,7 @@ pub struct Holdout {
     pub held_out: usize,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Recommended {
     /// Its position in `points`.
@@ -367,7 +363,6 @@ pub struct Recommended {
     /// Its figures where it was chosen.
     pub choosing: BTreeMap<String, crate::sweep::Estimate>,
     /// Its figures on the held-out units, which took no part in the choice.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub held_out: Option<BTreeMap<String, crate::sweep::Estimate>>,
 }
 

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::input::toml::Spanned;
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 use crate::error::{line_at, InputError};
 
@@ -65,6 +65,7 @@ impl Stage {
 }
 
 /// A parsed `[collect]` table.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Collect {
     pub kind: Kind,
@@ -79,10 +80,8 @@ pub struct Collect {
     #[serde(flatten)]
     pub limits: Limits,
     /// `[collect.validators]`: validator calls over the collected findings (docs/guides/live-collection.md).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub validators: Option<Validators>,
     /// `[collect.judges]`: judge panels over the collected findings and targets (docs/guides/live-collection.md).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub judges: Option<Judges>,
     /// Where fields were written, for errors found later (a missing program, no targets).
     #[serde(skip)]
@@ -280,16 +279,12 @@ macro_rules! raw_table {
         pub struct $name {
             $($before)*
             #[doc = $concurrency]
-            #[schemars(with = "Option<i64>")]
             concurrency: Option<Spanned<i64>>,
             #[doc = $timeout]
-            #[schemars(with = "Option<f64>")]
             timeout_s: Option<Spanned<f64>>,
             #[doc = $retries]
-            #[schemars(with = "Option<i64>")]
             retries: Option<Spanned<i64>>,
             #[doc = $backoff]
-            #[schemars(with = "Option<f64>")]
             backoff_s: Option<Spanned<f64>>,
             $($after)*
         }
@@ -314,20 +309,15 @@ raw_table! {
     /// An experiment's `[collect]` table as written.
     struct RawCollect {
         /// `reviews` (default) or `queries`.
-        #[schemars(with = "Option<String>")]
         kind: Option<Spanned<String>>,
         /// The argv of one call, with placeholders {reviewer}, {target}, {target_path}, {arm},
         /// {run}.
-        #[schemars(with = "Vec<String>")]
         command: Spanned<Vec<String>>,
         /// The reviewer personas, each called once per target and run (`{reviewer}`).
-        #[schemars(with = "Option<Vec<String>>")]
         reviewers: Option<Spanned<Vec<String>>>,
         /// A glob, relative to the experiment file, of the targets to review.
-        #[schemars(with = "String")]
         targets: Spanned<String>,
         /// Repeats of every call, for test-retest stability (`{run}` from 0). Default 1.
-        #[schemars(with = "Option<i64>")]
         runs: Option<Spanned<i64>>,
     }
     limits [
@@ -350,7 +340,6 @@ raw_table! {
     struct RawValidators {
         /// The argv of one validator call, with placeholders {finding_id}, {arm}, {target},
         /// {target_path}, {run}.
-        #[schemars(with = "Vec<String>")]
         command: Spanned<Vec<String>>,
     }
     stage {}
@@ -361,16 +350,12 @@ raw_table! {
     struct RawJudges {
         /// The argv of one judge call, with placeholders {judge}, {item_id}, {arm}, {target},
         /// {target_path}.
-        #[schemars(with = "Vec<String>")]
         command: Spanned<Vec<String>>,
         /// Judge names, in the order their verdicts are written.
-        #[schemars(with = "Vec<String>")]
         judges: Spanned<Vec<String>>,
         /// `findings` (default), `targets` or `both`.
-        #[schemars(with = "Option<String>")]
         items: Option<Spanned<String>>,
         /// The dimensions every judge scores in [0, 1].
-        #[schemars(with = "Vec<String>")]
         dimensions: Spanned<Vec<String>>,
     }
     stage {}

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::plan::Judges;
 use super::runner::Protocol;
-use crate::corpus::reviews::{self, Record};
+use crate::corpus::reviews::{self, CodeSite, Record};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::Target;
 use crate::policy::{Arm, Mode, Scale};
@@ -187,12 +187,12 @@ fn finding_object(m: &Merged, raw: Option<&Value>, scale: Scale, mode: Mode) -> 
             o.insert("finding_type".into(), name(finding_type));
         }
         (
-            MergedLocation::Code {
+            MergedLocation::Code(CodeSite {
                 owner,
                 requires_verification,
                 pre_existing,
                 ..
-            },
+            }),
             _,
         ) => {
             o.insert("owner".into(), name(owner));

@@ -40,11 +40,11 @@ pub struct TrustArgs {
 }
 
 /// What `calibench trust` prints: the verdict, and with `--labels` the humans section.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TrustReport {
     #[serde(flatten)]
     pub verdict: TrustVerdict,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub humans: Option<HumansSection>,
 }
 

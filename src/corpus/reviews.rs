@@ -71,13 +71,18 @@ pub enum Location {
         finding_type: FindingType,
         premise: Option<Arc<str>>,
     },
-    Code {
-        file: Arc<str>,
-        line: u32,
-        owner: Owner,
-        requires_verification: bool,
-        pre_existing: bool,
-    },
+    Code(CodeSite),
+}
+
+/// Where a code finding points and who acts on it. A merged finding has one too: the line is
+/// the smallest of its cluster and `pre_existing` holds only when every contributor says so.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CodeSite {
+    pub file: Arc<str>,
+    pub line: u32,
+    pub owner: Owner,
+    pub requires_verification: bool,
+    pub pre_existing: bool,
 }
 
 /// A finding that passed validation. `confidence` is on the arm's scale; on the float scale it
@@ -633,7 +638,7 @@ impl Interner {
         self.get(&mut f.claim.title);
         match &mut f.location {
             Location::Doc { section, .. } => self.get(section),
-            Location::Code { file, .. } => self.get(file),
+            Location::Code(CodeSite { file, .. }) => self.get(file),
         }
     }
 }
@@ -862,13 +867,13 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
             )
         }
     };
-    Ok(Location::Code {
+    Ok(Location::Code(CodeSite {
         file: file.clone(),
         line,
         owner,
         requires_verification: f.boolean("requires_verification")?,
         pre_existing: f.boolean("pre_existing")?,
-    })
+    }))
 }
 
 // The finding types below exist for their JSON Schemas: `validate` reads findings leniently (a
@@ -1023,11 +1028,11 @@ mod tests {
         let f = Unchecked::check(&code_finding(), Mode::Code, Scale::Anchor).unwrap();
         assert!(matches!(
             f.location,
-            Location::Code {
+            Location::Code(CodeSite {
                 line: 12,
                 owner: Owner::Human,
                 ..
-            }
+            })
         ));
     }
 

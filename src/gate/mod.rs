@@ -27,15 +27,14 @@ pub struct Outcome {
 
 /// One check's answer. `value` and `accepted` are as they stand in the two `metrics.json`
 /// files (null when not found).
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CheckResult {
     pub name: String,
     pub metric: String,
     pub value: Value,
     /// The accepted run's value, for checks that bound a change.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<PathBuf>,
     pub bounds: Vec<BoundResult>,
     pub passed: bool,

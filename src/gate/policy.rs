@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::input::toml::Spanned;
 use serde::{Deserialize, Serialize};
-use toml::Spanned;
 
 use super::schema::{self, MetricPath};
 use crate::error::{line_at, InputError};
@@ -99,15 +99,12 @@ pub struct RawPolicy {
     require_trustworthy: Option<bool>,
     /// Fail unless the run's decision is this verdict (`"better"`) or one of these
     /// (`["better", "inconclusive"]`).
-    #[schemars(with = "Option<RequiredDecision>")]
     require_decision: Option<Spanned<RequiredDecision>>,
     /// The accepted `metrics.json` that `max_increase` and `max_decrease` compare against,
     /// relative to the policy file's folder; the default of every check.
-    #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
     /// The checks: `[[check]]` in a `gate.toml`, `[[gate.check]]` in an experiment.
     #[serde(default)]
-    #[schemars(with = "Vec<RawCheck>")]
     check: Vec<Spanned<RawCheck>>,
 }
 
@@ -125,22 +122,16 @@ struct RawCheck {
     /// What the check is called in the output, JUnit and summary (default: its metric).
     name: Option<String>,
     /// A dotted path into metrics.json (`calibench gate --list-metrics`).
-    #[schemars(with = "Option<String>")]
     metric: Option<Spanned<String>>,
     /// Fails when the value is below this.
-    #[schemars(with = "Option<f64>")]
     min: Option<Spanned<f64>>,
     /// Fails when the value is above this.
-    #[schemars(with = "Option<f64>")]
     max: Option<Spanned<f64>>,
     /// Fails when the value rose by more than this from the accepted run.
-    #[schemars(with = "Option<f64>")]
     max_increase: Option<Spanned<f64>>,
     /// Fails when the value fell by more than this from the accepted run.
-    #[schemars(with = "Option<f64>")]
     max_decrease: Option<Spanned<f64>>,
     /// This check's own accepted `metrics.json`, overriding the policy's.
-    #[schemars(with = "Option<String>")]
     baseline: Option<Spanned<String>>,
 }
 

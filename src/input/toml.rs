@@ -5,6 +5,40 @@
 
 use crate::error::{backticked, mismatch, InputError};
 
+/// A value and where its file wrote it, for errors found after parsing. Read as TOML's own
+/// `Spanned`; its JSON Schema is the value's, since the position is the reader's business and
+/// not the format's — so a raw table's fields need no schema override.
+#[derive(Debug)]
+pub struct Spanned<T>(toml::Spanned<T>);
+
+impl<T> std::ops::Deref for Spanned<T> {
+    type Target = toml::Spanned<T>;
+    fn deref(&self) -> &toml::Spanned<T> {
+        &self.0
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Spanned<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        toml::Spanned::deserialize(d).map(Spanned)
+    }
+}
+
+impl<T: schemars::JsonSchema> schemars::JsonSchema for Spanned<T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
 /// Reads `text` as `T`, naming the dotted path, line and problem of the first thing serde
 /// refuses: an unknown key (with the keys known there), a missing one, a value of the wrong
 /// type or not among the choices.

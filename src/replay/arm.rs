@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::review::{self, Check, Merged, Precision, ReturnRef};
 use super::review_metrics::reviewer_units;
-use crate::corpus::reviews::{Finding, Location, Return, Severity};
+use crate::corpus::reviews::{CodeSite, Finding, Location, Return, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::{Pr, PrState, Target};
 use crate::corpus::validations::Validation;
@@ -152,7 +152,7 @@ pub fn group(returns: &[Return]) -> Vec<TargetGroup<'_>> {
 pub fn fingerprint(f: &Finding) -> String {
     let place = match &f.location {
         Location::Doc { section, .. } => section,
-        Location::Code { file, .. } => file,
+        Location::Code(CodeSite { file, .. }) => file,
     };
     format!(
         "{}\u{1f}{}",

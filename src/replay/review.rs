@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::corpus::reviews::{Autofix, Claim, Finding, FindingType, Location, Owner, Severity};
+use crate::corpus::reviews::{
+    Autofix, Claim, CodeSite, Finding, FindingType, Location, Owner, Severity,
+};
 use crate::corpus::sources::Sources;
 use crate::corpus::validations::{Validation, Verdict};
 use crate::policy::{
@@ -187,15 +189,7 @@ pub enum MergedLocation {
         /// `error` when any contributor calls it an error.
         finding_type: FindingType,
     },
-    Code {
-        file: Arc<str>,
-        /// The smallest line of the merged cluster.
-        line: u32,
-        owner: Owner,
-        requires_verification: bool,
-        /// Only when every contributor says so.
-        pre_existing: bool,
-    },
+    Code(CodeSite),
 }
 
 /// Step 2: lowercase, keep only alphanumerics and whitespace, collapse whitespace, trim.
@@ -412,18 +406,18 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
         Mode::Doc => {
             groups = by_fingerprint(working, |l| match l {
                 Location::Doc { section, .. } => Some(section),
-                Location::Code { .. } => None,
+                Location::Code(CodeSite { .. }) => None,
             })
         }
         Mode::Code => {
             // Same normalized file and title, lines within ±3: sorted by line, a new cluster
             // starts where the gap to the previous line exceeds 3.
             let line = |i: usize| match working[i].finding.location {
-                Location::Code { line, .. } => line,
+                Location::Code(CodeSite { line, .. }) => line,
                 Location::Doc { .. } => 0,
             };
             let by_key = by_fingerprint(working, |l| match l {
-                Location::Code { file, .. } => Some(file),
+                Location::Code(CodeSite { file, .. }) => Some(file),
                 Location::Doc { .. } => None,
             });
             for mut members in by_key {
@@ -524,24 +518,24 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 FindingType::Omission
             },
         },
-        Location::Code { file, .. } => {
+        Location::Code(CodeSite { file, .. }) => {
             let code = |w: &Working| match w.finding.location {
-                Location::Code {
+                Location::Code(CodeSite {
                     line,
                     owner,
                     requires_verification,
                     pre_existing,
                     ..
-                } => (line, owner, requires_verification, pre_existing),
+                }) => (line, owner, requires_verification, pre_existing),
                 Location::Doc { .. } => (u32::MAX, Owner::Human, false, false),
             };
-            MergedLocation::Code {
+            MergedLocation::Code(CodeSite {
                 file: file.clone(),
                 line: members.iter().map(|w| code(w).0).min().unwrap_or(1),
                 owner: code(lead).1,
                 requires_verification: members.iter().any(|w| code(w).2),
                 pre_existing: members.iter().all(|w| code(w).3),
-            }
+            })
         }
     };
     let confidence = members
@@ -577,7 +571,7 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 severity: w.finding.claim.severity,
                 title: w.finding.claim.title.clone(),
                 place: match &w.finding.location {
-                    Location::Code { file, line, .. } => Some((file.clone(), *line)),
+                    Location::Code(CodeSite { file, line, .. }) => Some((file.clone(), *line)),
                     Location::Doc { .. } => None,
                 },
             })
@@ -617,9 +611,9 @@ fn corroborate(m: &mut Merged, promotion: Promotion, scale: Scale) {
 
 /// Steps 6–9 for one merged finding, with lint-ignore between steps 7 and 8.
 fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls) {
-    if let MergedLocation::Code {
+    if let MergedLocation::Code(CodeSite {
         pre_existing: true, ..
-    } = m.location
+    }) = m.location
     {
         m.tier = Tier::PreExisting;
         return;
@@ -650,7 +644,7 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
             Route::Decision
         },
     );
-    if let MergedLocation::Code { owner, .. } = m.location {
+    if let MergedLocation::Code(CodeSite { owner, .. }) = m.location {
         m.queue = Some(
             if m.claim.autofix == Autofix::Advisory
                 || matches!(owner, Owner::Human | Owner::Release)
@@ -717,11 +711,11 @@ fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
     merged.sort_by(|a, b| {
         let by_type = |m: &Merged| match &m.location {
             MergedLocation::Doc { finding_type, .. } => *finding_type,
-            MergedLocation::Code { .. } => FindingType::Error,
+            MergedLocation::Code(CodeSite { .. }) => FindingType::Error,
         };
         fn place(m: &Merged) -> (&str, u32, usize) {
             match &m.location {
-                MergedLocation::Code { file, line, .. } => (file, *line, m.order),
+                MergedLocation::Code(CodeSite { file, line, .. }) => (file, *line, m.order),
                 MergedLocation::Doc { .. } => ("", 0, m.order),
             }
         }
@@ -813,13 +807,13 @@ mod tests {
                 evidence: vec![],
             },
             confidence: conf,
-            location: Location::Code {
+            location: Location::Code(CodeSite {
                 file: file.into(),
                 line,
                 owner: Owner::ReviewFixer,
                 requires_verification: false,
                 pre_existing: false,
-            },
+            }),
         }
     }
 
@@ -995,7 +989,7 @@ mod tests {
         let big = out.iter().find(|m| m.reviewers.len() == 3).unwrap();
         assert!(matches!(
             big.location,
-            MergedLocation::Code { line: 10, .. }
+            MergedLocation::Code(CodeSite { line: 10, .. })
         ));
         assert_eq!(
             big.reviewers,
@@ -1004,7 +998,7 @@ mod tests {
         let lone = out.iter().find(|m| m.reviewers.len() == 1).unwrap();
         assert!(matches!(
             lone.location,
-            MergedLocation::Code { line: 19, .. }
+            MergedLocation::Code(CodeSite { line: 19, .. })
         ));
         // Different file or title never merge.
         let out = run(
@@ -1025,18 +1019,18 @@ mod tests {
     fn code_merge_owner_flags_and_pre_existing() {
         let mut a = code("Race", "src/q.rs", 40, Severity::P2, 75.0);
         let mut b = code("Race", "src/q.rs", 41, Severity::P1, 50.0);
-        if let Location::Code {
+        if let Location::Code(CodeSite {
             owner,
             pre_existing,
             requires_verification,
             ..
-        } = &mut a.location
+        }) = &mut a.location
         {
             *owner = Owner::Human;
             *pre_existing = true;
             *requires_verification = true;
         }
-        if let Location::Code { owner, .. } = &mut b.location {
+        if let Location::Code(CodeSite { owner, .. }) = &mut b.location {
             *owner = Owner::DownstreamResolver;
         }
         let out = run(
@@ -1044,12 +1038,12 @@ mod tests {
             Mode::Code,
             &[("x", vec![a.clone()]), ("y", vec![b])],
         );
-        let MergedLocation::Code {
+        let MergedLocation::Code(CodeSite {
             owner,
             pre_existing,
             requires_verification,
             ..
-        } = &out[0].location
+        }) = &out[0].location
         else {
             panic!()
         };
@@ -1240,7 +1234,7 @@ mod tests {
         let queue = |autofix, owner| {
             let mut c = code("T", "f", 1, Severity::P1, 100.0);
             c.claim.autofix = autofix;
-            if let Location::Code { owner: o, .. } = &mut c.location {
+            if let Location::Code(CodeSite { owner: o, .. }) = &mut c.location {
                 *o = owner;
             }
             run(
@@ -1512,7 +1506,7 @@ mod tests {
             with_id(code("low", "c.rs", 1, Severity::P1, 25.0), "low"),
             {
                 let mut pre = with_id(code("pre", "d.rs", 1, Severity::P1, 100.0), "pre");
-                if let Location::Code { pre_existing, .. } = &mut pre.location {
+                if let Location::Code(CodeSite { pre_existing, .. }) = &mut pre.location {
                     *pre_existing = true;
                 }
                 pre
@@ -1658,7 +1652,7 @@ mod tests {
         assert_eq!(out[0].on_suppressed_line, Some(true));
         // Pre-existing: leaves at step 6, still counted as on a suppressed line.
         let mut pre = code("old", "a.rs", 3, Severity::P1, 75.0);
-        if let Location::Code { pre_existing, .. } = &mut pre.location {
+        if let Location::Code(CodeSite { pre_existing, .. }) = &mut pre.location {
             *pre_existing = true;
         }
         let out = run_with(&policy, &suppress, Some(&sources), &[], &[("r", vec![pre])]);

@@ -133,13 +133,13 @@ pub enum StageStatus {
 }
 
 /// One planned call, as `--dry-run` lists it.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Serialize)]
 pub struct DryCall {
     /// What the call is about: arm, target, reviewer and run; arm and finding; arm, item and
     /// judge.
     pub about: String,
     pub argv: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact: Option<PathBuf>,
     pub recorded: bool,
 }
