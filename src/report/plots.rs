@@ -746,11 +746,20 @@ fn legend_row<DB: DrawingBackend>(
         ))
         .map_err(err)?;
         let centred = font.pos(Pos::new(HPos::Left, VPos::Center));
-        area.draw(&Text::new(label.clone(), (x + 20, y), centred))
-            .map_err(err)?;
+        write(area, label.clone(), (x + 20, y), centred)?;
         x += width;
     }
     Ok(())
+}
+
+/// Writes `s` at `at` (its top left, unless the style anchors it elsewhere).
+fn write<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: impl Into<String>,
+    at: (i32, i32),
+    style: TextStyle<'_>,
+) -> Result<(), String> {
+    area.draw(&Text::new(s.into(), at, style)).map_err(err)
 }
 
 fn err<E: std::fmt::Display>(e: E) -> String {
@@ -923,22 +932,20 @@ fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> R
         .map_err(err)?;
         area.draw(&Rectangle::new([(key_x, y), (key_x + 18, y + 18)], GRID))
             .map_err(err)?;
-        area.draw(&Text::new(what, (key_x + 28, y + 2), font.clone()))
-            .map_err(err)?;
+        write(area, what, (key_x + 28, y + 2), font.clone())?;
     }
     for (j, name) in h.names.iter().enumerate() {
         let x = left + j as i32 * cell + 4;
-        area.draw(&Text::new(short(name), (x, top - 20), font.clone()))
-            .map_err(err)?;
+        write(area, short(name), (x, top - 20), font.clone())?;
     }
     for (i, row) in h.cells.iter().enumerate() {
         let y = top + i as i32 * cell;
-        area.draw(&Text::new(
+        write(
+            area,
             short(&h.names[i]),
             (10, y + cell / 2 - 7),
             font.clone(),
-        ))
-        .map_err(err)?;
+        )?;
         for (j, r) in row.iter().enumerate() {
             let x = left + j as i32 * cell;
             area.draw(&Rectangle::new(
@@ -952,12 +959,12 @@ fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> R
             } else {
                 INK
             };
-            area.draw(&Text::new(
+            write(
+                area,
                 label,
                 (x + cell / 2 - 16, y + cell / 2 - 8),
                 (FONT, 14).into_font().color(&ink),
-            ))
-            .map_err(err)?;
+            )?;
         }
     }
     Ok(())
@@ -995,13 +1002,12 @@ fn trade_off<DB: DrawingBackend>(
     let (x0, x1) = fold(&mut xs());
     let (y0, y1) = fold(&mut ys());
     if !x0.is_finite() || !y0.is_finite() {
-        return area
-            .draw(&Text::new(
-                "no point has both figures",
-                (40, 40),
-                (FONT, 16).into_font().color(&INK),
-            ))
-            .map_err(err);
+        return write(
+            area,
+            "no point has both figures",
+            (40, 40),
+            (FONT, 16).into_font().color(&INK),
+        );
     }
     let (xr, mut yr) = (span(x0, x1), span(y0, y1));
     // A rate never exceeds 1: the axis stops just above it.
@@ -1264,13 +1270,12 @@ fn rates<DB: DrawingBackend>(
                 }
             }
             let top = ci.map_or(v, |c| c[1]);
-            whiskers
-                .draw(&Text::new(
-                    format!("{:.0}%", 100.0 * v),
-                    (x + 8, y_px(top) - 16),
-                    (FONT, 13).into_font().color(&INK),
-                ))
-                .map_err(err)?;
+            write(
+                &whiskers,
+                format!("{:.0}%", 100.0 * v),
+                (x + 8, y_px(top) - 16),
+                (FONT, 13).into_font().color(&INK),
+            )?;
         }
     }
     Ok(())
