@@ -35,6 +35,14 @@ impl Columns {
         self
     }
 
+    /// A column of one value per row, read by `get`.
+    fn of<'a, R, T>(&mut self, name: &str, rows: &'a [R], get: impl Fn(&'a R) -> T) -> &mut Self
+    where
+        Series: NamedFrom<Vec<T>, [T]>,
+    {
+        self.push(name, rows.iter().map(get).collect::<Vec<T>>())
+    }
+
     fn finish(self) -> PolarsResult<DataFrame> {
         DataFrame::new(self.height, self.columns)
     }
@@ -53,55 +61,25 @@ pub fn targets(metrics: &Metrics) -> Table {
     .flat_map(|(arm, m)| m.per_target.iter().map(move |t| (arm, t)))
     .collect();
     let mut c = Columns::new(rows.len());
-    c.push("arm", rows.iter().map(|(a, _)| *a).collect::<Vec<&str>>())
-        .push(
-            "target",
-            rows.iter()
-                .map(|(_, t)| t.target.as_str())
-                .collect::<Vec<&str>>(),
-        )
-        .push("run", rows.iter().map(|(_, t)| t.run).collect::<Vec<u32>>());
+    c.of("arm", &rows, |(a, _)| *a)
+        .of("target", &rows, |(_, t)| t.target.as_str())
+        .of("run", &rows, |(_, t)| t.run);
     // One column per per-target metric, as the catalogue declares them.
     for (i, m) in REVIEW_METRICS.iter().enumerate() {
         // A precision-control figure of an experiment without the controls has no column.
         if rows.iter().all(|(_, t)| t.figures[i] == Figure::Absent) && m.precision {
             continue;
         }
-        let read = |t: &TargetMetrics| t.figures[i].number();
+        let read = |(_, t): &(&str, &TargetMetrics)| t.figures[i].number();
         match m.kind {
-            Kind::Count => c.push(
-                m.name,
-                rows.iter()
-                    .map(|(_, t)| read(t).unwrap_or(0.0) as u64)
-                    .collect::<Vec<u64>>(),
-            ),
-            Kind::Real => c.push(
-                m.name,
-                rows.iter()
-                    .map(|(_, t)| read(t).unwrap_or(f64::NAN))
-                    .collect::<Vec<f64>>(),
-            ),
-            Kind::Optional => c.push(
-                m.name,
-                rows.iter()
-                    .map(|(_, t)| read(t))
-                    .collect::<Vec<Option<f64>>>(),
-            ),
-            Kind::OptionalCount => c.push(
-                m.name,
-                rows.iter()
-                    .map(|(_, t)| read(t).map(|x| x as u64))
-                    .collect::<Vec<Option<u64>>>(),
-            ),
-            Kind::Label => c.push(
-                m.name,
-                rows.iter()
-                    .map(|(_, t)| match &t.figures[i] {
-                        Figure::Label(l) => l.clone(),
-                        _ => None,
-                    })
-                    .collect::<Vec<Option<String>>>(),
-            ),
+            Kind::Count => c.of(m.name, &rows, |r| read(r).unwrap_or(0.0) as u64),
+            Kind::Real => c.of(m.name, &rows, |r| read(r).unwrap_or(f64::NAN)),
+            Kind::Optional => c.of(m.name, &rows, read),
+            Kind::OptionalCount => c.of(m.name, &rows, |r| read(r).map(|x| x as u64)),
+            Kind::Label => c.of(m.name, &rows, |(_, t)| match &t.figures[i] {
+                Figure::Label(l) => l.clone(),
+                _ => None,
+            }),
             // Counts by value live in metrics.json; a table column holds one number.
             Kind::ByValue => continue,
         };
@@ -142,88 +120,41 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
-    let text = |g: for<'a> fn(&'a FindingRow) -> &'a str| rows.iter().map(g).collect::<Vec<&str>>();
-    let b = |g: fn(&FindingRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
-    let f64s = |g: fn(&FindingRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
-    let joined = |g: fn(&FindingRow) -> &[Arc<str>]| {
-        rows.iter().map(|r| g(r).join(";")).collect::<Vec<String>>()
-    };
+    let joined = |ids: &[Arc<str>]| ids.join(";");
     let severity = Names::of(rows.iter().map(|r| r.severity));
     let autofix = Names::of(rows.iter().map(|r| r.autofix));
     let tier = Names::of(rows.iter().map(|r| r.tier));
     let route = Names::of(rows.iter().filter_map(|r| r.route));
     let queue = Names::of(rows.iter().filter_map(|r| r.queue));
     let mut c = Columns::new(rows.len());
-    c.push("arm", text(|r| &r.arm))
-        .push("target", text(|r| &r.target))
-        .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
-        .push("title", text(|r| &r.title))
-        .push(
-            "severity",
-            rows.iter()
-                .map(|r| severity.name(r.severity))
-                .collect::<Vec<&str>>(),
-        )
-        .push("location", text(|r| &r.location))
-        .push(
-            "line",
-            rows.iter().map(|r| r.line).collect::<Vec<Option<u32>>>(),
-        )
-        .push("reviewers", joined(|r| &r.reviewers))
-        .push(
-            "contributions",
-            rows.iter().map(|r| r.contributions).collect::<Vec<u32>>(),
-        )
-        .push("ids", joined(|r| &r.ids))
-        .push(
-            "autofix_class",
-            rows.iter()
-                .map(|r| autofix.name(r.autofix))
-                .collect::<Vec<&str>>(),
-        )
-        .push("confidence_before", f64s(|r| r.confidence_before))
-        .push("confidence", f64s(|r| r.confidence))
-        .push("corroborated", b(|r| r.corroborated))
-        .push("promotable", b(|r| r.promotable))
-        .push("promoted", b(|r| r.promoted))
-        .push(
-            "tier",
-            rows.iter()
-                .map(|r| tier.name(r.tier))
-                .collect::<Vec<&str>>(),
-        )
-        .push(
-            "route",
-            rows.iter()
-                .map(|r| r.route.map(|x| route.name(x)))
-                .collect::<Vec<Option<&str>>>(),
-        )
-        .push(
-            "queue",
-            rows.iter()
-                .map(|r| r.queue.map(|x| queue.name(x)))
-                .collect::<Vec<Option<&str>>>(),
-        );
+    c.of("arm", rows, |r| &*r.arm)
+        .of("target", rows, |r| &*r.target)
+        .of("run", rows, |r| r.run)
+        .of("title", rows, |r| &*r.title)
+        .of("severity", rows, |r| severity.name(r.severity))
+        .of("location", rows, |r| &*r.location)
+        .of("line", rows, |r| r.line)
+        .of("reviewers", rows, |r| joined(&r.reviewers))
+        .of("contributions", rows, |r| r.contributions)
+        .of("ids", rows, |r| joined(&r.ids))
+        .of("autofix_class", rows, |r| autofix.name(r.autofix))
+        .of("confidence_before", rows, |r| r.confidence_before)
+        .of("confidence", rows, |r| r.confidence)
+        .of("corroborated", rows, |r| r.corroborated)
+        .of("promotable", rows, |r| r.promotable)
+        .of("promoted", rows, |r| r.promoted)
+        .of("tier", rows, |r| tier.name(r.tier))
+        .of("route", rows, |r| r.route.map(|x| route.name(x)))
+        .of("queue", rows, |r| r.queue.map(|x| queue.name(x)));
     if controls {
-        c.push(
-            "validation",
-            text(|r| r.validation.as_ref().map_or("not_run", Check::name)),
-        )
-        .push(
-            "validation_reason",
-            rows.iter()
-                .map(|r| match &r.validation {
-                    Some(Check::Rejected(why)) => Some(why.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<Option<&str>>>(),
-        )
-        .push(
-            "on_suppressed_line",
-            rows.iter()
-                .map(|r| r.on_suppressed_line)
-                .collect::<Vec<Option<bool>>>(),
-        );
+        c.of("validation", rows, |r| {
+            r.validation.as_ref().map_or("not_run", Check::name)
+        })
+        .of("validation_reason", rows, |r| match &r.validation {
+            Some(Check::Rejected(why)) => Some(why.as_str()),
+            _ => None,
+        })
+        .of("on_suppressed_line", rows, |r| r.on_suppressed_line);
     }
     c.finish().map(Some)
 }
@@ -235,60 +166,36 @@ pub fn queries(rows: &[QueryRow]) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
-    let f64s = |g: &dyn Fn(&QueryRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
-    let b = |g: fn(&QueryRow) -> bool| rows.iter().map(g).collect::<Vec<bool>>();
-    let ob = |g: fn(&QueryRow) -> Option<bool>| rows.iter().map(g).collect::<Vec<Option<bool>>>();
     let mut c = Columns::new(rows.len());
-    c.push(
-        "arm",
-        rows.iter().map(|r| r.arm.as_str()).collect::<Vec<&str>>(),
-    )
-    .push(
-        "query_id",
-        rows.iter()
-            .map(|r| r.query_id.as_str())
-            .collect::<Vec<&str>>(),
-    )
-    .push("run", rows.iter().map(|r| r.run).collect::<Vec<u32>>())
-    .push("primary_confidence", f64s(&|r| r.outcome.primary))
-    .push("confidence", f64s(&|r| r.outcome.confidence))
-    .push("stopped", b(|r| r.outcome.stopped))
-    .push("fired", b(|r| r.outcome.fired))
-    .push(
-        "attempts",
-        rows.iter()
-            .map(|r| r.outcome.attempts)
-            .collect::<Vec<u32>>(),
-    )
-    .push(
-        "band",
-        rows.iter().map(|r| r.band.name()).collect::<Vec<&str>>(),
-    )
-    .push("error", b(|r| r.error))
-    .push("recovery_recorded", b(|r| r.recovery_recorded))
-    .push("first_pass_correct", ob(|r| r.first_pass_correct))
-    .push("final_correct", ob(|r| r.final_correct))
-    .push("base", f64s(&|r| r.outcome.breakdown.base))
-    .push("bonus", f64s(&|r| r.outcome.breakdown.bonus))
-    .push(
-        "converging_categories",
-        rows.iter()
-            .map(|r| r.outcome.breakdown.converging as u32)
-            .collect::<Vec<u32>>(),
-    )
-    .push(
-        "search_read_converge",
-        b(|r| r.outcome.breakdown.search_read),
-    );
+    c.of("arm", rows, |r| r.arm.as_str())
+        .of("query_id", rows, |r| r.query_id.as_str())
+        .of("run", rows, |r| r.run)
+        .of("primary_confidence", rows, |r| r.outcome.primary)
+        .of("confidence", rows, |r| r.outcome.confidence)
+        .of("stopped", rows, |r| r.outcome.stopped)
+        .of("fired", rows, |r| r.outcome.fired)
+        .of("attempts", rows, |r| r.outcome.attempts)
+        .of("band", rows, |r| r.band.name())
+        .of("error", rows, |r| r.error)
+        .of("recovery_recorded", rows, |r| r.recovery_recorded)
+        .of("first_pass_correct", rows, |r| r.first_pass_correct)
+        .of("final_correct", rows, |r| r.final_correct)
+        .of("base", rows, |r| r.outcome.breakdown.base)
+        .of("bonus", rows, |r| r.outcome.breakdown.bonus)
+        .of("converging_categories", rows, |r| {
+            r.outcome.breakdown.converging as u32
+        })
+        .of("search_read_converge", rows, |r| {
+            r.outcome.breakdown.search_read
+        });
     let part = |name: &str, get: &dyn Fn(&QueryRow) -> Option<Part>, c: &mut Columns| {
-        let field = |f: fn(Part) -> f64| {
-            rows.iter()
-                .map(|r| get(r).map(f))
-                .collect::<Vec<Option<f64>>>()
-        };
-        c.push(&format!("{name}_score"), field(|p| p.score))
-            .push(&format!("{name}_weight"), field(|p| p.weight))
-            .push(&format!("{name}_contribution"), field(|p| p.contribution));
+        c.of(&format!("{name}_score"), rows, |r| get(r).map(|p| p.score))
+            .of(&format!("{name}_weight"), rows, |r| {
+                get(r).map(|p| p.weight)
+            })
+            .of(&format!("{name}_contribution"), rows, |r| {
+                get(r).map(|p| p.contribution)
+            });
     };
     for cat in Category::ALL {
         part(
@@ -312,29 +219,12 @@ pub fn scores(rows: &[crate::replay::scores::ItemRow]) -> Table {
         return Ok(None);
     }
     let mut c = Columns::new(rows.len());
-    c.push("arm", rows.iter().map(|r| r.arm).collect::<Vec<&str>>())
-        .push(
-            "item",
-            rows.iter().map(|r| r.item.as_str()).collect::<Vec<&str>>(),
-        )
-        .push(
-            "scorer",
-            rows.iter()
-                .map(|r| r.scorer.as_str())
-                .collect::<Vec<&str>>(),
-        )
-        .push(
-            "repeats",
-            rows.iter().map(|r| r.repeats).collect::<Vec<u32>>(),
-        )
-        .push(
-            "missing",
-            rows.iter().map(|r| r.missing).collect::<Vec<u32>>(),
-        )
-        .push(
-            "mean",
-            rows.iter().map(|r| r.mean).collect::<Vec<Option<f64>>>(),
-        );
+    c.of("arm", rows, |r| r.arm)
+        .of("item", rows, |r| r.item.as_str())
+        .of("scorer", rows, |r| r.scorer.as_str())
+        .of("repeats", rows, |r| r.repeats)
+        .of("missing", rows, |r| r.missing)
+        .of("mean", rows, |r| r.mean);
     c.finish().map(Some)
 }
 
@@ -345,33 +235,14 @@ pub fn pairs(rows: &[PairRow]) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
-    let f64s = |g: fn(&PairRow) -> f64| rows.iter().map(g).collect::<Vec<f64>>();
     let mut c = Columns::new(rows.len());
-    c.push(
-        "table",
-        rows.iter().map(|r| r.table.name()).collect::<Vec<&str>>(),
-    )
-    .push(
-        "metric",
-        rows.iter()
-            .map(|r| r.metric.as_ref())
-            .collect::<Vec<&str>>(),
-    )
-    .push(
-        "unit",
-        rows.iter()
-            .map(|r| r.pair.unit.as_str())
-            .collect::<Vec<&str>>(),
-    )
-    .push(
-        "run",
-        rows.iter()
-            .map(|r| r.pair.run)
-            .collect::<Vec<Option<u32>>>(),
-    )
-    .push("baseline", f64s(|r| r.pair.baseline))
-    .push("treatment", f64s(|r| r.pair.treatment))
-    .push("difference", f64s(|r| r.pair.treatment - r.pair.baseline));
+    c.of("table", rows, |r| r.table.name())
+        .of("metric", rows, |r| r.metric.as_ref())
+        .of("unit", rows, |r| r.pair.unit.as_str())
+        .of("run", rows, |r| r.pair.run)
+        .of("baseline", rows, |r| r.pair.baseline)
+        .of("treatment", rows, |r| r.pair.treatment)
+        .of("difference", rows, |r| r.pair.treatment - r.pair.baseline);
     c.finish().map(Some)
 }
 
