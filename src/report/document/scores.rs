@@ -165,12 +165,7 @@ fn lines_table(m: &Metrics, sc: &ScoresSection, scorers: &[&str]) -> Table {
         ]),
         rows: scorers
             .iter()
-            .map(|s| {
-                let mut row = vec![text(*s)];
-                row.extend(figures(b, s));
-                row.extend(figures(t, s));
-                row
-            })
+            .map(|s| per_arm_row(s, figures(b, s), figures(t, s)))
             .collect(),
     }
 }
@@ -242,12 +237,16 @@ fn calibration_table(sc: &ScoresSection, scorers: &[&str]) -> Option<Table> {
         ]),
         rows: calibrated
             .iter()
-            .map(|s| {
-                let mut row = vec![text(*s)];
-                row.extend(cal(b, s));
-                row.extend(cal(t, s));
-                row
-            })
+            .map(|s| per_arm_row(s, cal(b, s), cal(t, s)))
             .collect(),
     })
+}
+
+/// A scorer's row: its name, then its baseline and treatment cells.
+fn per_arm_row(
+    scorer: &str,
+    b: impl IntoIterator<Item = Cell>,
+    t: impl IntoIterator<Item = Cell>,
+) -> Vec<Cell> {
+    std::iter::once(text(scorer)).chain(b).chain(t).collect()
 }
