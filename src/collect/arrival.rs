@@ -231,23 +231,23 @@ pub(crate) fn excerpt(text: &str, chars: usize) -> String {
     out
 }
 
+/// A doc reviewer's call, for the tests of what arrives.
+#[cfg(test)]
+pub(crate) fn example_call() -> Call {
+    Call {
+        arm: "treatment".into(),
+        target: crate::collect::plan::Target::from_path(std::path::Path::new("documents/plan.md")),
+        reviewer: "feasibility".into(),
+        run: 1,
+        argv: vec!["r".into()],
+        artifact: "artifacts/treatment/plan/feasibility-r1.json".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
-    use crate::collect::plan::Target;
-
-    fn call() -> Call {
-        Call {
-            arm: "treatment".into(),
-            target: Target::from_path(Path::new("documents/plan.md")),
-            reviewer: "feasibility".into(),
-            run: 1,
-            argv: vec!["r".into()],
-            artifact: "artifacts/treatment/plan/feasibility-r1.json".into(),
-        }
-    }
 
     fn doc(scale: Scale) -> Expect {
         Expect {
@@ -262,7 +262,7 @@ mod tests {
     #[test]
     fn a_compact_return_is_recorded_under_the_call() {
         let out = format!("{{\"findings\": [{FINDING}], \"residual_risks\": [\"load\"]}}\n");
-        let line = accept(out.as_bytes(), &call(), &doc(Scale::Anchor)).unwrap();
+        let line = accept(out.as_bytes(), &example_call(), &doc(Scale::Anchor)).unwrap();
         assert_eq!(line["target"], "plan");
         assert_eq!(line["arm"], "treatment");
         assert_eq!(line["reviewer"], "feasibility");
@@ -277,7 +277,7 @@ mod tests {
         let (records, problems) = reviews::parse("x", &bytes);
         assert!(problems.is_empty() && records[0].findings.len() == 1);
         // Zero findings is a valid return when the reviewer says so.
-        let empty = accept(b"{\"findings\": []}", &call(), &doc(Scale::Anchor)).unwrap();
+        let empty = accept(b"{\"findings\": []}", &example_call(), &doc(Scale::Anchor)).unwrap();
         assert_eq!(empty["findings"], Value::Array(vec![]));
     }
 
@@ -300,7 +300,7 @@ mod tests {
             ),
         ];
         for (out, needle) in cases {
-            let e = accept(out.as_bytes(), &call(), &doc(Scale::Anchor)).unwrap_err();
+            let e = accept(out.as_bytes(), &example_call(), &doc(Scale::Anchor)).unwrap_err();
             assert!(e.contains(needle), "{out:?}: {e}");
         }
         let with = |replace: (&str, &str)| {
@@ -321,12 +321,12 @@ mod tests {
             (("75", "1.5"), Scale::Float, "findings[0].confidence"),
             (("\"Rollout\"", "7"), Scale::Anchor, "findings[0].section"),
         ] {
-            let e = accept(with(swap).as_bytes(), &call(), &doc(scale)).unwrap_err();
+            let e = accept(with(swap).as_bytes(), &example_call(), &doc(scale)).unwrap_err();
             assert!(e.contains(needle), "{swap:?}: {e}");
         }
         // Two ids alike within one return.
         let twice = format!("{{\"findings\": [{FINDING}, {FINDING}]}}");
-        let e = accept(twice.as_bytes(), &call(), &doc(Scale::Anchor)).unwrap_err();
+        let e = accept(twice.as_bytes(), &example_call(), &doc(Scale::Anchor)).unwrap_err();
         assert!(e.contains("findings[1].id"), "{e}");
     }
 
@@ -337,8 +337,8 @@ mod tests {
             ..doc(Scale::Float)
         };
         let out = format!("{{\"findings\": [{FINDING}]}}");
-        assert!(accept(out.as_bytes(), &call(), &both).is_ok());
-        assert!(accept(out.as_bytes(), &call(), &doc(Scale::Float)).is_err());
+        assert!(accept(out.as_bytes(), &example_call(), &both).is_ok());
+        assert!(accept(out.as_bytes(), &example_call(), &doc(Scale::Float)).is_err());
     }
 
     #[test]
@@ -349,7 +349,7 @@ mod tests {
         };
         let ok = accept(
             br#"{"query": "where is X?", "tools": [{"tool": "grep", "target": "X", "hits": 3}], "correct": true}"#,
-            &call(),
+            &example_call(),
             &q,
         )
         .unwrap();
@@ -359,17 +359,17 @@ mod tests {
         );
         let e = accept(
             br#"{"tools": [{"tool": "grep", "phase": "later"}]}"#,
-            &call(),
+            &example_call(),
             &q,
         )
         .unwrap_err();
         assert!(e.contains("phase"), "{e}");
-        let line = failed(&call(), Kind::Queries, "timed out after 5s");
+        let line = failed(&example_call(), Kind::Queries, "timed out after 5s");
         let bytes = serde_json::to_vec(&line).unwrap();
         let (parsed, problems) = queries::parse("x", &bytes);
         assert!(problems.is_empty());
         assert_eq!(parsed[0].error.as_deref(), Some("timed out after 5s"));
-        let line = failed(&call(), Kind::Reviews, "exited with status 3");
+        let line = failed(&example_call(), Kind::Reviews, "exited with status 3");
         let bytes = serde_json::to_vec(&line).unwrap();
         let (records, problems) = reviews::parse("x", &bytes);
         assert!(problems.is_empty());

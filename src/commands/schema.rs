@@ -225,7 +225,7 @@ mod tests {
 
     use super::*;
     use crate::collect::arrival::{self, Expect};
-    use crate::collect::plan::{Call, Kind, Target};
+    use crate::collect::plan::Kind;
     use crate::collect::stages;
     use crate::corpus::{queries, targets, validations, verdicts};
 
@@ -521,17 +521,6 @@ mod tests {
         }
     }
 
-    fn call() -> Call {
-        Call {
-            arm: "a".into(),
-            target: Target::from_path(Path::new("docs/t.md")),
-            reviewer: "r".into(),
-            run: 0,
-            argv: vec!["r".into()],
-            artifact: "x.json".into(),
-        }
-    }
-
     /// What a command prints is accepted exactly when it meets its schema.
     #[test]
     fn the_protocols_and_their_schemas_agree() {
@@ -587,7 +576,7 @@ mod tests {
                 .iter()
                 .map(|f| format!(r#"{{"findings": [{f}]}}"#)),
         ) {
-            let ok = arrival::accept(out.as_bytes(), &call(), &expect).is_ok();
+            let ok = arrival::accept(out.as_bytes(), &arrival::example_call(), &expect).is_ok();
             let value: Value = serde_json::from_str(&out).unwrap();
             assert_eq!(ok, review.is_valid(&value), "{out}");
         }
@@ -602,7 +591,7 @@ mod tests {
             r#"{"tools": [{"tool": "grep", "phase": "later"}]}"#,
             r#"{"correct": true}"#,
         ] {
-            let ok = arrival::accept(out.as_bytes(), &call(), &q).is_ok();
+            let ok = arrival::accept(out.as_bytes(), &arrival::example_call(), &q).is_ok();
             let value: Value = serde_json::from_str(out).unwrap();
             assert_eq!(ok, trace.is_valid(&value), "{out}");
         }
