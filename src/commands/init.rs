@@ -104,25 +104,16 @@ impl super::Run for InitArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::reference::{combined, resolve};
     use crate::config::RawExperiment;
     use crate::generate::starter::{experiment, InitKind};
     use serde_json::Value;
 
     /// Every key an experiment may hold, by its dotted path (`arms.baseline.review.scale`).
     fn keys(node: &Value, root: &Value, at: &str, out: &mut Vec<String>) {
-        let node = match node.get("$ref").and_then(Value::as_str) {
-            Some(r) => &root["$defs"][r.rsplit('/').next().unwrap()],
-            None => node,
-        };
-        for alt in ["anyOf", "oneOf", "allOf"] {
-            for n in node
-                .get(alt)
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                keys(n, root, at, out);
-            }
+        let node = resolve(node, root);
+        for n in combined(node, &["anyOf", "oneOf", "allOf"]) {
+            keys(n, root, at, out);
         }
         if let Some(items) = node.get("items") {
             keys(items, root, at, out);

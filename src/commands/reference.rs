@@ -69,11 +69,22 @@ struct Row {
 }
 
 /// The node a `$ref` points at, or the node.
-fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
+pub(crate) fn resolve<'a>(node: &'a Value, root: &'a Value) -> &'a Value {
     match node.get("$ref").and_then(Value::as_str) {
         Some(r) => &root["$defs"][r.rsplit('/').next().unwrap_or(r)],
         None => node,
     }
+}
+
+/// The subschemas a node combines under `keywords` (`anyOf`, `oneOf`, `allOf`).
+pub(crate) fn combined<'a>(
+    node: &'a Value,
+    keywords: &'a [&str],
+) -> impl Iterator<Item = &'a Value> + 'a {
+    keywords
+        .iter()
+        .filter_map(|k| node.get(*k).and_then(Value::as_array))
+        .flatten()
 }
 
 /// A value's type in words: `string`, `one of a, b`, `list of string`, `number in [0, 1]`.
@@ -146,15 +157,8 @@ fn kind(node: &Value, root: &Value) -> String {
 /// Every field below `node`, depth first, each with its dotted path.
 fn rows(node: &Value, root: &Value, prefix: &str, out: &mut Vec<Row>) {
     let node = resolve(node, root);
-    for alt in ["anyOf", "allOf"] {
-        for n in node
-            .get(alt)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            rows(n, root, prefix, out);
-        }
+    for n in combined(node, &["anyOf", "allOf"]) {
+        rows(n, root, prefix, out);
     }
     if let Some(variants) = node.get("oneOf").and_then(Value::as_array) {
         tagged(variants, root, prefix, out);
