@@ -39,6 +39,19 @@ fn read(path: &Path, inputs: &mut Vec<InputFile>) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
+impl Loaded {
+    /// Reads the corpus file `dir/file` when there is one, recording it among the inputs: its
+    /// name as messages give it, and its bytes.
+    fn read_file(&mut self, dir: &Path, file: &str) -> Result<Option<(String, Vec<u8>)>, Error> {
+        let path = dir.join(file);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        let bytes = read(&path, &mut self.inputs)?;
+        Ok(Some((path.display().to_string(), bytes)))
+    }
+}
+
 /// Reads `path` a block of whole lines at a time on a thread of its own, hashing it for the
 /// manifest as it goes, and turns each block into a `T` there by `per_block(first_line, block)`
 /// (a UTF-8 byte-order mark before the first line is skipped, as [`crate::corpus::nonblank_lines`]
@@ -246,10 +259,8 @@ pub fn load(
         refuse_controls_in_doc_mode(&mut loaded, exp_path, exp);
         malformed_shares(&mut loaded, exp_path, exp);
     }
-    let verdicts_path = dir.join("verdicts.jsonl");
-    if verdicts_path.is_file() {
-        let name = verdicts_path.display().to_string();
-        let (items, problems) = verdicts::parse(&name, &read(&verdicts_path, &mut loaded.inputs)?);
+    if let Some((name, bytes)) = loaded.read_file(dir, "verdicts.jsonl")? {
+        let (items, problems) = verdicts::parse(&name, &bytes);
         if problems.is_empty() {
             // What the trust verdict would refuse: verdicts under neither arm, or none at all.
             let nothing_judged = match experiment {
@@ -270,10 +281,8 @@ pub fn load(
         loaded.corpus.verdicts = Some((name, items));
     }
     load_labels(&mut loaded, dir, experiment)?;
-    let queries_path = dir.join("queries.jsonl");
-    if queries_path.is_file() {
-        let name = queries_path.display().to_string();
-        let (all, problems) = queries::parse(&name, &read(&queries_path, &mut loaded.inputs)?);
+    if let Some((name, bytes)) = loaded.read_file(dir, "queries.jsonl")? {
+        let (all, problems) = queries::parse(&name, &bytes);
         loaded.refusals.append(problems);
         if let Some((_, exp)) = experiment {
             for arm in exp.arms() {
@@ -284,11 +293,8 @@ pub fn load(
         }
         loaded.corpus.queries = Some((name, all));
     }
-    let scores_path = dir.join("scores.jsonl");
-    if scores_path.is_file() {
-        let name = scores_path.display().to_string();
-        let (lines, problems) =
-            crate::corpus::scores::parse(&name, &read(&scores_path, &mut loaded.inputs)?);
+    if let Some((name, bytes)) = loaded.read_file(dir, "scores.jsonl")? {
+        let (lines, problems) = crate::corpus::scores::parse(&name, &bytes);
         // The checks across lines read whole files: with lines refused, they would report what
         // the refused lines would have held (an arm "with no line") rather than the file.
         let whole = problems.is_empty();
@@ -847,10 +853,8 @@ fn load_controls(
     reviews_path: &Path,
     index: &reviews::Index,
 ) -> Result<(), Error> {
-    let path = dir.join("validations.jsonl");
-    if path.is_file() {
-        let name = path.display().to_string();
-        let parsed = validations::parse(&name, &read(&path, &mut loaded.inputs)?);
+    if let Some((name, bytes)) = loaded.read_file(dir, "validations.jsonl")? {
+        let parsed = validations::parse(&name, &bytes);
         loaded.refusals.append(parsed.problems);
         loaded.failed_validations.append(parsed.malformed);
         for c in &parsed.calls {
@@ -886,10 +890,8 @@ pub fn targets_and_sources(
     reviews_path: &Path,
     index: &reviews::Index,
 ) -> Result<(), Error> {
-    let path = dir.join("targets.jsonl");
-    if path.is_file() {
-        let name = path.display().to_string();
-        let (targets, problems) = targets::parse(&name, &read(&path, &mut loaded.inputs)?);
+    if let Some((name, bytes)) = loaded.read_file(dir, "targets.jsonl")? {
+        let (targets, problems) = targets::parse(&name, &bytes);
         loaded.refusals.append(problems);
         loaded.corpus.targets = Some((name, targets));
     }
