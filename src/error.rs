@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 /// A problem with something the user gave calibench: a file, a value, a flag.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct InputError {
     pub file: String,
     /// 1-based line number, when the problem sits on one line.
@@ -13,6 +13,8 @@ pub struct InputError {
     /// The column, key or field at fault.
     pub field: Option<String>,
     pub problem: String,
+    /// What to do about it, when calibench knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
 }
 

@@ -49,15 +49,12 @@ impl Counts {
     }
 }
 
+/// A problem as `validate` lists it: the error (file, line, field, problem, hint), and what it
+/// does to a run.
 #[derive(Clone, Debug, Serialize)]
 pub struct Problem {
-    pub file: String,
-    pub line: Option<u64>,
-    pub field: Option<String>,
-    pub problem: String,
-    /// What to do about it, when calibench knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hint: Option<String>,
+    #[serde(flatten)]
+    pub error: InputError,
     /// `refused` stops a run; `malformed` findings are dropped and counted (refused under --strict);
     /// `failed_call` is a validator output that was not a verdict, counted as a failed call.
     pub kind: &'static str,
@@ -65,15 +62,10 @@ pub struct Problem {
 
 impl Problem {
     fn from(e: &InputError, kind: &'static str) -> Self {
-        Problem {
-            file: e.file.clone(),
-            line: e.line,
-            field: e.field.clone(),
-            // A malformed finding's hint is the --strict note the summary line gives once.
-            hint: e.hint.clone().filter(|_| kind == "refused"),
-            problem: e.problem.clone(),
-            kind,
-        }
+        let mut error = e.clone();
+        // A malformed finding's hint is the --strict note the summary line gives once.
+        error.hint = error.hint.filter(|_| kind == "refused");
+        Problem { error, kind }
     }
 }
 
@@ -143,7 +135,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
     v.counts.refused += loaded.refusals.total();
     for (arms, e) in &loaded.malformed {
         let mut p = Problem::from(e, "malformed");
-        p.problem = format!("{} ({arms})", p.problem);
+        p.error.problem = format!("{} ({arms})", p.error.problem);
         v.problems.push(p);
     }
     v.counts.malformed = loaded.malformed.len() as u64 + loaded.malformed_more;
@@ -168,11 +160,7 @@ impl Render for Validation {
     fn human(&self) -> String {
         let mut s = String::new();
         for p in &self.problems {
-            let mut e = InputError::new(&p.file, &p.problem);
-            e.line = p.line;
-            e.field = p.field.clone();
-            e.hint = p.hint.clone();
-            s += &format!("{e}\n");
+            s += &format!("{}\n", p.error);
         }
         for n in &self.notes {
             s += &format!("note: {n}\n");
