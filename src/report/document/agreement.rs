@@ -2,10 +2,7 @@
 
 use super::*;
 
-pub(super) fn agreement_section(
-    a: &crate::model::AgreementSection,
-    has: &dyn Fn(&'static str) -> bool,
-) -> Section {
+pub(super) fn agreement_section(a: &crate::model::AgreementSection, plots: Plots) -> Section {
     let mut rows = Vec::new();
     let row = |label: &str, g: &Agreement| {
         vec![
@@ -77,7 +74,7 @@ pub(super) fn agreement_section(
         header: header(&["units", "level", "α", "95% CI", "units", "raters"]),
         rows,
     })];
-    blocks.extend(plot(has, "alpha"));
+    blocks.extend(plots.get("alpha"));
     Section {
         id: "agreement",
         title: "Agreement".into(),

@@ -4,11 +4,7 @@
 use super::*;
 use crate::humans::{candidates, mean_correlation, HumansSection, PANEL};
 
-pub(super) fn humans_section(
-    m: &Metrics,
-    h: &HumansSection,
-    has: &dyn Fn(&'static str) -> bool,
-) -> Section {
+pub(super) fn humans_section(m: &Metrics, h: &HumansSection, plots: Plots) -> Section {
     let judges: Vec<(&str, Result<&crate::humans::AltTestFigures, &str>)> = candidates(h);
     let named = |pass: bool| -> Vec<String> {
         judges
@@ -106,7 +102,7 @@ pub(super) fn humans_section(
             })
             .collect(),
     }));
-    blocks.extend(plot(has, "judge-errors"));
+    blocks.extend(plots.get("judge-errors"));
     let names: Vec<&String> = h.error_correlation.keys().collect();
     if names.len() >= 2 {
         let mut head = vec!["judge"];
@@ -141,7 +137,7 @@ pub(super) fn humans_section(
 pub(super) fn lift_human_section(
     m: &Metrics,
     l: &crate::human_units::LiftHuman,
-    has: &dyn Fn(&'static str) -> bool,
+    plots: Plots,
 ) -> Section {
     let signed = |v: Option<f64>, c: Option<[f64; 2]>| match v {
         Some(v) => format!("{v:+.3} {}", signed_ci(c)),
@@ -224,7 +220,7 @@ pub(super) fn lift_human_section(
         header: header(&["estimate", "value", "95% CI", "n labelled", "N judged only", "λ"]),
         rows,
     })];
-    blocks.extend(plot(has, "lift-human"));
+    blocks.extend(plots.get("lift-human"));
     let mut notes = Vec::new();
     notes.extend(l.ppi.note.clone());
     if l.labelled_one_arm > 0 {

@@ -311,9 +311,15 @@ fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
     ]
 }
 
-/// The plot `name`, when the run drew it.
-fn plot(has: &dyn Fn(&'static str) -> bool, name: &'static str) -> Option<Block> {
-    has(name).then_some(Block::Plot(name))
+/// The plots the run drew (`--no-plots`: none).
+#[derive(Clone, Copy)]
+pub(super) struct Plots<'a>(&'a [&'static str]);
+
+impl Plots<'_> {
+    /// The plot `name`, when the run drew it.
+    fn get(&self, name: &'static str) -> Option<Block> {
+        self.0.contains(&name).then_some(Block::Plot(name))
+    }
 }
 
 /// A section's delta table: `rows`, captioned `lead` and how its p-values were adjusted.
@@ -378,30 +384,30 @@ fn withheld_row(label: &str) -> Vec<Cell> {
 /// Builds the report of one run. `plots` names the plots that were drawn; a section shows a
 /// plot only when it is among them (`--no-plots` passes none).
 pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Document {
-    let has = |name: &'static str| plots.contains(&name);
+    let drawn = Plots(plots);
     let verdict = verdict(m);
     let mut sections = Vec::new();
     if let Some(r) = &m.review {
-        sections.push(review_section(m, r, &has));
-        if let Some(c) = controls_section(m, r, &has) {
+        sections.push(review_section(m, r, drawn));
+        if let Some(c) = controls_section(m, r, drawn) {
             sections.push(c);
         }
     }
     if let Some(q) = &m.queries {
-        sections.push(query_section(m, q, &has));
+        sections.push(query_section(m, q, drawn));
     }
     if let Some(sc) = &m.scores {
-        sections.push(scores_section(m, sc, &has));
+        sections.push(scores_section(m, sc, drawn));
     }
     if let Some(a) = &m.agreement {
-        sections.push(agreement_section(a, &has));
+        sections.push(agreement_section(a, drawn));
     }
     sections.push(trust_section(m));
     if let Some(h) = &m.humans {
-        sections.push(humans_section(m, h, &has));
+        sections.push(humans_section(m, h, drawn));
     }
     if let Some(l) = &m.lift_human {
-        sections.push(lift_human_section(m, l, &has));
+        sections.push(lift_human_section(m, l, drawn));
     }
     sections.push(coverage_section(m));
     Document {

@@ -2,11 +2,7 @@
 
 use super::*;
 
-pub(super) fn query_section(
-    m: &Metrics,
-    q: &crate::model::QuerySection,
-    has: &dyn Fn(&'static str) -> bool,
-) -> Section {
+pub(super) fn query_section(m: &Metrics, q: &crate::model::QuerySection, plots: Plots) -> Section {
     let (b, t) = (&q.arms.baseline, &q.arms.treatment);
     let mut reading = format!(
         "The recovery gate fires on {} of queries under {} against {} under {}",
@@ -27,11 +23,11 @@ pub(super) fn query_section(
     reading += ".";
     let mut blocks = Vec::new();
     blocks.push(Block::Table(query_arm_table(b, t)));
-    blocks.extend(plot(has, "query-confidence"));
+    blocks.extend(plots.get("query-confidence"));
     blocks.extend(catalogue_deltas(m, DeltaTable::Queries, &q.delta, |n| {
         format!("Paired over the {n} (query, run) pairs both arms replayed.")
     }));
-    blocks.extend(plot(has, "query-reliability"));
+    blocks.extend(plots.get("query-reliability"));
     if b.calibration.is_some() || t.calibration.is_some() {
         blocks.push(Block::Table(bins_table(b, t)));
     }

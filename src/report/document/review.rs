@@ -6,7 +6,7 @@ use super::*;
 pub(super) fn review_section(
     m: &Metrics,
     r: &crate::model::ReviewSection,
-    has: &dyn Fn(&'static str) -> bool,
+    plots: Plots,
 ) -> Section {
     let (b, t) = (&r.arms.baseline, &r.arms.treatment);
     let reading = format!(
@@ -35,12 +35,12 @@ pub(super) fn review_section(
         _ => reading,
     };
     let mut blocks = Vec::new();
-    blocks.extend(plot(has, "review-values"));
+    blocks.extend(plots.get("review-values"));
     blocks.extend(catalogue_deltas(m, DeltaTable::Review, &r.delta, |n| {
         format!("Per target, mean over runs, paired over the {n} targets both arms reviewed.")
     }));
-    blocks.extend(plot(has, "review-tiers"));
-    blocks.extend(plot(has, "review-rates"));
+    blocks.extend(plots.get("review-tiers"));
+    blocks.extend(plots.get("review-rates"));
     blocks.push(Block::Table(arm_table(b, t)));
     let calibration_withheld = withheld(m, "anchor_calibration");
     if calibration_withheld {
@@ -48,7 +48,7 @@ pub(super) fn review_section(
             "Anchor calibration (judged quality by confidence): withheld, because the judges are not trustworthy.".into(),
         ));
     } else if !b.anchor_calibration.is_empty() || !t.anchor_calibration.is_empty() {
-        blocks.extend(plot(has, "review-calibration"));
+        blocks.extend(plots.get("review-calibration"));
         blocks.push(Block::Table(anchor_table(b, t)));
     }
     Section {
@@ -67,7 +67,7 @@ pub(super) fn review_section(
 pub(super) fn controls_section(
     m: &Metrics,
     r: &crate::model::ReviewSection,
-    has: &dyn Fn(&'static str) -> bool,
+    plots: Plots,
 ) -> Option<Section> {
     let (b, t) = (&r.arms.baseline, &r.arms.treatment);
     let (cb, ct) = (b.controls.as_ref()?, t.controls.as_ref()?);
@@ -81,7 +81,7 @@ pub(super) fn controls_section(
         sentences.push("(Counts are summed over targets, mean over runs.)".into());
     }
     let mut blocks = Vec::new();
-    blocks.extend(plot(has, "review-funnel"));
+    blocks.extend(plots.get("review-funnel"));
     blocks.push(Block::Table(controls_table(m, (b, cb), (t, ct))));
     let skipped = skipped_targets(b, t);
     if !skipped.is_empty() {

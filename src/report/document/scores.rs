@@ -28,11 +28,7 @@ pub(super) fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
 
 /// Imported scores: the arms' scorers, the paired delta per scorer, and the
 /// model's own calibration where the logs carry confidences.
-pub(super) fn scores_section(
-    m: &Metrics,
-    sc: &ScoresSection,
-    has: &dyn Fn(&'static str) -> bool,
-) -> Section {
+pub(super) fn scores_section(m: &Metrics, sc: &ScoresSection, plots: Plots) -> Section {
     let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
     let mut scorers: Vec<&str> = b
         .scorers
@@ -49,7 +45,7 @@ pub(super) fn scores_section(
             b.task, t.task
         )));
     }
-    blocks.extend(plot(has, "scores-means"));
+    blocks.extend(plots.get("scores-means"));
     let rows = scorer_rows(m, sc);
     if !rows.is_empty() {
         let lead = "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test.";
@@ -63,7 +59,7 @@ pub(super) fn scores_section(
     blocks.extend(big_enough(m, DeltaTable::Scores, &sc.delta));
     if let Some(table) = calibration_table(sc, &scorers) {
         blocks.push(Block::Table(table));
-        blocks.extend(plot(has, "scores-reliability"));
+        blocks.extend(plots.get("scores-reliability"));
     }
     let unexplained: usize = [b, t]
         .iter()
