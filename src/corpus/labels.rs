@@ -189,14 +189,13 @@ mod tests {
 
     #[test]
     fn labels_read_and_each_bad_line_is_named() {
-        let text = concat!(
-            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 1.0}}\n",
-            "{\"item_id\": 7, \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 0}}\n",
-            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 0.5}}\n",
-            "{\"item_id\": \"f2\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {\"real\": 1.5}}\n",
-            "{\"item_id\": \"f3\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {}}\n",
-            "{\"item_id\": \"f4\", \"arm\": \"b\", \"per_dimension\": {\"real\": 1}}\n",
-        );
+        let text = r#"{"item_id": "f1", "arm": "b", "annotator": "ann-1", "per_dimension": {"real": 1.0}}
+{"item_id": 7, "arm": "b", "annotator": "ann-1", "per_dimension": {"real": 0}}
+{"item_id": "f1", "arm": "b", "annotator": "ann-1", "per_dimension": {"real": 0.5}}
+{"item_id": "f2", "arm": "b", "annotator": "ann-2", "per_dimension": {"real": 1.5}}
+{"item_id": "f3", "arm": "b", "annotator": "ann-2", "per_dimension": {}}
+{"item_id": "f4", "arm": "b", "per_dimension": {"real": 1}}
+"#;
         let (labels, problems) = parse("labels.jsonl", text.as_bytes());
         assert_eq!(labels.len(), 2);
         assert_eq!(labels[1].item_id, "7");
@@ -219,12 +218,11 @@ mod tests {
 
     #[test]
     fn a_judge_as_annotator_an_unknown_dimension_and_an_unread_arm_are_refused() {
-        let text = concat!(
-            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"judge-a\", \"per_dimension\": {\"real\": 1.0}}\n",
-            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-1\", \"per_dimension\": {\"reel\": 1.0}}\n",
-            "{\"item_id\": \"f1\", \"arm\": \"v9\", \"annotator\": \"ann-1\", \"per_dimension\": {\"real\": 1.0}}\n",
-            "{\"item_id\": \"f1\", \"arm\": \"b\", \"annotator\": \"ann-2\", \"per_dimension\": {\"real\": 1.0}}\n",
-        );
+        let text = r#"{"item_id": "f1", "arm": "b", "annotator": "judge-a", "per_dimension": {"real": 1.0}}
+{"item_id": "f1", "arm": "b", "annotator": "ann-1", "per_dimension": {"reel": 1.0}}
+{"item_id": "f1", "arm": "v9", "annotator": "ann-1", "per_dimension": {"real": 1.0}}
+{"item_id": "f1", "arm": "b", "annotator": "ann-2", "per_dimension": {"real": 1.0}}
+"#;
         let (labels, problems) = parse("labels.jsonl", text.as_bytes());
         assert!(problems.is_empty());
         let problems = check_against("labels.jsonl", &labels, &verdicts(), &["b", "t"]);

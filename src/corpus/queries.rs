@@ -559,14 +559,13 @@ mod tests {
 
     #[test]
     fn duplicates_are_refused_per_arm_and_run_and_all_problems_are_listed() {
-        let text = concat!(
-            "{\"query_id\": \"a\", \"tools\": []}\n",
-            "\n",
-            "{\"query_id\": \"a\", \"run\": 1, \"tools\": []}\n",
-            "{\"query_id\": \"a\", \"arm\": \"v2\", \"tools\": []}\n",
-            "{\"query_id\": \"a\", \"tools\": []}\n",
-            "not json\n",
-        );
+        let text = r#"{"query_id": "a", "tools": []}
+
+{"query_id": "a", "run": 1, "tools": []}
+{"query_id": "a", "arm": "v2", "tools": []}
+{"query_id": "a", "tools": []}
+not json
+"#;
         let (qs, problems) = parse("q.jsonl", text.as_bytes());
         assert_eq!(qs.len(), 3);
         let lines: Vec<Option<u64>> = problems.iter().map(|p| p.line).collect();

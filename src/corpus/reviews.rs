@@ -1109,17 +1109,16 @@ mod tests {
 
     #[test]
     fn unreadable_records_are_collected_with_line_and_field() {
-        let text = concat!(
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": []}\n",
-            "not json\n",
-            "\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"findings\": []}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"findings\": {}}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r2\", \"status\": \"failed\"}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"run\": -1, \"findings\": []}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r3\", \"status\": \"failed\", \"reason\": \"timed out\"}\n",
-            "{\"target\": \"a\", \"arm\": \"baseline\", \"reviewer\": \"r\", \"status\": \"failed\", \"reason\": 3}\n",
-        );
+        let text = r#"{"target": "a", "arm": "baseline", "reviewer": "r", "findings": []}
+not json
+
+{"target": "a", "arm": "baseline", "findings": []}
+{"target": "a", "arm": "baseline", "reviewer": "r", "findings": {}}
+{"target": "a", "arm": "baseline", "reviewer": "r2", "status": "failed"}
+{"target": "a", "arm": "baseline", "reviewer": "r", "run": -1, "findings": []}
+{"target": "a", "arm": "baseline", "reviewer": "r3", "status": "failed", "reason": "timed out"}
+{"target": "a", "arm": "baseline", "reviewer": "r", "status": "failed", "reason": 3}
+"#;
         let (records, problems) = parse("reviews.jsonl", text.as_bytes());
         assert_eq!(records.len(), 3);
         assert_eq!(records[1].status, Status::Failed);

@@ -228,12 +228,11 @@ mod tests {
 
     #[test]
     fn problems_name_line_and_field() {
-        let text = concat!(
-            "{\"item_id\": \"x\", \"arm\": \"b\", \"verdicts\": [{\"model\": \"a\", \"per_dimension\": {\"real\": \"yes\"}}]}\n",
-            "{\"item_id\": \"x\", \"verdicts\": []}\n",
-            "{\"item_id\": \"y\", \"arm\": \"b\", \"verdicts\": [{\"model\": \"a\", \"per_dimension\": null}]}\n",
-            "{\"item_id\": \"y\", \"arm\": \"b\", \"verdicts\": []}\n",
-        );
+        let text = r#"{"item_id": "x", "arm": "b", "verdicts": [{"model": "a", "per_dimension": {"real": "yes"}}]}
+{"item_id": "x", "verdicts": []}
+{"item_id": "y", "arm": "b", "verdicts": [{"model": "a", "per_dimension": null}]}
+{"item_id": "y", "arm": "b", "verdicts": []}
+"#;
         let (items, problems) = parse("v.jsonl", text.as_bytes());
         assert_eq!(items.len(), 1);
         let at: Vec<(Option<u64>, Option<String>)> =

@@ -503,24 +503,17 @@ mod tests {
 
     #[test]
     fn an_arm_is_one_task_and_scores_each_item_once_per_scorer() {
-        let e = finish(
-            vec![draft("a", 1, "m"), draft("b", 2, "m")],
-            "x",
-            Tally::default(),
-        )
-        .unwrap_err()
-        .to_string();
+        let refused = |drafts| {
+            finish(drafts, "x", Tally::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused(vec![draft("a", 1, "m"), draft("b", 2, "m")]);
         assert!(
             e.contains("more than one task") && e.contains("`a`") && e.contains("`b`"),
             "{e}"
         );
-        let e = finish(
-            vec![draft("a", 1, "m"), draft("a", 1, "m")],
-            "x",
-            Tally::default(),
-        )
-        .unwrap_err()
-        .to_string();
+        let e = refused(vec![draft("a", 1, "m"), draft("a", 1, "m")]);
         assert!(e.contains("a second time"), "{e}");
         let ok = finish(
             vec![draft("a", 10, "m"), draft("a", 2, "m"), draft("a", 2, "k")],

@@ -291,16 +291,17 @@ mod tests {
     use crate::policy::Scale;
     use serde_json::json;
 
-    fn returns(lines: &[serde_json::Value]) -> Vec<Return> {
+    /// Arm `b`'s returns, each line one return on the anchor scale.
+    fn returns_in(mode: Mode, lines: &[serde_json::Value]) -> Vec<Return> {
         let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-        let parsed = parse_for(
-            "r.jsonl",
-            text.join("\n").as_bytes(),
-            Mode::Doc,
-            &[("b".into(), Scale::Anchor)],
-        );
+        let arms = [("b".into(), Scale::Anchor)];
+        let parsed = parse_for("r.jsonl", text.join("\n").as_bytes(), mode, &arms);
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         parsed.selections.into_iter().next().unwrap().returns
+    }
+
+    fn returns(lines: &[serde_json::Value]) -> Vec<Return> {
+        returns_in(Mode::Doc, lines)
     }
 
     fn finding(title: &str, confidence: u32) -> serde_json::Value {
@@ -455,24 +456,21 @@ mod tests {
                    "owner": "human", "requires_verification": false, "pre_existing": false, "confidence": conf})
         };
         let line = |target: &str, reviewer: &str, run: u32, findings: Vec<serde_json::Value>| json!({"target": target, "arm": "b", "reviewer": reviewer, "run": run, "findings": findings});
-        let text: Vec<String> = [
-            line("pr-merged", "x", 0, vec![code("P1 bug", "P1", 100), code("P3 nit", "P3", 75)]),
-            line("pr-merged", "y", 0, vec![]),
-            json!({"target": "pr-merged", "arm": "b", "reviewer": "z", "run": 0, "status": "failed"}),
-            line("pr-merged", "x", 1, vec![code("P1 bug", "P1", 100)]),
-            line("pr-open", "x", 0, vec![code("real", "P2", 100)]),
-        ]
-        .iter()
-        .map(|l| l.to_string())
-        .collect();
-        let parsed = parse_for(
-            "r.jsonl",
-            text.join("\n").as_bytes(),
+        let returns = &returns_in(
             Mode::Code,
-            &[("b".into(), Scale::Anchor)],
+            &[
+                line(
+                    "pr-merged",
+                    "x",
+                    0,
+                    vec![code("P1 bug", "P1", 100), code("P3 nit", "P3", 75)],
+                ),
+                line("pr-merged", "y", 0, vec![]),
+                json!({"target": "pr-merged", "arm": "b", "reviewer": "z", "run": 0, "status": "failed"}),
+                line("pr-merged", "x", 1, vec![code("P1 bug", "P1", 100)]),
+                line("pr-open", "x", 0, vec![code("real", "P2", 100)]),
+            ],
         );
-        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
-        let returns = &parsed.selections[0].returns;
         let exp = crate::config::parse(
             std::path::Path::new("e.toml"),
             "mode = \"code\"\n[arms.baseline]\nsource = \"b\"\n[arms.baseline.review]\npolicy = \"anchored\"\nskip = [\"closed\"]\n[arms.treatment]\nsource = \"b\"\n",

@@ -1130,14 +1130,23 @@ mod tests {
     }
 
     #[test]
-    fn anchored_code_gate_lets_p0_escape_at_50() {
-        let f = |sev, c| code("T", "f.rs", 1, sev, c);
-        let tier =
-            |sev, c| run(&anchored(Mode::Code), Mode::Code, &[("a", vec![f(sev, c)])])[0].tier;
-        assert_eq!(tier(Severity::P1, 50.0), Tier::Dropped);
-        assert_eq!(tier(Severity::P0, 50.0), Tier::Actionable);
-        assert_eq!(tier(Severity::P0, 25.0), Tier::Dropped);
-        assert_eq!(tier(Severity::P2, 75.0), Tier::Actionable);
+    fn code_gates_let_p0_escape_at_50_anchored_and_have_no_fyi_tier() {
+        let (anchored, float) = (anchored(Mode::Code), float_gates());
+        let cases = [
+            (&anchored, Severity::P1, 50.0, Tier::Dropped),
+            (&anchored, Severity::P0, 50.0, Tier::Actionable),
+            (&anchored, Severity::P0, 25.0, Tier::Dropped),
+            (&anchored, Severity::P2, 75.0, Tier::Actionable),
+            (&float, Severity::P1, 0.60, Tier::Actionable),
+            (&float, Severity::P1, 0.59, Tier::Dropped),
+            (&float, Severity::P0, 0.50, Tier::Actionable),
+            (&float, Severity::P0, 0.49, Tier::Dropped),
+        ];
+        for (policy, sev, c, want) in cases {
+            let f = code("T", "f.rs", 1, sev, c);
+            let got = run(policy, Mode::Code, &[("a", vec![f])])[0].tier;
+            assert_eq!(got, want, "{sev:?} at {c}");
+        }
     }
 
     #[test]
@@ -1153,22 +1162,6 @@ mod tests {
         assert_eq!(tier(Severity::P3, 0.72, Autofix::Manual), Tier::Fyi);
         assert_eq!(tier(Severity::P3, 0.72, Autofix::GatedAuto), Tier::Dropped);
         assert_eq!(tier(Severity::P3, 0.39, Autofix::Manual), Tier::Dropped);
-    }
-
-    #[test]
-    fn float_gates_code_has_no_fyi_tier() {
-        let tier = |sev, c| {
-            run(
-                &float_gates(),
-                Mode::Code,
-                &[("a", vec![code("T", "f", 1, sev, c)])],
-            )[0]
-            .tier
-        };
-        assert_eq!(tier(Severity::P1, 0.60), Tier::Actionable);
-        assert_eq!(tier(Severity::P1, 0.59), Tier::Dropped);
-        assert_eq!(tier(Severity::P0, 0.50), Tier::Actionable);
-        assert_eq!(tier(Severity::P0, 0.49), Tier::Dropped);
     }
 
     #[test]

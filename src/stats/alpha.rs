@@ -1354,18 +1354,22 @@ pub(crate) mod tests {
     #[test]
     fn hashed_coding_matches_dense_coding() {
         // Shifting by 0.5 leaves the dense fast path but not the ordinal ranks or nominal labels.
+        let levels = [Level::Nominal, Level::Ordinal, Level::Interval];
+        same_alpha_after(|v| v + 0.5, &levels);
+    }
+
+    /// α of the reference data is unchanged, at each of `levels`, when every value is mapped by
+    /// `f`.
+    fn same_alpha_after(f: impl Fn(f64) -> f64, levels: &[Level]) {
         let units = reference_units();
-        let shifted_rows: Vec<Vec<f64>> = units
-            .iter()
-            .map(|u| u.iter().map(|v| v + 0.5).collect())
-            .collect();
-        let mut shifted = Units::new();
-        for row in &shifted_rows {
-            shifted.push_unit(row).unwrap();
+        let mut mapped = Units::new();
+        for u in units.iter() {
+            let row: Vec<f64> = u.iter().map(|&v| f(v)).collect();
+            mapped.push_unit(&row).unwrap();
         }
-        for level in [Level::Nominal, Level::Ordinal, Level::Interval] {
+        for &level in levels {
             let a = alpha(&units, level).unwrap().alpha.unwrap();
-            let b = alpha(&shifted, level).unwrap().alpha.unwrap();
+            let b = alpha(&mapped, level).unwrap().alpha.unwrap();
             assert!((a - b).abs() < 1e-12, "{level}: {a} vs {b}");
         }
     }
@@ -1374,20 +1378,10 @@ pub(crate) mod tests {
     fn switching_from_table_to_hash_midway_keeps_every_code() {
         // Ordinal α depends only on order: a monotone map that turns the values above 2 into
         // non-integers (first met mid-way, after integer codes were given) must not change it.
-        let units = reference_units();
-        let mut mixed = Units::new();
-        for u in units.iter() {
-            let row: Vec<f64> = u
-                .iter()
-                .map(|&v| if v > 2.0 { v * 10.0 + 0.25 } else { v })
-                .collect();
-            mixed.push_unit(&row).unwrap();
-        }
-        for level in [Level::Nominal, Level::Ordinal] {
-            let a = alpha(&units, level).unwrap().alpha.unwrap();
-            let b = alpha(&mixed, level).unwrap().alpha.unwrap();
-            assert!((a - b).abs() < 1e-12, "{level}: {a} vs {b}");
-        }
+        same_alpha_after(
+            |v| if v > 2.0 { v * 10.0 + 0.25 } else { v },
+            &[Level::Nominal, Level::Ordinal],
+        );
     }
 
     #[test]

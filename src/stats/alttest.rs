@@ -312,6 +312,16 @@ mod tests {
         ["llm", "h1", "h2", "h3"].map(String::from).to_vec()
     }
 
+    /// The test of rater 0 (the model) against 1–3 (humans), each human kept with at least
+    /// `min_items` items.
+    fn model_vs_three(items: &[Vec<Option<f64>>], min_items: usize) -> AltTest {
+        let s = Settings {
+            min_items_per_human: min_items,
+            ..Settings::default()
+        };
+        alt_test(&names(), items, 0, &[1, 2, 3], &s).unwrap()
+    }
+
     #[test]
     fn a_model_that_agrees_with_the_majority_beats_every_human_by_hand() {
         // Ten nominal items. h1, h2 and the model always say 1; h3 says 1 on items 0–4 and 0 on
@@ -326,11 +336,7 @@ mod tests {
                 vec![Some(1.0), Some(1.0), Some(1.0), Some(h3)]
             })
             .collect();
-        let s = Settings {
-            min_items_per_human: 5,
-            ..Settings::default()
-        };
-        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        let r = model_vs_three(&items, 5);
         assert_eq!(r.items, 10);
         assert_eq!(r.humans.len(), 3);
         assert_eq!(r.humans[0].p_value, 0.0);
@@ -356,11 +362,7 @@ mod tests {
         let items: Vec<Vec<Option<f64>>> = (0..6)
             .map(|_| vec![Some(0.0), Some(1.0), Some(1.0), Some(1.0)])
             .collect();
-        let s = Settings {
-            min_items_per_human: 3,
-            ..Settings::default()
-        };
-        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        let r = model_vs_three(&items, 3);
         assert_eq!(r.winning_rate, 0.0);
         assert!(!r.passed);
         close(r.advantage_probability, 0.0);
