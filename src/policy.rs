@@ -304,44 +304,31 @@ impl ConfidencePolicy {
 
 /// The mean of the tools' scores, with a recovery gate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct FlatMean {
     /// Below this (and not stopped) the recovery gate fires.
-    #[serde(default = "FlatMean::default_recovery")]
     pub recovery_threshold: f64,
     /// Below this the query stops, with no recovery.
-    #[serde(default = "default_stop")]
     pub stop_threshold: f64,
     /// What each recovery attempt adds to the mean, as one more entry.
-    #[serde(default = "FlatMean::default_entry")]
     pub recovery_entry_score: f64,
-    #[serde(default)]
     pub bands: Bands,
 }
 
-impl FlatMean {
-    fn default_recovery() -> f64 {
-        0.7
-    }
-    fn default_entry() -> f64 {
-        0.5
-    }
-}
-
+/// A missing key takes its value from here.
 impl Default for FlatMean {
     fn default() -> Self {
         FlatMean {
-            recovery_threshold: FlatMean::default_recovery(),
-            stop_threshold: default_stop(),
-            recovery_entry_score: FlatMean::default_entry(),
+            recovery_threshold: 0.7,
+            stop_threshold: STOP_THRESHOLD,
+            recovery_entry_score: 0.5,
             bands: Bands::default(),
         }
     }
 }
 
-fn default_stop() -> f64 {
-    0.2
-}
+/// Both confidence models' default stop threshold.
+const STOP_THRESHOLD: f64 = 0.2;
 
 /// How `base` is normalized: over the categories present, or over every weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -433,65 +420,36 @@ impl Default for Bands {
 /// The best evidence per category, weighted, with a bonus when categories converge on one
 /// target.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct CategoryMax {
     /// Below this (and not stopped) the recovery gate fires.
-    #[serde(default = "CategoryMax::default_recovery")]
     pub recovery_threshold: f64,
     /// Below this the query stops, with no recovery.
-    #[serde(default = "default_stop")]
     pub stop_threshold: f64,
-    #[serde(default)]
     pub weights: Weights,
-    #[serde(default = "CategoryMax::default_normalize")]
     pub normalize: Normalize,
-    #[serde(default = "CategoryMax::default_bonus_mode")]
     pub bonus_mode: BonusMode,
     /// The convergence bonus when two categories confirm one target.
-    #[serde(default = "CategoryMax::default_bonus_two")]
     pub bonus_two: f64,
     /// The convergence bonus when three or more categories confirm one target.
-    #[serde(default = "CategoryMax::default_bonus_three")]
     pub bonus_three: f64,
     /// The bonus when a search and a read confirm a common target.
-    #[serde(default = "CategoryMax::default_bonus_search_read")]
     pub bonus_search_read: f64,
-    #[serde(default)]
     pub bands: Bands,
 }
 
-impl CategoryMax {
-    fn default_recovery() -> f64 {
-        0.5
-    }
-    fn default_normalize() -> Normalize {
-        Normalize::Present
-    }
-    fn default_bonus_mode() -> BonusMode {
-        BonusMode::Multiplicative
-    }
-    fn default_bonus_two() -> f64 {
-        0.10
-    }
-    fn default_bonus_three() -> f64 {
-        0.20
-    }
-    fn default_bonus_search_read() -> f64 {
-        0.05
-    }
-}
-
+/// A missing key takes its value from here.
 impl Default for CategoryMax {
     fn default() -> Self {
         CategoryMax {
-            recovery_threshold: CategoryMax::default_recovery(),
-            stop_threshold: default_stop(),
+            recovery_threshold: 0.5,
+            stop_threshold: STOP_THRESHOLD,
             weights: Weights::default(),
-            normalize: CategoryMax::default_normalize(),
-            bonus_mode: CategoryMax::default_bonus_mode(),
-            bonus_two: CategoryMax::default_bonus_two(),
-            bonus_three: CategoryMax::default_bonus_three(),
-            bonus_search_read: CategoryMax::default_bonus_search_read(),
+            normalize: Normalize::Present,
+            bonus_mode: BonusMode::Multiplicative,
+            bonus_two: 0.10,
+            bonus_three: 0.20,
+            bonus_search_read: 0.05,
             bands: Bands::default(),
         }
     }
@@ -499,31 +457,24 @@ impl Default for CategoryMax {
 
 /// The trust gate's thresholds (docs/guides/trust.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct Trust {
     /// Krippendorff's α among the judges must reach this. His own guideline asks 0.667 for
     /// tentative conclusions and 0.8 for reliable ones.
-    #[serde(default = "Trust::default_irr_floor")]
     pub irr_floor: f64,
     /// No item's judges may differ by more than this on any dimension.
-    #[serde(default = "Trust::default_spread_ceiling")]
     pub spread_ceiling: f64,
     /// Judges that must answer every item (a failed judge is dropped, never scored 0).
-    #[serde(default = "Trust::default_min_survivors")]
     pub min_survivors: usize,
-    #[serde(default = "Trust::default_level")]
     pub level: Level,
     /// Weights of the judges' dimensions in the composite; empty: equal weights.
-    #[serde(default)]
     pub dimension_weights: BTreeMap<String, f64>,
     /// With human labels (labels.jsonl): `report` (default) reports the alt-test of each judge
     /// and of the panel; `require` also makes "the panel passes the alt-test" a trust check
     /// (docs/guides/judges-and-humans.md).
-    #[serde(default)]
     pub alt_test: AltTestUse,
     /// How much worse than a human annotator a judge may be in the alt-test: 0.2 experts, 0.15
     /// skilled annotators, 0.1 crowd workers. Strictly between 0 and 1.
-    #[serde(default = "Trust::default_alt_test_epsilon")]
     pub alt_test_epsilon: f64,
 }
 
@@ -540,34 +491,17 @@ pub enum AltTestUse {
     Require,
 }
 
-impl Trust {
-    fn default_irr_floor() -> f64 {
-        0.2
-    }
-    fn default_spread_ceiling() -> f64 {
-        0.5
-    }
-    fn default_min_survivors() -> usize {
-        3
-    }
-    fn default_level() -> Level {
-        Level::Interval
-    }
-    fn default_alt_test_epsilon() -> f64 {
-        0.2
-    }
-}
-
+/// A missing key takes its value from here.
 impl Default for Trust {
     fn default() -> Self {
         Trust {
-            irr_floor: Trust::default_irr_floor(),
-            spread_ceiling: Trust::default_spread_ceiling(),
-            min_survivors: Trust::default_min_survivors(),
-            level: Trust::default_level(),
+            irr_floor: 0.2,
+            spread_ceiling: 0.5,
+            min_survivors: 3,
+            level: Level::Interval,
             dimension_weights: BTreeMap::new(),
             alt_test: AltTestUse::Report,
-            alt_test_epsilon: Trust::default_alt_test_epsilon(),
+            alt_test_epsilon: 0.2,
         }
     }
 }

@@ -228,6 +228,19 @@ pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
+/// For tests: `f` maps each case's input to its expected output.
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_maps<O: PartialEq<&'static str> + std::fmt::Debug>(
+    f: impl Fn(&'static str) -> O,
+    cases: &[(&'static str, &'static str)],
+) {
+    for &(input, want) in cases {
+        let got = f(input);
+        assert!(got == want, "{input:?} gave {got:?}, not {want:?}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,43 +258,52 @@ mod tests {
 
     #[test]
     fn markdown_folds_lines_and_escapes_what_would_be_markup() {
-        assert_eq!(
-            markdown("a\n\n# ✅ Verdict: trusted.\r\n| x |"),
-            "a  # ✅ Verdict: trusted. \\| x \\|"
+        assert_maps(
+            markdown,
+            &[
+                (
+                    "a\n\n# ✅ Verdict: trusted.\r\n| x |",
+                    "a  # ✅ Verdict: trusted. \\| x \\|",
+                ),
+                // Within a line the characters that start a block are plain text.
+                ("# h", "# h"),
+                ("-0.25", "-0.25"),
+                ("[x](javascript:alert(1))", "[x\\](javascript:alert(1))"),
+                (
+                    "![i](x) [a][b] [0.57, 0.61]",
+                    "![i\\](x) [a\\][b] [0.57, 0.61]",
+                ),
+                ("<!-- hide", "\\<!-- hide"),
+                ("<img onerror=x>", "\\<img onerror=x>"),
+                ("p <0.001", "p <0.001"),
+                ("findings_raw _em_", "findings_raw \\_em\\_"),
+                ("a\u{1b}]8;;x\u{7}b\u{0}", "a\u{FFFD}]8;;x\u{FFFD}b\u{FFFD}"),
+            ],
         );
-        assert_eq!(markdown_line("# h"), "\\# h");
-        assert_eq!(markdown_line("12. item"), "12\\. item");
-        assert_eq!(markdown_line("- item"), "\\- item");
-        assert_eq!(markdown_line("a - b # c"), "a - b # c");
-        // Within a line the same characters are plain text.
-        assert_eq!(markdown("# h"), "# h");
-        assert_eq!(markdown("-0.25"), "-0.25");
-        assert_eq!(
-            markdown("[x](javascript:alert(1))"),
-            "[x\\](javascript:alert(1))"
+        assert_maps(
+            markdown_line,
+            &[
+                ("# h", "\\# h"),
+                ("12. item", "12\\. item"),
+                ("- item", "\\- item"),
+                ("a - b # c", "a - b # c"),
+                ("[a]: javascript:x", "\\[a]: javascript:x"),
+            ],
         );
-        assert_eq!(
-            markdown("![i](x) [a][b] [0.57, 0.61]"),
-            "![i\\](x) [a\\][b] [0.57, 0.61]"
-        );
-        assert_eq!(markdown_line("[a]: javascript:x"), "\\[a]: javascript:x");
         assert_eq!(markdown_link_text("a]b[c"), "a\\]b\\[c");
-        assert_eq!(markdown("<!-- hide"), "\\<!-- hide");
-        assert_eq!(markdown("<img onerror=x>"), "\\<img onerror=x>");
-        assert_eq!(markdown("p <0.001"), "p <0.001");
-        assert_eq!(markdown("findings_raw _em_"), "findings_raw \\_em\\_");
-        assert_eq!(
-            markdown("a\u{1b}]8;;x\u{7}b\u{0}"),
-            "a\u{FFFD}]8;;x\u{FFFD}b\u{FFFD}"
-        );
     }
 
     #[test]
     fn code_spans_hold_any_backticks_and_pipes() {
-        assert_eq!(markdown_code("review.arms"), "`review.arms`");
-        assert_eq!(markdown_code("a`b"), "``a`b``");
-        assert_eq!(markdown_code("`x"), "`` `x ``");
-        assert_eq!(markdown_code("a|b\nc"), "`a\\|b c`");
+        assert_maps(
+            markdown_code,
+            &[
+                ("review.arms", "`review.arms`"),
+                ("a`b", "``a`b``"),
+                ("`x", "`` `x ``"),
+                ("a|b\nc", "`a\\|b c`"),
+            ],
+        );
     }
 
     #[test]

@@ -530,16 +530,23 @@ mod tests {
             err("queries.arms.treatment.calibraton.ece"),
             "`queries.arms.treatment` has no `calibraton`; did you mean `calibration`?"
         );
-        assert!(err("queries.arms.control.ece").contains("baseline, treatment"));
-        assert!(err("queries.delta.nope.delta").contains("has no `nope`"));
-        assert!(err("lift.ci").contains("add `.0`"));
-        assert!(err("lift.ci.2").contains("interval"));
-        assert!(err("review.arms.baseline.per_target.first.merged").contains("number from 0"));
-        assert!(err("trust.trustworthy").contains("require_trustworthy"));
-        assert!(err("review.arms.baseline.policy").contains("text"));
-        assert!(err("agreement.judges").contains("alpha"));
-        assert!(err("run_id.x").contains("nothing lies under it"));
-        assert!(err("bogus").starts_with("metrics.json has no `bogus`"));
+        for (p, says) in [
+            ("queries.arms.control.ece", "baseline, treatment"),
+            ("queries.delta.nope.delta", "has no `nope`"),
+            ("lift.ci", "add `.0`"),
+            ("lift.ci.2", "interval"),
+            (
+                "review.arms.baseline.per_target.first.merged",
+                "number from 0",
+            ),
+            ("trust.trustworthy", "require_trustworthy"),
+            ("review.arms.baseline.policy", "text"),
+            ("agreement.judges", "alpha"),
+            ("run_id.x", "nothing lies under it"),
+            ("bogus", "metrics.json has no `bogus`"),
+        ] {
+            assert!(err(p).contains(says), "{p}: {}", err(p));
+        }
     }
 
     #[test]
