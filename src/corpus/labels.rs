@@ -59,27 +59,18 @@ const LINES: Lines = Lines {
 /// Parses every line, collecting every problem: a label off [0, 1], no dimension, or an
 /// (arm, item, annotator) labelled twice (both lines named).
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
-    let mut labels = Vec::new();
-    let problems = super::each_unique(
-        (name, bytes),
-        &LINES,
-        |line, raw| check(name, line, raw),
-        |l: &Label| (l.arm.clone(), l.item_id.clone(), l.annotator.clone()),
-        |l, line, first| {
-            super::field_error(
-                name,
-                line,
-                "annotator",
-                format!(
-                    "`{}` labels item `{}` in arm `{}` a second time (first on line {first})",
-                    l.annotator, l.item_id, l.arm
-                ),
+    let repeats: super::Repeats<Label, _> = super::Repeats {
+        field: "annotator",
+        hint: Some("one line per (arm, item, annotator)"),
+        key: |l| (l.arm.clone(), l.item_id.clone(), l.annotator.clone()),
+        says: |l| {
+            format!(
+                "`{}` labels item `{}` in arm `{}` a second time",
+                l.annotator, l.item_id, l.arm
             )
-            .hint("one line per (arm, item, annotator)")
         },
-        |l| labels.push(l),
-    );
-    (labels, problems)
+    };
+    super::parse_unique((name, bytes), &LINES, check, repeats)
 }
 
 fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {

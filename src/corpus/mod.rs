@@ -172,21 +172,44 @@ pub(crate) fn records<'a, T: DeserializeOwned>(
         .map(move |o| o.and_then(|(line, o)| Ok((line, typed(name, line, o, lines.hints)?))))
 }
 
-/// Reads every line as `R` and checks it into `T`, calling `keep` with each one whose `key` no
-/// earlier line had; a repeat is refused with `repeat(t, line, first_line)`. Returns every
-/// problem, so that `validate` lists them all.
-pub(crate) fn each_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
-    (name, bytes): (&str, &[u8]),
-    lines: &Lines,
-    check: impl Fn(u64, R) -> Result<T, InputError>,
-    key: impl Fn(&T) -> K,
-    repeat: impl Fn(&T, u64, u64) -> InputError,
-    keep: impl FnMut(T),
-) -> Problems {
-    unique(records(name, bytes, lines), check, key, repeat, keep)
+/// What keeps a corpus file's lines apart: the field a repeat is reported on, what to do about
+/// it, the key no two lines may share, and what a repeat is (without where the first one was).
+pub(crate) struct Repeats<T, K> {
+    pub field: &'static str,
+    pub hint: Option<&'static str>,
+    pub key: fn(&T) -> K,
+    pub says: fn(&T) -> String,
 }
 
-/// [`each_unique`] over lines already read as `R`.
+/// Reads every line as `R` and checks it into `T` (`check(name, line, raw)`), keeping each one whose key no earlier line
+/// had; a repeat is refused on `repeats.field`, naming the first line. Returns every problem,
+/// so that `validate` lists them all.
+pub(crate) fn parse_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
+    (name, bytes): (&str, &[u8]),
+    lines: &Lines,
+    check: impl Fn(&str, u64, R) -> Result<T, InputError>,
+    repeats: Repeats<T, K>,
+) -> (Vec<T>, Problems) {
+    let mut kept = Vec::new();
+    let problems = unique(
+        records(name, bytes, lines),
+        |line, raw| check(name, line, raw),
+        repeats.key,
+        |t, line, first| {
+            let problem = format!("{} (first on line {first})", (repeats.says)(t));
+            let e = field_error(name, line, repeats.field, problem);
+            match repeats.hint {
+                Some(hint) => e.hint(hint),
+                None => e,
+            }
+        },
+        |t| kept.push(t),
+    );
+    (kept, problems)
+}
+
+/// Lines already read as `R`, each checked into `T` and passed to `keep` unless its `key`
+/// repeats an earlier line's (refused with `repeat(t, line, first_line)`).
 pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     raws: impl Iterator<Item = Result<(u64, R), InputError>>,
     check: impl Fn(u64, R) -> Result<T, InputError>,

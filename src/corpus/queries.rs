@@ -253,27 +253,18 @@ const LINES: Lines = Lines {
 /// Parses every query, collecting every problem. A `query_id` seen twice in one (arm, run) is an
 /// error naming the first line.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Problems) {
-    let mut queries = Vec::new();
-    let problems = super::each_unique(
-        (name, bytes),
-        &LINES,
-        |line, raw| check_query(name, line, raw),
-        |q: &Query| (q.arm.clone(), q.run, q.query_id.clone()),
-        |q, line, first| {
-            super::field_error(
-                name,
-                line,
-                "query_id",
-                format!(
-                    "query `{}` appears a second time in arm `{}`, run {} (first on line {first})",
-                    q.query_id, q.arm, q.run
-                ),
+    let repeats: super::Repeats<Query, _> = super::Repeats {
+        field: "query_id",
+        hint: Some("a query id is unique per (arm, run); repeats of a query go in another `run`"),
+        key: |q| (q.arm.clone(), q.run, q.query_id.clone()),
+        says: |q| {
+            format!(
+                "query `{}` appears a second time in arm `{}`, run {}",
+                q.query_id, q.arm, q.run
             )
-            .hint("a query id is unique per (arm, run); repeats of a query go in another `run`")
         },
-        |q| queries.push(q),
-    );
-    (queries, problems)
+    };
+    super::parse_unique((name, bytes), &LINES, check_query, repeats)
 }
 
 /// The queries recorded under `source`, in file order. A label no query carries is an error

@@ -157,26 +157,18 @@ const LINES: Lines = Lines {
 /// Parses every line, collecting every problem: a line's values out of range, or an arm, item,
 /// repeat and scorer scored twice.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Problems) {
-    let mut scores = Vec::new();
-    let problems = super::each_unique(
-        (name, bytes),
-        &LINES,
-        |line, raw: Score| check(name, line, raw),
-        Score::key,
-        |s, line, first| {
-            super::field_error(
-                name,
-                line,
-                "scorer",
-                format!(
-                    "scorer `{}` scores item {} (repeat {}) of arm `{}` a second time (first on line {first})",
-                    s.scorer.0, s.item, s.repeat, s.arm.0
-                ),
+    let repeats: super::Repeats<Score, _> = super::Repeats {
+        field: "scorer",
+        hint: None,
+        key: Score::key,
+        says: |s| {
+            format!(
+                "scorer `{}` scores item {} (repeat {}) of arm `{}` a second time",
+                s.scorer.0, s.item, s.repeat, s.arm.0
             )
         },
-        |s| scores.push(s),
-    );
-    (scores, problems)
+    };
+    super::parse_unique((name, bytes), &LINES, check, repeats)
 }
 
 /// An arm of an experiment reads the lines labelled with its `source`: a label no line carries

@@ -66,32 +66,24 @@ const LINES: Lines = Lines {
 
 /// Every target's line, with every problem; a target described twice is refused.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Target>, Problems) {
-    let mut targets = Vec::new();
-    let problems = super::each_unique(
+    let repeats: super::Repeats<Target, _> = super::Repeats {
+        field: "target",
+        hint: None,
+        key: |t| t.target.clone(),
+        says: |t| format!("target `{}` is described a second time", t.target),
+    };
+    super::parse_unique(
         (name, bytes),
         &LINES,
-        |line, raw: RawTarget| {
+        |_, line, raw: RawTarget| {
             Ok(Target {
                 line,
                 target: raw.target.0,
                 pr: raw.pr,
             })
         },
-        |t: &Target| t.target.clone(),
-        |t, line, first| {
-            super::field_error(
-                name,
-                line,
-                "target",
-                format!(
-                    "target `{}` is described a second time (first on line {first})",
-                    t.target
-                ),
-            )
-        },
-        |t| targets.push(t),
-    );
-    (targets, problems)
+        repeats,
+    )
 }
 
 #[cfg(test)]

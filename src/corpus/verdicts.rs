@@ -100,26 +100,18 @@ const LINES: Lines = Lines {
 
 /// Parses every item, collecting every problem. An (arm, item_id) pair judged twice is an error.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Problems) {
-    let mut items = Vec::new();
-    let problems = super::each_unique(
-        (name, bytes),
-        &LINES,
-        |line, raw| check(name, line, raw),
-        |item: &Item| (item.arm.clone(), item.item_id.clone()),
-        |item, line, first| {
-            super::field_error(
-                name,
-                line,
-                "item_id",
-                format!(
-                    "item `{}` in arm `{}` is judged a second time (first on line {first})",
-                    item.item_id, item.arm
-                ),
+    let repeats: super::Repeats<Item, _> = super::Repeats {
+        field: "item_id",
+        hint: None,
+        key: |item| (item.arm.clone(), item.item_id.clone()),
+        says: |item| {
+            format!(
+                "item `{}` in arm `{}` is judged a second time",
+                item.item_id, item.arm
             )
         },
-        |item| items.push(item),
-    );
-    (items, problems)
+    };
+    super::parse_unique((name, bytes), &LINES, check, repeats)
 }
 
 /// The rules across one line's values: each judge once, every score a number in [0, 1], a
