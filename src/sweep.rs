@@ -24,44 +24,59 @@ pub const MAX_POINTS: usize = 10_000;
 /// Confidence bins of the queries' ECE (as `run` bins them).
 pub const BINS: usize = 10;
 
+/// Names consecutive slots from 0: each name a `pub const` one past the one before it.
+macro_rules! slots {
+    ($($(#[$doc:meta])* $name:ident,)*) => { slots!(@ 0usize; $($(#[$doc])* $name,)*); };
+    (@ $at:expr; $(#[$doc:meta])* $name:ident, $($rest:tt)*) => {
+        $(#[$doc])*
+        pub const $name: usize = $at;
+        slots!(@ $at + 1; $($rest)*);
+    };
+    (@ $at:expr;) => {};
+}
+
 /// The layout of a review unit: one target's figures, each a mean over its runs.
 pub mod review {
-    /// Merged findings that reach the user: actionable or FYI.
-    pub const SURFACED: usize = 0;
-    pub const ACTIONABLE: usize = 1;
-    pub const FYI: usize = 2;
-    pub const DROPPED: usize = 3;
-    /// Actionable merged findings with a judge composite.
-    pub const JUDGED_ACTIONABLE: usize = 4;
-    /// Their composites, summed.
-    pub const COMPOSITE_SUM: usize = 5;
-    /// Merged findings (any tier) whose composite is at least `--confirm-at`.
-    pub const CONFIRMED: usize = 6;
-    /// Those of them that are actionable.
-    pub const CONFIRMED_ACTIONABLE: usize = 7;
-    /// Merged findings the validator rejected.
-    pub const REJECTED: usize = 8;
-    pub const LEN: usize = 9;
+    slots! {
+        /// Merged findings that reach the user: actionable or FYI.
+        SURFACED,
+        ACTIONABLE,
+        FYI,
+        DROPPED,
+        /// Actionable merged findings with a judge composite.
+        JUDGED_ACTIONABLE,
+        /// Their composites, summed.
+        COMPOSITE_SUM,
+        /// Merged findings (any tier) whose composite is at least `--confirm-at`.
+        CONFIRMED,
+        /// Those of them that are actionable.
+        CONFIRMED_ACTIONABLE,
+        /// Merged findings the validator rejected.
+        REJECTED,
+    }
+    pub const LEN: usize = REJECTED + 1;
 }
 
 /// The layout of a query unit: one query's sums over its runs.
 pub mod queries {
-    /// Replayed (query, run) pairs.
-    pub const N: usize = 0;
-    /// The recovery gate fired.
-    pub const FIRED: usize = 1;
-    /// It fired although the first pass was right.
-    pub const UNNECESSARY: usize = 2;
-    /// First-pass outcome known, and right.
-    pub const FIRST_PASS_LABELLED: usize = 3;
-    pub const FIRST_PASS_RIGHT: usize = 4;
-    /// Final outcome known, and right.
-    pub const LABELLED: usize = 5;
-    pub const RIGHT: usize = 6;
-    /// Final confidences, summed.
-    pub const CONFIDENCE_SUM: usize = 7;
-    /// Per calibration bin b: labelled count at `BIN + 3b`, confidence sum at `+1`, right at `+2`.
-    pub const BIN: usize = 8;
+    slots! {
+        /// Replayed (query, run) pairs.
+        N,
+        /// The recovery gate fired.
+        FIRED,
+        /// It fired although the first pass was right.
+        UNNECESSARY,
+        /// First-pass outcome known, and right.
+        FIRST_PASS_LABELLED,
+        FIRST_PASS_RIGHT,
+        /// Final outcome known, and right.
+        LABELLED,
+        RIGHT,
+        /// Final confidences, summed.
+        CONFIDENCE_SUM,
+        /// Per calibration bin b: labelled count at `BIN + 3b`, confidence sum at `+1`, right at `+2`.
+        BIN,
+    }
     pub const LEN: usize = BIN + 3 * super::BINS;
 }
 
@@ -812,6 +827,12 @@ pub fn versus(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slots_count_from_zero_in_order() {
+        assert_eq!((review::SURFACED, review::REJECTED, review::LEN), (0, 8, 9));
+        assert_eq!((queries::N, queries::BIN, queries::LEN), (0, 8, 38));
+    }
 
     fn unit(pairs: &[(usize, f64)]) -> Vec<f64> {
         let mut u = vec![0.0; review::LEN];

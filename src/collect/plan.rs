@@ -123,23 +123,14 @@ impl Overrides {
 }
 
 /// A stage table's own limits, each `None` when `[collect]`'s applies.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Overrides {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<usize>,
-    #[serde(
-        rename = "timeout_s",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "some_seconds"
-    )]
+    #[serde(rename = "timeout_s", serialize_with = "some_seconds")]
     pub timeout: Option<Duration>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retries: Option<u32>,
-    #[serde(
-        rename = "backoff_s",
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "some_seconds"
-    )]
+    #[serde(rename = "backoff_s", serialize_with = "some_seconds")]
     pub backoff: Option<Duration>,
 }
 
@@ -413,17 +404,20 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
     };
     let runs = whole(&raw.runs, "runs", 1, &error)?.unwrap_or(1) as u32;
     let limits = raw.limits("", &error)?.over(Limits::DEFAULT);
-    let validators = match raw.validators {
-        None => None,
-        Some(v) => {
-            if kind == Kind::Queries {
-                return Err(error(
-                    v.command.span(),
-                    "validators",
-                    "validates review findings; a query collection has none".into(),
-                ));
-            }
-            Some(Validators {
+    // The review stages have nothing to read in a query collection.
+    let review_only = |span, field: &str, what: &str| match kind {
+        Kind::Queries => Err(error(
+            span,
+            field,
+            format!("{what}; a query collection has none"),
+        )),
+        Kind::Reviews => Ok(()),
+    };
+    let validators = raw
+        .validators
+        .map(|v| {
+            review_only(v.command.span(), "validators", "validates review findings")?;
+            Ok(Validators {
                 command: argv(
                     &v.command,
                     "validators.command",
@@ -433,21 +427,16 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
                 limits: v.limits("validators.", &error)?,
                 line: line(v.command.span().start),
             })
-        }
-    };
-    let judges = match raw.judges {
-        None => None,
-        Some(j) => {
-            if kind == Kind::Queries {
-                return Err(error(
-                    j.command.span(),
-                    "judges",
-                    "judges review findings and targets; a query collection has none".into(),
-                ));
-            }
-            Some(judges_table(j, &error, &line)?)
-        }
-    };
+        })
+        .transpose()?;
+    let judges = raw
+        .judges
+        .map(|j| {
+            let what = "judges review findings and targets";
+            review_only(j.command.span(), "judges", what)?;
+            judges_table(j, &error, &line)
+        })
+        .transpose()?;
     if raw.targets.get_ref().trim().is_empty() {
         return Err(error(raw.targets.span(), "targets", "is empty".into()));
     }
@@ -757,6 +746,17 @@ retries = 1
             let e = parse(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn a_stage_writes_only_the_limits_it_overrides() {
+        let o = Overrides {
+            concurrency: Some(2),
+            timeout: Some(Duration::from_millis(1500)),
+            ..Overrides::default()
+        };
+        let json = serde_json::to_string(&o).unwrap();
+        assert_eq!(json, r#"{"concurrency":2,"timeout_s":1.5}"#);
     }
 
     #[test]

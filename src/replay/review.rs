@@ -840,6 +840,11 @@ mod tests {
         replay(policy, mode, &refs(&names(returns), returns))
     }
 
+    /// [`run`] under the anchored policy of `mode`.
+    fn anchored_run(mode: Mode, returns: &[(&str, Vec<Finding>)]) -> Vec<Merged> {
+        run(&anchored(mode), mode, returns)
+    }
+
     #[test]
     fn normalize_lowercases_strips_punctuation_and_collapses_space() {
         crate::text::assert_maps(
@@ -888,8 +893,7 @@ mod tests {
         // A second persona corroborates the first 75: without collapse it would go to 100.
         let p = "The motivation is thin";
         let f = |t: &str, c: f64| with_premise(doc(t, "Why", Severity::P2, c), p);
-        let out = run(
-            &anchored(Mode::Doc),
+        let out = anchored_run(
             Mode::Doc,
             &[
                 (
@@ -917,11 +921,7 @@ mod tests {
     fn collapse_needs_three_and_is_anchored_doc_only() {
         let p = "same root";
         let f = |t: &str| with_premise(doc(t, "S", Severity::P2, 75.0), p);
-        let two = run(
-            &anchored(Mode::Doc),
-            Mode::Doc,
-            &[("x", vec![f("A"), f("B")])],
-        );
+        let two = anchored_run(Mode::Doc, &[("x", vec![f("A"), f("B")])]);
         assert!(two.iter().all(|m| m.confidence == 75.0 && m.promotable));
         let three_float = run(
             &float_gates(),
@@ -981,8 +981,7 @@ mod tests {
     fn code_dedup_clusters_lines_within_three() {
         // Lines 10, 12, 15 chain into one cluster (gaps 2 and 3); 19 is 4 past 15: its own.
         let f = |r: u32| code("Unchecked unwrap", "src/a.rs", r, Severity::P2, 75.0);
-        let out = run(
-            &anchored(Mode::Code),
+        let out = anchored_run(
             Mode::Code,
             &[
                 ("correctness", vec![f(12), f(19)]),
@@ -1006,8 +1005,7 @@ mod tests {
             MergedLocation::Code(CodeSite { line: 19, .. })
         ));
         // Different file or title never merge.
-        let out = run(
-            &anchored(Mode::Code),
+        let out = anchored_run(
             Mode::Code,
             &[
                 ("a", vec![f(10)]),
@@ -1038,11 +1036,7 @@ mod tests {
         if let Location::Code(CodeSite { owner, .. }) = &mut b.location {
             *owner = Owner::DownstreamResolver;
         }
-        let out = run(
-            &anchored(Mode::Code),
-            Mode::Code,
-            &[("x", vec![a.clone()]), ("y", vec![b])],
-        );
+        let out = anchored_run(Mode::Code, &[("x", vec![a.clone()]), ("y", vec![b])]);
         let MergedLocation::Code(CodeSite {
             owner,
             pre_existing,
@@ -1056,7 +1050,7 @@ mod tests {
         assert!(!pre_existing); // not every contributor says so
         assert!(*requires_verification); // any does
                                          // All contributors pre-existing: the finding leaves the pipeline.
-        let out = run(&anchored(Mode::Code), Mode::Code, &[("x", vec![a])]);
+        let out = anchored_run(Mode::Code, &[("x", vec![a])]);
         assert_eq!(out[0].tier, Tier::PreExisting);
         assert_eq!(out[0].route, None);
     }
@@ -1070,11 +1064,7 @@ mod tests {
             (75.0, 100.0, true),
             (100.0, 100.0, false),
         ] {
-            let out = run(
-                &anchored(Mode::Doc),
-                Mode::Doc,
-                &[("a", vec![f(conf)]), ("b", vec![f(conf)])],
-            );
+            let out = anchored_run(Mode::Doc, &[("a", vec![f(conf)]), ("b", vec![f(conf)])]);
             assert_eq!(
                 (out[0].confidence, out[0].promoted),
                 (want, promoted),
@@ -1083,11 +1073,7 @@ mod tests {
             assert!(out[0].corroborated);
         }
         // A single reviewer filing it twice is not corroboration.
-        let out = run(
-            &anchored(Mode::Doc),
-            Mode::Doc,
-            &[("a", vec![f(50.0), f(50.0)])],
-        );
+        let out = anchored_run(Mode::Doc, &[("a", vec![f(50.0), f(50.0)])]);
         assert!(!out[0].corroborated && !out[0].promoted);
     }
 
@@ -1125,11 +1111,7 @@ mod tests {
             (100.0, Tier::Actionable),
         ];
         for (conf, tier) in cases {
-            let out = run(
-                &anchored(Mode::Doc),
-                Mode::Doc,
-                &[("a", vec![doc("T", "S", Severity::P0, conf)])],
-            );
+            let out = anchored_run(Mode::Doc, &[("a", vec![doc("T", "S", Severity::P0, conf)])]);
             assert_eq!(out[0].tier, tier, "{conf}");
         }
     }
@@ -1197,7 +1179,7 @@ mod tests {
         let mut p1 = f.clone();
         p1.claim.severity = Severity::P1;
         assert_eq!(
-            run(&anchored(Mode::Code), Mode::Code, &[("testing", vec![p1])])[0].tier,
+            anchored_run(Mode::Code, &[("testing", vec![p1])])[0].tier,
             Tier::Actionable
         );
     }
@@ -1207,17 +1189,17 @@ mod tests {
         let mut f = doc("T", "S", Severity::P1, 100.0);
         f.claim.autofix = Autofix::SafeAuto;
         f.claim.has_fix = true;
-        let out = run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f.clone()])]);
+        let out = anchored_run(Mode::Doc, &[("a", vec![f.clone()])]);
         assert_eq!(out[0].route, Some(Route::AutoApply));
         f.confidence = 75.0; // not at the top
         assert_eq!(
-            run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f.clone()])])[0].route,
+            anchored_run(Mode::Doc, &[("a", vec![f.clone()])])[0].route,
             Some(Route::Decision)
         );
         f.confidence = 100.0;
         f.claim.has_fix = false; // no fix to apply
         assert_eq!(
-            run(&anchored(Mode::Doc), Mode::Doc, &[("a", vec![f])])[0].route,
+            anchored_run(Mode::Doc, &[("a", vec![f])])[0].route,
             Some(Route::Decision)
         );
         // Float: at or above 0.85.
@@ -1235,12 +1217,7 @@ mod tests {
             if let Location::Code(CodeSite { owner: o, .. }) = &mut c.location {
                 *o = owner;
             }
-            run(
-                &anchored(Mode::Code),
-                Mode::Code,
-                &[("correctness", vec![c])],
-            )[0]
-            .queue
+            anchored_run(Mode::Code, &[("correctness", vec![c])])[0].queue
         };
         use Autofix::{Advisory, GatedAuto, Manual, SafeAuto};
         use Owner::{DownstreamResolver, Human, Release, ReviewFixer};
@@ -1262,8 +1239,7 @@ mod tests {
         if let Location::Doc { finding_type, .. } = &mut err.location {
             *finding_type = FindingType::Error;
         }
-        let out = run(
-            &anchored(Mode::Doc),
+        let out = anchored_run(
             Mode::Doc,
             &[(
                 "a",
@@ -1290,8 +1266,7 @@ mod tests {
             ]
         );
 
-        let out = run(
-            &anchored(Mode::Code),
+        let out = anchored_run(
             Mode::Code,
             &[(
                 "a",

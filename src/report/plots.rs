@@ -687,7 +687,7 @@ fn frame<'a, 'b, DB: DrawingBackend>(
         .x_label_area_size(40)
         .y_label_area_size(y_label_area);
     if let Some(c) = caption {
-        builder.caption(c, (FONT, 15).into_font().color(&INK));
+        builder.caption(c, ink_font(15, INK));
     }
     builder
 }
@@ -727,7 +727,7 @@ fn legend_row<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     items: &[(String, RGBColor)],
 ) -> Result<(), String> {
-    let font = (FONT, 14).into_font().color(&INK);
+    let font = ink_font(14, INK);
     let widths: Vec<i32> = items
         .iter()
         .map(|(label, _)| {
@@ -750,6 +750,11 @@ fn legend_row<DB: DrawingBackend>(
         x += width;
     }
     Ok(())
+}
+
+/// calibench's font at `size` in `colour`.
+fn ink_font(size: u32, colour: RGBColor) -> TextStyle<'static> {
+    (FONT, size).into_font().color(&colour)
 }
 
 /// Writes `s` at `at` (its top left, unless the style anchors it elsewhere).
@@ -792,9 +797,7 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
 
 fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
-    let body = root
-        .titled(&spec.title, (FONT, 22).into_font().color(&INK))
-        .map_err(err)?;
+    let body = root.titled(&spec.title, ink_font(22, INK)).map_err(err)?;
     match &spec.kind {
         Kind::Values(p) => {
             let y_max = p
@@ -912,7 +915,7 @@ fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> R
             n.to_string()
         }
     };
-    let font = (FONT, 13).into_font().color(&INK);
+    let font = ink_font(13, INK);
     // What the colours mean, right of the matrix.
     let key_x = left + k * cell + 40;
     for (row, (r, what)) in [
@@ -963,7 +966,7 @@ fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> R
                 area,
                 label,
                 (x + cell / 2 - 16, y + cell / 2 - 8),
-                (FONT, 14).into_font().color(&ink),
+                ink_font(14, ink),
             )?;
         }
     }
@@ -1006,7 +1009,7 @@ fn trade_off<DB: DrawingBackend>(
             area,
             "no point has both figures",
             (40, 40),
-            (FONT, 16).into_font().color(&INK),
+            ink_font(16, INK),
         );
     }
     let (xr, mut yr) = (span(x0, x1), span(y0, y1));
@@ -1034,8 +1037,7 @@ fn trade_off<DB: DrawingBackend>(
         .map_err(err)?;
     chart
         .draw_series(t.points.iter().map(|(x, y, label)| {
-            EmptyElement::at((*x, *y))
-                + Text::new(label.clone(), (6, -14), (FONT, 11).into_font().color(&INK))
+            EmptyElement::at((*x, *y)) + Text::new(label.clone(), (6, -14), ink_font(11, INK))
         }))
         .map_err(err)?;
     // The current ring is the wider, so that a recommendation of the current setting shows both.
@@ -1274,7 +1276,7 @@ fn rates<DB: DrawingBackend>(
                 &whiskers,
                 format!("{:.0}%", 100.0 * v),
                 (x + 8, y_px(top) - 16),
-                (FONT, 13).into_font().color(&INK),
+                ink_font(13, INK),
             )?;
         }
     }
@@ -1422,7 +1424,7 @@ fn intervals<DB: DrawingBackend>(
             .draw_series(std::iter::once(Text::new(
                 label.clone(),
                 (*x, SegmentValue::Exact(n)),
-                (FONT, 11).into_font().color(&INK),
+                ink_font(11, INK),
             )))
             .map_err(err)?;
     }
@@ -1455,11 +1457,7 @@ fn intervals<DB: DrawingBackend>(
         chart
             .draw_series(std::iter::once(
                 EmptyElement::at((*value, SegmentValue::CenterOf(seg)))
-                    + Text::new(
-                        format!("{value:.3}"),
-                        (-14, -26),
-                        (FONT, 13).into_font().color(&INK),
-                    ),
+                    + Text::new(format!("{value:.3}"), (-14, -26), ink_font(13, INK)),
             ))
             .map_err(err)?;
     }

@@ -1193,30 +1193,24 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn reference_example_nominal() {
-        let e = alpha(&reference_units(), Level::Nominal).unwrap();
-        assert_close(e.alpha, 113.0 / 152.0);
-        assert_eq!(e.pairable_units, 11);
-        assert_eq!(e.pairable_values, 40);
-    }
-
-    #[test]
-    fn reference_example_ordinal() {
-        // Published value 0.815388 (six places); recomputed exactly it is 0.8153877768…
-        let e = alpha(&reference_units(), Level::Ordinal).unwrap();
-        assert!((e.alpha.unwrap() - 0.815388).abs() < 5e-7);
-    }
-
-    #[test]
-    fn reference_example_interval() {
-        let e = alpha(&reference_units(), Level::Interval).unwrap();
-        assert_close(e.alpha, 951.0 / 1120.0);
-    }
-
-    #[test]
-    fn reference_example_ratio() {
-        let e = alpha(&reference_units(), Level::Ratio).unwrap();
-        assert!((e.alpha.unwrap() - 0.797403).abs() < 5e-7);
+    fn reference_example_at_every_level() {
+        // Exact fractions where they are known; ordinal and ratio to the published six places
+        // (ordinal recomputed exactly is 0.8153877768…).
+        let units = reference_units();
+        for (level, want, tolerance) in [
+            (Level::Nominal, 113.0 / 152.0, 1e-9),
+            (Level::Ordinal, 0.815388, 5e-7),
+            (Level::Interval, 951.0 / 1120.0, 1e-9),
+            (Level::Ratio, 0.797403, 5e-7),
+        ] {
+            let got = alpha(&units, level).unwrap().alpha.expect("alpha defined");
+            assert!(
+                (got - want).abs() < tolerance,
+                "{level}: {got}, want {want}"
+            );
+        }
+        let e = alpha(&units, Level::Nominal).unwrap();
+        assert_eq!((e.pairable_units, e.pairable_values), (11, 40));
     }
 
     #[test]
