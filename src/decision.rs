@@ -367,83 +367,59 @@ mod tests {
     fn each_outcome_by_hand() {
         use Outcome::*;
         let up = Want::Increase;
+        let o = |want, (delta, p, mde, pairs), family| {
+            outcome(want, &measured(delta, p, mde, pairs), family)
+        };
         // Significant the wanted way: improved; the other way: regressed, for a guard too.
+        assert_eq!(o(up, (0.2, 0.01, Some(0.1), 40), 1).0, Improved);
+        assert_eq!(o(up, (-0.2, 0.01, Some(0.1), 40), 1).0, Regressed);
         assert_eq!(
-            outcome(up, &measured(0.2, 0.01, Some(0.1), 40), 1).0,
-            Improved
-        );
-        assert_eq!(
-            outcome(up, &measured(-0.2, 0.01, Some(0.1), 40), 1).0,
+            o(Want::NoDecrease, (-0.2, 0.01, Some(0.1), 40), 1).0,
             Regressed
         );
         assert_eq!(
-            outcome(Want::NoDecrease, &measured(-0.2, 0.01, Some(0.1), 40), 1).0,
-            Regressed
-        );
-        assert_eq!(
-            outcome(Want::Decrease, &measured(-0.2, 0.01, Some(0.1), 40), 1).0,
+            o(Want::Decrease, (-0.2, 0.01, Some(0.1), 40), 1).0,
             Improved
         );
         // A significant move the good way is improved for a guard as well.
         assert_eq!(
-            outcome(Want::NoIncrease, &measured(-0.2, 0.01, Some(0.1), 40), 1).0,
+            o(Want::NoIncrease, (-0.2, 0.01, Some(0.1), 40), 1).0,
             Improved
         );
         // Not significant, inside the MDE: underpowered, needing n·(mde/δ)² units:
         // 40 · (0.1 / 0.05)² = 160.
         assert_eq!(
-            outcome(up, &measured(0.05, 0.3, Some(0.1), 40), 1),
+            o(up, (0.05, 0.3, Some(0.1), 40), 1),
             (Underpowered, Some(160))
         );
         // Not significant, outside the MDE, with enough pairs: no effect detected.
-        assert_eq!(
-            outcome(up, &measured(0.15, 0.3, Some(0.1), 40), 1).0,
-            NoEffectDetected
-        );
+        assert_eq!(o(up, (0.15, 0.3, Some(0.1), 40), 1).0, NoEffectDetected);
         // Four pairs cannot reach 0.05 on the sign test (floor 0.125): underpowered even
         // outside the MDE, needing at least the 6 the sign test needs.
-        assert_eq!(
-            outcome(up, &measured(0.15, 0.3, Some(0.1), 4), 1),
-            (Underpowered, Some(6))
-        );
+        assert_eq!(o(up, (0.15, 0.3, Some(0.1), 4), 1), (Underpowered, Some(6)));
         // 4 · (0.3 / 0.1)² = 36 beats the floor's 6.
-        assert_eq!(
-            outcome(up, &measured(0.1, 0.3, Some(0.3), 4), 1),
-            (Underpowered, Some(36))
-        );
+        assert_eq!(o(up, (0.1, 0.3, Some(0.3), 4), 1), (Underpowered, Some(36)));
         // Nothing moved: no effect, nothing to size.
         assert_eq!(
-            outcome(up, &measured(0.0, 1.0, Some(0.1), 40), 1),
+            o(up, (0.0, 1.0, Some(0.1), 40), 1),
             (NoEffectDetected, None)
         );
         // A figure without per-unit differences (ECE) has no MDE: only the floor can bind.
-        assert_eq!(
-            outcome(up, &measured(0.05, 0.3, None, 40), 1).0,
-            NoEffectDetected
-        );
+        assert_eq!(o(up, (0.05, 0.3, None, 40), 1).0, NoEffectDetected);
         // p exactly 0.05 is not below it.
-        assert_eq!(
-            outcome(up, &measured(0.2, 0.05, Some(0.1), 40), 1).0,
-            NoEffectDetected
-        );
+        assert_eq!(o(up, (0.2, 0.05, Some(0.1), 40), 1).0, NoEffectDetected);
         // In a family of two, the count is for 0.025: the sign test needs 7 pairs (2 · 0.5⁶ =
         // 0.031 > 0.025), and the power count grows by ((z₀.₉₈₇₅ + z₀.₈) / (z₀.₉₇₅ + z₀.₈))² =
         // (3.0824 / 2.8016)² = 1.2105: 160 · 1.2105 = 193.7 → 194.
+        assert_eq!(o(up, (0.15, 0.3, Some(0.1), 4), 2), (Underpowered, Some(7)));
         assert_eq!(
-            outcome(up, &measured(0.15, 0.3, Some(0.1), 4), 2),
-            (Underpowered, Some(7))
-        );
-        assert_eq!(
-            outcome(up, &measured(0.05, 0.3, Some(0.1), 40), 2),
+            o(up, (0.05, 0.3, Some(0.1), 40), 2),
             (Underpowered, Some(194))
         );
         // Six pairs reach 0.031 alone, but not 0.025, Holm's first step over two: underpowered.
+        assert_eq!(o(up, (0.15, 0.0625, Some(0.1), 6), 1).0, NoEffectDetected);
         assert_eq!(
-            outcome(up, &measured(0.15, 0.0625, Some(0.1), 6), 1).0,
-            NoEffectDetected
-        );
-        assert_eq!(
-            outcome(up, &measured(0.15, 0.0625, Some(0.1), 6), 2),
+            o(up, (0.15, 0.0625, Some(0.1), 6), 2),
             (Underpowered, Some(7))
         );
         assert_eq!(outcome(up, &Reading::Withheld, 1), (Withheld, None));

@@ -361,17 +361,14 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
             .at_line(line(span.start))
             .field(format!("`collect.{field}`"))
     };
-    let kind = match raw.kind.as_ref().map(|k| (k.get_ref().as_str(), k.span())) {
-        None | Some(("reviews", _)) => Kind::Reviews,
-        Some(("queries", _)) => Kind::Queries,
-        Some((other, span)) => {
-            return Err(error(
-                span,
-                "kind",
-                format!("`{other}` is not a kind: use reviews or queries"),
-            ))
-        }
-    };
+    let kinds = [("reviews", Kind::Reviews), ("queries", Kind::Queries)];
+    let kind = choice(
+        &raw.kind,
+        "kind",
+        &kinds,
+        "is not a kind: use reviews or queries",
+        &error,
+    )?;
     let command = argv(&raw.command, "command", PLACEHOLDERS, &error)?;
     let reviewers = match (&raw.reviewers, kind) {
         (Some(r), Kind::Reviews) => {
@@ -459,6 +456,27 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
 
 /// How a table's field problem is reported: its span, its path under `collect.`, the problem.
 type Report<'a> = dyn Fn(std::ops::Range<usize>, &str, String) -> InputError + 'a;
+
+/// One of `options` by name; the first when the key is absent.
+fn choice<T: Copy>(
+    raw: &Option<Spanned<String>>,
+    field: &str,
+    options: &[(&str, T)],
+    refusal: &str,
+    error: &Report<'_>,
+) -> Result<T, InputError> {
+    let Some(raw) = raw else {
+        return Ok(options[0].1);
+    };
+    match options.iter().find(|(name, _)| name == raw.get_ref()) {
+        Some(&(_, value)) => Ok(value),
+        None => Err(error(
+            raw.span(),
+            field,
+            format!("`{}` {refusal}", raw.get_ref()),
+        )),
+    }
+}
 
 /// An argv list: a program first, placeholders only as whole arguments and only `allowed` ones.
 fn argv(
@@ -563,18 +581,13 @@ fn judges_table(
     error: &Report<'_>,
     line: &dyn Fn(usize) -> u64,
 ) -> Result<Judges, InputError> {
-    let items = match j.items.as_ref().map(|i| (i.get_ref().as_str(), i.span())) {
-        None | Some(("findings", _)) => Items::Findings,
-        Some(("targets", _)) => Items::Targets,
-        Some(("both", _)) => Items::Both,
-        Some((other, span)) => {
-            return Err(error(
-                span,
-                "judges.items",
-                format!("`{other}` is not findings, targets or both"),
-            ))
-        }
-    };
+    let items = [
+        ("findings", Items::Findings),
+        ("targets", Items::Targets),
+        ("both", Items::Both),
+    ];
+    let refusal = "is not findings, targets or both";
+    let items = choice(&j.items, "judges.items", &items, refusal, error)?;
     let judges = names(&j.judges, "judges.judges", error)?;
     Ok(Judges {
         command: argv(&j.command, "judges.command", JUDGE_PLACEHOLDERS, error)?,

@@ -888,6 +888,15 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
         read("t.csv", text.as_bytes(), layout, level)
     }
 
+    /// What the reader says of `text` at the interval level: it must refuse it.
+    fn refused(text: &str, layout: Layout) -> InputError {
+        refused_at(text, layout, Level::Interval)
+    }
+
+    fn refused_at(text: &str, layout: Layout, level: Level) -> InputError {
+        read_str(text, layout, level).unwrap_err()
+    }
+
     fn long_from_wide() -> String {
         let mut out = String::from("unit,rater,value,comment\n");
         for row in WIDE.lines().skip(1) {
@@ -946,7 +955,7 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
         // Interleaved: y comes back after x, and A rates x on lines 2 and 6.
         let interleaved = "unit,rater,value\nx,A,1\ny,A,2\nx,B,2\ny,B,1\nx,A,3\n";
         for (text, first, second) in [(contiguous, 2, 4), (interleaved, 2, 6)] {
-            let e = read_str(text, Layout::Long, Level::Interval).unwrap_err();
+            let e = refused(text, Layout::Long);
             assert_eq!(e.line, Some(second), "{e}");
             assert!(
                 e.problem.contains(&format!(
@@ -959,17 +968,12 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
         let blank = "unit,rater,value\nx,A,1\n,,\nx,B,2\ny,A,1\nx,C,1\n";
         let t = read_str(blank, Layout::Long, Level::Interval).unwrap();
         assert_eq!((t.units.len(), t.raters), (2, 3));
-        let e = read_str(
-            "unit,rater,value\nx,A,1\n,B,2\n",
-            Layout::Long,
-            Level::Interval,
-        )
-        .unwrap_err();
+        let e = refused("unit,rater,value\nx,A,1\n,B,2\n", Layout::Long);
         assert_eq!(
             (e.line, e.field.as_deref()),
             (Some(3), Some("column \"unit\""))
         );
-        let e = read_str("unit,rater,value\n", Layout::Long, Level::Interval).unwrap_err();
+        let e = refused("unit,rater,value\n", Layout::Long);
         assert!(e.problem.contains("no ratings"), "{e}");
     }
 
@@ -1028,12 +1032,7 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
 
     #[test]
     fn units_as_rows_refuses_a_unit_twice_and_jsonl() {
-        let e = read_str(
-            "unit,a,b\nu1,1,2\nu1,2,2\n",
-            Layout::UnitsAsRows,
-            Level::Interval,
-        )
-        .unwrap_err();
+        let e = refused("unit,a,b\nu1,1,2\nu1,2,2\n", Layout::UnitsAsRows);
         assert_eq!(e.line, Some(3));
         assert!(
             e.problem.contains("unit `u1` has a second row"),
@@ -1111,12 +1110,8 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
 
     #[test]
     fn numeric_levels_refuse_labels_with_line_and_column() {
-        let e = read_str(
-            "rater,u1,u2\nA,1,2\nB,3,high\n",
-            Layout::Auto,
-            Level::Ordinal,
-        )
-        .unwrap_err();
+        let text = "rater,u1,u2\nA,1,2\nB,3,high\n";
+        let e = refused_at(text, Layout::Auto, Level::Ordinal);
         assert_eq!(e.line, Some(3));
         assert_eq!(e.field.as_deref(), Some("column \"u2\""));
         assert!(
@@ -1129,33 +1124,24 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
 
     #[test]
     fn ratio_refuses_negative_values() {
-        let e = read_str(
-            "unit,rater,value\n1,a,-2\n1,b,3\n",
-            Layout::Auto,
-            Level::Ratio,
-        )
-        .unwrap_err();
+        let text = "unit,rater,value\n1,a,-2\n1,b,3\n";
+        let e = refused_at(text, Layout::Auto, Level::Ratio);
         assert_eq!(e.line, Some(2));
         assert!(e.problem.contains("negative"));
     }
 
     #[test]
     fn a_rater_rating_a_unit_twice_is_refused() {
-        let e = read_str(
-            "unit,rater,value\n1,a,2\n1,b,3\n1,a,4\n",
-            Layout::Auto,
-            Level::Interval,
-        )
-        .unwrap_err();
+        let e = refused("unit,rater,value\n1,a,2\n1,b,3\n1,a,4\n", Layout::Auto);
         assert_eq!(e.line, Some(4));
         assert!(e.problem.contains("first on line 2"), "{}", e.problem);
-        let e = read_str("rater,u1\nA,1\nA,2\n", Layout::Auto, Level::Interval).unwrap_err();
+        let e = refused("rater,u1\nA,1\nA,2\n", Layout::Auto);
         assert_eq!(e.line, Some(3));
     }
 
     #[test]
     fn ragged_rows_and_empty_files_are_refused() {
-        let e = read_str("rater,u1,u2\nA,1\n", Layout::Auto, Level::Interval).unwrap_err();
+        let e = refused("rater,u1,u2\nA,1\n", Layout::Auto);
         assert_eq!(e.line, Some(2));
         assert!(e.problem.contains("fields"), "{}", e.problem);
         assert!(read_str("", Layout::Auto, Level::Interval).is_err());
@@ -1165,7 +1151,7 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
 
     #[test]
     fn forced_long_layout_names_the_missing_columns() {
-        let e = read_str("rater,u1\nA,1\n", Layout::Long, Level::Interval).unwrap_err();
+        let e = refused("rater,u1\nA,1\n", Layout::Long);
         assert_eq!(e.problem, "the header has no `unit` or `value` column");
     }
 
