@@ -373,6 +373,16 @@ mod tests {
         item(arm, id, &[Some(&a), Some(&b), Some(&c)])
     }
 
+    /// Items i1, i2, … in arm `b`, each scored by three judges.
+    fn panel(scores: &[[f64; 3]]) -> Vec<Item> {
+        let id = |i: usize| format!("i{}", i + 1);
+        scores
+            .iter()
+            .enumerate()
+            .map(|(i, s)| scored("b", &id(i), *s))
+            .collect()
+    }
+
     fn trust() -> Trust {
         Trust::default()
     }
@@ -388,12 +398,12 @@ mod tests {
 
     #[test]
     fn agreeing_raters_on_very_different_items_are_trusted_with_zero_spread() {
-        let items = [
-            scored("b", "i1", [0.1, 0.1, 0.1]),
-            scored("b", "i2", [0.9, 0.9, 0.9]),
-            scored("b", "i3", [0.5, 0.5, 0.5]),
-            scored("b", "i4", [1.0, 1.0, 1.0]),
-        ];
+        let items = panel(&[
+            [0.1, 0.1, 0.1],
+            [0.9, 0.9, 0.9],
+            [0.5, 0.5, 0.5],
+            [1.0, 1.0, 1.0],
+        ]);
         let v = verdict(&items, &trust()).unwrap();
         assert!(v.trustworthy, "{:?}", v.trust_reasons);
         assert!(v.trust_reasons.is_empty());
@@ -404,14 +414,14 @@ mod tests {
 
     #[test]
     fn one_contested_item_is_named_and_the_others_show_zero_spread() {
-        let items = [
-            scored("b", "i1", [0.1, 0.1, 0.1]),
-            scored("b", "i2", [0.9, 0.9, 0.9]),
-            scored("b", "i3", [0.5, 0.5, 0.5]),
-            scored("b", "i4", [0.2, 1.0, 0.6]),
-            scored("b", "i5", [0.0, 0.0, 0.0]),
-            scored("b", "i6", [1.0, 1.0, 1.0]),
-        ];
+        let items = panel(&[
+            [0.1, 0.1, 0.1],
+            [0.9, 0.9, 0.9],
+            [0.5, 0.5, 0.5],
+            [0.2, 1.0, 0.6],
+            [0.0, 0.0, 0.0],
+            [1.0, 1.0, 1.0],
+        ]);
         let v = verdict(&items, &trust()).unwrap();
         assert!(!v.trustworthy);
         assert_eq!(
@@ -430,12 +440,12 @@ mod tests {
     #[test]
     fn anti_correlated_raters_fail_the_irr_check() {
         // Two judges of three say the opposite of each other on every item; spreads ≤ 0.5.
-        let items = [
-            scored("b", "i1", [0.3, 0.7, 0.5]),
-            scored("b", "i2", [0.7, 0.3, 0.5]),
-            scored("b", "i3", [0.3, 0.7, 0.5]),
-            scored("b", "i4", [0.7, 0.3, 0.5]),
-        ];
+        let items = panel(&[
+            [0.3, 0.7, 0.5],
+            [0.7, 0.3, 0.5],
+            [0.3, 0.7, 0.5],
+            [0.7, 0.3, 0.5],
+        ]);
         let v = verdict(&items, &trust()).unwrap();
         assert!(!v.trustworthy);
         let a = v.inter_rater_reliability.unwrap();
@@ -486,10 +496,10 @@ mod tests {
 
     #[test]
     fn every_threshold_can_be_overridden() {
-        let items = [
-            scored("b", "i1", [0.2, 0.8, 0.5]), // spread 0.6
-            scored("b", "i2", [0.9, 0.9, 0.9]),
-        ];
+        let items = panel(&[
+            [0.2, 0.8, 0.5], // spread 0.6
+            [0.9, 0.9, 0.9],
+        ]);
         let v = verdict(&items, &trust()).unwrap();
         assert!(!v.trustworthy);
         let lax = Trust {
@@ -546,10 +556,7 @@ mod tests {
 
     #[test]
     fn undefined_alpha_counts_as_one_with_a_note() {
-        let items = [
-            scored("b", "i1", [0.5, 0.5, 0.5]),
-            scored("b", "i2", [0.5, 0.5, 0.5]),
-        ];
+        let items = panel(&[[0.5, 0.5, 0.5], [0.5, 0.5, 0.5]]);
         let v = verdict(&items, &trust()).unwrap();
         assert!(v.trustworthy);
         assert_eq!(v.inter_rater_reliability, Some(1.0));

@@ -254,7 +254,11 @@ pub fn load(
         let ids = dir.join("validations.jsonl").is_file();
         index = load_reviews(&mut loaded, &reviews_path, experiment, ids)?;
     }
-    load_controls(&mut loaded, dir, &reviews_path, &index)?;
+    let returns = Returns {
+        path: &reviews_path,
+        index: &index,
+    };
+    load_controls(&mut loaded, dir, returns)?;
     if let Some((exp_path, exp)) = experiment {
         refuse_controls_in_doc_mode(&mut loaded, exp_path, exp);
         malformed_shares(&mut loaded, exp_path, exp);
@@ -844,21 +848,24 @@ fn load_reviews(
     Ok(parsed.index)
 }
 
+/// The reviewer returns the controls' files are checked against: where they were read from (for
+/// messages) and which findings and files they hold.
+#[derive(Clone, Copy)]
+pub struct Returns<'a> {
+    pub path: &'a Path,
+    pub index: &'a reviews::Index,
+}
+
 /// The files of code review's precision controls: validator calls, each
 /// naming a finding some return holds; target metadata; and the source snapshots of the files
 /// the findings name, none of which may lead outside `sources/<target>/`.
-fn load_controls(
-    loaded: &mut Loaded,
-    dir: &Path,
-    reviews_path: &Path,
-    index: &reviews::Index,
-) -> Result<(), Error> {
+fn load_controls(loaded: &mut Loaded, dir: &Path, reviews: Returns<'_>) -> Result<(), Error> {
     if let Some((name, bytes)) = loaded.read_file(dir, "validations.jsonl")? {
         let parsed = validations::parse(&name, &bytes);
         loaded.refusals.append(parsed.problems);
         loaded.failed_validations.append(parsed.malformed);
         for c in &parsed.calls {
-            if !index.holds(&c.arm, &c.target, c.run, &c.finding) {
+            if !reviews.index.holds(&c.arm, &c.target, c.run, &c.finding) {
                 loaded.refusals.push(
                     InputError::new(
                         &name,
@@ -868,7 +875,7 @@ fn load_controls(
                             c.arm,
                             c.target,
                             c.run,
-                            reviews_path.display()
+                            reviews.path.display()
                         ),
                     )
                     .at_line(c.line)
@@ -879,7 +886,7 @@ fn load_controls(
         }
         loaded.corpus.validations = Some((name, parsed.calls));
     }
-    targets_and_sources(loaded, dir, reviews_path, index)
+    targets_and_sources(loaded, dir, reviews)
 }
 
 /// `targets.jsonl` and `sources/` of the corpus folder `dir`, into `loaded`: what
@@ -887,8 +894,7 @@ fn load_controls(
 pub fn targets_and_sources(
     loaded: &mut Loaded,
     dir: &Path,
-    reviews_path: &Path,
-    index: &reviews::Index,
+    reviews: Returns<'_>,
 ) -> Result<(), Error> {
     if let Some((name, bytes)) = loaded.read_file(dir, "targets.jsonl")? {
         let (targets, problems) = targets::parse(&name, &bytes);
@@ -897,7 +903,7 @@ pub fn targets_and_sources(
     }
     let root = dir.join("sources");
     if root.is_dir() {
-        loaded.corpus.sources = Some(read_sources(loaded, &root, reviews_path, index)?);
+        loaded.corpus.sources = Some(read_sources(loaded, &root, reviews)?);
     }
     Ok(())
 }
@@ -932,16 +938,11 @@ fn refuse_controls_in_doc_mode(loaded: &mut Loaded, exp_path: &Path, exp: &Exper
 }
 
 /// The snapshot of each file a code finding names, for the targets with a folder under `root`.
-fn read_sources(
-    loaded: &mut Loaded,
-    root: &Path,
-    reviews_path: &Path,
-    index: &reviews::Index,
-) -> Result<Sources, Error> {
+fn read_sources(loaded: &mut Loaded, root: &Path, reviews: Returns<'_>) -> Result<Sources, Error> {
     let mut out = Sources::default();
-    let reviews_name = reviews_path.display().to_string();
+    let reviews_name = reviews.path.display().to_string();
     let outside = |what: String| format!("{what} would lead outside {}", root.display());
-    for target in &index.targets {
+    for target in &reviews.index.targets {
         if !sources::stays_inside(target) {
             if root.join(target).exists() {
                 loaded.refusals.push(
@@ -958,7 +959,7 @@ fn read_sources(
         out.add_target(target);
         let canonical_folder = folder.canonicalize().map_err(|e| Error::read(&folder, e))?;
         let mut seen = std::collections::HashSet::new();
-        for (line, i, file) in index.files.get(target).into_iter().flatten() {
+        for (line, i, file) in reviews.index.files.get(target).into_iter().flatten() {
             if !seen.insert(file.as_str()) {
                 continue;
             }

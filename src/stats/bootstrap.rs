@@ -455,27 +455,21 @@ pub fn summarize(plan: Plan, draws: &[Option<f64>]) -> Summary {
 
 /// Runs `replicate(state, rng)` for every replicate index on `plan.threads` threads, each with
 /// its own `state`, and returns the results in index order.
-pub(crate) fn parallel<S, T, I, F>(plan: Plan, init: I, replicate: F) -> Vec<T>
-where
-    T: Send + Default + Clone,
-    I: Fn() -> S + Sync,
-    F: Fn(&mut S, &mut Rng) -> T + Sync,
-{
+pub(crate) fn parallel<S, T: Send + Default + Clone>(
+    plan: Plan,
+    init: impl Fn() -> S + Sync,
+    replicate: impl Fn(&mut S, &mut Rng) -> T + Sync,
+) -> Vec<T> {
     parallel_with(plan, init, replicate, &|| {})
 }
 
 /// [`parallel`], calling `tick` after each replicate (from whichever thread ran it).
-pub(crate) fn parallel_with<S, T, I, F>(
+pub(crate) fn parallel_with<S, T: Send + Default + Clone>(
     plan: Plan,
-    init: I,
-    replicate: F,
+    init: impl Fn() -> S + Sync,
+    replicate: impl Fn(&mut S, &mut Rng) -> T + Sync,
     tick: &(dyn Fn() + Sync),
-) -> Vec<T>
-where
-    T: Send + Default + Clone,
-    I: Fn() -> S + Sync,
-    F: Fn(&mut S, &mut Rng) -> T + Sync,
-{
+) -> Vec<T> {
     parallel_side_by_side(
         plan,
         1,
@@ -487,18 +481,13 @@ where
 
 /// [`parallel_with`] for replicates computed `side` at a time: `group(state, rngs, out)` gets
 /// the generators of up to `side` consecutive replicates and fills their results.
-fn parallel_side_by_side<S, T, I, F>(
+fn parallel_side_by_side<S, T: Send + Default + Clone>(
     plan: Plan,
     side: usize,
-    init: I,
-    group: F,
+    init: impl Fn() -> S + Sync,
+    group: impl Fn(&mut S, &mut [Rng], &mut [T]) + Sync,
     tick: &(dyn Fn() + Sync),
-) -> Vec<T>
-where
-    T: Send + Default + Clone,
-    I: Fn() -> S + Sync,
-    F: Fn(&mut S, &mut [Rng], &mut [T]) + Sync,
-{
+) -> Vec<T> {
     let n = plan.replicates;
     let mut out = vec![T::default(); n];
     if n == 0 {

@@ -95,7 +95,11 @@ impl StageContext<'_> {
         let mut index = reviews::Index::default();
         records.iter().for_each(|r| index.add(r));
         let mut loaded = load::Loaded::default();
-        load::targets_and_sources(&mut loaded, self.run_dir, &reviews_path, &index)?;
+        let returns = load::Returns {
+            path: &reviews_path,
+            index: &index,
+        };
+        load::targets_and_sources(&mut loaded, self.run_dir, returns)?;
         loaded.refusals.refuse()?;
         let targets = loaded.corpus.targets.map(|(_, t)| t).unwrap_or_default();
         let paths: HashMap<String, PathBuf> = p
