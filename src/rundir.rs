@@ -47,15 +47,11 @@ pub fn check_id(id: &str, origin: &str) -> Result<(), InputError> {
     if !plain {
         return Err(InputError::new(origin, format!("`{id}` is not a usable run id")).hint(RULE));
     }
-    if id.len() > MAX_ID_LEN {
-        return Err(InputError::new(
-            origin,
-            format!(
-                "the run id is {} characters long; at most {MAX_ID_LEN} are allowed",
-                id.len()
-            ),
-        )
-        .hint(RULE));
+    let length = id.len();
+    if length > MAX_ID_LEN {
+        let problem =
+            format!("the run id is {length} characters long; at most {MAX_ID_LEN} are allowed");
+        return Err(InputError::new(origin, problem).hint(RULE));
     }
     Ok(())
 }

@@ -184,18 +184,13 @@ fn entry_json<R: std::io::Read + std::io::Seek, T: serde::de::DeserializeOwned>(
         InputError::new(name, format!("is not a readable .eval archive: {e}"))
             .hint("a .eval log is a zip archive; a copy cut short (a full disk, an interrupted download) cannot be read")
     })?;
-    let entry_name = entry.name().to_string();
-    if entry.size() > MAX_ENTRY {
-        return Err(InputError::new(
-            name,
-            format!(
-                "entry {entry_name} claims {} bytes, more than the {MAX_ENTRY} read",
-                entry.size()
-            ),
-        )
-        .into());
+    let (entry_name, size) = (entry.name().to_string(), entry.size());
+    if size > MAX_ENTRY {
+        let problem =
+            format!("entry {entry_name} claims {size} bytes, more than the {MAX_ENTRY} read");
+        return Err(InputError::new(name, problem).into());
     }
-    let small = entry.size() <= IN_MEMORY;
+    let small = size <= IN_MEMORY;
     let mut limited = entry.take(MAX_ENTRY);
     let parsed = if small {
         buffer.clear();
