@@ -116,6 +116,28 @@ pub struct Marker {
     pub gate: bool,
 }
 
+impl Marker {
+    /// Where the band `name` starts: "weak 0.25".
+    fn band(name: &str, x: f64) -> Marker {
+        let label = format!("{name} {x:.2}");
+        Marker {
+            x,
+            label,
+            gate: false,
+        }
+    }
+
+    /// A gate that fires below `x`: "stop < 0.20".
+    fn gate(name: &str, x: f64) -> Marker {
+        let label = format!("{name} < {x:.2}");
+        Marker {
+            x,
+            label,
+            gate: true,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TierPanel {
     pub label: String,
@@ -156,23 +178,29 @@ pub struct AlphaRows {
     pub floor: Option<f64>,
 }
 
+/// Colours that mean the same in the tiers plot and the funnel.
+const ACTIONABLE_GREEN: RGBColor = RGBColor(44, 127, 68);
+const LIGHT_BLUE: RGBColor = RGBColor(99, 150, 222);
+const GREY: RGBColor = RGBColor(170, 170, 170);
+const PURPLE: RGBColor = RGBColor(148, 103, 189);
+
 /// The tier names, in stacking order, with their colours.
 const TIERS: [(&str, RGBColor); 5] = [
-    ("actionable", RGBColor(44, 127, 68)),
-    ("fyi", RGBColor(99, 150, 222)),
-    ("dropped", RGBColor(170, 170, 170)),
-    ("demoted", RGBColor(148, 103, 189)),
+    ("actionable", ACTIONABLE_GREEN),
+    ("fyi", LIGHT_BLUE),
+    ("dropped", GREY),
+    ("demoted", PURPLE),
     ("pre-existing", RGBColor(140, 86, 75)),
 ];
 
 /// The validation funnel's stages, top to bottom, with their colours.
 const STAGES: [(&str, RGBColor); 7] = [
-    ("actionable", RGBColor(44, 127, 68)),
-    ("selected", RGBColor(99, 150, 222)),
-    ("over budget", RGBColor(170, 170, 170)),
+    ("actionable", ACTIONABLE_GREEN),
+    ("selected", LIGHT_BLUE),
+    ("over budget", GREY),
     ("rejected", RGBColor(196, 40, 40)),
     ("failed", RGBColor(221, 132, 82)),
-    ("missing", RGBColor(148, 103, 189)),
+    ("missing", PURPLE),
     ("externalized", RGBColor(25, 90, 45)),
 ];
 
@@ -212,28 +240,12 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
             ),
             kind: Kind::Rates(
                 vec![
-                    RateGroup {
-                        name: "corroborated / merged".into(),
-                        baseline: (
-                            arms.baseline.corroboration_rate,
-                            arms.baseline.rate_ci.corroboration_rate,
-                        ),
-                        treatment: (
-                            arms.treatment.corroboration_rate,
-                            arms.treatment.rate_ci.corroboration_rate,
-                        ),
-                    },
-                    RateGroup {
-                        name: "promoted / merged".into(),
-                        baseline: (
-                            arms.baseline.promotion_rate,
-                            arms.baseline.rate_ci.promotion_rate,
-                        ),
-                        treatment: (
-                            arms.treatment.promotion_rate,
-                            arms.treatment.rate_ci.promotion_rate,
-                        ),
-                    },
+                    rate_group(arms, "corroborated / merged", |a| {
+                        (a.corroboration_rate, a.rate_ci.corroboration_rate)
+                    }),
+                    rate_group(arms, "promoted / merged", |a| {
+                        (a.promotion_rate, a.rate_ci.promotion_rate)
+                    }),
                 ],
                 "rate",
             ),
@@ -501,6 +513,19 @@ fn review_values_panel(label: String, a: &ArmMetrics) -> ValuesPanel {
     }
 }
 
+/// One rate of both arms, each with its interval.
+fn rate_group(
+    arms: &PerArm<ArmMetrics>,
+    name: &str,
+    of: fn(&ArmMetrics) -> (f64, Option<[f64; 2]>),
+) -> RateGroup {
+    RateGroup {
+        name: name.into(),
+        baseline: of(&arms.baseline),
+        treatment: of(&arms.treatment),
+    }
+}
+
 fn bars(values: &[ValueCount]) -> Vec<(f64, f64)> {
     values.iter().map(|v| (v.value, v.count as f64)).collect()
 }
@@ -508,33 +533,13 @@ fn bars(values: &[ValueCount]) -> Vec<(f64, f64)> {
 fn query_values_panel(arm: &str, a: &crate::replay::query_metrics::QueryArmMetrics) -> ValuesPanel {
     let b = &a.band_thresholds;
     let mut markers = vec![
-        Marker {
-            x: b.weak,
-            label: format!("weak {:.2}", b.weak),
-            gate: false,
-        },
-        Marker {
-            x: b.adequate,
-            label: format!("adequate {:.2}", b.adequate),
-            gate: false,
-        },
-        Marker {
-            x: b.strong,
-            label: format!("strong {:.2}", b.strong),
-            gate: false,
-        },
-        Marker {
-            x: a.recovery_threshold,
-            label: format!("recovery gate < {:.2}", a.recovery_threshold),
-            gate: true,
-        },
+        Marker::band("weak", b.weak),
+        Marker::band("adequate", b.adequate),
+        Marker::band("strong", b.strong),
+        Marker::gate("recovery gate", a.recovery_threshold),
     ];
     if a.stop_threshold > 0.0 {
-        markers.push(Marker {
-            x: a.stop_threshold,
-            label: format!("stop < {:.2}", a.stop_threshold),
-            gate: true,
-        });
+        markers.push(Marker::gate("stop", a.stop_threshold));
     }
     ValuesPanel {
         label: format!(
@@ -724,7 +729,7 @@ fn fine_tick(v: f64, range: f64) -> String {
 
 /// A row of coloured keys centred in `area`.
 fn legend_row<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     items: &[(String, RGBColor)],
 ) -> Result<(), String> {
     let font = ink_font(14, INK);
@@ -752,6 +757,9 @@ fn legend_row<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A plot's drawing area, in pixels from its top left.
+type Area<DB> = DrawingArea<DB, Shift>;
+
 /// calibench's font at `size` in `colour`.
 fn ink_font(size: u32, colour: RGBColor) -> TextStyle<'static> {
     (FONT, size).into_font().color(&colour)
@@ -759,7 +767,7 @@ fn ink_font(size: u32, colour: RGBColor) -> TextStyle<'static> {
 
 /// Writes `s` at `at` (its top left, unless the style anchors it elsewhere).
 fn write<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     s: impl Into<String>,
     at: (i32, i32),
     style: TextStyle<'_>,
@@ -795,7 +803,7 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Result<(), String> {
+fn draw<DB: DrawingBackend>(root: &Area<DB>, spec: &Spec) -> Result<(), String> {
     root.fill(&WHITE).map_err(err)?;
     let body = root.titled(&spec.title, ink_font(22, INK)).map_err(err)?;
     match &spec.kind {
@@ -888,7 +896,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, spec: &Spec) -> Resul
 
 /// A correlation matrix as coloured cells with their values, names down the left and along the
 /// top.
-fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> Result<(), String> {
+fn heat_map<DB: DrawingBackend>(area: &Area<DB>, h: &HeatMap) -> Result<(), String> {
     let k = h.names.len().max(1) as i32;
     let (w, ht) = area.dim_in_pixel();
     let (left, top) = (200, 40);
@@ -975,10 +983,7 @@ fn heat_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, h: &HeatMap) -> R
 
 /// A sweep's grid points: one dot per point with its values, the recommended point ringed in
 /// green and the current setting in blue.
-fn trade_off<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
-    t: &TradeOff,
-) -> Result<(), String> {
+fn trade_off<DB: DrawingBackend>(area: &Area<DB>, t: &TradeOff) -> Result<(), String> {
     let marked = t.recommended.iter().chain(&t.current);
     let xs = || {
         t.points
@@ -1066,7 +1071,7 @@ fn trade_off<DB: DrawingBackend>(
 }
 
 fn values_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     p: &ValuesPanel,
     colour: RGBColor,
     y_max: f64,
@@ -1123,7 +1128,7 @@ fn values_panel<DB: DrawingBackend>(
 /// Horizontal stacked bars, one row per target (or stage), coloured by `colours` and with
 /// `x_desc` under the axis.
 fn tier_panel_draw<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     p: &TierPanel,
     x_max: f64,
     (colours, x_desc): (&[(&str, RGBColor)], &str),
@@ -1185,7 +1190,7 @@ fn tier_panel_draw<DB: DrawingBackend>(
 }
 
 fn rates<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     groups: &[RateGroup],
     y_desc: &str,
 ) -> Result<(), String> {
@@ -1284,7 +1289,7 @@ fn rates<DB: DrawingBackend>(
 }
 
 fn reliability_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     p: &ReliabilityPanel,
     colour: RGBColor,
 ) -> Result<(), String> {
@@ -1363,7 +1368,7 @@ fn reliability_panel<DB: DrawingBackend>(
     Ok(())
 }
 
-fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Result<(), String> {
+fn alpha<DB: DrawingBackend>(area: &Area<DB>, a: &AlphaRows) -> Result<(), String> {
     let lowest = a
         .rows
         .iter()
@@ -1390,7 +1395,7 @@ fn alpha<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, a: &AlphaRows) -> Re
 
 /// Estimates with their intervals, one row each, top-down, beside dashed marks.
 fn intervals<DB: DrawingBackend>(
-    area: &DrawingArea<DB, Shift>,
+    area: &Area<DB>,
     a: &IntervalRows,
     x_range: std::ops::Range<f64>,
 ) -> Result<(), String> {
