@@ -385,7 +385,7 @@ fn input_files() -> String {
     );
     for f in files::FILES {
         s += &format!("### `{}.jsonl`: {}\n\n", f.stem, f.holds);
-        let schema = serde_json::to_value((f.schema)()).unwrap_or(Value::Null);
+        let schema = serde_json::to_value(f.schema()).unwrap_or(Value::Null);
         if let Some(d) = schema.get("description").and_then(Value::as_str) {
             s += &format!("{d}\n\n");
         }

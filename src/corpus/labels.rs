@@ -28,7 +28,6 @@ pub struct Label {
 /// One line of `labels.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
-    title = "labels.jsonl line",
     description = "One person's labels on one judged item in one arm: the judges' shape, from a human. The labelled items must be drawn at random from the judged ones."
 )]
 pub struct RawLabel {
@@ -74,27 +73,12 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
 }
 
 fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {
-    if raw.per_dimension.is_empty() {
-        return Err(super::field_error(
-            name,
-            line,
-            "per_dimension",
-            "has no dimension".into(),
-        ));
-    }
-    if let Some((dim, s)) = raw
-        .per_dimension
-        .iter()
-        .find(|(_, s)| !(0.0..=1.0).contains(*s))
-    {
-        return Err(super::field_error(
-            name,
-            line,
-            &format!("per_dimension.{dim}"),
-            format!("{} is outside [0, 1]", serde_json::Value::from(*s)),
-        )
-        .hint("labels are on the judges' [0, 1] scale: rescale a 1–5 scale as (label − 1) / 4"));
-    }
+    let words = super::verdicts::Scores {
+        empty: "has no dimension",
+        rescale: "labels are on the judges' [0, 1] scale: rescale a 1–5 scale as (label − 1) / 4",
+    };
+    let err = |field: &str, problem: String| super::field_error(name, line, field, problem);
+    words.check(&raw.per_dimension, "per_dimension", &err)?;
     Ok(Label {
         line,
         item_id: raw.item_id.0,

@@ -172,7 +172,7 @@ pub const RECORDED: &str = "recorded";
 /// One line of `queries.jsonl` as written. Its JSON Schema is derived from this type; what a
 /// tool's evidence must hold, by tool, is `check_tool`'s.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(title = "queries.jsonl line", description = "One agent query trace.")]
+#[schemars(description = "One agent query trace.")]
 pub struct RawQuery {
     /// Unique per (arm, run).
     pub query_id: Id,

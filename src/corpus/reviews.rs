@@ -249,7 +249,6 @@ impl Index {
 /// counted by [`select`] under the reading arm's scale, never a refusal of the line.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
-    title = "reviews.jsonl line",
     description = "One reviewer's return for one target, in one recorded arm and run.",
     extend(
         "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},

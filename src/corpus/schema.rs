@@ -14,11 +14,21 @@ use super::{
 type Derive = fn() -> Schema;
 
 /// One corpus file: the stem of its name (`reviews` for `reviews.jsonl`), what it holds, and
-/// its line's schema.
+/// how its line's schema is derived.
 pub struct CorpusFile {
     pub stem: &'static str,
     pub holds: &'static str,
-    pub schema: Derive,
+    derive: Derive,
+}
+
+impl CorpusFile {
+    /// The line type's schema, titled after the file ("reviews.jsonl line").
+    pub fn schema(&self) -> Schema {
+        let mut schema = (self.derive)();
+        let title = format!("{}.jsonl line", self.stem);
+        schema.insert("title".into(), title.into());
+        schema
+    }
 }
 
 /// Every corpus file calibench reads, in the order the docs list them.
@@ -37,14 +47,17 @@ const fn file<T: schemars::JsonSchema>(stem: &'static str, holds: &'static str) 
     CorpusFile {
         stem,
         holds,
-        schema: || schema_for!(T),
+        derive: || schema_for!(T),
     }
 }
 
 /// The schema of a line of the corpus file `stem` (`reviews`, `queries`, `verdicts`,
 /// `validations`, `targets`, `scores`, `labels`).
 pub fn of(stem: &str) -> Option<Schema> {
-    FILES.iter().find(|f| f.stem == stem).map(|f| (f.schema)())
+    FILES
+        .iter()
+        .find(|f| f.stem == stem)
+        .map(CorpusFile::schema)
 }
 
 /// The stems [`of`] knows, for a message naming them.
@@ -66,12 +79,16 @@ mod tests {
         let corpora = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
         let mut lines = 0;
         for entry in std::fs::read_dir(&corpora).unwrap() {
-            for CorpusFile { stem, schema, .. } in FILES {
-                let path = entry.as_ref().unwrap().path().join(format!("{stem}.jsonl"));
+            for file in FILES {
+                let path = entry
+                    .as_ref()
+                    .unwrap()
+                    .path()
+                    .join(format!("{}.jsonl", file.stem));
                 let Ok(text) = std::fs::read_to_string(&path) else {
                     continue;
                 };
-                let schema = serde_json::to_value(schema()).unwrap();
+                let schema = serde_json::to_value(file.schema()).unwrap();
                 for (i, line) in text.lines().enumerate() {
                     let value: serde_json::Value = serde_json::from_str(line).unwrap();
                     let at = format!("{}:{}", path.display(), i + 1);

@@ -80,7 +80,6 @@ impl JsonSchema for ItemId {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(
-    title = "scores.jsonl line",
     description = "One scorer's score of one item in one repeat of one arm, imported from an eval log."
 )]
 pub struct Score {

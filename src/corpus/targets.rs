@@ -10,7 +10,7 @@ use crate::error::Problems;
 
 /// One line of `targets.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(title = "targets.jsonl line", description = "One target's metadata.")]
+#[schemars(description = "One target's metadata.")]
 pub struct RawTarget {
     /// The target as `reviews.jsonl` names it.
     pub target: Text,

@@ -17,7 +17,6 @@ use crate::error::Problems;
 /// One line of `validations.jsonl` as written. Its JSON Schema is derived from this type.
 #[derive(Deserialize, JsonSchema)]
 #[schemars(
-    title = "validations.jsonl line",
     description = "One recorded validator call on one finding.",
     extend(
         "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},

@@ -54,10 +54,7 @@ impl Item {
 /// One line of `verdicts.jsonl` as written. Its JSON Schema is derived from this type; the
 /// rules across its values (a judge once per item, scores on 0 to 1) are `check`'s.
 #[derive(Deserialize, JsonSchema)]
-#[schemars(
-    title = "verdicts.jsonl line",
-    description = "One judged item in one arm."
-)]
+#[schemars(description = "One judged item in one arm.")]
 pub struct RawItem {
     /// A finding's `id` (that finding is judged) or any other item's id.
     pub item_id: Id,
@@ -114,6 +111,37 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Problems) {
     super::parse_unique((name, bytes), &LINES, check, repeats)
 }
 
+/// A `per_dimension` object's rules, in the words of the file that holds it: at least one
+/// dimension, each score in [0, 1].
+pub(crate) struct Scores {
+    /// What an object with no dimension is told.
+    pub empty: &'static str,
+    /// The hint for a score off [0, 1].
+    pub rescale: &'static str,
+}
+
+impl Scores {
+    pub(crate) fn check(
+        &self,
+        scores: &BTreeMap<String, f64>,
+        field: &str,
+        err: &dyn Fn(&str, String) -> InputError,
+    ) -> Result<(), InputError> {
+        if scores.is_empty() {
+            return Err(err(field, self.empty.into()));
+        }
+        match scores.iter().find(|(_, s)| !(0.0..=1.0).contains(*s)) {
+            // As JSON writes it (`1e+308`), not as 309 digits.
+            Some((dim, s)) => Err(err(
+                &format!("{field}.{dim}"),
+                format!("{} is outside [0, 1]", serde_json::Value::from(*s)),
+            )
+            .hint(self.rescale)),
+            None => Ok(()),
+        }
+    }
+}
+
 /// The rules across one line's values: each judge once, every score a number in [0, 1], a
 /// verdict that is not `null` scores at least one dimension.
 fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
@@ -131,20 +159,11 @@ fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
             .hint("each judge gives one verdict per item: its self-consistency is not agreement between judges"));
         }
         if let Some(scores) = &v.per_dimension {
-            if scores.is_empty() {
-                return Err(err(
-                    &field("per_dimension"),
-                    "has no dimension: write null for a failed judge".into(),
-                ));
-            }
-            if let Some((dim, s)) = scores.iter().find(|(_, s)| !(0.0..=1.0).contains(*s)) {
-                return Err(err(
-                    &field(&format!("per_dimension.{dim}")),
-                    // As JSON writes it (`1e+308`), not as 309 digits.
-                    format!("{} is outside [0, 1]", serde_json::Value::from(*s)),
-                )
-                .hint("judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4"));
-            }
+            let words = Scores {
+                empty: "has no dimension: write null for a failed judge",
+                rescale: "judge scores are on [0, 1], as the trust thresholds are: rescale a 1–5 or 1–10 scale before recording, e.g. (score − 1) / 4",
+            };
+            words.check(scores, &field("per_dimension"), &err)?;
         }
     }
     Ok(Item {
