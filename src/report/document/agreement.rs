@@ -85,15 +85,10 @@ pub(super) fn agreement_section(a: &crate::model::AgreementSection, plots: Plots
 
 pub(super) fn trust_section(m: &Metrics) -> Section {
     let Some(v) = &m.trust else {
-        let reading = if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
-            "No judge panel: no scorer is named in [scores] judges, so there is no panel to trust and every scorer's figures are reported as measured."
-        } else {
-            "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported."
-        };
         return Section {
             id: "trust",
             title: "Trust".into(),
-            reading: reading.into(),
+            reading: NoPanel::of(m).section.into(),
             blocks: Vec::new(),
         };
     };

@@ -499,16 +499,34 @@ fn verdict(m: &Metrics) -> Verdict {
     v
 }
 
+/// Why a run has no trust verdict, as the verdict at the top and the Trust section say it:
+/// imported scores with no scorer named a judge, or no judge verdicts at all.
+struct NoPanel {
+    verdict: &'static str,
+    section: &'static str,
+}
+
+impl NoPanel {
+    fn of(m: &Metrics) -> NoPanel {
+        if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
+            NoPanel {
+                verdict: "No judge panel: the experiment names no scorer in [scores] judges, so every scorer is read as a mechanical measurement and no trust verdict is given.",
+                section: "No judge panel: no scorer is named in [scores] judges, so there is no panel to trust and every scorer's figures are reported as measured.",
+            }
+        } else {
+            NoPanel {
+                verdict: "No judge verdicts in this corpus: nothing judge-derived is reported, and every figure below comes from replaying the recorded outputs.",
+                section: "No judge verdicts: there is no panel to trust, and nothing judge-derived is reported.",
+            }
+        }
+    }
+}
+
 fn trust_verdict(m: &Metrics) -> Verdict {
     let Some(v) = &m.trust else {
-        let sentence = if m.scores.is_some() && m.review.is_none() && m.queries.is_none() {
-            "No judge panel: the experiment names no scorer in [scores] judges, so every scorer is read as a mechanical measurement and no trust verdict is given."
-        } else {
-            "No judge verdicts in this corpus: nothing judge-derived is reported, and every figure below comes from replaying the recorded outputs."
-        };
         return Verdict {
             status: Status::NoJudges,
-            sentence: sentence.into(),
+            sentence: NoPanel::of(m).verdict.into(),
             details: Vec::new(),
         };
     };
