@@ -50,50 +50,10 @@ pub fn run(
         );
     }
     let (grid, arms) = points(path, spec, options)?;
-    let loaded = super::run::load(path, options)?;
-    // As `run` does: a corpus most of whose findings are malformed is swept, and said to be.
-    for share in &loaded.suspect {
-        crate::output::print_warning(&format!(
-            "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
-            share.sentence(),
-            share.fix
-        ));
-    }
-    let mut exp = loaded.experiment;
-    if let Some(b) = options.bootstrap {
-        exp.bootstrap = b;
-    }
-    if let Some(s) = options.seed {
-        exp.seed = s;
-    }
-    let corpus = loaded.corpus;
-    let side = replayed::side_of(&corpus).ok_or_else(|| {
-        InputError::new(
-            exp.corpus.display().to_string(),
-            "holds no reviews.jsonl or queries.jsonl",
-        )
-        .hint("a sweep replays reviewer returns or query traces")
-    })?;
-    let check = |flag: &str, metric: &str| {
-        sweep::figure_index(side, metric, flag).map_err(|e| usage(flag, e))
-    };
-    for r in &spec.require {
-        check("--require", &r.metric)?;
-    }
+    let (exp, corpus, side) = load(path, options, &name)?;
     let prefer = spec.prefer.clone().unwrap_or_else(|| side.default_prefer());
-    check("--prefer", &prefer.metric)?;
     let current_arm = arm_of(&exp, &spec.arm).clone();
-    if let Some(a) = arms
-        .iter()
-        .find(|a| a.review.scale() != current_arm.review.scale() || a.source != current_arm.source)
-    {
-        let _ = a;
-        return Err(usage(
-            "--vary",
-            "a sweep replays the corpus as it was read: it cannot vary the arm's scale or source"
-                .into(),
-        ));
-    }
+    check_flags(spec, side, &prefer, &arms, &current_arm)?;
     let replayer = replayed::Replayer::new(&exp, &corpus, spec.confirm_at);
     let current = replayer.units(&current_arm)?;
     let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
@@ -108,29 +68,8 @@ pub fn run(
         sweep::estimate(side, &units.vectors, on, exp.bootstrap, exp.seed)
     };
 
-    // Each point replayed, in parallel; results land in their grid slot.
-    let threads = super::threads(options.threads).clamp(1, arms.len().max(1));
-    let next = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; arms.len()]);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(arm) = arms.get(i) else { break };
-                let result = replayer
-                    .units(arm)
-                    .map(|u| estimate(&aligned(u, &current.ids), chosen));
-                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
-                tick();
-            });
-        }
-    });
-    let estimates: Vec<Vec<Estimate>> = slots
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|s| s.expect("every point replayed"))
-        .collect::<Result<_, _>>()?;
+    let on_chosen = |units: &Units| estimate(units, chosen);
+    let estimates = replay_points(&replayer, &arms, &current.ids, &on_chosen, options, tick)?;
 
     // Without validator calls nothing can be rejected: the figure is left out, not written 0.
     let validated = corpus.validations.is_some();
@@ -157,12 +96,11 @@ pub fn run(
             figures: figures(e),
         })
         .collect();
-    let choice = sweep::choose(side, &estimates, &spec.require, &prefer);
+    let held = split.as_ref().map(|(_, h)| h.as_slice());
     let (mut recommended, mut closest, mut versus_current) = (None, None, BTreeMap::new());
-    match choice {
+    match sweep::choose(side, &estimates, &spec.require, &prefer) {
         Some(Choice::Recommended(k)) => {
             let units = aligned(replayer.units(&arms[k])?, &current.ids);
-            let held = split.as_ref().map(|(_, h)| h.as_slice());
             versus_current = sweep::versus(
                 side,
                 &current.vectors,
@@ -190,20 +128,10 @@ pub fn run(
         }
         None => {}
     }
-    let run_id = options.run_id.clone().unwrap_or_else(|| {
-        format!(
-            "{}-sweep-{}-{}",
-            exp.name,
-            spec.arm,
-            rundir::compact_time(started)
-        )
-    });
-    let claim = Claim::new(
-        &options.runs_dir,
-        match &options.run_id {
-            Some(id) => RunId::Given(id.clone()),
-            None => RunId::Default(run_id),
-        },
+    let claim = claim(
+        options,
+        &format!("{}-sweep-{}", exp.name, spec.arm),
+        started,
     )?;
     let run_id = claim.id().to_string();
     let current_values = spec
@@ -237,51 +165,168 @@ pub fn run(
         bootstrap: exp.bootstrap,
         seed: exp.seed,
     };
-    let mut files = vec![(
-        "metrics.json".to_string(),
-        to_json(&MetricsFile {
-            run_id: &run_id,
-            sweep: &result,
-        }),
-    )];
-    if let Some((c, h)) = &split {
-        let list = |idx: &[usize]| -> Vec<u8> {
+    let manifest = Manifest {
+        run_id: &run_id,
+        calibench_version: env!("CARGO_PKG_VERSION"),
+        command_line: std::env::args().collect(),
+        experiment_file: name,
+        overrides: options.set.iter().map(ToString::to_string).collect(),
+        seed: exp.seed,
+        bootstrap: exp.bootstrap,
+        started_at: rundir::timestamp(started),
+        finished_at: rundir::timestamp(SystemTime::now()),
+    };
+    let units = split.as_ref().map(|(c, h)| {
+        [c, h].map(|idx| {
             idx.iter()
                 .map(|&i| format!("{}\n", current.ids[i]))
                 .collect::<String>()
-                .into_bytes()
-        };
-        files.push(("choosing.txt".into(), list(c)));
-        files.push(("held_out.txt".into(), list(h)));
-    }
-    files.push((
-        "manifest.json".into(),
-        to_json(&Manifest {
-            run_id: &run_id,
-            calibench_version: env!("CARGO_PKG_VERSION"),
-            command_line: std::env::args().collect(),
-            experiment_file: name.clone(),
-            overrides: options.set.iter().map(ToString::to_string).collect(),
-            seed: exp.seed,
-            bootstrap: exp.bootstrap,
-            started_at: rundir::timestamp(started),
-            finished_at: rundir::timestamp(SystemTime::now()),
-        }),
-    ));
-    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
-    claim.write_with(["sweep.csv", "sweep.parquet"], |[csv, parquet]| {
-        crate::report::tables::write_frames([crate::report::sweep::table(&result)], csv, parquet)
-            .map_err(table_error)
-    })?;
-    let run_dir = claim.commit(&files)?;
-    let rendered = crate::report::sweep::render(&result, !options.no_plots)
-        .map_err(|e| Error::Write(std::io::Error::other(format!("report of {run_id}: {e}"))))?;
-    let report_dir = rundir::replace_dir(&options.reports_dir.join(&run_id), &rendered)?;
+        })
+    });
+    let (run_dir, report_dir) = write(claim, &result, units, &manifest, options)?;
     Ok(Done {
         run_dir,
         report_dir,
         sweep: result,
     })
+}
+
+/// The sweep's run directory, claimed: `--run-id`, or `<experiment>-sweep-<arm>-<time>`.
+fn claim(options: &RunOptions, stem: &str, started: SystemTime) -> Result<Claim, Error> {
+    let id = match &options.run_id {
+        Some(id) => RunId::Given(id.clone()),
+        None => RunId::Default(format!("{stem}-{}", rundir::compact_time(started))),
+    };
+    Claim::new(&options.runs_dir, id)
+}
+
+/// Replays every grid point on the threads `options` allows, `tick`ing once per point; each
+/// point's units are aligned with the current arm's (`ids`) and summed up by `estimate`.
+/// Results land in their grid slot, so no figure depends on the threads.
+fn replay_points(
+    replayer: &replayed::Replayer,
+    arms: &[Arm],
+    ids: &[String],
+    estimate: &(dyn Fn(&Units) -> Vec<Estimate> + Sync),
+    options: &RunOptions,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Vec<Vec<Estimate>>, Error> {
+    let threads = super::threads(options.threads).clamp(1, arms.len().max(1));
+    let next = AtomicUsize::new(0);
+    let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; arms.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(arm) = arms.get(i) else { break };
+                let result = replayer.units(arm).map(|u| estimate(&aligned(u, ids)));
+                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(result);
+                tick();
+            });
+        }
+    });
+    Ok(slots
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|s| s.expect("every point replayed"))
+        .collect::<Result<_, _>>()?)
+}
+
+/// The run directory (metrics.json, the manifest, the choosing and held-out unit lists when
+/// there is a hold-out, sweep.csv and sweep.parquet: all or nothing) and the report.
+fn write(
+    claim: Claim,
+    result: &Sweep,
+    units: Option<[String; 2]>,
+    manifest: &Manifest<'_>,
+    options: &RunOptions,
+) -> Result<(PathBuf, PathBuf), Error> {
+    let run_id = manifest.run_id;
+    let mut files = vec![(
+        "metrics.json".to_string(),
+        to_json(&MetricsFile {
+            run_id,
+            sweep: result,
+        }),
+    )];
+    if let Some([choosing, held_out]) = units {
+        files.push(("choosing.txt".into(), choosing.into_bytes()));
+        files.push(("held_out.txt".into(), held_out.into_bytes()));
+    }
+    files.push(("manifest.json".into(), to_json(manifest)));
+    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
+    claim.write_with(["sweep.csv", "sweep.parquet"], |[csv, parquet]| {
+        crate::report::tables::write_frames([crate::report::sweep::table(result)], csv, parquet)
+            .map_err(table_error)
+    })?;
+    let run_dir = claim.commit(&files)?;
+    let rendered = crate::report::sweep::render(result, !options.no_plots)
+        .map_err(|e| Error::Write(std::io::Error::other(format!("report of {run_id}: {e}"))))?;
+    let report_dir = rundir::replace_dir(&options.reports_dir.join(run_id), &rendered)?;
+    Ok((run_dir, report_dir))
+}
+
+/// The experiment as `run` reads it, with the flags' bootstrap and seed, its corpus, and which
+/// side a sweep replays. As `run` does, a corpus most of whose findings are malformed is swept
+/// and said to be.
+fn load(
+    path: &Path,
+    options: &RunOptions,
+    name: &str,
+) -> Result<(Experiment, crate::corpus::Corpus, Side), Error> {
+    let loaded = super::run::load(path, options)?;
+    for share in &loaded.suspect {
+        crate::output::print_warning(&format!(
+            "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
+            share.sentence(),
+            share.fix
+        ));
+    }
+    let mut exp = loaded.experiment;
+    if let Some(b) = options.bootstrap {
+        exp.bootstrap = b;
+    }
+    if let Some(s) = options.seed {
+        exp.seed = s;
+    }
+    let side = replayed::side_of(&loaded.corpus).ok_or_else(|| {
+        InputError::new(
+            exp.corpus.display().to_string(),
+            "holds no reviews.jsonl or queries.jsonl",
+        )
+        .hint("a sweep replays reviewer returns or query traces")
+    })?;
+    Ok((exp, loaded.corpus, side))
+}
+
+/// The flags that name figures name ones the side has, and no point changes what the corpus
+/// was read as (the arm's scale or source).
+fn check_flags(
+    spec: &Spec,
+    side: Side,
+    prefer: &sweep::Prefer,
+    arms: &[Arm],
+    current: &Arm,
+) -> Result<(), Error> {
+    let check = |flag: &str, metric: &str| {
+        sweep::figure_index(side, metric, flag).map_err(|e| usage(flag, e))
+    };
+    for r in &spec.require {
+        check("--require", &r.metric)?;
+    }
+    check("--prefer", &prefer.metric)?;
+    if arms
+        .iter()
+        .any(|a| a.review.scale() != current.review.scale() || a.source != current.source)
+    {
+        return Err(usage(
+            "--vary",
+            "a sweep replays the corpus as it was read: it cannot vary the arm's scale or source"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Every grid point of `spec`, with the arm as the point sets it: the experiment with the
