@@ -139,10 +139,33 @@ pub(super) fn lift_human_section(
     l: &crate::human_units::LiftHuman,
     plots: Plots,
 ) -> Section {
-    let signed = |v: Option<f64>, c: Option<[f64; 2]>| match v {
+    let mut blocks = vec![Block::Table(lift_table(m, l))];
+    blocks.extend(plots.get("lift-human"));
+    let notes = lift_notes(l);
+    if !notes.is_empty() {
+        blocks.push(Block::List(notes));
+    }
+    blocks.push(Block::Table(arms_in_human_units(l)));
+    blocks.extend(calibration_in_human_units(m).map(Block::Table));
+    Section {
+        id: "lift-human",
+        title: "Lift in human units".into(),
+        reading: lift_reading(m, l),
+        blocks,
+    }
+}
+
+/// A signed estimate with its interval, or that it has none.
+fn signed(v: Option<f64>, c: Option<[f64; 2]>) -> String {
+    match v {
         Some(v) => format!("{v:+.3} {}", signed_ci(c)),
         None => "not estimable".to_string(),
-    };
+    }
+}
+
+/// The lift in human units beside the judge lift and the labels alone, in words, with the
+/// assumption every estimate rests on.
+fn lift_reading(m: &Metrics, l: &crate::human_units::LiftHuman) -> String {
     let judge = m.lift.as_ref();
     let mut reading = match l.ppi.value {
         Some(_) => format!(
@@ -162,6 +185,12 @@ pub(super) fn lift_human_section(
         ),
     };
     reading += " These estimates are unbiased only if the labelled items were drawn at random from the judged ones.";
+    reading
+}
+
+/// The judge lift, the PPI++ lift and the labels-only interval side by side.
+fn lift_table(m: &Metrics, l: &crate::human_units::LiftHuman) -> Table {
+    let judge = m.lift.as_ref();
     let row = |name: &str,
                v: Option<f64>,
                c: Option<[f64; 2]>,
@@ -215,12 +244,15 @@ pub(super) fn lift_human_section(
         "—".into(),
         "0".into(),
     ));
-    let mut blocks = vec![Block::Table(Table {
+    Table {
         caption: Some("Treatment − baseline composite, paired by item, 95% intervals. n: pairs people labelled in both arms; N: pairs only the judges scored; λ: how much PPI++ leans on the judges (0 is the labels alone).".into()),
         header: header(&["estimate", "value", "95% CI", "n labelled", "N judged only", "λ"]),
         rows,
-    })];
-    blocks.extend(plots.get("lift-human"));
+    }
+}
+
+/// What the reader should know of the labels behind the estimate.
+fn lift_notes(l: &crate::human_units::LiftHuman) -> Vec<String> {
     let mut notes = Vec::new();
     notes.extend(l.ppi.note.clone());
     if l.labelled_one_arm > 0 {
@@ -241,9 +273,11 @@ pub(super) fn lift_human_section(
             l.ppi.labelled
         ));
     }
-    if !notes.is_empty() {
-        blocks.push(Block::List(notes));
-    }
+    notes
+}
+
+/// Each arm's mean composite in human units.
+fn arms_in_human_units(l: &crate::human_units::LiftHuman) -> Table {
     let arm_row = |name: &str, e: &crate::stats::ppi::Estimate| {
         vec![
             text(name),
@@ -254,7 +288,7 @@ pub(super) fn lift_human_section(
             numeric(format!("{:.2}", e.lambda)),
         ]
     };
-    blocks.push(Block::Table(Table {
+    Table {
         caption: Some(
             "Each arm's mean composite in human units (PPI++ over its judged items).".into(),
         ),
@@ -263,35 +297,34 @@ pub(super) fn lift_human_section(
             arm_row("baseline", &l.arms.baseline),
             arm_row("treatment", &l.arms.treatment),
         ],
-    }));
-    if !m.anchor_calibration_human.is_empty() {
-        blocks.push(Block::Table(Table {
-            caption: Some("Anchor calibration in human units: the judged findings at each recorded confidence value, their judges' mean composite and, PPI++, the people's. Does a 75 hit 0.75? Cells with few labelled findings have rough intervals.".into()),
-            header: header(&["arm", "value", "findings", "labelled", "judges", "human units", "95% CI", "λ"]),
-            rows: m
-                .anchor_calibration_human
-                .iter()
-                .map(|c| {
-                    vec![
-                        text(&c.arm),
-                        text(&c.value),
-                        numeric(c.items.to_string()),
-                        numeric(c.human.labelled.to_string()),
-                        num(c.judge, 3),
-                        opt(c.human.value, 3),
-                        numeric(interval(c.human.ci, 3)),
-                        numeric(format!("{:.2}", c.human.lambda)),
-                    ]
-                })
-                .collect(),
-        }));
     }
-    Section {
-        id: "lift-human",
-        title: "Lift in human units".into(),
-        reading,
-        blocks,
+}
+
+/// Per arm and recorded confidence value, the judges' mean composite beside the people's.
+fn calibration_in_human_units(m: &Metrics) -> Option<Table> {
+    if m.anchor_calibration_human.is_empty() {
+        return None;
     }
+    Some(Table {
+        caption: Some("Anchor calibration in human units: the judged findings at each recorded confidence value, their judges' mean composite and, PPI++, the people's. Does a 75 hit 0.75? Cells with few labelled findings have rough intervals.".into()),
+        header: header(&["arm", "value", "findings", "labelled", "judges", "human units", "95% CI", "λ"]),
+        rows: m
+            .anchor_calibration_human
+            .iter()
+            .map(|c| {
+                vec![
+                    text(&c.arm),
+                    text(&c.value),
+                    numeric(c.items.to_string()),
+                    numeric(c.human.labelled.to_string()),
+                    num(c.judge, 3),
+                    opt(c.human.value, 3),
+                    numeric(interval(c.human.ci, 3)),
+                    numeric(format!("{:.2}", c.human.lambda)),
+                ]
+            })
+            .collect(),
+    })
 }
 
 /// An interval with signs: `[+0.083, +0.225]`.
