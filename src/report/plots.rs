@@ -211,163 +211,19 @@ pub const MAX_TARGETS: usize = 20;
 pub fn specs(m: &Metrics) -> Vec<Spec> {
     let mut out = Vec::new();
     if let Some(review) = &m.review {
-        let arms = &review.arms;
-        out.push(Spec {
-            name: "review-values",
-            title: "Raw confidence values (anchor dispersion)".into(),
-            alt: format!(
-                "How many findings carried each raw confidence value: {} distinct values per target in the baseline, {} in the treatment.",
-                one(arms.baseline.figure(DISTINCT_VALUES.mean())),
-                one(arms.treatment.figure(DISTINCT_VALUES.mean()))
-            ),
-            kind: Kind::Values(per_arm(arms, review_values_panel)),
-        });
-        out.push(Spec {
-            name: "review-tiers",
-            title: "Where merged findings went, per target (mean over runs)".into(),
-            alt: "Stacked counts of actionable, FYI, dropped, demoted and pre-existing findings per target, baseline beside treatment.".into(),
-            kind: Kind::Tiers(per_arm(arms, |label, a| tier_panel(label, &a.per_target))),
-        });
-        out.push(Spec {
-            name: "review-rates",
-            title: "Corroboration and promotion rates (95% Wilson intervals)".into(),
-            alt: format!(
-                "Corroboration rate {} → {}; promotion rate {} → {}.",
-                pct(arms.baseline.corroboration_rate),
-                pct(arms.treatment.corroboration_rate),
-                pct(arms.baseline.promotion_rate),
-                pct(arms.treatment.promotion_rate)
-            ),
-            kind: Kind::Rates(
-                vec![
-                    rate_group(arms, "corroborated / merged", |a| {
-                        (a.corroboration_rate, a.rate_ci.corroboration_rate)
-                    }),
-                    rate_group(arms, "promoted / merged", |a| {
-                        (a.promotion_rate, a.rate_ci.promotion_rate)
-                    }),
-                ],
-                "rate",
-            ),
-        });
-        if arms.baseline.controls.is_some() && arms.treatment.controls.is_some() {
-            out.push(Spec {
-                name: "review-funnel",
-                title: "The validation pass: from actionable to externalized".into(),
-                alt: format!(
-                    "Actionable findings, those selected for validation, those the pass dropped (over budget, rejected, failed, missing) and those externalized: {} of {} in the baseline, {} of {} in the treatment.",
-                    one(arms.baseline.figure(EXTERNALIZED.sum())),
-                    one(arms.baseline.figure(ACTIONABLE.sum())),
-                    one(arms.treatment.figure(EXTERNALIZED.sum())),
-                    one(arms.treatment.figure(ACTIONABLE.sum())),
-                ),
-                kind: Kind::Funnel(per_arm(arms, funnel_panel)),
-            });
-        }
-        let calibrated = !arms.baseline.anchor_calibration.is_empty()
-            || !arms.treatment.anchor_calibration.is_empty();
-        if calibrated {
-            out.push(Spec {
-                name: "review-calibration",
-                title: "Judged quality by confidence (reliability diagram)".into(),
-                alt: "Mean judge composite of the findings at each confidence, against the confidence itself; the diagonal is perfect calibration.".into(),
-                kind: Kind::Reliability(per_arm(arms, |label, a| {
-                    let scale = scale_max(a.scale);
-                    ReliabilityPanel {
-                        label,
-                        points: a
-                            .anchor_calibration
-                            .iter()
-                            .map(|c| (c.mean_confidence / scale, c.mean_composite, c.count))
-                            .collect(),
-                        y_desc: "mean judge composite".into(),
-                    }
-                })),
-            });
-        }
+        out.extend(review_plots(review));
     }
     if let Some(q) = &m.queries {
-        let arms = &q.arms;
-        let panels = PerArm {
-            baseline: query_values_panel("baseline", &arms.baseline),
-            treatment: query_values_panel("treatment", &arms.treatment),
-        };
-        out.push(Spec {
-            name: "query-confidence",
-            title: "Final confidence per query, with bands and gates".into(),
-            alt: format!(
-                "Final confidence of each query: {} distinct values in the baseline, {} in the treatment; the recovery gate fired on {} and {} queries.",
-                arms.baseline.distinct_values,
-                arms.treatment.distinct_values,
-                arms.baseline.recovery_fired,
-                arms.treatment.recovery_fired
-            ),
-            kind: Kind::Values(panels),
-        });
-        if arms.baseline.calibration.is_some() || arms.treatment.calibration.is_some() {
-            let panel =
-                |arm: &str, a: &crate::replay::query_metrics::QueryArmMetrics| ReliabilityPanel {
-                    label: format!("{arm} · {}", a.policy),
-                    points: a
-                        .calibration
-                        .iter()
-                        .flat_map(|c| &c.calibration.bins)
-                        .filter_map(|b| Some((b.mean_confidence?, b.accuracy?, b.count)))
-                        .collect(),
-                    y_desc: "share answered correctly".into(),
-                };
-            out.push(Spec {
-                name: "query-reliability",
-                title: "Reliability diagram: confidence against final correctness".into(),
-                alt: "Share of queries answered correctly in each confidence bin, against the bin's mean confidence, with the bin counts; the diagonal is perfect calibration.".into(),
-                kind: Kind::Reliability(PerArm {
-                    baseline: panel("baseline", &arms.baseline),
-                    treatment: panel("treatment", &arms.treatment),
-                }),
-            });
-        }
+        out.extend(query_plots(q));
     }
     if let Some(sc) = &m.scores {
         out.extend(score_plots(sc));
     }
     if let Some(h) = m.humans.as_ref().filter(|h| h.judges >= 2) {
-        let names: Vec<String> = h.error_correlation.keys().cloned().collect();
-        out.push(Spec {
-            name: "judge-errors",
-            title: "The judges' errors against the annotators: pairwise correlation".into(),
-            alt: "Pearson correlation of each pair of judges' errors (judge score minus the mean human label) over the units both judged: red cells are judges that err together, blue ones that err in opposite directions.".into(),
-            kind: Kind::HeatMap(HeatMap {
-                cells: names
-                    .iter()
-                    .map(|a| names.iter().map(|b| h.error_correlation[a][b]).collect())
-                    .collect(),
-                names,
-            }),
-        });
+        out.push(judge_errors_plot(h));
     }
     if let (Some(l), Some(judge)) = (&m.lift_human, &m.lift) {
-        let mut rows = Vec::new();
-        if let Some(v) = judge.value {
-            rows.push(("judge lift".to_string(), 0u8, v, judge.ci));
-        }
-        if let Some(v) = l.ppi.value {
-            rows.push((format!("PPI++ (λ {:.2})", l.ppi.lambda), 2, v, l.ppi.ci));
-        }
-        if let Some(v) = l.classical.value {
-            rows.push(("labels alone".to_string(), 1, v, l.classical.ci));
-        }
-        if rows.len() >= 2 {
-            out.push(Spec {
-                name: "lift-human",
-                title: "The lift: in judge units, in human units (PPI++), and from the labels alone".into(),
-                alt: "Treatment − baseline with 95% intervals: the judges' composite over every item judged in both arms; PPI++, the labelled items and the judges' scores together, in human units; and the labelled items alone.".into(),
-                kind: Kind::Intervals(IntervalRows {
-                    rows,
-                    x_desc: "treatment − baseline composite".into(),
-                    marks: vec![(0.0, "no change".into())],
-                }),
-            });
-        }
+        out.extend(lift_human_plot(l, judge));
     }
     if let Some(rows) = alpha_rows(m) {
         out.push(Spec {
@@ -378,6 +234,173 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
         });
     }
     out
+}
+
+/// The review section's plots: confidence values, tiers, rates, and with the controls the
+/// funnel, with anchor calibration the reliability diagram.
+fn review_plots(review: &crate::model::ReviewSection) -> Vec<Spec> {
+    let mut out = Vec::new();
+    let arms = &review.arms;
+    out.push(Spec {
+        name: "review-values",
+        title: "Raw confidence values (anchor dispersion)".into(),
+        alt: format!(
+            "How many findings carried each raw confidence value: {} distinct values per target in the baseline, {} in the treatment.",
+            one(arms.baseline.figure(DISTINCT_VALUES.mean())),
+            one(arms.treatment.figure(DISTINCT_VALUES.mean()))
+        ),
+        kind: Kind::Values(per_arm(arms, review_values_panel)),
+    });
+    out.push(Spec {
+        name: "review-tiers",
+        title: "Where merged findings went, per target (mean over runs)".into(),
+        alt: "Stacked counts of actionable, FYI, dropped, demoted and pre-existing findings per target, baseline beside treatment.".into(),
+        kind: Kind::Tiers(per_arm(arms, |label, a| tier_panel(label, &a.per_target))),
+    });
+    out.push(Spec {
+        name: "review-rates",
+        title: "Corroboration and promotion rates (95% Wilson intervals)".into(),
+        alt: format!(
+            "Corroboration rate {} → {}; promotion rate {} → {}.",
+            pct(arms.baseline.corroboration_rate),
+            pct(arms.treatment.corroboration_rate),
+            pct(arms.baseline.promotion_rate),
+            pct(arms.treatment.promotion_rate)
+        ),
+        kind: Kind::Rates(
+            vec![
+                rate_group(arms, "corroborated / merged", |a| {
+                    (a.corroboration_rate, a.rate_ci.corroboration_rate)
+                }),
+                rate_group(arms, "promoted / merged", |a| {
+                    (a.promotion_rate, a.rate_ci.promotion_rate)
+                }),
+            ],
+            "rate",
+        ),
+    });
+    if arms.baseline.controls.is_some() && arms.treatment.controls.is_some() {
+        out.push(Spec {
+            name: "review-funnel",
+            title: "The validation pass: from actionable to externalized".into(),
+            alt: format!(
+                "Actionable findings, those selected for validation, those the pass dropped (over budget, rejected, failed, missing) and those externalized: {} of {} in the baseline, {} of {} in the treatment.",
+                one(arms.baseline.figure(EXTERNALIZED.sum())),
+                one(arms.baseline.figure(ACTIONABLE.sum())),
+                one(arms.treatment.figure(EXTERNALIZED.sum())),
+                one(arms.treatment.figure(ACTIONABLE.sum())),
+            ),
+            kind: Kind::Funnel(per_arm(arms, funnel_panel)),
+        });
+    }
+    let calibrated = !arms.baseline.anchor_calibration.is_empty()
+        || !arms.treatment.anchor_calibration.is_empty();
+    if calibrated {
+        out.push(Spec {
+            name: "review-calibration",
+            title: "Judged quality by confidence (reliability diagram)".into(),
+            alt: "Mean judge composite of the findings at each confidence, against the confidence itself; the diagonal is perfect calibration.".into(),
+            kind: Kind::Reliability(per_arm(arms, |label, a| {
+                let scale = scale_max(a.scale);
+                ReliabilityPanel {
+                    label,
+                    points: a
+                        .anchor_calibration
+                        .iter()
+                        .map(|c| (c.mean_confidence / scale, c.mean_composite, c.count))
+                        .collect(),
+                    y_desc: "mean judge composite".into(),
+                }
+            })),
+        });
+    }
+    out
+}
+
+/// The query section's plots: final confidence with bands and gates, and calibration.
+fn query_plots(q: &crate::model::QuerySection) -> Vec<Spec> {
+    let mut out = Vec::new();
+    let arms = &q.arms;
+    let panels = PerArm {
+        baseline: query_values_panel("baseline", &arms.baseline),
+        treatment: query_values_panel("treatment", &arms.treatment),
+    };
+    out.push(Spec {
+        name: "query-confidence",
+        title: "Final confidence per query, with bands and gates".into(),
+        alt: format!(
+            "Final confidence of each query: {} distinct values in the baseline, {} in the treatment; the recovery gate fired on {} and {} queries.",
+            arms.baseline.distinct_values,
+            arms.treatment.distinct_values,
+            arms.baseline.recovery_fired,
+            arms.treatment.recovery_fired
+        ),
+        kind: Kind::Values(panels),
+    });
+    if arms.baseline.calibration.is_some() || arms.treatment.calibration.is_some() {
+        let panel =
+            |arm: &str, a: &crate::replay::query_metrics::QueryArmMetrics| ReliabilityPanel {
+                label: format!("{arm} · {}", a.policy),
+                points: a
+                    .calibration
+                    .iter()
+                    .flat_map(|c| &c.calibration.bins)
+                    .filter_map(|b| Some((b.mean_confidence?, b.accuracy?, b.count)))
+                    .collect(),
+                y_desc: "share answered correctly".into(),
+            };
+        out.push(Spec {
+            name: "query-reliability",
+            title: "Reliability diagram: confidence against final correctness".into(),
+            alt: "Share of queries answered correctly in each confidence bin, against the bin's mean confidence, with the bin counts; the diagonal is perfect calibration.".into(),
+            kind: Kind::Reliability(PerArm {
+                baseline: panel("baseline", &arms.baseline),
+                treatment: panel("treatment", &arms.treatment),
+            }),
+        });
+    }
+    out
+}
+
+/// The judges' error correlations as a heat map.
+fn judge_errors_plot(h: &crate::humans::HumansSection) -> Spec {
+    let names: Vec<String> = h.error_correlation.keys().cloned().collect();
+    Spec {
+        name: "judge-errors",
+        title: "The judges' errors against the annotators: pairwise correlation".into(),
+        alt: "Pearson correlation of each pair of judges' errors (judge score minus the mean human label) over the units both judged: red cells are judges that err together, blue ones that err in opposite directions.".into(),
+        kind: Kind::HeatMap(HeatMap {
+            cells: names
+                .iter()
+                .map(|a| names.iter().map(|b| h.error_correlation[a][b]).collect())
+                .collect(),
+            names,
+        }),
+    }
+}
+
+/// The three lifts (judge, PPI++, labels alone) as intervals, when two of them exist.
+fn lift_human_plot(l: &crate::human_units::LiftHuman, judge: &crate::trust::Lift) -> Option<Spec> {
+    let mut rows = Vec::new();
+    if let Some(v) = judge.value {
+        rows.push(("judge lift".to_string(), 0u8, v, judge.ci));
+    }
+    if let Some(v) = l.ppi.value {
+        rows.push((format!("PPI++ (λ {:.2})", l.ppi.lambda), 2, v, l.ppi.ci));
+    }
+    if let Some(v) = l.classical.value {
+        rows.push(("labels alone".to_string(), 1, v, l.classical.ci));
+    }
+    (rows.len() >= 2).then(|| Spec {
+        name: "lift-human",
+        title: "The lift: in judge units, in human units (PPI++), and from the labels alone".into(),
+        alt: "Treatment − baseline with 95% intervals: the judges' composite over every item judged in both arms; PPI++, the labelled items and the judges' scores together, in human units; and the labelled items alone.".into(),
+        kind: Kind::Intervals(IntervalRows {
+            rows,
+            x_desc: "treatment − baseline composite".into(),
+            marks: vec![(0.0, "no change".into())],
+        }),
+    })
 }
 
 /// Scores plots: each scorer's mean per arm (scorers scoring on [0, 1], the first
