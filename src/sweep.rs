@@ -74,7 +74,8 @@ pub mod queries {
         RIGHT,
         /// Final confidences, summed.
         CONFIDENCE_SUM,
-        /// Per calibration bin b: labelled count at `BIN + 3b`, confidence sum at `+1`, right at `+2`.
+        /// Per calibration bin b: labelled count at `BIN + 3b`, confidence sum at `+1`, right
+        /// at `+2`.
         BIN,
     }
     pub const LEN: usize = BIN + 3 * super::BINS;

@@ -181,9 +181,9 @@ pub(crate) struct Repeats<T, K> {
     pub says: fn(&T) -> String,
 }
 
-/// Reads every line as `R` and checks it into `T` (`check(name, line, raw)`), keeping each one whose key no earlier line
-/// had; a repeat is refused on `repeats.field`, naming the first line. Returns every problem,
-/// so that `validate` lists them all.
+/// Reads every line as `R` and checks it into `T` (`check(name, line, raw)`), keeping each one
+/// whose key no earlier line had; a repeat is refused on `repeats.field`, naming the first line.
+/// Returns every problem, so that `validate` lists them all.
 pub(crate) fn parse_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
     (name, bytes): (&str, &[u8]),
     lines: &Lines,
