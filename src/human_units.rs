@@ -84,15 +84,9 @@ fn human_composites<'a>(
 ) -> HashMap<(&'a str, &'a str), f64> {
     let mut sums: HashMap<(&str, &str), (f64, usize)> = HashMap::new();
     for l in labels {
-        let (mut sum, mut total) = (0.0, 0.0);
-        for (dim, &x) in &l.scores {
-            let w = weights.get(dim).copied().unwrap_or(1.0);
-            sum += w * x;
-            total += w;
-        }
-        if total > 0.0 {
+        if let Some(composite) = crate::corpus::verdicts::weighted(&l.scores, weights) {
             let e = sums.entry((&l.arm, &l.item_id)).or_default();
-            e.0 += sum / total;
+            e.0 += composite;
             e.1 += 1;
         }
     }

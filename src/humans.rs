@@ -16,6 +16,7 @@ use crate::corpus::verdicts::Item;
 use crate::policy::{AltTestUse, Trust};
 use crate::stats::alttest::{alt_test, Alignment, AltTest, HumanResult, Settings};
 use crate::stats::judges::{effective_judges, error_correlation};
+use crate::stats::power::mean;
 
 /// The candidate name of the panel's composite in the alt-test.
 pub use crate::corpus::labels::PANEL;
@@ -142,10 +143,7 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
             };
             let mut row: Vec<Option<f64>> = judges.iter().map(|j| score(j)).collect();
             let surviving: Vec<f64> = row.iter().flatten().copied().collect();
-            row.push(
-                (!surviving.is_empty())
-                    .then(|| surviving.iter().sum::<f64>() / surviving.len() as f64),
-            );
+            row.push((!surviving.is_empty()).then(|| mean(&surviving)));
             row.extend(annotators.iter().map(|a| labelled.get(a).copied()));
             row
         })
@@ -165,15 +163,16 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
         }
     }
     // Each judge's error against the mean label of its unit.
+    let mean_labels: Vec<f64> = units
+        .iter()
+        .map(|(_, _, labelled)| mean(&labelled.values().copied().collect::<Vec<_>>()))
+        .collect();
     let errors: Vec<Vec<Option<f64>>> = (0..k)
         .map(|j| {
-            units
+            values
                 .iter()
-                .zip(&values)
-                .map(|((_, _, labelled), row)| {
-                    let mean = labelled.values().sum::<f64>() / labelled.len() as f64;
-                    row[j].map(|score| score - mean)
-                })
+                .zip(&mean_labels)
+                .map(|(row, m)| row[j].map(|score| score - m))
                 .collect()
         })
         .collect();

@@ -431,6 +431,11 @@ pub(crate) trait FromJson: Sized {
     /// Any number: JSON has no NaN or infinity, so every parsed float is a `Number`.
     fn number(n: serde_json::Number) -> Self;
     fn string(s: String) -> Self;
+    /// A borrowed string: by default copied into [`FromJson::string`]; a reader that keeps
+    /// strings its own way builds from the borrow, saving a copy per string.
+    fn str(s: &str) -> Self {
+        Self::string(s.to_owned())
+    }
     fn array<'de, A: SeqAccess<'de>>(seq: A) -> Result<Self, A::Error>;
     fn object<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
 }
@@ -467,7 +472,7 @@ impl<'de, T: FromJson> Visitor<'de> for JsonVisitor<T> {
         Ok(serde_json::Number::from_f64(v).map_or_else(T::null, T::number))
     }
     fn visit_str<E>(self, v: &str) -> Result<T, E> {
-        Ok(T::string(v.to_string()))
+        Ok(T::str(v))
     }
     fn visit_string<E>(self, v: String) -> Result<T, E> {
         Ok(T::string(v))

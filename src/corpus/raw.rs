@@ -394,6 +394,10 @@ impl super::FromJson for Slot {
     fn string(s: String) -> Self {
         Slot::Str(s.into())
     }
+    /// Straight into the shared string, as every finding's text field is read.
+    fn str(s: &str) -> Self {
+        Slot::Str(s.into())
+    }
     fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut items = Vec::new();
         while let Some(item) = seq.next_element::<Slot>()? {

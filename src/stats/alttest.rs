@@ -13,6 +13,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::calibration::round9;
+use super::power::{mean, sd};
 
 /// How a value's alignment with the other humans is scored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -119,13 +120,8 @@ pub fn align(value: f64, others: &[f64], alignment: Alignment) -> f64 {
 /// mean(d) < ε, else 1.
 pub fn t_test_less(d: &[f64], epsilon: f64) -> f64 {
     let n = d.len() as f64;
-    let mean = d.iter().sum::<f64>() / n;
-    let var = if d.len() > 1 {
-        d.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    let sd = var.sqrt();
+    let mean = mean(d);
+    let sd = sd(d).unwrap_or(0.0);
     if sd == 0.0 || !sd.is_finite() {
         return if mean < epsilon { 0.0 } else { 1.0 };
     }
@@ -219,7 +215,6 @@ pub fn alt_test(
             skipped.push(names[h].clone());
             continue;
         }
-        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;
         tested.push(HumanResult {
             human: names[h].clone(),
             items: d.len(),
@@ -240,7 +235,8 @@ pub fn alt_test(
         h.rejected = r;
     }
     let winning_rate = tested.iter().filter(|h| h.rejected).count() as f64 / tested.len() as f64;
-    let advantage_probability = tested.iter().map(|h| h.rho_llm).sum::<f64>() / tested.len() as f64;
+    let rho_llm: Vec<f64> = tested.iter().map(|h| h.rho_llm).collect();
+    let advantage_probability = mean(&rho_llm);
     Ok(AltTest {
         llm: names[llm].clone(),
         passed: winning_rate >= 0.5,

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::power::z_upper;
+use super::power::{mean, z_upper};
 
 /// A 95% estimate of a mean.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -52,10 +52,6 @@ pub struct Moments {
     pub var_f_all: f64,
     /// Var⁰_N(f) over the unlabelled items.
     pub var_f_unlabelled: f64,
-}
-
-fn mean(x: &[f64]) -> f64 {
-    x.iter().sum::<f64>() / x.len() as f64
 }
 
 /// Population variance (divisor n).
