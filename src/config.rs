@@ -63,6 +63,9 @@ pub struct Experiment {
     /// The `[[sweep]]` tables: sweeps `calibench run` makes beside the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sweeps: Vec<crate::sweep::Spec>,
+    /// Recorded labels of other arms, whose lines the input ledger counts as `label-ignored`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignore_labels: Vec<String>,
 }
 
 impl Experiment {
@@ -99,6 +102,35 @@ impl Experiment {
 
     pub fn arms(&self) -> [&Arm; 2] {
         [&self.baseline, &self.treatment]
+    }
+
+    /// The labels `arm`'s judged items (verdicts, human labels) are filed under: its recorded
+    /// label and its name; a label both arms read cannot tell them apart, so only the arm's
+    /// name then.
+    pub fn item_labels<'a>(&'a self, arm: &'a Arm) -> Vec<&'a str> {
+        let other = if arm.name == self.baseline.name {
+            &self.treatment
+        } else {
+            &self.baseline
+        };
+        if arm.source == other.source {
+            vec![arm.name.as_str()]
+        } else {
+            vec![arm.source.as_str(), arm.name.as_str()]
+        }
+    }
+
+    /// Whether the lines filed under `label` are read: a recorded label an arm's `source` names,
+    /// or, for judged items (`items`), an arm's name.
+    pub fn reads(&self, label: &str, items: bool) -> bool {
+        self.arms()
+            .iter()
+            .any(|a| a.source == label || (items && a.name == label))
+    }
+
+    /// Whether `label` is listed in `ignore_labels`.
+    pub fn ignores(&self, label: &str) -> bool {
+        self.ignore_labels.iter().any(|l| l == label)
     }
 }
 
@@ -137,6 +169,10 @@ pub struct RawExperiment {
     pub collect: Option<crate::collect::plan::RawCollect>,
     /// Threshold sweeps `calibench run` makes beside the run (docs/guides/threshold-sweep.md).
     pub sweep: Option<Vec<crate::sweep::RawSweep>>,
+    /// Recorded `arm` labels neither arm reads, in a corpus recorded with more arms than this
+    /// experiment compares: their lines are counted as `label-ignored` in the input ledger,
+    /// never refused. Any other label no arm reads is refused, in every corpus file.
+    pub ignore_labels: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -250,7 +286,8 @@ review_table!(
         /// Findings below this are dropped. Default 50 (doc) or 75 (code).
         surface_from: Option<f64>,
         /// Findings from here up are actionable; between `surface_from` and this, FYI.
-        /// Default 75.
+        /// Default 75. It is checked first: set below `surface_from`, every finding from here
+        /// up is actionable and none is FYI (allowed, for a rubric with no FYI band).
         actionable_from: Option<f64>,
         /// A P0 at or above this surfaces as actionable, whatever the other thresholds.
         /// Default: none (doc), 50 (code).
@@ -426,6 +463,27 @@ pub fn parse_with(
     let decision_line = (!decision.is_empty())
         .then(|| ctx.line_of("decision"))
         .flatten();
+    let ignore_labels = raw.ignore_labels.unwrap_or_default();
+    for (i, label) in ignore_labels.iter().enumerate() {
+        let at = format!("ignore_labels.{i}");
+        if label.trim().is_empty() {
+            return Err(ctx.error(&at, "is empty"));
+        }
+        if ignore_labels[..i].contains(label) {
+            return Err(ctx.error(&at, format!("`{label}` is named twice")));
+        }
+        if let Some(arm) = [&baseline, &treatment]
+            .into_iter()
+            .find(|a| &a.source == label)
+        {
+            return Err(ctx
+                .error(
+                    &at,
+                    format!("`{label}` is the label arm `{}` reads", arm.name),
+                )
+                .hint("ignore_labels lists recorded labels neither arm reads; remove it, or change the arm's `source`"));
+        }
+    }
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -451,6 +509,7 @@ pub fn parse_with(
         decision,
         decision_line,
         sweeps,
+        ignore_labels,
     })
 }
 
@@ -662,6 +721,17 @@ impl Ctx<'_> {
                 format!("must be a number, not {x}"),
             )),
             // A threshold off the arm's scale would gate everything or nothing, silently.
+            // 0.75 on the anchor scale is someone thinking on the float scale: read as 0.75 of
+            // 100, it would make every finding above 0 pass.
+            Some(x) if scale == Scale::Anchor && x > 0.0 && x < 1.0 => Err(self
+                .error(
+                    &format!("{path}.{key}"),
+                    format!(
+                        "{x} is on the float scale, but this arm reads confidences on the anchor scale (0 to 100): did you mean {}?",
+                        Scale::Anchor.convert(x, Scale::Float)
+                    ),
+                )
+                .hint("anchor-scale thresholds are 0 to 100 (the anchors are 0, 25, 50, 75, 100); a threshold in [0, 1] belongs to scale = \"float\"")),
             Some(x) if !(0.0..=scale.convert(1.0, Scale::Float)).contains(&x) => Err(self.error(
                 &format!("{path}.{key}"),
                 format!(
@@ -680,6 +750,7 @@ impl Ctx<'_> {
 
     /// An arm's `[review]` table, resolved with its policy's defaults.
     fn review(&self, path: &str, raw: RawReview, mode: Mode) -> Result<ReviewPolicy, InputError> {
+        self.refuse_other_mode(path, &raw, mode)?;
         match raw {
             RawReview::Anchored(r) => {
                 let native = Scale::Anchor;
@@ -739,6 +810,80 @@ impl Ctx<'_> {
                 }))
             }
         }
+    }
+}
+
+impl Ctx<'_> {
+    /// A key of the other mode's review would be read and ignored, silently: refused, as the
+    /// code review controls are in doc mode.
+    fn refuse_other_mode(&self, path: &str, raw: &RawReview, mode: Mode) -> Result<(), InputError> {
+        let (review_mode, demote) = match raw {
+            RawReview::Anchored(r) => (r.review_mode.is_some(), r.demote_reviewers.is_some()),
+            RawReview::FloatGates(r) => (r.review_mode.is_some(), r.demote_reviewers.is_some()),
+        };
+        let written: Vec<(&str, &str)> = match (raw, mode) {
+            (RawReview::FloatGates(r), Mode::Doc) => [
+                (
+                    r.gate.is_some(),
+                    "gate",
+                    "doc mode gates by severity: set gates.P0 … gates.P3",
+                ),
+                (
+                    r.p0_gate.is_some(),
+                    "p0_gate",
+                    "doc mode gates by severity: set gates.P0",
+                ),
+            ]
+            .into_iter()
+            .filter(|(w, _, _)| *w)
+            .map(|(_, k, h)| (k, h))
+            .collect(),
+            (RawReview::FloatGates(r), Mode::Code) => [
+                (
+                    r.gates.is_some(),
+                    "gates",
+                    "code mode gates every severity at `gate`, and P0 at `p0_gate`",
+                ),
+                (
+                    r.fyi_floor.is_some(),
+                    "fyi_floor",
+                    "code mode has no FYI band: findings below `gate` are dropped",
+                ),
+            ]
+            .into_iter()
+            .filter(|(w, _, _)| *w)
+            .map(|(_, k, h)| (k, h))
+            .collect(),
+            _ => Vec::new(),
+        };
+        let code_only = [
+            (review_mode && mode == Mode::Doc, "review_mode"),
+            (demote && mode == Mode::Doc, "demote_reviewers"),
+        ];
+        if let Some((key, hint)) = written.first() {
+            let other = match mode {
+                Mode::Doc => "code",
+                Mode::Code => "doc",
+            };
+            return Err(self
+                .error(
+                    &format!("{path}.{key}"),
+                    format!(
+                        "is a {other}-mode key of float-gates, but mode is {}: it would be ignored",
+                        mode.name()
+                    ),
+                )
+                .hint(*hint));
+        }
+        if let Some((_, key)) = code_only.iter().find(|(w, _)| *w) {
+            return Err(self
+                .error(
+                    &format!("{path}.{key}"),
+                    "is a code review key, but mode is doc: it would be ignored",
+                )
+                .hint("review modes and demoted reviewers replay code review (mode = \"code\")"));
+        }
+        Ok(())
     }
 }
 

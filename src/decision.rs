@@ -108,6 +108,10 @@ pub struct Decision {
     /// What a pair is for each metric's sentences ("targets", "queries", "items").
     #[serde(default)]
     pub units: BTreeMap<String, String>,
+    /// The input ledger's caveats (docs/reference.md, "The input ledger"): what the run read
+    /// that could change this decision without being seen. Every decision line says how many.
+    #[serde(default)]
+    pub caveats: Vec<String>,
 }
 
 /// One decision metric's figures, as the run measured them.
@@ -218,6 +222,7 @@ pub fn decide(metrics: &[(Wanted, Reading, Words)]) -> Decision {
         reasons,
         order,
         units,
+        caveats: Vec::new(),
     }
 }
 
@@ -326,9 +331,19 @@ pub fn reason(d: &Decision) -> String {
     s
 }
 
-/// The decision in words, verdict first: "better. Precision rose 0.61 → 0.74 (p adj. 0.004)".
+/// The decision in words, verdict first: "better. Precision rose 0.61 → 0.74 (p adj. 0.004)";
+/// "better — with 1 caveat. …" when the inputs carry caveats.
 pub fn headline(d: &Decision) -> String {
-    format!("{}. {}", d.verdict.name(), reason(d))
+    format!("{}. {}", label(d), reason(d))
+}
+
+/// The verdict's word with the count of caveats: "better", "better — with 2 caveats".
+pub fn label(d: &Decision) -> String {
+    format!(
+        "{}{}",
+        d.verdict.name(),
+        crate::corpus::ledger::with_caveats(d.caveats.len())
+    )
 }
 
 fn capitalised(s: &str) -> String {

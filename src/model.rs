@@ -59,6 +59,10 @@ pub struct Metrics {
     /// figures may come from partial arms. The report leads with it.
     #[serde(default)]
     pub incomplete: Option<String>,
+    /// What became of every line of every corpus file and every finding (docs/reference.md,
+    /// "The input ledger"), with the caveats the decision carries.
+    #[serde(default)]
+    pub inputs: Option<crate::corpus::ledger::Inputs>,
     /// The arms more than half of whose findings were malformed: the report says its inputs are
     /// suspect, with the share and the commonest reason.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -22,6 +22,16 @@ pub enum Mode {
     Code,
 }
 
+impl Mode {
+    /// `doc` or `code`, as the experiment writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Doc => "doc",
+            Mode::Code => "code",
+        }
+    }
+}
+
 /// The confidence scale an arm's reviewers recorded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

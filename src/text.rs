@@ -228,6 +228,91 @@ pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
+/// Whether two different ids look like one id mistyped (docs/reference.md, "The input ledger"):
+/// equal but for case or zero-padding (`Design-04`, `design-4`), or within two edits (one for an
+/// id under five characters) unless they read as two members of one series: ids whose numbers
+/// differ (`q7` and `q1`, `pr-1860` and `pr-1861`), or that differ in one single-character part
+/// (`plan-a` and `plan-b`).
+pub fn near_miss(a: &str, b: &str) -> bool {
+    if a == b {
+        return false;
+    }
+    if folded_id(a) == folded_id(b) {
+        return true;
+    }
+    let (la, lb) = (a.to_lowercase(), b.to_lowercase());
+    let edits = strsim::osa_distance(&la, &lb);
+    let shortest = la.chars().count().min(lb.chars().count());
+    if edits > 2 || (shortest < 5 && edits > 1) {
+        return false;
+    }
+    let numbers = |s: &str| -> Vec<String> {
+        parts(s)
+            .into_iter()
+            .filter(|p| p.chars().all(|c| c.is_ascii_digit()))
+            .map(|p| p.trim_start_matches('0').to_string())
+            .collect()
+    };
+    if numbers(&la) != numbers(&lb) {
+        return false;
+    }
+    let (pa, pb) = (parts(&la), parts(&lb));
+    if pa.len() == pb.len() {
+        let differ: Vec<(&str, &str)> = pa
+            .iter()
+            .zip(&pb)
+            .filter(|(x, y)| x != y)
+            .map(|(x, y)| (x.as_str(), y.as_str()))
+            .collect();
+        if let [(x, y)] = differ[..] {
+            if x.chars().count() == 1 && y.chars().count() == 1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// An id folded for comparison: lower case, separators `-`, `_`, `.` and spaces dropped, and
+/// every number without its leading zeros. Two ids that fold alike are a near miss.
+pub fn folded_id(s: &str) -> String {
+    parts(&s.to_lowercase())
+        .into_iter()
+        .map(|p| {
+            if p.chars().all(|c| c.is_ascii_digit()) {
+                let t = p.trim_start_matches('0');
+                if t.is_empty() {
+                    "0".to_string()
+                } else {
+                    t.to_string()
+                }
+            } else {
+                p
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\u{1}")
+}
+
+/// An id's parts: runs of digits and runs of other alphanumerics, split at anything else.
+fn parts(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut last: Option<bool> = None;
+    for c in s.chars() {
+        if !c.is_alphanumeric() {
+            last = None;
+            continue;
+        }
+        let digit = c.is_ascii_digit();
+        match (last, out.last_mut()) {
+            (Some(d), Some(p)) if d == digit => p.push(c),
+            _ => out.push(c.to_string()),
+        }
+        last = Some(digit);
+    }
+    out
+}
+
 /// For tests: `f` maps each case's input to its expected output.
 #[cfg(test)]
 #[track_caller]
@@ -244,6 +329,35 @@ pub(crate) fn assert_maps<O: PartialEq<&'static str> + std::fmt::Debug>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn near_misses_are_typos_not_members_of_a_series() {
+        for (a, b) in [
+            ("design-4", "design-04"),
+            ("Design-04", "design-04"),
+            ("design_04", "design-04"),
+            ("desgin-04", "design-04"),
+            ("desing-04", "design-04"),
+            ("plan-alpha", "plan-alhpa"),
+            ("feature-x1", "featur-x1"),
+        ] {
+            assert!(near_miss(a, b), "{a} {b}");
+            assert!(near_miss(b, a), "{b} {a}");
+        }
+        for (a, b) in [
+            ("design-04", "design-04"),
+            ("q7", "q1"),
+            ("q10", "q1"),
+            ("pr-1860", "pr-1861"),
+            ("plan-a", "plan-b"),
+            ("doc-a1", "doc-b1"),
+            ("abc", "xyz"),
+            ("ab", "cd"),
+            ("security-review", "coherence-review"),
+        ] {
+            assert!(!near_miss(a, b), "{a} {b}");
+        }
+    }
 
     #[test]
     fn nearest_finds_likely_typos_only() {

@@ -133,7 +133,7 @@ fn the_gate_requires_a_decision_naming_the_verdict_and_its_reasons() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("FAIL  decision"), "{text}");
     assert!(
-        text.contains("the decision is inconclusive (better or worse required): distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it"),
+        text.contains("the decision is inconclusive — with 2 caveats (better or worse required): distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it"),
         "{text}"
     );
     // A run without a decision fails the requirement as not found.

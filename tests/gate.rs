@@ -717,6 +717,8 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         "review.delta.<review-delta>.mcnemar.",
         // A run whose arm is mostly malformed; tests/refusals.rs makes one.
         "inputs_suspect.",
+        // Every line of the examples is used; tests/ledger.rs excludes lines for each reason.
+        "inputs.files.<key>.excluded.",
         // The lift as a decision metric; tests/decision.rs decides on it.
         "lift.p_adjusted",
         // Annotators with too few labelled units, and candidates the alt-test cannot run on:

@@ -32,7 +32,7 @@ fn write_corpus(dir: &Path, s: &str) {
     };
     let mut reviews = Vec::new();
     for (arm, conf) in [("baseline", 0.7), ("treatment", 0.9)] {
-        for target in ["a", "b"] {
+        for target in ["plan-a", "plan-b"] {
             let target = format!("{target}{s}");
             for reviewer in ["r1", "r2"] {
                 reviews.push(json!({"target": target, "arm": arm, "reviewer": format!("{reviewer}{s}"),
@@ -51,6 +51,7 @@ fn write_corpus(dir: &Path, s: &str) {
     // Judges split on one item, so the verdict is withheld and its reason quotes the item id.
     let mut verdicts = Vec::new();
     for arm in ["baseline", "treatment"] {
+        // Whole-target items: each names a target of its arm.
         for (item, scores) in [("plan-a", [0.5, 0.6, 0.55]), ("plan-b", [0.0, 1.0, 0.5])] {
             let judges: Vec<_> = ["j1", "j2", "j3"]
                 .iter()

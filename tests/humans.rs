@@ -210,7 +210,7 @@ fn bad_labels_are_refused_naming_file_line_and_field() {
         ),
         (
             first.replace("\"arm\":\"baseline\"", "\"arm\":\"v9\""),
-            "labels.jsonl:2: field `arm`: `v9` is not an arm label the experiment reads",
+            "labels.jsonl:2: field `arm`: 1 of 2 label lines is filed under a label neither arm reads, and would silently leave the run: `v9` (1 line, first on line 2)",
         ),
         (
             first.clone(),

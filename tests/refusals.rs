@@ -246,7 +246,7 @@ fn cases() -> Vec<Case> {
                     text.replace("\"arm\":\"treatment\"", "\"arm\":\"tretment\"")
                 })
             },
-            "verdicts.jsonl:328: field `arm`: 327 of 658 verdict lines are filed under a label neither arm reads: `tretment` (327 lines, first on line 328)",
+            "verdicts.jsonl:328: field `arm`: 327 of 658 verdict lines are filed under a label neither arm reads, and would silently leave the run: `tretment` (327 lines, first on line 328); did you mean `treatment`?",
         ),
         (
             "a misspelt policy key, once reported as the policy missing",

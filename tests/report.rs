@@ -70,7 +70,7 @@ fn each_report_opens_with_its_decision_then_its_verdict() {
     for (name, decision, verdict) in [
         ("capacity-50", "**Decision: better.** Unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
         ("code-review-ab", "**Decision: withheld.** Precision", "**Verdict: withheld.**"),
-        ("doc-review-ab", "**Decision: inconclusive.** Distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it", "**Verdict: trusted.**"),
+        ("doc-review-ab", "**Decision: inconclusive — with 2 caveats.** Distinct confidence values per target fell 11.67 → 3.50 but 4 targets cannot show it", "**Verdict: trusted.**"),
     ] {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
@@ -316,6 +316,11 @@ fn the_main_job_runs_every_example_and_writes_an_index() {
     );
     let md = std::fs::read_to_string(dir.path().join("reports/index.md")).unwrap();
     assert!(md.contains("| trusted | judges trusted · lift +"));
+    // The input ledger's caveats are counted on the index's decision too.
+    assert!(
+        md.contains("| **inconclusive — with 2 caveats**: Distinct confidence values"),
+        "{md}"
+    );
     assert!(md.contains("| withheld | judges not trusted · lift withheld"));
     assert!(md.contains("| no judges | no judge verdicts · recovery gate 98% → 6%"));
     // Without a terminal there is no progress bar on stderr.
@@ -327,7 +332,14 @@ fn the_main_job_runs_every_example_and_writes_an_index() {
         .get_output()
         .stderr
         .clone();
-    assert!(err.is_empty(), "{}", String::from_utf8_lossy(&err));
+    // Only the warnings of the examples' caveats: a caveat is said even under -q.
+    let err = String::from_utf8_lossy(&err);
+    assert!(
+        err.lines()
+            .all(|l| l.starts_with("warning: ") || l.starts_with("  ")),
+        "{err}"
+    );
+    assert_eq!(err.matches("caveat").count() > 0, err.contains("warning: "));
 }
 
 #[test]

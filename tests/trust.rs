@@ -236,7 +236,7 @@ fn verdicts_filed_under_no_arm_refuse_the_run() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "verdict lines are filed under a label neither arm reads: `b`",
+            "verdict lines are filed under a label neither arm reads, and would silently leave the run: `b`",
         ))
         .stderr(predicate::str::contains("the file's labels: b"))
         // Verdicts alone replay nothing: refused for that too (issue 34).

@@ -173,6 +173,7 @@ pub fn analyse(
         lift_human,
         anchor_calibration_human,
         incomplete: None,
+        inputs: None,
         inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
         decision: None,
@@ -524,12 +525,8 @@ fn judge_items(
         "no item has two surviving judges",
     );
     let (b, t) = (
-        arm_labels(&exp.baseline, &exp.treatment),
-        arm_labels(&exp.treatment, &exp.baseline),
-    );
-    let (b, t): (Vec<&str>, Vec<&str>) = (
-        b.iter().map(String::as_str).collect(),
-        t.iter().map(String::as_str).collect(),
+        exp.item_labels(&exp.baseline),
+        exp.item_labels(&exp.treatment),
     );
     let lift = trust::lift(
         judged,
@@ -552,16 +549,6 @@ fn judge_items(
     })
 }
 
-/// The verdict labels an arm's items are filed under: its recorded label and its name; a label
-/// both arms read cannot tell them apart, so only the arm's name then.
-fn arm_labels(arm: &Arm, other: &Arm) -> Vec<String> {
-    if arm.source == other.source {
-        vec![arm.name.clone()]
-    } else {
-        vec![arm.source.clone(), arm.name.clone()]
-    }
-}
-
 /// The lift and anchor calibration in human units (docs/guides/judges-and-humans.md), when the
 /// corpus has labels on judged items (`judged`: the verdicts filed under the arms). Each judged
 /// finding's value is the confidence its reviewer recorded, on its arm's scale.
@@ -576,13 +563,9 @@ fn human_units(
 )> {
     use crate::human_units::{estimates, ArmLabels};
     use crate::replay::review_metrics::value_label;
-    let owned = [
-        arm_labels(&exp.baseline, &exp.treatment),
-        arm_labels(&exp.treatment, &exp.baseline),
-    ];
     let arms: Vec<ArmLabels> = [&exp.baseline, &exp.treatment]
         .into_iter()
-        .zip(&owned)
+        .map(|arm| (arm, exp.item_labels(arm)))
         .map(|(arm, labels)| {
             let mut confidence = HashMap::new();
             for sel in selections.iter().filter(|s| s.source == arm.source) {
@@ -594,7 +577,7 @@ fn human_units(
             }
             ArmLabels {
                 name: &arm.name,
-                labels: labels.iter().map(String::as_str).collect(),
+                labels,
                 confidence,
             }
         })
@@ -611,11 +594,7 @@ fn human_units(
 /// other label is refused with the labels the file holds: a typo in one arm's label
 /// would otherwise take half the panel out of the trust verdict without a word.
 pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<Item>, InputError> {
-    let ours = |label: &str| {
-        exp.arms()
-            .iter()
-            .any(|a| a.source == label || a.name == label)
-    };
+    let ours = |label: &str| exp.reads(label, true) || exp.ignores(label);
     // Each foreign label: its first line and how many lines carry it.
     let mut foreign: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
     for i in items.iter().filter(|i| !ours(&i.arm)) {
@@ -649,7 +628,12 @@ pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<
             exp.baseline.source, exp.treatment.source
         )));
     }
-    Ok(items.to_vec())
+    // Lines under a label of another recorded arm are counted by the input ledger, not judged.
+    Ok(items
+        .iter()
+        .filter(|i| !exp.ignores(&i.arm))
+        .cloned()
+        .collect())
 }
 
 /// What imported scores give: the section, its pairs, and the judge panel's verdict when the

@@ -60,6 +60,9 @@ pub struct GateReport {
     /// The run's decision in words ("better. Precision rose …"), when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
+    /// The caveats of the run's inputs (docs/reference.md, "The input ledger").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
     /// The accepted runs the policy names that are not there yet: the folder each is stored in.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_accepted_run: Vec<PathBuf>,
@@ -130,6 +133,14 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         decision: serde_json::from_value::<crate::decision::Decision>(metrics["decision"].clone())
             .ok()
             .map(|d| crate::decision::headline(&d)),
+        caveats: metrics["inputs"]["caveats"]
+            .as_array()
+            .map(|c| {
+                c.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
         no_accepted_run: policy
             .baselines()
             .into_iter()
@@ -290,6 +301,7 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
         policy: &r.policy,
         report: report.as_deref(),
         decision: r.decision.as_deref(),
+        caveats: &r.caveats,
     };
     let mut written = Vec::new();
     if let Some(path) = &args.junit {
@@ -339,6 +351,9 @@ impl Render for GateReport {
         };
         if let Some(d) = &self.decision {
             s += &format!("  decision: {d}.\n");
+        }
+        for c in &self.caveats {
+            s += &format!("  caveat: {c}\n");
         }
         s += &format!("  policy: {}\n", self.policy);
         s += &format!(

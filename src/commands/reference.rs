@@ -38,6 +38,7 @@ pub fn markdown() -> String {
          that it matches. How to use them is in the [guides](guides/); what the figures mean is in \
          each guide and in [the decision](#the-decision).\n\n\
          - [Input files](#input-files)\n\
+         - [The input ledger](#the-input-ledger)\n\
          - [Experiment: `experiment.toml`](#experiment-experimenttoml)\n\
          - [Gate policy: `gate.toml` or `[gate]`](#gate-policy-gatetoml-or-gate)\n\
          - [The decision](#the-decision)\n\
@@ -45,6 +46,7 @@ pub fn markdown() -> String {
          - [Commands and exit status](#commands-and-exit-status)\n\n",
     );
     s += &input_files();
+    s += &ledger();
     s += &experiment_keys();
     s += &gate_keys();
     s += DECISION;
@@ -419,6 +421,63 @@ fn input_files() -> String {
     }
     s
 }
+
+/// The input ledger: what becomes of every line, each exclusion reason from its declaration,
+/// the refusals that keep a mistake from changing a decision unseen, and the caveats.
+fn ledger() -> String {
+    use crate::corpus::ledger::Reason;
+    let mut s = String::from(LEDGER);
+    s += "| reason | refuses a run | meaning |\n|---|---|---|\n";
+    for r in Reason::ALL {
+        s += &format!(
+            "| `{}` | {} | {} |\n",
+            r.key(),
+            if r.refuses() { "yes" } else { "no" },
+            r.meaning()
+        );
+    }
+    s += LEDGER_RULES;
+    s
+}
+
+const LEDGER: &str = "## The input ledger\n\n\
+Every line of every corpus file, and every finding inside a return, ends in exactly one place: \
+**used**, or **excluded** for a named reason. `metrics.json` `inputs` holds, per file, `lines` \
+(its non-blank lines), `used` and `excluded` by reason (`count`, `first_line` and an `example`), \
+with `lines = used + Σ excluded`; per arm, the `findings` it `read`, `used` and dropped as \
+`malformed` by reason; per arm, the `unpaired` units (targets, queries or items) only it has \
+(`count`, `first`); and the `caveats`. `calibench validate --json` prints the same object \
+without replaying; the report's Coverage section shows it as tables.\n\n";
+
+const LEDGER_RULES: &str =
+    "\n**Refused** (exit 2, naming the file, line and field, the count, the first \
+example and the nearest known value), so that no mistake changes a decision unseen:\n\n\
+- lines of any corpus file filed under an `arm` label neither arm's `source` reads (a verdict or \
+label may also be filed under an arm's name), unless the experiment lists the label in \
+`ignore_labels` (a corpus recorded with more arms than it compares): those are counted as \
+`label-ignored`, never refused and never a caveat;\n\
+- a verdict or label whose `item_id` is no target or finding `id` of its arm (review corpora), \
+no query id (query corpora) or no scored item (scores corpora);\n\
+- a target, query or item present in one arm only whose id is one slip from another id of the \
+corpus: equal but for case or zero-padding (`design-4` beside `design-04`), or within two edits \
+(one under five characters), unless the two read as members of one series (their numbers \
+differ, as `q7` and `q1`, or they differ in one single-character part, as `plan-a` and \
+`plan-b`);\n\
+- a judge panel that differs between the arms (a `model` that judges one arm's items only);\n\
+- a `labels.jsonl` line that leaves out a dimension the judges score on its item (unless the \
+dimension weighs 0 in `[trust] dimension_weights`), and a `labels.jsonl` none of whose lines \
+names a judged item;\n\
+- a review policy key of the other mode (`gate`, `p0_gate`, `review_mode`, `demote_reviewers` \
+in doc mode; `gates`, `fyi_floor` in code mode), and a threshold strictly between 0 and 1 on \
+the anchor scale (0.75 for 75).\n\n\
+**Caveats** (the run completes; each is one sentence with its count and first example): \
+findings of an arm dropped as malformed (a missing field whose key is one slip away says \
+\"did you mean\"); units one arm has and the other does not; a reviewer with returns in one arm \
+only. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
+every decision line (\"better — with 2 caveats\": terminal, report, index and gate summary), \
+refused by `run --strict`, and fail a gate's `require_decision` unless the policy sets \
+`allow_caveats = true`. More than half of an arm's findings malformed also marks the run \
+*inputs suspect*.\n\n";
 
 fn experiment_keys() -> String {
     let schema = serde_json::to_value(schemars::schema_for!(RawExperiment)).unwrap_or(Value::Null);

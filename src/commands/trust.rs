@@ -83,7 +83,7 @@ pub fn run(args: &TrustArgs) -> Result<(TrustReport, Verdict), Error> {
             let shown = path.display().to_string();
             let (labels, problems) = labels::parse(&shown, &read_file(path)?);
             problems.refuse()?;
-            labels::check_against(&shown, &labels, &items, &[]).refuse()?;
+            labels::check_against(&shown, &labels, &items).refuse()?;
             let section = crate::humans::section(&items, &labels, &thresholds);
             if section.is_none() {
                 return Err(InputError::new(

@@ -31,6 +31,9 @@ pub struct Validation {
     pub counts: Counts,
     /// What could not be checked, and why.
     pub notes: Vec<String>,
+    /// The input ledger (docs/reference.md, "The input ledger"): what a run makes of every
+    /// line and finding, and its caveats; computed without replaying.
+    pub inputs: crate::corpus::ledger::Inputs,
 }
 
 /// How many problems of each kind were found. A file of millions of bad lines is counted, and
@@ -96,6 +99,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
         problems: Vec::new(),
         counts: Counts::default(),
         notes: Vec::new(),
+        inputs: Default::default(),
     };
     // The experiment and its corpus are read exactly as `run` reads them (the corpus loader),
     // so every refusal of a run is a problem here. An experiment that cannot be read is itself
@@ -153,6 +157,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             .iter()
             .map(|e| Problem::from(e, "failed_call")),
     );
+    v.inputs = loaded.ledger;
     Ok(v)
 }
 
@@ -164,6 +169,21 @@ impl Render for Validation {
         }
         for n in &self.notes {
             s += &format!("note: {n}\n");
+        }
+        for (file, f) in &self.inputs.files {
+            let told =
+                |r: &str| crate::corpus::ledger::Reason::of_key(r).is_some_and(|r| r.refuses());
+            for (reason, e) in f.excluded.iter().filter(|(r, _)| !told(r)) {
+                s += &format!(
+                    "ledger: {file}: {} {reason} (first on line {}: {})\n",
+                    crate::text::count(e.count, "line", "lines"),
+                    e.first_line,
+                    e.example
+                );
+            }
+        }
+        for c in &self.inputs.caveats {
+            s += &format!("caveat: {c} (a run completes and says so on its decision line)\n");
         }
         let Counts {
             refused,

@@ -88,9 +88,10 @@ fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {
     })
 }
 
-/// The rules across files: an annotator that is also a judge, a dimension no judge scores, an
-/// arm label that is not one of `arms` (the sources the experiment reads; empty: any).
-pub fn check_against(name: &str, labels: &[Label], items: &[Item], arms: &[&str]) -> Problems {
+/// The rules across files: an annotator that is also a judge, a dimension no judge scores. (An
+/// arm label no arm reads, an item no one judged, a dimension left out are the input ledger's:
+/// `pipeline::account`.)
+pub fn check_against(name: &str, labels: &[Label], items: &[Item]) -> Problems {
     let mut problems = Problems::default();
     let judges: BTreeSet<&str> = items
         .iter()
@@ -139,15 +140,6 @@ pub fn check_against(name: &str, labels: &[Label], items: &[Item], arms: &[&str]
                 )
                 .hint(format!("the judges score {}", list(&dimensions))),
             );
-        } else if !arms.is_empty() && !arms.contains(&l.arm.as_str()) {
-            let known: BTreeSet<&str> = arms.iter().copied().collect();
-            problems.push(
-                err(
-                    "arm",
-                    format!("`{}` is not an arm label the experiment reads", l.arm),
-                )
-                .hint(format!("the arms read {}", list(&known))),
-            );
         }
     }
     problems
@@ -192,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn a_judge_as_annotator_an_unknown_dimension_and_an_unread_arm_are_refused() {
+    fn a_judge_as_annotator_and_an_unknown_dimension_are_refused() {
         let text = r#"{"item_id": "f1", "arm": "b", "annotator": "judge-a", "per_dimension": {"real": 1.0}}
 {"item_id": "f1", "arm": "b", "annotator": "ann-1", "per_dimension": {"reel": 1.0}}
 {"item_id": "f1", "arm": "v9", "annotator": "ann-1", "per_dimension": {"real": 1.0}}
@@ -200,9 +192,9 @@ mod tests {
 "#;
         let (labels, problems) = parse("labels.jsonl", text.as_bytes());
         assert!(problems.is_empty());
-        let problems = check_against("labels.jsonl", &labels, &verdicts(), &["b", "t"]);
+        let problems = check_against("labels.jsonl", &labels, &verdicts());
         let shown: Vec<String> = problems.into_kept().iter().map(|p| p.to_string()).collect();
-        assert_eq!(shown.len(), 3, "{shown:#?}");
+        assert_eq!(shown.len(), 2, "{shown:#?}");
         assert!(
             shown[0].contains(":1: field `annotator`: `judge-a` is also a judge"),
             "{shown:#?}"
@@ -214,9 +206,5 @@ mod tests {
             "{shown:#?}"
         );
         assert!(shown[1].contains("`real`"), "{shown:#?}");
-        assert!(
-            shown[2].contains(":3: field `arm`: `v9` is not an arm label"),
-            "{shown:#?}"
-        );
     }
 }

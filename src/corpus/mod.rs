@@ -1,6 +1,7 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
 pub mod labels;
+pub mod ledger;
 pub mod queries;
 pub mod raw;
 pub mod reviews;
@@ -518,6 +519,35 @@ impl FromJson for Value {
             object.insert(key, value);
         }
         Ok(Value::Object(object))
+    }
+}
+
+/// How many lines of a file carry one `arm` label, and the first of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LabelCount {
+    pub lines: u64,
+    pub first: u64,
+}
+
+/// A file's lines by `arm` label.
+pub type LabelCounts = std::collections::BTreeMap<String, LabelCount>;
+
+/// Counts one more line under `label`.
+pub fn count_label(counts: &mut LabelCounts, label: &str, line: u64) {
+    match counts.get_mut(label) {
+        Some(c) => {
+            c.lines += 1;
+            c.first = c.first.min(line);
+        }
+        None => {
+            counts.insert(
+                label.to_string(),
+                LabelCount {
+                    lines: 1,
+                    first: line,
+                },
+            );
+        }
     }
 }
 

@@ -88,6 +88,38 @@ pub const FINDING_FIELDS: [&str; 16] = [
     "pre_existing",
 ];
 
+/// Marks a field entry that holds an unknown key one slip from a known field (`confidnce`),
+/// kept as its text so that a finding missing the field can say "did you mean". The entry's
+/// index is `NEAR | i`, `i` the known field's place: [`RawFinding::get`] never finds it.
+const NEAR: u8 = 0x80;
+
+/// The known field `key` most likely meant, when `key` is not one: the same but for case, or
+/// close enough to be a typo.
+fn near_field(key: &str) -> Option<u8> {
+    let lower = key.to_lowercase();
+    FINDING_FIELDS
+        .iter()
+        .position(|f| *f == lower)
+        .or_else(|| {
+            let at = crate::text::nearest(&lower, &FINDING_FIELDS)?;
+            FINDING_FIELDS.iter().position(|f| *f == at)
+        })
+        .map(|i| i as u8)
+}
+
+/// Keeps the unknown `key` when it is one slip from a known field: of two such keys for one
+/// field, the first in text order, whatever order they were written in.
+fn keep_near(fields: &mut Vec<(u8, Slot)>, key: &str) {
+    let Some(i) = near_field(key) else {
+        return;
+    };
+    match fields.iter_mut().find(|(at, _)| *at == NEAR | i) {
+        Some((_, Slot::Str(kept))) if key < &**kept => *kept = key.into(),
+        Some(_) => {}
+        None => fields.push((NEAR | i, Slot::Str(key.into()))),
+    }
+}
+
 /// One element of a return's `findings` as written: its known fields, or what it was instead of
 /// an object (a finding that is not an object is malformed, not a refusal of the line).
 ///
@@ -117,6 +149,19 @@ impl RawFinding {
     pub fn text(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Slot::as_str)
     }
+
+    /// A key the finding has that is one slip from the field `name` (`confidnce` for
+    /// `confidence`), if any.
+    pub fn near(&self, name: &str) -> Option<&str> {
+        let i = FINDING_FIELDS.iter().position(|f| *f == name)? as u8;
+        match self {
+            RawFinding::Object(fields) => fields
+                .iter()
+                .find(|(at, _)| *at == NEAR | i)
+                .and_then(|(_, s)| s.as_str()),
+            RawFinding::Not(_) => None,
+        }
+    }
 }
 
 impl From<&Value> for RawFinding {
@@ -124,13 +169,16 @@ impl From<&Value> for RawFinding {
         let Value::Object(o) = v else {
             return RawFinding::Not(Kind::of(v));
         };
-        RawFinding::Object(
-            FINDING_FIELDS
-                .iter()
-                .enumerate()
-                .filter_map(|(i, name)| Some((i as u8, Slot::from_value(o.get(*name)?))))
-                .collect(),
-        )
+        let mut fields: Vec<(u8, Slot)> = FINDING_FIELDS
+            .iter()
+            .enumerate()
+            .filter_map(|(i, name)| Some((i as u8, Slot::from_value(o.get(*name)?))))
+            .collect();
+        for key in o.keys().filter(|k| !FINDING_FIELDS.contains(&k.as_str())) {
+            keep_near(&mut fields, key);
+        }
+        fields.sort_unstable_by_key(|(i, _)| *i);
+        RawFinding::Object(fields)
     }
 }
 
@@ -343,10 +391,14 @@ impl<'de> Visitor<'de> for FindingVisitor {
                     }
                     fields.push((i as u8, map.next_value::<Slot>()?));
                 }
-                Key::Other(key) => unknown(&mut map, &mut seen, key)?,
+                Key::Other(key) => {
+                    keep_near(&mut fields, &key);
+                    unknown(&mut map, &mut seen, key)?
+                }
             }
         }
-        // In the order of FINDING_FIELDS, as the general reader builds them.
+        // In the order of FINDING_FIELDS, as the general reader builds them (the near keys,
+        // marked NEAR, after them).
         fields.sort_unstable_by_key(|(i, _)| *i);
         fields.shrink_to_fit();
         Ok(RawFinding::Object(fields))

@@ -481,6 +481,8 @@ pub struct MalformedList {
     first: Vec<Malformed>,
     /// Each kind ([`Malformed::kind`]), how many, and the first finding of it.
     kinds: Vec<(String, usize, Malformed)>,
+    /// The `id`s of the malformed findings that have one: a verdict may still name one.
+    ids: Vec<Arc<str>>,
 }
 
 impl MalformedList {
@@ -511,6 +513,11 @@ impl MalformedList {
     /// The first ones, kept whole, in the order of the return.
     pub fn iter(&self) -> std::slice::Iter<'_, Malformed> {
         self.first.iter()
+    }
+
+    /// The ids the malformed findings carry.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.ids.iter().map(|s| &**s)
     }
 
     /// Each kind, with how many findings are of it and the first of them, in the order first seen.
@@ -563,8 +570,9 @@ pub struct Parsed {
     pub selections: Vec<Selection>,
     /// What the corpus's other files are checked against.
     pub index: Index,
-    /// Every `arm` label of a readable record: what a `source` may name.
-    pub labels: BTreeSet<String>,
+    /// Every `arm` label of a readable record, with its lines: what a `source` may name, and
+    /// what the input ledger accounts for.
+    pub labels: super::LabelCounts,
     /// Record-level problems, as in [`parse`].
     pub problems: Problems,
 }
@@ -598,7 +606,7 @@ pub fn check_for(
             });
         }
     }
-    let mut labels = BTreeSet::new();
+    let mut labels = super::LabelCounts::new();
     let mut interner = Interner::default();
     let problems = each_record(name, lines, |record| {
         index.add(&record);
@@ -606,9 +614,7 @@ pub fn check_for(
             sel.returns
                 .push(to_return(&record, mode, sel.scale, &mut interner));
         }
-        if !labels.contains(&record.arm) {
-            labels.insert(record.arm);
-        }
+        super::count_label(&mut labels, &record.arm, record.line);
     });
     Parsed {
         selections: out,
@@ -664,12 +670,17 @@ fn to_return<F: Unchecked>(
                 interner.finding(&mut f);
                 findings.push(f);
             }
-            Err((field, reason)) => malformed.push(Malformed {
-                line: r.line,
-                index,
-                field,
-                reason,
-            }),
+            Err((field, reason)) => {
+                if let Some(id) = raw.shared("id") {
+                    malformed.ids.push(id);
+                }
+                malformed.push(Malformed {
+                    line: r.line,
+                    index,
+                    field,
+                    reason,
+                })
+            }
         }
     }
     // Room was made for every finding; a return of malformed ones gives back what it did not use.
@@ -706,7 +717,10 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
     }
     let severity = severity(&f)?;
     let autofix = autofix(&f, mode)?;
-    let confidence = confidence(f.0.get("confidence"), scale)?;
+    let confidence = match f.0.get("confidence") {
+        None => return Err(missing(f.0, "confidence")),
+        v => confidence(v, scale)?,
+    };
     let has_fix = f
         .string("suggested_fix")?
         .is_some_and(|s| !s.trim().is_empty());
@@ -750,20 +764,32 @@ impl Fields<'_> {
     }
 
     fn required(&self, field: &str) -> Result<&Arc<str>, FieldError> {
-        self.string(field)?
-            .ok_or_else(|| (field.to_string(), "is missing".to_string()))
+        self.string(field)?.ok_or_else(|| missing(self.0, field))
     }
 
     fn boolean(&self, field: &str) -> Result<bool, FieldError> {
         match self.0.get(field) {
             Some(Slot::Bool(b)) => Ok(*b),
-            None => fail(field, "is missing".into()),
+            None => Err(missing(self.0, field)),
             Some(other) => fail(
                 field,
                 format!("must be true or false, not {}", other.kind().words()),
             ),
         }
     }
+}
+
+/// A required field the finding lacks: "is missing", and the key it has one slip from the
+/// field's name, when it has one (`confidnce`).
+fn missing(f: &RawFinding, field: &str) -> FieldError {
+    let reason = match f.near(field) {
+        Some(key) => format!(
+            "is missing; the finding has `{}`: did you mean `{field}`?",
+            crate::text::one_line(key)
+        ),
+        None => "is missing".to_string(),
+    };
+    (field.to_string(), reason)
 }
 
 fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
@@ -846,7 +872,7 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
             Some(l) if l >= 1 => l,
             _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
         },
-        None => return fail("line", "is missing".into()),
+        None => return Err(missing(f.0, "line")),
         Some(other) => {
             return fail(
                 "line",
@@ -1163,7 +1189,7 @@ not json
         );
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.selections[0].returns.len(), 3);
-        assert_eq!(parsed.labels.into_iter().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(parsed.labels.into_keys().collect::<Vec<_>>(), ["b"]);
     }
 
     #[test]

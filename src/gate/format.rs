@@ -16,6 +16,8 @@ pub struct About<'a> {
     pub report: Option<&'a str>,
     /// The run's decision in words, when it has one.
     pub decision: Option<&'a str>,
+    /// The caveats of the run's inputs (docs/reference.md, "The input ledger").
+    pub caveats: &'a [String],
 }
 
 /// The value as the human summary and the Markdown print it.
@@ -126,6 +128,16 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
     s += ".\n\n";
     if let Some(d) = about.decision {
         s += &format!("**Decision:** {}.\n\n", cell(d));
+    }
+    if !about.caveats.is_empty() {
+        s += &format!(
+            "**{}** on the inputs:\n\n",
+            text::count(about.caveats.len() as u64, "Caveat", "Caveats")
+        );
+        for c in about.caveats {
+            s += &format!("- {}\n", cell(c));
+        }
+        s += "\n";
     }
     s += "| | check | value | bound | why |\n|---|---|---|---|---|\n";
     for c in &out.checks {

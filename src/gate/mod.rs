@@ -76,7 +76,11 @@ pub fn evaluate(policy: &Policy, run: &Value, accepted: &BTreeMap<PathBuf, Value
         checks.push(trust_check(run));
     }
     if !policy.require_decision.is_empty() {
-        checks.push(decision_check(run, &policy.require_decision));
+        checks.push(decision_check(
+            run,
+            &policy.require_decision,
+            policy.allow_caveats,
+        ));
     }
     for check in &policy.checks {
         let base = check.baseline.as_ref().map(|b| (b, accepted.get(b)));
@@ -131,20 +135,37 @@ fn trust_check(run: &Value) -> CheckResult {
     CheckResult::verdict("trustworthy", "trust.trustworthy", value, passed, message)
 }
 
-/// Whether the run's decision is one the policy accepts, naming the verdict and its reasons.
-fn decision_check(run: &Value, accepted: &[crate::decision::Verdict]) -> CheckResult {
+/// Whether the run's decision is one the policy accepts, naming the verdict and its reasons;
+/// a decision with caveats fails unless the policy allows them, naming each.
+fn decision_check(
+    run: &Value,
+    accepted: &[crate::decision::Verdict],
+    allow_caveats: bool,
+) -> CheckResult {
     let decision = &run["decision"];
     let value = decision["verdict"].clone();
     let wanted: Vec<&str> = accepted.iter().map(|v| v.name()).collect();
-    let reasons: Vec<&str> = decision["reasons"]
-        .as_array()
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let strings = |key: &str| -> Vec<&str> {
+        decision[key]
+            .as_array()
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    };
+    let (reasons, caveats) = (strings("reasons"), strings("caveats"));
     let (passed, message) = match value.as_str() {
+        Some(v) if wanted.contains(&v) && !caveats.is_empty() && !allow_caveats => (
+            false,
+            format!(
+                "the decision is {v}{}, and a decision with caveats does not pass require_decision unless the policy sets allow_caveats = true: {}",
+                crate::corpus::ledger::with_caveats(caveats.len()),
+                caveats.join("; ")
+            ),
+        ),
         Some(v) => (
             wanted.contains(&v),
             format!(
-                "the decision is {v} ({} required): {}",
+                "the decision is {v}{} ({} required): {}",
+                crate::corpus::ledger::with_caveats(caveats.len()),
                 wanted.join(" or "),
                 reasons.join("; ")
             ),

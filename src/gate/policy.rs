@@ -21,6 +21,10 @@ pub struct Policy {
     /// Fail unless the run's decision is one of these (empty: the decision is not checked).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub require_decision: Vec<crate::decision::Verdict>,
+    /// Let `require_decision` pass a decision whose inputs carry caveats (docs/reference.md,
+    /// "The input ledger"); by default such a decision fails it, naming them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_caveats: bool,
     pub checks: Vec<Check>,
 }
 
@@ -100,6 +104,10 @@ pub struct RawPolicy {
     /// Fail unless the run's decision is this verdict (`"better"`) or one of these
     /// (`["better", "inconclusive"]`).
     require_decision: Option<Spanned<RequiredDecision>>,
+    /// Let `require_decision` pass a decision whose inputs carry caveats (a malformed finding,
+    /// an unpaired target, a reviewer in one arm only); default false: such a decision fails
+    /// it, naming each caveat.
+    allow_caveats: Option<Spanned<bool>>,
     /// The accepted `metrics.json` that `max_increase` and `max_decrease` compare against,
     /// relative to the policy file's folder; the default of every check.
     baseline: Option<Spanned<String>>,
@@ -109,11 +117,48 @@ pub struct RawPolicy {
 }
 
 /// `require_decision`: one verdict or a list of them.
-#[derive(Deserialize, schemars::JsonSchema)]
+#[derive(schemars::JsonSchema)]
 #[serde(untagged)]
 enum RequiredDecision {
     One(crate::decision::Verdict),
     Any(Vec<crate::decision::Verdict>),
+}
+
+impl<'de> Deserialize<'de> for RequiredDecision {
+    /// Read by hand, so that a wrong value is told what it may be (`awesome` is not one of
+    /// better, …), not that it matched no variant of an enum.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let verdict = |v: &toml::Value| -> Result<crate::decision::Verdict, D::Error> {
+            use crate::decision::Verdict::*;
+            let all = [Better, Worse, Inconclusive, Withheld];
+            let names = "better, worse, inconclusive, withheld";
+            match v {
+                toml::Value::String(s) => {
+                    all.into_iter().find(|v| v.name() == s).ok_or_else(|| {
+                        let near = all
+                            .iter()
+                            .find(|v| v.name().eq_ignore_ascii_case(s))
+                            .map(|v| format!("; did you mean `{}`?", v.name()))
+                            .unwrap_or_default();
+                        D::Error::custom(format_args!("`{s}` is not one of {names}{near}"))
+                    })
+                }
+                other => Err(D::Error::custom(format_args!(
+                    "must be a verdict ({names}) or a list of them, not {}",
+                    other.type_str()
+                ))),
+            }
+        };
+        match toml::Value::deserialize(d)? {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(verdict)
+                .collect::<Result<Vec<_>, _>>()
+                .map(RequiredDecision::Any),
+            one => verdict(&one).map(RequiredDecision::One),
+        }
+    }
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -207,10 +252,20 @@ impl<'a> Ctx<'a> {
                     "add a [[check]] with a metric and a bound, set require_trustworthy = true, or require_decision = \"better\"",
                 ));
         }
+        let allow_caveats = match &raw.allow_caveats {
+            Some(a) if require_decision.is_empty() => {
+                return Err(self
+                    .error(a, "allow_caveats", "has nothing to allow: the policy has no require_decision")
+                    .hint("allow_caveats lets require_decision pass a decision whose inputs carry caveats; set require_decision, or drop it"))
+            }
+            Some(a) => *a.get_ref(),
+            None => false,
+        };
         Ok(Policy {
             source,
             require_trustworthy,
             require_decision,
+            allow_caveats,
             checks,
         })
     }

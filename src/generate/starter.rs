@@ -222,6 +222,7 @@ alt_test_epsilon = 0.2      # how much worse than an annotator a judge may be: 0
 # [gate]
 # require_trustworthy = true        # fail unless the judges are trusted
 # require_decision = "better"       # fail unless the decision is this (or a list of verdicts)
+# allow_caveats = false             # let require_decision pass a decision whose inputs carry caveats
 # baseline = "accepted/metrics.json"
 # [[gate.check]]
 # name = "judges agree"             # how the check is named in the output (default: the metric)
@@ -264,6 +265,7 @@ corpus = "."                # the corpus folder, relative to this file
 seed = 20260421             # seeds every bootstrap: same seed, same intervals
 bootstrap = 2000            # bootstrap replicates for every 95% interval (at most 1000000)
 # primary = ["precision"]   # metrics that lead the headline and form one Holm family
+# ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
 MODE_LINE
 
 # What "better" means: each metric with increase, decrease (must move that way, significantly)
@@ -363,6 +365,7 @@ corpus = "."                # the corpus folder, relative to this file
 seed = 20260421             # seeds every bootstrap
 bootstrap = 2000            # bootstrap replicates for every 95% interval
 # primary = ["final_accuracy"]
+# ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
 
 # What "better" means: fewer needless recoveries, and no loss of accuracy on the way.
 [decision]
@@ -411,6 +414,7 @@ name = "my-eval"            # names the run and its report (default: the folder'
 corpus = "."                # the corpus folder, relative to this file
 seed = 20260421             # seeds every bootstrap
 bootstrap = 2000            # bootstrap replicates for every 95% interval
+# ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
 
 # What "better" means: the scorer, by its name as the log wrote it.
 [decision]

@@ -8,11 +8,13 @@
 //! all), and the malformed findings a run drops and counts. `run` refuses on any refusal;
 //! `validate` prints them all.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use super::account;
 use crate::config::{self, Experiment};
 use crate::corpus::sources::{self, Sources};
 use crate::corpus::{
@@ -210,6 +212,11 @@ pub struct Loaded {
     /// The arms more than half of whose findings are malformed (but not all: that is refused):
     /// the run completes, warns, and its report says its inputs are suspect.
     pub suspect: Vec<MalformedShare>,
+    /// What became of every line and finding, and the caveats a decision carries
+    /// (docs/reference.md, "The input ledger").
+    pub ledger: crate::corpus::ledger::Inputs,
+    /// Each caveat as the refusal `--strict` makes of it, at its file and line.
+    pub caveats_at: Vec<InputError>,
 }
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
@@ -242,6 +249,9 @@ pub fn load(
         return Ok(loaded);
     }
 
+    let reader = account::Reader { exp: experiment };
+    // Each file's record-level refusals, one per line it could not read, for the ledger.
+    let mut parse_problems: BTreeMap<&'static str, Problems> = BTreeMap::new();
     let collection = dir.join("collect.json");
     refuse_stray_files(&mut loaded, dir, collection.is_file())?;
     if collection.is_file() {
@@ -258,35 +268,33 @@ pub fn load(
         path: &reviews_path,
         index: &index,
     };
-    load_controls(&mut loaded, dir, returns)?;
+    load_controls(&mut loaded, dir, returns, &mut parse_problems)?;
     if let Some((exp_path, exp)) = experiment {
         refuse_controls_in_doc_mode(&mut loaded, exp_path, exp);
         malformed_shares(&mut loaded, exp_path, exp);
     }
     if let Some((name, bytes)) = loaded.read_file(dir, "verdicts.jsonl")? {
         let (items, problems) = verdicts::parse(&name, &bytes);
-        if problems.is_empty() {
-            // What the trust verdict would refuse: verdicts under neither arm, or none at all.
-            let nothing_judged = match experiment {
-                Some((_, exp)) => {
-                    crate::analysis::judged_items(exp, &name, &items).map(|j| j.is_empty())
-                }
-                None => Ok(items.is_empty()),
-            };
-            match nothing_judged {
-                Ok(true) => loaded
+        // What the trust verdict would refuse: no verdict an arm reads (those under a label
+        // no arm reads are refused with the ledger).
+        let read = |label: &str| experiment.is_none_or(|(_, exp)| exp.reads(label, true));
+        if problems.is_empty() && !items.iter().any(|i| read(&i.arm)) {
+            let all_unread = !items.is_empty()
+                && experiment.is_some_and(|(_, e)| items.iter().all(|i| !e.ignores(&i.arm)));
+            if !all_unread {
+                loaded
                     .refusals
-                    .push(InputError::new(&name, crate::trust::NO_EVIDENCE)),
-                Ok(false) => {}
-                Err(e) => loaded.refusals.push(e),
+                    .push(InputError::new(&name, crate::trust::NO_EVIDENCE));
             }
         }
+        parse_problems.insert("verdicts.jsonl", problems.clone());
         loaded.refusals.append(problems);
         loaded.corpus.verdicts = Some((name, items));
     }
-    load_labels(&mut loaded, dir, experiment)?;
+    load_labels(&mut loaded, dir, experiment, &mut parse_problems)?;
     if let Some((name, bytes)) = loaded.read_file(dir, "queries.jsonl")? {
         let (all, problems) = queries::parse(&name, &bytes);
+        parse_problems.insert("queries.jsonl", problems.clone());
         loaded.refusals.append(problems);
         if let Some((_, exp)) = experiment {
             for arm in exp.arms() {
@@ -302,6 +310,7 @@ pub fn load(
         // The checks across lines read whole files: with lines refused, they would report what
         // the refused lines would have held (an arm "with no line") rather than the file.
         let whole = problems.is_empty();
+        parse_problems.insert("scores.jsonl", problems.clone());
         loaded.refusals.append(problems);
         if let (Some((exp_path, exp)), true) = (experiment, whole) {
             let arms = exp.arms().map(|a| (a.name.as_str(), a.source.as_str()));
@@ -333,6 +342,7 @@ pub fn load(
             ));
         }
     }
+    account::finish(&mut loaded, reader, &index.targets, &parse_problems);
     if let Some((exp_path, exp)) = experiment {
         refuse_unmeasured_primary(&mut loaded, exp_path, exp);
         refuse_undecidable(&mut loaded, exp_path, exp);
@@ -362,6 +372,7 @@ fn load_labels(
     loaded: &mut Loaded,
     dir: &Path,
     experiment: Option<(&Path, &Experiment)>,
+    parse_problems: &mut BTreeMap<&'static str, Problems>,
 ) -> Result<(), Error> {
     let path = dir.join("labels.jsonl");
     if !path.is_file() {
@@ -379,6 +390,7 @@ fn load_labels(
     let name = path.display().to_string();
     let (labels, problems) = labels::parse(&name, &read(&path, &mut loaded.inputs)?);
     let whole = problems.is_empty();
+    parse_problems.insert("labels.jsonl", problems.clone());
     loaded.refusals.append(problems);
     match &loaded.corpus.verdicts {
         None => loaded.refusals.push(
@@ -386,12 +398,9 @@ fn load_labels(
                 .hint("labels test whether the judges can stand in for people: add the judges' verdicts.jsonl, or move labels.jsonl out"),
         ),
         Some((_, items)) if whole => {
-            let arms: Vec<&str> = experiment
-                .map(|(_, exp)| exp.arms().map(|a| a.source.as_str()).to_vec())
-                .unwrap_or_default();
             loaded
                 .refusals
-                .append(labels::check_against(&name, &labels, items, &arms));
+                .append(labels::check_against(&name, &labels, items));
         }
         Some(_) => {}
     }
@@ -770,6 +779,7 @@ fn load_reviews(
                 )
             },
         )?;
+        account(loaded, &name, account::Reader { exp: None }, &parsed);
         loaded.refusals.append(parsed.problems);
         loaded.corpus.reviews = Some((name, Vec::new()));
         return Ok(parsed.index);
@@ -798,11 +808,12 @@ fn load_reviews(
         |first, block| reviews::read_block(&name, first, block),
         |blocks| reviews::check_for(&name, blocks.flatten(), exp.mode, &wants, index),
     )?;
+    account(loaded, &name, account::Reader { exp: experiment }, &parsed);
     loaded.refusals.append(parsed.problems);
     if !parsed.labels.is_empty() {
         for arm in exp.arms() {
             let not_reached = loaded.collecting.contains(&arm.source);
-            if !parsed.labels.contains(&arm.source) && !not_reached {
+            if !parsed.labels.contains_key(&arm.source) && !not_reached {
                 loaded.refusals.push(
                     InputError::new(
                         &name,
@@ -814,7 +825,7 @@ fn load_reviews(
                     .field("field `arm`")
                     .hint(format!(
                         "the file's labels: {}; set `source` in [arms.{}] of {}",
-                        label_list(parsed.labels.iter().map(String::as_str)),
+                        label_list(parsed.labels.keys().map(String::as_str)),
                         arm.name,
                         exp_path.display()
                     )),
@@ -848,6 +859,19 @@ fn load_reviews(
     Ok(parsed.index)
 }
 
+/// `reviews.jsonl`'s lines into the ledger: those its reader refused, and the rest by label.
+fn account(loaded: &mut Loaded, name: &str, reader: account::Reader<'_>, parsed: &reviews::Parsed) {
+    let noun = account::Noun {
+        one: "return",
+        many: "returns",
+    };
+    let mut tally = account::Tally::new(name, noun, reader, &parsed.problems);
+    for (label, c) in &parsed.labels {
+        tally.label(label, c.lines, c.first);
+    }
+    tally.close(&mut loaded.ledger, &mut loaded.refusals);
+}
+
 /// The reviewer returns the controls' files are checked against: where they were read from (for
 /// messages) and which findings and files they hold.
 #[derive(Clone, Copy)]
@@ -859,9 +883,15 @@ pub struct Returns<'a> {
 /// The files of code review's precision controls: validator calls, each
 /// naming a finding some return holds; target metadata; and the source snapshots of the files
 /// the findings name, none of which may lead outside `sources/<target>/`.
-fn load_controls(loaded: &mut Loaded, dir: &Path, reviews: Returns<'_>) -> Result<(), Error> {
+fn load_controls(
+    loaded: &mut Loaded,
+    dir: &Path,
+    reviews: Returns<'_>,
+    parse_problems: &mut BTreeMap<&'static str, Problems>,
+) -> Result<(), Error> {
     if let Some((name, bytes)) = loaded.read_file(dir, "validations.jsonl")? {
         let parsed = validations::parse(&name, &bytes);
+        parse_problems.insert("validations.jsonl", parsed.problems.clone());
         loaded.refusals.append(parsed.problems);
         loaded.failed_validations.append(parsed.malformed);
         for c in &parsed.calls {
@@ -886,7 +916,7 @@ fn load_controls(loaded: &mut Loaded, dir: &Path, reviews: Returns<'_>) -> Resul
         }
         loaded.corpus.validations = Some((name, parsed.calls));
     }
-    targets_and_sources(loaded, dir, reviews)
+    targets_and_sources(loaded, dir, reviews, parse_problems)
 }
 
 /// `targets.jsonl` and `sources/` of the corpus folder `dir`, into `loaded`: what
@@ -895,9 +925,11 @@ pub fn targets_and_sources(
     loaded: &mut Loaded,
     dir: &Path,
     reviews: Returns<'_>,
+    parse_problems: &mut BTreeMap<&'static str, Problems>,
 ) -> Result<(), Error> {
     if let Some((name, bytes)) = loaded.read_file(dir, "targets.jsonl")? {
         let (targets, problems) = targets::parse(&name, &bytes);
+        parse_problems.insert("targets.jsonl", problems.clone());
         loaded.refusals.append(problems);
         loaded.corpus.targets = Some((name, targets));
     }

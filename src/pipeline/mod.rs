@@ -3,6 +3,7 @@
 //! and rendered as a report (`run`), and a stored run read back (`stored`). `run`, `gate`,
 //! `collect`, `report`, `plan` and `accept` call it instead of each other.
 
+pub mod account;
 pub mod load;
 pub mod run;
 pub mod stored;
@@ -26,7 +27,8 @@ pub struct RunOptions {
     /// Name of the run directory (default: derived from the experiment and time)
     #[arg(long)]
     pub run_id: Option<String>,
-    /// Refuse the run on any malformed finding instead of dropping and counting it
+    /// Refuse the run on any caveat of its inputs (a malformed finding, an unpaired target, a
+    /// reviewer in one arm only) instead of running with it
     #[arg(long)]
     pub strict: bool,
     /// Bootstrap replicates for every interval (overrides the experiment; at most 1000000)

@@ -79,6 +79,13 @@ pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
     }
     let loaded = load::load(&exp.corpus, Some((path, &exp)), args.allow_incomplete)?;
     loaded.refusals.refuse()?;
+    if args.strict {
+        // The first malformed finding names its own field; every other caveat, its line.
+        let malformed = loaded.malformed.first().map(|(_, e)| e.clone());
+        if let Some(e) = malformed.or_else(|| loaded.caveats_at.first().cloned()) {
+            return Err(e.into());
+        }
+    }
     let mut inputs = vec![experiment_input];
     inputs.extend(loaded.inputs);
     Ok(Loaded {
@@ -87,6 +94,7 @@ pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
         inputs,
         incomplete: loaded.incomplete,
         suspect: loaded.suspect,
+        ledger: loaded.ledger,
     })
 }
 
@@ -100,6 +108,8 @@ pub struct Loaded {
     pub incomplete: Option<String>,
     /// Arms most of whose findings are malformed: warned of, and said in the report.
     pub suspect: Vec<crate::corpus::MalformedShare>,
+    /// What became of every line and finding, with the caveats the decision carries.
+    pub ledger: crate::corpus::ledger::Inputs,
 }
 
 pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
@@ -111,7 +121,20 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         inputs,
         incomplete,
         suspect,
+        ledger,
     } = load(path, args)?;
+    if !ledger.caveats.is_empty() {
+        let list: String = ledger
+            .caveats
+            .iter()
+            .map(|c| format!("\n  - {c}"))
+            .collect();
+        output::print_warning(&format!(
+            "{}: {} on the inputs:{list}\n  hint: the run goes on, and every decision line says so; `calibench validate --json` shows what became of every line, and --strict refuses caveats",
+            exp_label(path),
+            crate::text::count(ledger.caveats.len() as u64, "caveat", "caveats")
+        ));
+    }
     for share in &suspect {
         output::print_warning(&format!(
             "{}: {}; the run goes on, and its report says its inputs are suspect\n  hint: {}",
@@ -150,6 +173,10 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
+    if let Some(d) = &mut metrics.decision {
+        d.caveats = ledger.caveats.clone();
+    }
+    metrics.inputs = Some(ledger);
     drop(corpus);
     timer.lap("replay and metrics", &mut lap);
 

@@ -11,6 +11,8 @@ pub struct Entry {
     pub experiment: String,
     pub run_id: String,
     pub decision: DecisionStatus,
+    /// The decision's word with its caveats ("better — with 1 caveat").
+    pub label: String,
     /// The decision in words.
     pub decided: String,
     pub status: Status,
@@ -23,6 +25,7 @@ impl Entry {
             experiment: experiment.to_string(),
             run_id: doc.run_id.clone(),
             decision: doc.decision.status,
+            label: doc.decision.label(),
             decided: doc.decision.sentence.clone(),
             status: doc.verdict.status,
             headline: doc.headline.clone(),
@@ -61,7 +64,7 @@ pub fn markdown(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
             "| [{}]({}/report.md) | **{}**: {} | {} | {} | {} |\n",
             text::markdown_link_text(&e.experiment),
             e.run_id,
-            e.decision.label(),
+            e.label,
             text::markdown(&e.decided),
             e.status.label(),
             text::markdown(&e.headline),
@@ -98,7 +101,7 @@ pub fn html(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
             esc(&e.experiment),
             esc(&e.run_id),
             e.decision.class(),
-            e.decision.label(),
+            e.label,
             esc(&e.decided),
             e.status.label(),
             esc(&e.headline)

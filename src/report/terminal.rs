@@ -81,6 +81,7 @@ mod tests {
             run_id: "r".into(),
             decision: DecisionLine {
                 status: DecisionStatus::Decided(crate::decision::Verdict::Withheld),
+                caveats: 0,
                 sentence: "Precision is judge-derived.".into(),
                 details: vec!["precision (increase): withheld".into()],
             },

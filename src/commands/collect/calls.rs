@@ -99,7 +99,7 @@ impl StageContext<'_> {
             path: &reviews_path,
             index: &index,
         };
-        load::targets_and_sources(&mut loaded, self.run_dir, returns)?;
+        load::targets_and_sources(&mut loaded, self.run_dir, returns, &mut Default::default())?;
         loaded.refusals.refuse()?;
         let targets = loaded.corpus.targets.map(|(_, t)| t).unwrap_or_default();
         let paths: HashMap<String, PathBuf> = p

@@ -225,6 +225,9 @@ pub(super) fn checks_table(v: &TrustVerdict) -> Table {
 pub(super) fn coverage_section(m: &Metrics) -> Section {
     let mut blocks = Vec::new();
     let mut parts = Vec::new();
+    if let Some(inputs) = &m.inputs {
+        parts.push(ledger(inputs, &mut blocks));
+    }
     if let Some(r) = &m.review {
         parts.push(review_coverage(r, &mut blocks));
     }
@@ -244,6 +247,113 @@ pub(super) fn coverage_section(m: &Metrics) -> Section {
         title: "Coverage".into(),
         reading,
         blocks,
+    }
+}
+
+/// The input ledger (docs/reference.md, "The input ledger"): each file's lines, used or
+/// excluded by reason; each arm's findings; the unpaired units; the caveats. Its part of the
+/// reading.
+fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> String {
+    let mut rows = Vec::new();
+    for (file, f) in &inputs.files {
+        let excluded: Vec<String> = f
+            .excluded
+            .iter()
+            .map(|(reason, e)| {
+                format!(
+                    "{reason}: {} (first line {}, {})",
+                    e.count,
+                    e.first_line,
+                    crate::text::one_line(&e.example)
+                )
+            })
+            .collect();
+        rows.push(vec![
+            text(file.clone()),
+            numeric(f.lines.to_string()),
+            numeric(f.used.to_string()),
+            text(if excluded.is_empty() {
+                "—".to_string()
+            } else {
+                excluded.join("; ")
+            }),
+        ]);
+    }
+    blocks.push(Block::Table(Table {
+        caption: Some("Every input line: used, or excluded for a named reason (lines = used + excluded; blank lines are not lines).".into()),
+        header: header(&["file", "lines", "used", "excluded (reason: count, first line, example)"]),
+        rows,
+    }));
+    if !inputs.findings.is_empty() {
+        let rows = inputs
+            .findings
+            .iter()
+            .map(|(arm, f)| {
+                let why: Vec<String> = f
+                    .malformed
+                    .iter()
+                    .map(|(reason, n)| format!("{n} × {reason}"))
+                    .collect();
+                vec![
+                    text(arm.clone()),
+                    numeric(f.read.to_string()),
+                    numeric(f.used.to_string()),
+                    numeric((f.read - f.used).to_string()),
+                    text(if why.is_empty() {
+                        "—".into()
+                    } else {
+                        why.join("; ")
+                    }),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Table(Table {
+            caption: Some("Every finding each arm read: used, or dropped as malformed.".into()),
+            header: header(&["arm", "read", "used", "malformed", "why"]),
+            rows,
+        }));
+    }
+    if !inputs.unpaired.is_empty() {
+        let rows = inputs
+            .unpaired
+            .iter()
+            .map(|(arm, u)| {
+                vec![
+                    text(arm.clone()),
+                    numeric(u.count.to_string()),
+                    text(u.what.clone()),
+                    text(u.first.clone()),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Table(Table {
+            caption: Some(
+                "Units one arm has and the other does not: they take no part in a paired delta."
+                    .into(),
+            ),
+            header: header(&["arm", "unpaired", "of", "first"]),
+            rows,
+        }));
+    }
+    if !inputs.caveats.is_empty() {
+        blocks.push(Block::Text(
+            "Caveats: what the run read that could change its decision without being seen (the decision line counts them; `run --strict` refuses them):".into(),
+        ));
+        blocks.push(Block::List(inputs.caveats.clone()));
+    }
+    let lines: u64 = inputs.files.values().map(|f| f.lines).sum();
+    let used: u64 = inputs.files.values().map(|f| f.used).sum();
+    let caveats = match inputs.caveats.len() {
+        0 => "no caveat".to_string(),
+        n => crate::text::count(n as u64, "caveat", "caveats"),
+    };
+    if used == lines {
+        format!("all {} input lines were used; {caveats}", lines)
+    } else {
+        format!(
+            "{used} of {lines} input lines were used and {} excluded for a named reason; {caveats}",
+            lines - used
+        )
     }
 }
 

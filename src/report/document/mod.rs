@@ -110,8 +110,21 @@ impl Status {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DecisionLine {
     pub status: DecisionStatus,
+    /// How many caveats of the input ledger the decision carries.
+    pub caveats: usize,
     pub sentence: String,
     pub details: Vec<String>,
+}
+
+impl DecisionLine {
+    /// Its word with the caveats: "better", "better — with 2 caveats".
+    pub fn label(&self) -> String {
+        format!(
+            "{}{}",
+            self.status.label(),
+            crate::corpus::ledger::with_caveats(self.caveats)
+        )
+    }
 }
 
 /// The decision's verdict, or none asked for.
@@ -154,8 +167,8 @@ pub struct Statement<'a> {
     pub id: &'static str,
     /// `Decision` or `Verdict`.
     pub what: &'static str,
-    /// Its word: `better`, `trusted`.
-    pub label: &'static str,
+    /// Its word: `better`, `trusted`, `better — with 1 caveat`.
+    pub label: String,
     /// Its style class in the HTML report.
     pub class: &'static str,
     /// The mark the Markdown report puts before it, if any.
@@ -172,7 +185,7 @@ impl Document {
             Statement {
                 id: "decision",
                 what: "Decision",
-                label: d.status.label(),
+                label: d.label(),
                 class: d.status.class(),
                 mark: None,
                 sentence: &d.sentence,
@@ -181,7 +194,7 @@ impl Document {
             Statement {
                 id: "verdict",
                 what: "Verdict",
-                label: v.status.label(),
+                label: v.status.label().to_string(),
                 class: v.status.class(),
                 mark: Some(match v.status {
                     Status::Trusted => "✅",
@@ -433,9 +446,12 @@ fn decision_line(m: &Metrics) -> DecisionLine {
     for s in &m.inputs_suspect {
         caveats.push(format!("Inputs suspect: {}.", s.sentence()));
     }
+    let ledger = m.inputs.as_ref().map_or(&[][..], |i| i.caveats.as_slice());
+    caveats.extend(ledger.iter().map(|c| format!("Caveat: {c}.")));
     let Some(d) = &m.decision else {
         return DecisionLine {
             status: DecisionStatus::None,
+            caveats: ledger.len(),
             sentence: "No decision: the experiment does not say what better means. Name the metrics that must change, and how, in a [decision] table (for example precision = \"increase\", distinct_values = \"decrease\"), or list primary metrics that have a better direction.".into(),
             details: caveats,
         };
@@ -453,6 +469,7 @@ fn decision_line(m: &Metrics) -> DecisionLine {
         .collect();
     DecisionLine {
         status: DecisionStatus::Decided(d.verdict),
+        caveats: d.caveats.len(),
         sentence: format!("{}.", crate::decision::reason(d)),
         details,
     }

@@ -1,0 +1,360 @@
+//! The input ledger (docs/reference.md, "The input ledger"): what became of every line of every
+//! corpus file and of every finding inside a return. Each line ends in exactly one place,
+//! **used** or **excluded** for a named [`Reason`]; nothing is dropped without a count, and what
+//! could change a decision without being seen is a [`Caveat`].
+//!
+//! A file's `lines` is never set: it grows only through [`FileLedger::used`] and
+//! [`FileLedger::exclude`], so `lines = used + Σ excluded` holds by construction, and a test
+//! holds `lines` to the file's non-blank lines for every example corpus and reproducer.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Why a line was not used. Each reason is named once here: its key in `metrics.json`, what it
+/// means and what to do about it (the reference's table is printed from [`Reason::ALL`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Reason {
+    /// Filed under an `arm` label the experiment lists in `ignore_labels`.
+    LabelIgnored,
+    /// Filed under an `arm` label neither arm reads (a run refuses it).
+    LabelUnread,
+    /// Not a record calibench can read (a run refuses it).
+    Refused,
+    /// Names an item that is no target, finding, query or item of its arm (a run refuses it).
+    ItemUnknown,
+    /// A human label on an item no judge scored.
+    ItemNotJudged,
+    /// An imported score that is `null`: the sample errored or was not scored.
+    MissingScore,
+    /// A validator call of an arm label whose arms do not run the validation pass.
+    ValidationOff,
+    /// Metadata of a target no arm has a return on.
+    NoReturn,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 8] = [
+        Reason::LabelIgnored,
+        Reason::LabelUnread,
+        Reason::Refused,
+        Reason::ItemUnknown,
+        Reason::ItemNotJudged,
+        Reason::MissingScore,
+        Reason::ValidationOff,
+        Reason::NoReturn,
+    ];
+
+    /// Its key under `excluded`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Reason::LabelIgnored => "label-ignored",
+            Reason::LabelUnread => "label-unread",
+            Reason::Refused => "refused",
+            Reason::ItemUnknown => "item-unknown",
+            Reason::ItemNotJudged => "item-not-judged",
+            Reason::MissingScore => "missing-score",
+            Reason::ValidationOff => "validation-off",
+            Reason::NoReturn => "no-return",
+        }
+    }
+
+    /// Whether a run refuses the lines (they are listed as problems, and `validate` counts
+    /// them here too).
+    pub fn refuses(self) -> bool {
+        matches!(
+            self,
+            Reason::LabelUnread | Reason::Refused | Reason::ItemUnknown
+        )
+    }
+
+    /// The reason whose key is `key`.
+    pub fn of_key(key: &str) -> Option<Reason> {
+        Reason::ALL.into_iter().find(|r| r.key() == key)
+    }
+
+    /// What it means, and how to fix it when it is a mistake.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Reason::LabelIgnored => "the line's `arm` is listed in `ignore_labels`: a recording of another arm than the two compared. Counted, never a caveat.",
+            Reason::LabelUnread => "the line's `arm` is a label neither arm's `source` reads; a run refuses it (a typo must not halve an arm). Correct the label or the arm's `source`, or list the label in `ignore_labels`.",
+            Reason::Refused => "the line is not a record calibench can read (`calibench validate` names the field); a run refuses it.",
+            Reason::ItemUnknown => "a verdict or label whose `item_id` is no target or finding `id` of its arm (review corpora), no query id (query corpora) or no item (scores); a run refuses it.",
+            Reason::ItemNotJudged => "a human label on a target or finding no judge scored: there is nothing to compare it with. Label judged items, or judge this one.",
+            Reason::MissingScore => "an imported score that is `null`: the sample errored or was not scored (its `missing` says why). Missing, never a 0.",
+            Reason::ValidationOff => "a validator call recorded under an arm label whose arms do not run the validation pass (`validation = \"never\"`, or `auto` where the pipeline skips it).",
+            Reason::NoReturn => "target metadata (`targets.jsonl`) for a target no arm has a return on.",
+        }
+    }
+}
+
+/// Where the first line of one reason is, and what it held.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Excluded {
+    pub count: u64,
+    pub first_line: u64,
+    /// What the first line held that excluded it: its label, item, or the problem.
+    pub example: String,
+}
+
+/// One corpus file: every non-blank line, used or excluded by reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FileLedger {
+    /// Non-blank lines: `used` plus every excluded count.
+    pub lines: u64,
+    pub used: u64,
+    #[serde(default)]
+    pub excluded: BTreeMap<String, Excluded>,
+}
+
+impl FileLedger {
+    /// `n` lines used.
+    pub fn used(&mut self, n: u64) {
+        self.lines += n;
+        self.used += n;
+    }
+
+    /// `n` lines excluded for `reason`, the first of them on `line`, holding `example`.
+    pub fn exclude(&mut self, reason: Reason, n: u64, line: u64, example: impl FnOnce() -> String) {
+        if n == 0 {
+            return;
+        }
+        self.lines += n;
+        match self.excluded.get_mut(reason.key()) {
+            Some(e) => {
+                e.count += n;
+                if line < e.first_line {
+                    e.first_line = line;
+                    e.example = example();
+                }
+            }
+            None => {
+                self.excluded.insert(
+                    reason.key().to_string(),
+                    Excluded {
+                        count: n,
+                        first_line: line,
+                        example: example(),
+                    },
+                );
+            }
+        }
+    }
+
+    /// Lines excluded for `reason`.
+    pub fn excluded(&self, reason: Reason) -> u64 {
+        self.excluded.get(reason.key()).map_or(0, |e| e.count)
+    }
+
+    /// Every line accounted for once.
+    pub fn balances(&self) -> bool {
+        self.lines == self.used + self.excluded.values().map(|e| e.count).sum::<u64>()
+    }
+}
+
+/// The findings one arm read: those it used and those dropped as malformed, by reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FindingsLedger {
+    pub read: u64,
+    pub used: u64,
+    /// By field and kind of rule broken (`confidence: off the anchor scale`).
+    #[serde(default)]
+    pub malformed: BTreeMap<String, u64>,
+}
+
+/// The units (targets, queries, items) of one arm the other arm does not have.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Unpaired {
+    pub count: u64,
+    /// The first, in the order of its file.
+    pub first: String,
+    /// What a unit is: `targets`, `queries` or `items`.
+    pub what: String,
+}
+
+/// The input ledger, as `metrics.json` `inputs` holds it and `validate --json` prints it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Inputs {
+    /// Per corpus file, by its name (`reviews.jsonl`).
+    pub files: BTreeMap<String, FileLedger>,
+    /// Per arm, by its name.
+    #[serde(default)]
+    pub findings: BTreeMap<String, FindingsLedger>,
+    /// Per arm, by its name: units only that arm has.
+    #[serde(default)]
+    pub unpaired: BTreeMap<String, Unpaired>,
+    /// What the run read that could change its decision without being seen, one sentence each.
+    #[serde(default)]
+    pub caveats: Vec<String>,
+}
+
+impl Inputs {
+    /// The ledger of the file `name`, started empty.
+    pub fn file(&mut self, name: &str) -> &mut FileLedger {
+        self.files.entry(name.to_string()).or_default()
+    }
+}
+
+/// Something the run read that could change its decision without being seen. The run
+/// completes; each caveat is one sentence with its count and first example (docs/reference.md).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Caveat {
+    /// Findings an arm read and dropped as malformed.
+    Malformed {
+        arm: String,
+        malformed: u64,
+        read: u64,
+        /// The commonest reason, how many it accounts for, and where the first is.
+        reason: String,
+        reason_count: u64,
+        first: String,
+    },
+    /// Units one arm has and the other does not (none a near miss of another id).
+    Unpaired {
+        arm: String,
+        count: u64,
+        first: String,
+        /// `targets`, `queries` or `items`.
+        what: &'static str,
+        /// Set when there were too many to compare each with every id for a typo.
+        unchecked: bool,
+    },
+    /// A reviewer with returns in one arm only.
+    Reviewer {
+        reviewer: String,
+        arm: String,
+        returns: u64,
+        first: String,
+    },
+}
+
+impl Caveat {
+    /// The caveat as one sentence.
+    pub fn sentence(&self) -> String {
+        match self {
+            Caveat::Malformed {
+                arm,
+                malformed,
+                read,
+                reason,
+                reason_count,
+                first,
+            } => {
+                let others = malformed - reason_count;
+                let rest = if others == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        ", and {} for other reasons",
+                        crate::text::count(others, "finding", "findings")
+                    )
+                };
+                format!(
+                    "{malformed} of {read} {arm} findings were dropped as malformed: {reason} (first: {first}){rest}"
+                )
+            }
+            Caveat::Unpaired {
+                arm,
+                count,
+                first,
+                what,
+                unchecked,
+            } => {
+                let (one, verb) = match *what {
+                    "queries" => ("query", "recorded"),
+                    "items" => ("item", "scored"),
+                    _ => ("target", "reviewed"),
+                };
+                let noun = if *count == 1 { one } else { what };
+                let were = if *count == 1 { "was" } else { "were" };
+                let them = if *count == 1 { "is" } else { "are" };
+                let checked = if *unchecked {
+                    " (too many to compare each with every id for a typo: only case and zero-padding were checked)"
+                } else {
+                    ""
+                };
+                format!(
+                    "{count} {noun} {were} {verb} in the {arm} only and {them} not paired (first: {first}){checked}"
+                )
+            }
+            Caveat::Reviewer {
+                reviewer,
+                arm,
+                returns,
+                first,
+            } => format!(
+                "reviewer `{reviewer}` has returns in the {arm} only ({}, first: {first}): its findings weigh on one side",
+                crate::text::count(*returns, "return", "returns")
+            ),
+        }
+    }
+}
+
+/// "with 1 caveat", "with 2 caveats": what a decision line adds, empty without caveats.
+pub fn with_caveats(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(
+            " — with {}",
+            crate::text::count(n as u64, "caveat", "caveats")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_grow_only_by_what_becomes_of_them() {
+        let mut f = FileLedger::default();
+        f.used(5);
+        f.exclude(Reason::LabelIgnored, 3, 9, || "v3".into());
+        f.exclude(Reason::LabelIgnored, 2, 4, || "v4".into());
+        f.exclude(Reason::MissingScore, 0, 1, || unreachable!());
+        assert_eq!((f.lines, f.used), (10, 5));
+        let e = &f.excluded["label-ignored"];
+        assert_eq!((e.count, e.first_line, e.example.as_str()), (5, 4, "v4"));
+        assert!(f.balances());
+        assert_eq!(f.excluded(Reason::MissingScore), 0);
+    }
+
+    #[test]
+    fn every_reason_has_its_own_key_and_meaning() {
+        let keys: std::collections::BTreeSet<&str> = Reason::ALL.iter().map(|r| r.key()).collect();
+        assert_eq!(keys.len(), Reason::ALL.len());
+        assert!(Reason::ALL.iter().all(|r| r.meaning().ends_with('.')));
+    }
+
+    #[test]
+    fn caveats_read_as_one_sentence_with_count_and_first() {
+        let m = Caveat::Malformed {
+            arm: "treatment".into(),
+            malformed: 28,
+            read: 81,
+            reason: "`confidence` off the anchor scale".into(),
+            reason_count: 28,
+            first: "reviews.jsonl:14".into(),
+        };
+        assert_eq!(m.sentence(), "28 of 81 treatment findings were dropped as malformed: `confidence` off the anchor scale (first: reviews.jsonl:14)");
+        let u = |count, what| Caveat::Unpaired {
+            arm: "baseline".into(),
+            count,
+            first: "design-07".into(),
+            what,
+            unchecked: false,
+        };
+        assert_eq!(
+            u(3, "targets").sentence(),
+            "3 targets were reviewed in the baseline only and are not paired (first: design-07)"
+        );
+        assert_eq!(
+            u(1, "queries").sentence(),
+            "1 query was recorded in the baseline only and is not paired (first: design-07)"
+        );
+        assert_eq!(with_caveats(0), "");
+        assert_eq!(with_caveats(1), " — with 1 caveat");
+        assert_eq!(with_caveats(2), " — with 2 caveats");
+    }
+}
