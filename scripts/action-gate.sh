@@ -37,11 +37,17 @@ set +f
 
 status=0
 "$calibench" "$@" || status=$?
-if [ "$status" -ge 2 ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
-    printf '### calibench gate: not run\n\n`calibench gate %s` refused its input (exit %s): the log says which file, line and field.\n' \
-        "$subject" "$status" >>"$GITHUB_STEP_SUMMARY"
-fi
+# The answer first: the step's output must hold the gate's status whatever else fails.
 if [ -n "${GITHUB_OUTPUT:-}" ]; then
-    echo "exit-code=$status" >>"$GITHUB_OUTPUT"
+    echo "exit-code=$status" >>"$GITHUB_OUTPUT" ||
+        echo "warning: could not write exit-code to \$GITHUB_OUTPUT" >&2
+fi
+if [ "$status" -ge 2 ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    # The subject is the user's text: shown in a fenced block, never as Markdown, with any
+    # backtick turned into a quote so it cannot close the fence.
+    shown=$(printf '%s' "$subject" | tr '`\n\r' "'  ")
+    printf '### calibench gate: not run\n\n`calibench gate` refused its input (exit %s): the log says which file, line and field. The subject was:\n\n```text\n%s\n```\n' \
+        "$status" "$shown" >>"$GITHUB_STEP_SUMMARY" ||
+        echo "warning: could not append to \$GITHUB_STEP_SUMMARY ($GITHUB_STEP_SUMMARY)" >&2
 fi
 exit "$status"

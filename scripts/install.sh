@@ -98,20 +98,43 @@ fi
 curl -fsSL --retry 2 -o "$work/$archive.sha256" "$url.sha256" ||
     die 1 "$url.sha256 could not be downloaded: the archive cannot be checked, so nothing was installed"
 
-expected=$(cut -d' ' -f1 <"$work/$archive.sha256")
-actual=$(sha256 "$work/$archive")
+# The expected hash: the line that names the archive, else the file's only line (the layouts
+# sha256sum and GitHub write: `HASH  NAME`, `HASH *NAME`, `HASH<TAB>NAME`, or the hash alone),
+# without a carriage return or spaces, in lower case.
+sums="$work/$archive.sha256"
+line=$(tr -d '\r' <"$sums" | awk -v a="$archive" '{ n = $2; sub(/^\*/, "", n) } n == a { print; exit }')
+if [ -z "$line" ]; then
+    lines=$(tr -d '\r' <"$sums" | awk 'NF > 0' | wc -l | tr -d ' ')
+    [ "$lines" = 1 ] ||
+        die 1 "$url.sha256 holds $lines lines and none names $archive: the archive cannot be checked, so nothing was installed"
+    line=$(tr -d '\r' <"$sums" | awk 'NF > 0')
+fi
+expected=$(printf '%s\n' "$line" | awk '{ print tolower($1) }')
+actual=$(sha256 "$work/$archive" | tr 'A-F' 'a-f')
 if [ "$expected" != "$actual" ]; then
-    die 1 "checksum does not match: $archive has sha256 $actual, the release says $expected; nothing was installed"
+    die 1 "checksum does not match: $archive has sha256 $actual (${#actual} characters), the release says $expected (${#expected} characters); nothing was installed"
 fi
 
-tar -xzf "$work/$archive" -C "$work" ||
+# Unpacked into a folder of its own; only a regular file named calibench, never a link (which
+# could point outside the archive), is made executable and run.
+mkdir "$work/unpacked"
+tar -xzf "$work/$archive" -C "$work/unpacked" ||
     die 1 "$archive could not be unpacked; nothing was installed"
-binary="$work/calibench-$triple/calibench"
-[ -f "$binary" ] || die 1 "$archive holds no calibench-$triple/calibench; nothing was installed"
+binary="$work/unpacked/calibench-$triple/calibench"
+if [ -L "$binary" ] || [ ! -f "$binary" ]; then
+    die 1 "$archive holds no regular file calibench-$triple/calibench (a link, a folder or nothing); nothing was installed"
+fi
 chmod +x "$binary"
-# A binary that cannot run here (the wrong CPU, a damaged file) is not installed.
+# A binary that cannot run here (the wrong CPU, a damaged file), or that is not calibench, is
+# not installed: its --version must be one line, `calibench VERSION`.
 installed=$("$binary" --version 2>/dev/null) ||
     die 1 "the calibench in $archive does not run on this machine; nothing was installed"
+case "$installed" in
+    "calibench "*) ;;
+    *) die 1 "the program in $archive is not calibench (its --version does not say \`calibench VERSION\`); nothing was installed" ;;
+esac
+[ "$(printf '%s\n' "$installed" | wc -l | tr -d ' ')" = 1 ] ||
+    die 1 "the program in $archive is not calibench (its --version prints more than one line); nothing was installed"
 
 mkdir -p "$dir" || die 1 "cannot create $dir"
 # Copied beside its destination, then renamed over it: the old binary stays whole until the new

@@ -208,6 +208,16 @@ pub fn first_few<T: std::fmt::Display>(
     out.join(", ")
 }
 
+/// A number as a person wrote it, kept short: Rust's shortest form between 10⁻⁴ and 10⁶, else
+/// scientific (`1e308`, not 309 digits).
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// A p-value to 3 places, or `<0.001`.
 pub fn fmt_p(p: f64) -> String {
     if p < 0.001 {

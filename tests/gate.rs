@@ -818,3 +818,36 @@ fn a_scoring_change_that_worsens_calibration_fails_the_examples_own_gate() {
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert_eq!(doc.root_element().attribute("failures"), Some("1"));
 }
+
+// Regression (hostile round 3, 11): an unwritable $GITHUB_STEP_SUMMARY turned every answer into
+// exit 2 with nothing on stdout. It is a warning: the answer, its status and the files asked
+// for stand.
+#[test]
+fn an_unwritable_step_summary_is_a_warning_and_the_answer_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("pass.toml");
+    std::fs::write(
+        &policy,
+        "require_trustworthy = false\n[[check]]\nmetric = \"queries.arms.treatment.recovery_gate_rate\"\nmax = 1\n",
+    )
+    .unwrap();
+    let junit = dir.path().join("j.xml");
+    let out = calibench()
+        .arg("gate")
+        .arg(run_dir("capacity-50"))
+        .arg("--policy")
+        .arg(&policy)
+        .arg("--junit")
+        .arg(&junit)
+        .env("GITHUB_STEP_SUMMARY", "/proc/nope/s.md")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("gate passed"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: $GITHUB_STEP_SUMMARY (/proc/nope/s.md) could not be written"),
+        "{err}"
+    );
+    assert!(junit.is_file());
+}

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{calibench, json_of, run_into};
+use common::{calibench, json_of, run_into, stdout_of};
 use serde_json::{json, Value};
 
 /// A doc corpus from `calibench init`, and its verdict items.
@@ -470,8 +470,20 @@ fn the_lift_in_human_units_decides_and_sizes_the_next_labelling() {
                 .arg(&run_dir)
                 .args(["--labels-for", "10", "--json"]),
         );
-    assert_eq!(wide["needed"], 2, "{wide}");
+    // The pilot's own labels already reach it: no more needed.
+    assert_eq!(wide["more"], 0, "{wide}");
+    assert_eq!(wide["needed"], wide["labelled"], "{wide}");
     assert!(wide["half_width"].as_f64().unwrap() <= 10.0);
+    let said = stdout_of(
+        calibench()
+            .arg("plan")
+            .arg(&run_dir)
+            .args(["--labels-for", "10"]),
+    );
+    assert!(
+        said.starts_with("no more labels needed: the pilot's "),
+        "{said}"
+    );
     let out = calibench()
         .arg("plan")
         .arg(&run_dir)
@@ -481,7 +493,8 @@ fn the_lift_in_human_units_decides_and_sizes_the_next_labelling() {
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8(out.stderr).unwrap();
     assert!(
-        e.contains("even labelling all 3 judged-only pairs gives ±"),
+        e.contains("even labelling all 3 judged-only pairs (")
+            && e.contains("labelled in all) gives ±"),
         "{e}"
     );
 }

@@ -420,6 +420,43 @@ fn the_action_gate_step_passes_fails_and_refuses_with_the_gates_status() {
         .file("summary.md")
         .contains("calibench gate: not run"));
 
+    // A subject that is Markdown is shown as text in a fenced block, never as a link or HTML.
+    let hostile = "bad`](javascript:alert(1))<img src=x onerror=alert(1)>";
+    let o = runner.step(
+        "action-gate.sh",
+        &[("INPUT_EXPERIMENT", hostile), ("INPUT_ARGS", &args)],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let summary = runner.file("summary.md");
+    assert!(
+        summary.contains("```text\nbad'](javascript:alert(1))<img src=x onerror=alert(1)>\n```"),
+        "{summary}"
+    );
+
+    // A summary page that cannot be written loses nothing: the step still exits with the
+    // gate's status and writes exit-code first (hostile round 3, 11).
+    for (subject, code) in [
+        ("corpora/capacity-50", 0),
+        ("corpora/no-such-experiment", 2),
+    ] {
+        let output = out.path().join(format!("output-{code}"));
+        let o = script("action-gate.sh")
+            .current_dir(root())
+            .env("GITHUB_STEP_SUMMARY", "/proc/nope/s.md")
+            .env("GITHUB_OUTPUT", &output)
+            .env("CALIBENCH", env!("CARGO_BIN_EXE_calibench"))
+            .env("INPUT_EXPERIMENT", subject)
+            .env("INPUT_ARGS", &args)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(&output).unwrap().trim(),
+            format!("exit-code={code}")
+        );
+        assert!(text(&o).contains("GITHUB_STEP_SUMMARY"), "{}", text(&o));
+    }
+
     // Both an experiment and a run directory, or neither: a usage error before calibench runs.
     for inputs in [
         vec![
@@ -494,4 +531,120 @@ fn action_yml_passes_every_input_to_its_steps_and_runs_the_tested_scripts() {
     let release = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
     assert!(release.contains("scripts/package-release.sh dist "));
     assert!(release.contains("scripts/install.sh"));
+}
+
+/// An archive of `staged` (a folder holding `calibench-TARGET/`) with its `.sha256` as the
+/// release writes it, in `out`.
+fn tar_of(staged: &Path, out: &Path) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(out).unwrap();
+    let name = format!("calibench-{}.tar.gz", host_target());
+    let archive = out.join(&name);
+    let o = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(staged)
+        .arg(format!("calibench-{}", host_target()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = Command::new("sha256sum")
+        .arg(&name)
+        .current_dir(out)
+        .output()
+        .unwrap();
+    let sum = out.join(format!("{name}.sha256"));
+    std::fs::write(&sum, &o.stdout).unwrap();
+    (archive, sum)
+}
+
+// Regression (hostile round 3, 12): a symlinked calibench was made executable and run outside
+// the archive, any program answering --version was installed, and a correct checksum in
+// another common layout was refused with two identical-looking hashes.
+#[test]
+fn install_sh_installs_only_a_regular_calibench_and_reads_every_checksum_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inner = format!("calibench-{}", host_target());
+    // A link to a script outside the archive: never chmod-ed, never run, never installed.
+    let outside = tmp.path().join("outside-script");
+    let pwned = tmp.path().join("pwned.txt");
+    std::fs::write(&outside, format!("echo PWNED > '{}'\n", pwned.display())).unwrap();
+    let staged = tmp.path().join("sym");
+    std::fs::create_dir_all(staged.join(&inner)).unwrap();
+    std::os::unix::fs::symlink(&outside, staged.join(&inner).join("calibench")).unwrap();
+    let (archive, sum) = tar_of(&staged, &tmp.path().join("sym-dist"));
+    let base = site(&tmp.path().join("sym-site"), &[&archive, &sum]);
+    let o = install(&base, &tmp.path().join("bin-sym"), None);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("holds no regular file"), "{}", text(&o));
+    assert!(!pwned.exists(), "the linked script was run");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&outside).unwrap().permissions().mode();
+    assert_eq!(mode & 0o111, 0, "the linked script was made executable");
+    assert!(!tmp.path().join("bin-sym/calibench").exists());
+
+    // Another program packed as calibench: refused by its --version.
+    let staged = tmp.path().join("ls");
+    std::fs::create_dir_all(staged.join(&inner)).unwrap();
+    std::fs::copy("/bin/ls", staged.join(&inner).join("calibench")).unwrap();
+    let (archive, sum) = tar_of(&staged, &tmp.path().join("ls-dist"));
+    let base = site(&tmp.path().join("ls-site"), &[&archive, &sum]);
+    let o = install(&base, &tmp.path().join("bin-ls"), None);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("is not calibench"), "{}", text(&o));
+    assert!(!tmp.path().join("bin-ls/calibench").exists());
+
+    // The right hash in every layout a checksum file comes in is read.
+    let (archive, sum) = pack(&tmp.path().join("dist"));
+    let hash = std::fs::read_to_string(&sum).unwrap();
+    let hash = hash.split_whitespace().next().unwrap().to_string();
+    let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+    for (layout, text_of) in [
+        (
+            "two-lines",
+            format!(
+                "{hash}  {name}\n{}  calibench-other.tar.gz\n",
+                "0".repeat(64)
+            ),
+        ),
+        (
+            "other-first",
+            format!(
+                "{}  calibench-other.tar.gz\n{hash}  {name}\n",
+                "0".repeat(64)
+            ),
+        ),
+        ("crlf", format!("{hash}\r\n")),
+        ("tab", format!("{hash}\t{name}\n")),
+        ("binary-mark", format!("{hash} *{name}\n")),
+        ("upper-case", format!("{}\n", hash.to_uppercase())),
+    ] {
+        let dist = tmp.path().join(format!("dist-{layout}"));
+        std::fs::create_dir_all(&dist).unwrap();
+        let a = dist.join(&name);
+        std::fs::copy(&archive, &a).unwrap();
+        let s = dist.join(format!("{name}.sha256"));
+        std::fs::write(&s, text_of).unwrap();
+        let base = site(&tmp.path().join(format!("site-{layout}")), &[&a, &s]);
+        let into = tmp.path().join(format!("bin-{layout}"));
+        let o = install(&base, &into, None);
+        assert_eq!(o.status.code(), Some(0), "{layout}: {}", text(&o));
+        assert!(into.join("calibench").is_file(), "{layout}");
+    }
+    // A wrong hash shows both, with their lengths, so they can be told apart.
+    let dist = tmp.path().join("dist-wrong");
+    std::fs::create_dir_all(&dist).unwrap();
+    let a = dist.join(&name);
+    std::fs::copy(&archive, &a).unwrap();
+    let s = dist.join(format!("{name}.sha256"));
+    std::fs::write(&s, format!("{}  {name}\n", &hash[..63])).unwrap();
+    let base = site(&tmp.path().join("site-wrong"), &[&a, &s]);
+    let o = install(&base, &tmp.path().join("bin-wrong"), None);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("(64 characters), the release says"),
+        "{}",
+        text(&o)
+    );
+    assert!(text(&o).contains("(63 characters)"), "{}", text(&o));
 }

@@ -319,20 +319,23 @@ fn write_outputs(args: &GateArgs, r: &GateReport) -> Result<Vec<PathBuf>, Error>
         replace_file(path, &markdown)?;
         written.push(path.clone());
     }
+    // The step summary is GitHub's page, not a file the user asked for: failing to append to
+    // it is a warning, and the gate's answer (its output, its exit status, the files asked
+    // for) stands.
     if let Some(step) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|v| !v.is_empty()) {
         let path = PathBuf::from(step);
-        std::fs::OpenOptions::new()
+        let appended = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
-            .and_then(|mut f| f.write_all(markdown.as_bytes()))
-            .map_err(|e| {
-                Error::Write(std::io::Error::new(
-                    e.kind(),
-                    format!("$GITHUB_STEP_SUMMARY ({}): {e}", path.display()),
-                ))
-            })?;
-        written.push(path);
+            .and_then(|mut f| f.write_all(markdown.as_bytes()));
+        match appended {
+            Ok(()) => written.push(path),
+            Err(e) => crate::output::print_warning(&format!(
+                "$GITHUB_STEP_SUMMARY ({}) could not be written: {e}; the gate's answer stands (its exit status and the files asked for)",
+                path.display()
+            )),
+        }
     }
     Ok(written)
 }

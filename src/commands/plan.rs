@@ -135,8 +135,12 @@ pub struct LabelsPlan {
     pub run_id: String,
     /// The half-width asked for (human units, 95%).
     pub width: f64,
-    /// Labelled items (pairs labelled in both arms) that reach it, at the run's N.
+    /// Labelled pairs (items labelled in both arms) that reach it, in all: the pilot's and
+    /// `more` of its judged-only ones.
     pub needed: usize,
+    /// How many more pairs to label, out of the pilot's judged-only ones: 0 when the pilot's
+    /// labels already reach the width.
+    pub more: usize,
     /// The pilot's labelled and judged-only pairs.
     pub labelled: usize,
     pub unlabelled: usize,
@@ -149,8 +153,7 @@ pub struct LabelsPlan {
 
 /// How many labels make the lift's PPI++ interval ±`width`, from the run's stored moments.
 pub fn labels_for(run_dir: &Path, width: f64) -> Result<LabelsPlan, Error> {
-    use crate::stats::power::z_upper;
-    use crate::stats::ppi::{labels_needed, lambda, variance};
+    use crate::stats::ppi::{half_width, labels_needed, lambda};
     let (metrics, _) = crate::pipeline::stored::read_run(run_dir)?;
     let file = run_dir.join("metrics.json").display().to_string();
     let refuse = |problem: String, hint: &str| -> Error {
@@ -174,42 +177,69 @@ pub fn labels_for(run_dir: &Path, width: f64) -> Result<LabelsPlan, Error> {
             "label at least 2 lift items in both arms, drawn at random, and keep some unlabelled",
         ));
     };
-    let z = z_upper(0.025);
-    let half = |n: usize| z * variance(&m, n, lambda(&m, n)).sqrt();
+    let w = crate::text::fmt_num;
     match labels_needed(&m, width) {
         Ok(needed) => Ok(LabelsPlan {
             run_id: metrics.run_id.clone(),
             width,
             needed,
+            more: needed - m.labelled,
             labelled: m.labelled,
             unlabelled: m.unlabelled,
-            pilot_half_width: half(m.labelled),
-            half_width: half(needed),
-            lambda: lambda(&m, needed),
+            pilot_half_width: half_width(&m, m.labelled),
+            half_width: half_width(&m, needed),
+            lambda: lambda(&m.with_labelled(needed), needed),
         }),
         Err(best) => Err(refuse(
             format!(
-                "even labelling all {} judged-only pairs gives ±{:.4}, wider than ±{width} (the narrowest any number of labels reaches: ±{best:.4})",
+                "even labelling all {} judged-only pairs ({} labelled in all) gives ±{}, wider than ±{} (the narrowest any number of labels reaches: ±{})",
                 m.unlabelled,
-                half(m.unlabelled.max(2))
+                m.labelled + m.unlabelled,
+                w(round4(half_width(&m, m.labelled + m.unlabelled))),
+                w(width),
+                w(round4(best))
             ),
-            "ask for a wider interval, or judge more items in both arms (N bounds what labels can do)",
+            "ask for a wider interval, or judge more items in both arms (the pairs judged in both arms bound what labels can do)",
         )),
     }
 }
 
+/// A half-width to 4 significant places, for messages.
+fn round4(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let places = 3 - x.abs().log10().floor() as i32;
+    let scale = 10f64.powi(places);
+    (x * scale).round() / scale
+}
+
 impl Render for LabelsPlan {
     fn human(&self) -> String {
-        format!(
-            "label {} items in both arms, drawn at random, for the lift in human units to be ±{} (95%, PPI++ at λ {:.2}: ±{:.4}), from run {}\n  the pilot: {} labelled and {} judged-only pairs, ±{:.4}\n",
-            self.needed,
-            self.width,
-            self.lambda,
-            self.half_width,
-            self.run_id,
+        let w = |x: f64| crate::text::fmt_num(round4(x));
+        let pilot = format!(
+            "  the pilot: {} labelled and {} judged-only pairs, ±{}\n",
             self.labelled,
             self.unlabelled,
-            self.pilot_half_width
+            w(self.pilot_half_width)
+        );
+        if self.more == 0 {
+            return format!(
+                "no more labels needed: the pilot's {} labelled pairs already give ±{} ≤ ±{} (95%, PPI++), from run {}\n{pilot}",
+                self.labelled,
+                w(self.half_width),
+                crate::text::fmt_num(self.width),
+                self.run_id
+            );
+        }
+        format!(
+            "label {} more of the judged-only pairs in both arms ({} labelled in all), drawn at random, for the lift in human units to be ±{} (95%, PPI++ at λ {:.2}: ±{}), from run {}\n{pilot}",
+            self.more,
+            self.needed,
+            crate::text::fmt_num(self.width),
+            self.lambda,
+            w(self.half_width),
+            self.run_id,
         )
     }
 }

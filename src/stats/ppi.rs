@@ -117,6 +117,19 @@ pub fn moments(y: &[f64], f_labelled: &[f64], f_unlabelled: &[f64]) -> Option<Mo
     })
 }
 
+impl Moments {
+    /// The pilot's moments for a study that labels `n` of its `labelled + unlabelled` pairs
+    /// (more of the judged-only ones, drawn at random): the moments stand, the split moves.
+    pub fn with_labelled(&self, n: usize) -> Moments {
+        let total = self.labelled + self.unlabelled;
+        Moments {
+            labelled: n,
+            unlabelled: total.saturating_sub(n),
+            ..*self
+        }
+    }
+}
+
 /// λ for `n` labelled items from `m`'s moments: Cov⁰(Y, f) / ((1 + n/N)·Var_{n+N}(f)), clipped
 /// to [0, 1]; 0 where it is undefined (no unlabelled item, predictions that do not vary).
 pub fn lambda(m: &Moments, n: usize) -> f64 {
@@ -185,16 +198,23 @@ pub fn ppi_mean(y: &[f64], f_labelled: &[f64], f_unlabelled: &[f64]) -> Estimate
     }
 }
 
-/// How many labelled items (at the pilot's N) make the 95% PPI++ interval at most ±`width`:
-/// the smallest n in 2..=N with z²·variance(n) ≤ width², λ re-tuned for each n. `Err` with the
-/// narrowest half-width any n reaches when none does. (λ falls as n grows, so the half-width
-/// need not fall monotonically: every n is tried, each in constant time.)
+/// The 95% half-width with `n` of the pilot's pairs labelled, λ tuned for that split.
+pub fn half_width(m: &Moments, n: usize) -> f64 {
+    let at = m.with_labelled(n);
+    z95() * variance(&at, n, lambda(&at, n)).sqrt()
+}
+
+/// How many labelled pairs in all make the 95% PPI++ interval at most ±`width`, labelling more
+/// of the pilot's judged-only pairs: the smallest n from the pilot's own (at least 2) up to
+/// every pair labelled, with z²·variance ≤ width², λ re-tuned for each split. The pilot's n
+/// when it already suffices. `Err` with the narrowest half-width any n reaches when none does.
+/// (λ falls as n grows, so the half-width need not fall monotonically: every n is tried, each
+/// in constant time.)
 pub fn labels_needed(m: &Moments, width: f64) -> Result<usize, f64> {
-    let z = z95();
-    let half = |n: usize| z * variance(m, n, lambda(m, n)).sqrt();
+    let total = m.labelled + m.unlabelled;
     let mut best = f64::INFINITY;
-    for n in 2..=m.unlabelled.max(2) {
-        let h = half(n);
+    for n in m.labelled.max(2)..=total.max(2) {
+        let h = half_width(m, n);
         if h <= width {
             return Ok(n);
         }
@@ -296,10 +316,30 @@ mod tests {
         let e = ppi_mean(&y, &f, &u);
         let ci = e.ci.unwrap();
         close(half(10), (ci[1] - ci[0]) / 2.0);
-        let n = labels_needed(&m, 0.05).unwrap();
-        assert!(half(n) <= 0.05 && half(n - 1) > 0.05, "{n}");
+        close(half_width(&m, 10), half(10));
+        // More labels come out of the judged-only pairs: at n labelled, 210 − n are left.
+        let width = 0.1;
+        assert!(half_width(&m, 10) > width);
+        let n = labels_needed(&m, width).unwrap();
+        assert!(n > 10, "{n}");
+        assert!(
+            half_width(&m, n) <= width && half_width(&m, n - 1) > width,
+            "{n}"
+        );
+        let at = m.with_labelled(n);
+        assert_eq!((at.labelled, at.unlabelled), (n, 210 - n));
+        // Every pair labelled: the labels alone, Var(Y)/210.
+        close(
+            half_width(&m, 210),
+            1.959963984540054 * (m.var_y / 210.0).sqrt(),
+        );
         // A width no labelling reaches: refused with the best reachable.
         let best = labels_needed(&m, 1e-6).unwrap_err();
-        close(best, half(200));
+        let narrowest = (10..=210)
+            .map(|n| half_width(&m, n))
+            .fold(f64::INFINITY, f64::min);
+        close(best, narrowest);
+        // A width the pilot already meets needs no more labels.
+        assert_eq!(labels_needed(&m, 10.0), Ok(10));
     }
 }
