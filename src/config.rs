@@ -356,6 +356,25 @@ pub fn parse_with(
     };
     let raw: RawExperiment = read_toml(&ctx)?;
 
+    if let Some(name) = &raw.name {
+        // The name starts every run id: an empty one would make ids like `-20261127T…`, which
+        // a command line reads as a flag.
+        if name.trim().is_empty() {
+            return Err(ctx
+                .error("name", "is empty")
+                .hint("name the experiment, or leave `name` out to use its folder's name"));
+        }
+        if name.starts_with('-') {
+            return Err(ctx
+                .error(
+                    "name",
+                    format!(
+                        "`{name}` starts with `-`: its run ids would read as a command-line flag"
+                    ),
+                )
+                .hint("start the name with a letter or digit"));
+        }
+    }
     let exp_name = raw.name.unwrap_or_else(|| {
         path.parent()
             .and_then(|p| p.file_name())

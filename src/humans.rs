@@ -132,9 +132,18 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
     names.push(PANEL.to_string());
     names.extend(annotators.iter().map(|a| a.to_string()));
     let k = judges.len();
-    let values: Vec<Vec<Option<f64>>> = units
+    // Per unit: each judge's score and the panel's (k + 1 columns, few), and the ratings the
+    // alt-test reads, held sparsely: a unit's judges, panel and the annotators who labelled it,
+    // never a column per annotator (a crowd of 100,000 who each label three units is 300,000
+    // labels, not a matrix).
+    let annotator_at: HashMap<&str, usize> = annotators
         .iter()
-        .map(|(item, dim, labelled)| {
+        .enumerate()
+        .map(|(i, a)| (*a, k + 1 + i))
+        .collect();
+    let scores: Vec<Vec<Option<f64>>> = units
+        .iter()
+        .map(|(item, dim, _)| {
             let score = |judge: &str| {
                 item.verdicts
                     .iter()
@@ -144,8 +153,16 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
             let mut row: Vec<Option<f64>> = judges.iter().map(|j| score(j)).collect();
             let surviving: Vec<f64> = row.iter().flatten().copied().collect();
             row.push((!surviving.is_empty()).then(|| mean(&surviving)));
-            row.extend(annotators.iter().map(|a| labelled.get(a).copied()));
             row
+        })
+        .collect();
+    let ratings: Vec<Vec<(usize, f64)>> = units
+        .iter()
+        .zip(&scores)
+        .map(|((_, _, labelled), row)| {
+            let judged = row.iter().enumerate().filter_map(|(j, v)| Some((j, (*v)?)));
+            let labels = labelled.iter().map(|(a, v)| (annotator_at[a], *v));
+            judged.chain(labels).collect()
         })
         .collect();
     let humans: Vec<usize> = (k + 1..names.len()).collect();
@@ -153,7 +170,7 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
     let mut alt = BTreeMap::new();
     let mut notes = BTreeMap::new();
     for candidate in 0..=k {
-        match alt_test(&names, &values, candidate, &humans, &s) {
+        match alt_test(&names, &ratings, candidate, &humans, &s) {
             Ok(t) => {
                 alt.insert(names[candidate].clone(), AltTestFigures::from(t));
             }
@@ -169,7 +186,7 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
         .collect();
     let errors: Vec<Vec<Option<f64>>> = (0..k)
         .map(|j| {
-            values
+            scores
                 .iter()
                 .zip(&mean_labels)
                 .map(|(row, m)| row[j].map(|score| score - m))

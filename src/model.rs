@@ -296,6 +296,8 @@ pub struct Sweep {
     #[serde(serialize_with = "vary_map")]
     pub vary: Vec<crate::sweep::Vary>,
     pub points: Vec<SweepPoint>,
+    /// How many points meet every requirement, where the choice is made.
+    pub meeting: usize,
     pub requirements: Vec<String>,
     pub prefer: String,
     /// A merged finding is confirmed when its judge composite is at least this (review).

@@ -135,6 +135,9 @@ pub struct Figure {
     /// Whether one unit's own value is meaningful (every figure but ECE), so that the
     /// recommendation is compared with the current setting unit by unit.
     pub per_unit: bool,
+    /// Whether it is measured by the judges (precision, judged actionable, recall): it needs
+    /// verdicts, and the trust verdict withholds it.
+    pub judged: bool,
 }
 
 impl Figure {
@@ -161,6 +164,7 @@ const fn sum(name: &'static str, label: &'static str, at: usize) -> Figure {
             _ => |s| Some(s[review::REJECTED]),
         },
         per_unit: true,
+        judged: at == review::JUDGED_ACTIONABLE,
     }
 }
 
@@ -177,6 +181,7 @@ pub const REVIEW_FIGURES: [Figure; 8] = [
         places: 3,
         value: |s| ratio(s[review::COMPOSITE_SUM], s[review::JUDGED_ACTIONABLE]),
         per_unit: true,
+        judged: true,
     },
     sum(
         "judged_actionable",
@@ -189,6 +194,7 @@ pub const REVIEW_FIGURES: [Figure; 8] = [
         places: 3,
         value: |s| ratio(s[review::CONFIRMED_ACTIONABLE], s[review::CONFIRMED]),
         per_unit: true,
+        judged: true,
     },
     sum("rejected", "rejected by the validator", review::REJECTED),
 ];
@@ -201,6 +207,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         places: 3,
         value: |s| ratio(s[queries::FIRED], s[queries::N]),
         per_unit: true,
+        judged: false,
     },
     Figure {
         name: "unnecessary_recovery_rate",
@@ -208,6 +215,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         places: 3,
         value: |s| ratio(s[queries::UNNECESSARY], s[queries::N]),
         per_unit: true,
+        judged: false,
     },
     Figure {
         name: "first_pass_success",
@@ -220,6 +228,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
             )
         },
         per_unit: true,
+        judged: false,
     },
     Figure {
         name: "final_accuracy",
@@ -227,6 +236,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         places: 3,
         value: |s| ratio(s[queries::RIGHT], s[queries::LABELLED]),
         per_unit: true,
+        judged: false,
     },
     Figure {
         name: "confidence_mean",
@@ -234,6 +244,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         places: 3,
         value: |s| ratio(s[queries::CONFIDENCE_SUM], s[queries::N]),
         per_unit: true,
+        judged: false,
     },
     Figure {
         name: "ece",
@@ -252,6 +263,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
             })
         },
         per_unit: false,
+        judged: false,
     },
 ];
 
@@ -325,7 +337,10 @@ impl RawSweep {
             .map(|p| p.parse().map_err(|e| ("prefer".to_string(), e)))
             .transpose()?;
         if let Some(h) = self.holdout.filter(|h| !(*h > 0.0 && *h < 1.0)) {
-            return Err(("holdout".into(), format!("{h} is not between 0 and 1")));
+            return Err((
+                "holdout".into(),
+                format!("{} is not between 0 and 1", crate::text::fmt_num(h)),
+            ));
         }
         Ok(Spec {
             arm: self.arm,
@@ -358,16 +373,19 @@ impl std::str::FromStr for Vary {
     fn from_str(s: &str) -> Result<Self, String> {
         let (key, values) =
             crate::input::toml::assignment(s, "VALUES", "review.actionable_from", "25,50,75")?;
-        let values = if values.contains(':') && !values.contains(',') {
+        let list = crate::input::toml::split_list(values);
+        let ranged = list.len() == 1 && values.contains(':') && !values.starts_with(['[', '"']);
+        let values = if ranged {
             range(values)?
         } else {
-            let list: Vec<String> = values.split(',').map(|v| v.trim().to_string()).collect();
-            if list.iter().any(String::is_empty) {
+            if list.iter().any(|v| v.is_empty()) {
                 return Err(format!(
                     "`{values}` has an empty value: write a comma list such as 25,50,75"
                 ));
             }
-            list
+            list.into_iter()
+                .map(crate::input::toml::canonical)
+                .collect::<Result<Vec<_>, _>>()?
         };
         Ok(Vary {
             key: key.to_string(),
@@ -706,6 +724,18 @@ pub enum Choice {
     Closest(usize, Vec<Requirement>),
 }
 
+/// How many of `points` meet every requirement.
+pub fn meeting(side: Side, points: &[Vec<Estimate>], requirements: &[Requirement]) -> usize {
+    let needs: Vec<(usize, &Requirement)> = requirements
+        .iter()
+        .filter_map(|r| figure_index(side, &r.metric, "").ok().map(|i| (i, r)))
+        .collect();
+    points
+        .iter()
+        .filter(|p| needs.iter().all(|(i, r)| r.met_by(&p[*i])))
+        .count()
+}
+
 /// Chooses among `points` (each point's figures, in the side's order).
 pub fn choose(
     side: Side,
@@ -771,7 +801,8 @@ pub fn choose(
 pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>), String> {
     if !(fraction > 0.0 && fraction < 1.0) {
         return Err(format!(
-            "--holdout {fraction} is not a fraction between 0 and 1"
+            "--holdout {} is not a fraction between 0 and 1",
+            crate::text::fmt_num(fraction)
         ));
     }
     // Shuffled by id order, not by the order the corpus lists them.
@@ -786,7 +817,8 @@ pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Ve
     let (mut held_out, mut choosing) = (order[..held].to_vec(), order[held..].to_vec());
     if held_out.len() < 2 || choosing.len() < 2 {
         return Err(format!(
-            "--holdout {fraction} of {} units leaves {} to choose on and {} held out; each part needs at least 2",
+            "--holdout {} of {} units leaves {} to choose on and {} held out; each part needs at least 2",
+            crate::text::fmt_num(fraction),
             ids.len(),
             choosing.len(),
             held_out.len()

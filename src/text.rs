@@ -208,6 +208,20 @@ pub fn first_few<T: std::fmt::Display>(
     out.join(", ")
 }
 
+/// `s` as one argument a POSIX shell reads back as written: as it is when it holds only
+/// letters, digits and `._/+-:@%,=`, else in single quotes (`'dir with spaces'`), so that a
+/// command calibench prints can be pasted.
+pub fn shell_arg(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/+-:@%,=".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 /// A number as a person wrote it, kept short: Rust's shortest form between 10⁻⁴ and 10⁶, else
 /// scientific (`1e308`, not 309 digits).
 pub fn fmt_num(x: f64) -> String {
@@ -367,6 +381,19 @@ mod tests {
         ] {
             assert!(!near_miss(a, b), "{a} {b}");
         }
+    }
+
+    #[test]
+    fn shell_arguments_paste_back_as_written() {
+        assert_maps(
+            shell_arg,
+            &[
+                ("corpora/doc-review-ab", "corpora/doc-review-ab"),
+                ("dir with spaces/ünïcødé ✓", "'dir with spaces/ünïcødé ✓'"),
+                ("it's", "'it'\\''s'"),
+                ("", "''"),
+            ],
+        );
     }
 
     #[test]

@@ -416,3 +416,155 @@ fn a_declared_sweep_with_a_bad_point_refuses_the_run_before_it_is_written() {
     let written = std::fs::read_dir(dir.path().join("runs")).map_or(0, |r| r.count());
     assert_eq!(written, 0);
 }
+
+// Hostile round 3, folder 16: each message fits the mistake. (a) the headline counts the
+// points that meet the requirements; (b) a point refused for a rule across keys is named;
+// (c) a review key over query traces says so; (d) the policy cannot be varied; (e) a huge or
+// tiny number is printed short; (f) a value is echoed as the one TOML value it is; (g) a list
+// value holding a comma can be varied; (h) a judged figure needs verdicts; (p) a requirement
+// needs an interval.
+#[test]
+fn each_sweep_refusal_and_headline_says_what_is_so() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = root.join("corpora/capacity-50");
+    let code = root.join("corpora/code-review-ab");
+    let sweep_of = |corpus: &Path, args: &[&str]| {
+        let mut cmd = calibench();
+        cmd.arg("sweep")
+            .arg(corpus)
+            .arg("--runs-dir")
+            .arg(dir.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
+            .arg("--no-plots")
+            .args(args);
+        if !args.contains(&"--bootstrap") {
+            cmd.args(["--bootstrap", "200"]);
+        }
+        cmd.output().unwrap()
+    };
+    // (a)
+    let out = sweep_of(
+        &capacity,
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.30:0.80:0.05",
+            "--require",
+            "unnecessary_recovery_rate<=0.2",
+            "--require",
+            "final_accuracy>=0.9",
+            "--prefer",
+            "max:recovery_gate_rate",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meeting = v["meeting"].as_u64().unwrap();
+    assert!(meeting > 0 && meeting < 11, "{meeting}");
+    let out = sweep_of(
+        &capacity,
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.30:0.80:0.05",
+            "--require",
+            "unnecessary_recovery_rate<=0.2",
+            "--require",
+            "final_accuracy>=0.9",
+            "--prefer",
+            "max:recovery_gate_rate",
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("of the {meeting} of 11 points meeting")),
+        "{text}"
+    );
+    // (f), (g): values as TOML; a list with commas.
+    let out = sweep_of(
+        &capacity,
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.5 # a note,0.6",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('#'), "{text}");
+    let out = sweep_of(
+        &code,
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            r#"review.skip=["closed","reviewed"],[]"#,
+            "--json",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 2);
+    // Refusals, each naming what is wrong.
+    for (corpus, args, says) in [
+        // (b)
+        (&capacity, vec!["--vary", "confidence.recovery_threshold=0,0.5"], "0.2 is above recovery_threshold (0): the gate could never fire (at the grid point --vary treatment.confidence.recovery_threshold=0)"),
+        // (c)
+        (&capacity, vec!["--vary", "review.actionable_from=25,50"], "`review.actionable_from` is a key of the arm's review table, but the corpus replays queries (queries.jsonl)"),
+        // (d)
+        (&code, vec!["--vary", "review.policy=anchored,float-gates"], "`review.policy` names the arm's policy"),
+        // (e)
+        (&capacity, vec!["--vary", "confidence.recovery_threshold=0.3,0.5", "--holdout", "1e-300"], "--holdout 1e-300 of 50 units"),
+        // (f)
+        (&capacity, vec!["--vary", "confidence.recovery_threshold=0.5\npolicy = \"flat-mean\""], "holds a line break"),
+        // (p)
+        (&capacity, vec!["--vary", "confidence.recovery_threshold=0.3,0.5", "--require", "final_accuracy>=0.5", "--bootstrap", "0"], "--bootstrap 0 draws no interval"),
+    ] {
+        let mut all = vec!["--arm", "treatment"];
+        all.extend(args.iter().copied());
+        let out = sweep_of(corpus, &all);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    // (h): a judged figure in a corpus without verdicts.
+    let bare = dir.path().join("bare");
+    std::fs::create_dir_all(&bare).unwrap();
+    corpus(&bare);
+    std::fs::remove_file(bare.join("verdicts.jsonl")).unwrap();
+    let out = sweep_of(
+        &bare,
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "review.actionable_from=50,75",
+            "--require",
+            "precision>=0.5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "--require names `precision`, a judged figure, but the corpus has no verdicts.jsonl"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

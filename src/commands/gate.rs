@@ -99,6 +99,11 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         Target::RunDir(dir) => {
             let path = dir.join("metrics.json");
             let value = read_json(&path)?;
+            crate::pipeline::stored::refuse_sweep(
+                &path,
+                &value,
+                "a gate checks a run of an experiment",
+            )?;
             let Some(run_id) = value["run_id"].as_str() else {
                 return Err(InputError::new(
                     path.display().to_string(),

@@ -36,7 +36,7 @@ pub struct Initialised {
 
 impl Render for Initialised {
     fn human(&self) -> String {
-        let dir = self.dir.display();
+        let dir = crate::text::shell_arg(&self.dir.display().to_string());
         let article = if self.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
             "an"
         } else {
@@ -50,13 +50,23 @@ impl Render for Initialised {
     }
 }
 
+/// `--kind`'s value as it is typed.
+fn flag(kind: crate::generate::starter::InitKind) -> String {
+    use clap::ValueEnum;
+    kind.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_string())
+}
+
 pub fn run(args: &InitArgs) -> Result<Initialised, Error> {
     let dir = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let shown = dir.display().to_string();
     if dir.is_file() {
         return Err(
             InputError::new(shown, "is a file; init makes a corpus folder")
-                .hint("name a new folder: calibench init my-corpus --kind doc")
+                .hint(format!(
+                    "name a new folder: calibench init my-corpus --kind {}",
+                    flag(args.kind)
+                ))
                 .into(),
         );
     }
@@ -71,7 +81,10 @@ pub fn run(args: &InitArgs) -> Result<Initialised, Error> {
                     first.file_name().to_string_lossy()
                 ),
             )
-            .hint("name a new folder: calibench init my-corpus --kind doc")
+            .hint(format!(
+                "name a new folder: calibench init my-corpus --kind {}",
+                flag(args.kind)
+            ))
             .into());
         }
     }

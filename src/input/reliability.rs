@@ -74,14 +74,16 @@ pub fn read_rated(
     read_as::<Rated>(name, bytes, layout, level)
 }
 
-/// The ratings with their raters: `values[u][r]` is rater r's value on unit u.
+/// The ratings with their raters, held sparsely: `values[u]` is unit u's (rater, value) pairs,
+/// a missing value left out. Memory follows the ratings, not units × raters (a crowd of
+/// 100,000 annotators who each rated three units is 300,000 pairs, not a matrix).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rated {
     /// Rater names in order of first appearance (wide: in file order).
     pub raters: Vec<String>,
     /// Unit names in order of first appearance.
     pub units: Vec<String>,
-    pub values: Vec<Vec<Option<f64>>>,
+    pub values: Vec<Vec<(usize, f64)>>,
     pub layout: Layout,
     pub warnings: Vec<String>,
 }
@@ -126,9 +128,6 @@ impl Grouping for Rated {
         if let Some((unit, rater, first, second)) = m.repeated {
             return Err(repeated(name, &unit, &rater, first, second));
         }
-        for row in &mut m.values {
-            row.resize(m.raters.len(), None);
-        }
         Ok(Rated {
             raters: m.raters,
             units: m.units,
@@ -138,13 +137,23 @@ impl Grouping for Rated {
         })
     }
     fn wide(_: &str, w: Wide) -> Result<Self, InputError> {
-        let value = |v: f64| (!v.is_nan()).then_some(v);
+        let present = |(r, &v): (usize, &f64)| (!v.is_nan()).then_some((r, v));
         let (raters, units, values) = if w.units_as_rows {
-            let values = w.rows.iter().map(|r| r.iter().map(|&v| value(v)).collect());
+            let values = w
+                .rows
+                .iter()
+                .map(|row| row.iter().enumerate().filter_map(present).collect());
             (w.column_names, w.row_names, values.collect())
         } else {
             let values = (0..w.column_names.len())
-                .map(|u| w.rows.iter().map(|r| value(r[u])).collect())
+                .map(|u| {
+                    w.rows
+                        .iter()
+                        .map(|row| &row[u])
+                        .enumerate()
+                        .filter_map(present)
+                        .collect()
+                })
                 .collect();
             (w.row_names, w.column_names, values)
         };
@@ -169,7 +178,7 @@ struct Matrix {
     rater_ids: FastMap<u32>,
     units: Vec<String>,
     raters: Vec<String>,
-    values: Vec<Vec<Option<f64>>>,
+    values: Vec<Vec<(usize, f64)>>,
     lines: HashMap<(usize, usize), u64>,
     repeated: Option<(String, String, u64, u64)>,
 }
@@ -190,11 +199,9 @@ impl Sink for Matrix {
             self.repeated = Some((unit.to_string(), rater.to_string(), first, line));
             return Err(Stop::Found);
         }
-        let row = &mut self.values[u];
-        if row.len() <= r {
-            row.resize(r + 1, None);
+        if let Some(v) = value {
+            self.values[u].push((r, v));
         }
-        row[r] = value;
         Ok(())
     }
 }

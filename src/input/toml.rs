@@ -389,10 +389,53 @@ impl std::str::FromStr for Override {
         let (key, value) = assignment(s, "VALUE", "arms.treatment.review.actionable_from", "50")?;
         Ok(Override {
             key: key.to_string(),
-            value: value.to_string(),
+            value: canonical(value)?,
             flag: "--set",
         })
     }
+}
+
+/// One value as written on the command line, in its TOML form (`75 # a note` is `75`, `'x'` is
+/// `"x"`): what messages echo and what is applied. A word that is not TOML stays as written
+/// (it is read as a string). Refused: a line break, or text that holds more than one value (a
+/// second key would be ignored, and the echo would show it).
+pub fn canonical(value: &str) -> Result<String, String> {
+    if value.contains(['\n', '\r']) {
+        return Err(format!(
+            "`{}` holds a line break: a value is one TOML value on one line",
+            crate::text::one_line(value)
+        ));
+    }
+    match format!("v = {value}").parse::<toml::Table>() {
+        Ok(t) if t.len() == 1 => Ok(t
+            .get("v")
+            .map_or_else(|| value.to_string(), ToString::to_string)),
+        Ok(_) => Err(format!("`{value}` is more than one TOML value")),
+        Err(_) => Ok(value.to_string()),
+    }
+}
+
+/// A comma list of values, split at the commas outside brackets and quotes: `25,50` is two
+/// values, `["closed","reviewed"],[]` two lists.
+pub fn split_list(values: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None, 0);
+    for (i, c) in values.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[' | '{') => depth += 1,
+            (None, ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                out.push(values[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(values[start..].trim());
+    out
 }
 
 /// `KEY=VALUE` split at the first `=`, the key a dotted key with no empty part, both trimmed;

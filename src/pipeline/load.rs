@@ -593,32 +593,51 @@ fn judges_error(exp_path: &Path, exp: &Experiment, problem: &str, hint: &str) ->
     .hint(hint)
 }
 
+/// Why the corpus (and the experiment's mode) cannot measure the compared metric `c`: the
+/// file it needs, or code review's precision controls in doc mode. `None` when it can.
+fn unmeasurable(c: &crate::replay::Compared, corpus: &Corpus, exp: &Experiment) -> Option<String> {
+    use crate::replay::DeltaTable;
+    let needs = |file: &str| Some(format!("needs {file}, which the corpus does not have"));
+    match c.table {
+        DeltaTable::Review if corpus.reviews.is_none() => needs("reviews.jsonl"),
+        DeltaTable::Queries if corpus.queries.is_none() => needs("queries.jsonl"),
+        DeltaTable::Review if c.judged && corpus.verdicts.is_none() => needs("verdicts.jsonl"),
+        DeltaTable::Review if c.controls && exp.mode != crate::policy::Mode::Code => Some(
+            "is measured by code review's precision controls (the validation pass, skip rules, lint-ignore), but mode is doc".to_string(),
+        ),
+        DeltaTable::Review
+            if c.controls
+                && exp.arms().iter().all(|a| a.controls.is_off())
+                && corpus.validations.is_none()
+                && corpus.targets.is_none()
+                && corpus.sources.is_none() =>
+        {
+            Some("is measured by code review's precision controls, which neither arm turns on and the corpus does not record (validations.jsonl, targets.jsonl, sources/)".to_string())
+        }
+        _ => None,
+    }
+}
+
 /// A primary metric the corpus cannot measure would leave the headline and its Holm family
 /// without it: refused, naming the file it needs.
 fn refuse_unmeasured_primary(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
-    use crate::replay::{compared_named, DeltaTable};
+    use crate::replay::compared_named;
     let corpus = &loaded.corpus;
     for name in &exp.primary {
         let Some(c) = compared_named(name) else {
             continue; // refused as the experiment was read
         };
-        let missing = match c.table {
-            DeltaTable::Review if corpus.reviews.is_none() => Some("reviews.jsonl"),
-            DeltaTable::Queries if corpus.queries.is_none() => Some("queries.jsonl"),
-            DeltaTable::Review if c.judged && corpus.verdicts.is_none() => Some("verdicts.jsonl"),
-            _ => None,
-        };
-        if let Some(file) = missing {
+        if let Some(why) = unmeasurable(&c, corpus, exp) {
             let mut e = InputError::new(
                 exp_path.display().to_string(),
-                format!("primary metric `{name}` needs {file}, which the corpus does not have"),
+                format!("primary metric `{name}` {why}"),
             )
             .field("`primary`");
             if let Some(line) = exp.primary_line {
                 e = e.at_line(line);
             }
             loaded.refusals.push(e.hint(format!(
-                "name metrics this corpus measures, or add {file} to {}",
+                "name metrics this corpus measures in {}",
                 exp.corpus.display()
             )));
         }
@@ -629,7 +648,7 @@ fn refuse_unmeasured_primary(loaded: &mut Loaded, exp_path: &Path, exp: &Experim
 /// catalogue metric whose file is missing, `lift` without judges, or a name that is neither a
 /// compared metric, `lift`, nor a scorer of `scores.jsonl` (with the nearest name).
 fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
-    use crate::replay::{compared, compared_named, DeltaTable};
+    use crate::replay::{compared, compared_named};
     let corpus = &loaded.corpus;
     let scorers: std::collections::BTreeSet<&str> = corpus
         .scores
@@ -647,19 +666,24 @@ fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
     };
     for w in &exp.decision {
         let name = w.metric.as_str();
+        let needs = |file: &str| Some(format!("needs {file}, which the corpus does not have"));
         let missing = match compared_named(name) {
-            Some(c) => match c.table {
-                DeltaTable::Review if corpus.reviews.is_none() => Some("reviews.jsonl"),
-                DeltaTable::Queries if corpus.queries.is_none() => Some("queries.jsonl"),
-                DeltaTable::Review if c.judged && corpus.verdicts.is_none() => {
-                    Some("verdicts.jsonl")
-                }
-                _ => None,
-            },
-            None if name == "lift" => (!judges).then_some("verdicts.jsonl (or [scores] judges)"),
+            // A scorer named like a catalogue metric the corpus cannot measure: the catalogue's
+            // name wins, so the scorer could never be decided on.
+            Some(c) if scorers.contains(name) && unmeasurable(&c, corpus, exp).is_some() => {
+                loaded.refusals.push(error(
+                    format!("`{name}` is both a metric of the catalogue (which this corpus cannot measure) and a scorer of scores.jsonl: the catalogue's name wins, so the scorer would never be decided on"),
+                    "import the scorer under another name (its log's scorer name, renamed before `calibench import`), then decide on that name".to_string(),
+                ));
+                continue;
+            }
+            Some(c) => unmeasurable(&c, corpus, exp),
+            None if name == "lift" => {
+                (!judges).then(|| needs("verdicts.jsonl (or [scores] judges)").unwrap_or_default())
+            }
             None if name == "lift_human" => match (&corpus.verdicts, &corpus.labels) {
-                (None, _) => Some("verdicts.jsonl"),
-                (_, None) => Some("labels.jsonl"),
+                (None, _) => needs("verdicts.jsonl"),
+                (_, None) => needs("labels.jsonl"),
                 _ => None,
             },
             None if scorers.contains(name) => None,
@@ -677,11 +701,11 @@ fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
                 continue;
             }
         };
-        if let Some(file) = missing {
+        if let Some(why) = missing {
             loaded.refusals.push(error(
-                format!("decision metric `{name}` needs {file}, which the corpus does not have"),
+                format!("decision metric `{name}` {why}"),
                 format!(
-                    "decide on metrics this corpus measures, or add {file} to {}",
+                    "decide on metrics this corpus measures in {}",
                     exp.corpus.display()
                 ),
             ));

@@ -136,3 +136,28 @@ impl Timer {
         *since = Instant::now();
     }
 }
+
+/// Claims a run id under `--runs-dir` whose report folder under `--reports-dir` is free: a
+/// report there belongs to a run of another runs folder (a run of this one would have taken
+/// the id), and writing this run's report would replace it without a word.
+pub fn claim_with_report(
+    options: &RunOptions,
+    id: crate::rundir::RunId,
+) -> Result<crate::rundir::Claim, Error> {
+    let claim = crate::rundir::Claim::new(&options.runs_dir, id)?;
+    let report = options.reports_dir.join(claim.id());
+    if report.exists() {
+        return Err(crate::error::InputError::new(
+            report.display().to_string(),
+            format!(
+                "already holds the report of a run `{}` that is not in {}: this run's report would replace it",
+                claim.id(),
+                options.runs_dir.display()
+            ),
+        )
+        .field("--run-id")
+        .hint("give another --run-id, or another --reports-dir; `calibench report RUN_DIR` re-renders a run's own report")
+        .into());
+    }
+    Ok(claim)
+}

@@ -16,7 +16,7 @@ use crate::model::{Analysis, Metrics};
 use crate::output;
 use crate::report::document::{Document, Provenance};
 use crate::report::tables;
-use crate::rundir::{self, Claim, RunId};
+use crate::rundir::{self, RunId};
 
 /// A run made: where it was written, what it measured and what its report says.
 #[derive(Clone, Debug)]
@@ -152,8 +152,8 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     }
     // The id is claimed before the replay: a taken --run-id is refused before any work, and
     // concurrent runs of one experiment each get their own.
-    let claim = Claim::new(
-        &args.runs_dir,
+    let claim = super::claim_with_report(
+        args,
         match &args.run_id {
             Some(id) => RunId::Given(id.clone()),
             None => RunId::Default(format!("{}-{}", exp.name, rundir::compact_time(started))),

@@ -31,7 +31,17 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
                 .into(),
         );
     }
-    let metrics: Metrics = read_json(&run_dir.join("metrics.json"))?;
+    let path = run_dir.join("metrics.json");
+    if let Ok(raw) = read_file(&path) {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&raw) {
+            refuse_sweep(
+                &path,
+                &v,
+                "report, plan and accept read a run of an experiment",
+            )?;
+        }
+    }
+    let metrics: Metrics = read_json(&path)?;
     let about: Provenance = read_json(&run_dir.join("manifest.json"))?;
     if about.run_id != metrics.run_id {
         return Err(InputError::new(
@@ -52,6 +62,23 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
     )
     .map_err(|e| e.field("`run_id`"))?;
     Ok((metrics, about))
+}
+
+/// A sweep's run directory is not a run: its `metrics.json` holds a `sweep`, and its report is
+/// the sweep's own. `what` says what the command reads instead.
+pub fn refuse_sweep(path: &Path, metrics: &serde_json::Value, what: &str) -> Result<(), Error> {
+    if metrics.get("sweep").is_some() && metrics.get("experiment").is_none() {
+        return Err(InputError::new(
+            path.display().to_string(),
+            "is a threshold sweep's metrics.json, not a run's",
+        )
+        .field("`sweep`")
+        .hint(format!(
+            "{what} (`calibench run` writes one); a sweep's report is written by `calibench sweep` (or `calibench run` for a declared [[sweep]]): re-run it to rewrite the report"
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, Error> {

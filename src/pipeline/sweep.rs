@@ -53,7 +53,14 @@ pub fn run(
     let (exp, corpus, side) = load(path, options, &name)?;
     let prefer = spec.prefer.clone().unwrap_or_else(|| side.default_prefer());
     let current_arm = arm_of(&exp, &spec.arm).clone();
-    check_flags(spec, side, &prefer, &arms, &current_arm)?;
+    check_flags(
+        spec,
+        side,
+        &prefer,
+        &arms,
+        &current_arm,
+        (corpus.verdicts.is_some(), exp.bootstrap),
+    )?;
     let replayer = replayed::Replayer::new(&exp, &corpus, spec.confirm_at);
     let current = replayer.units(&current_arm)?;
     let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
@@ -147,6 +154,7 @@ pub fn run(
         units: current.ids.len(),
         vary: spec.vary.clone(),
         points,
+        meeting: sweep::meeting(side, &estimates, &spec.require),
         requirements: spec.require.iter().map(ToString::to_string).collect(),
         prefer: prefer.to_string(),
         confirm_at: (side == Side::Review).then_some(spec.confirm_at),
@@ -197,7 +205,7 @@ fn claim(options: &RunOptions, stem: &str, started: SystemTime) -> Result<Claim,
         Some(id) => RunId::Given(id.clone()),
         None => RunId::Default(format!("{stem}-{}", rundir::compact_time(started))),
     };
-    Claim::new(&options.runs_dir, id)
+    super::claim_with_report(options, id)
 }
 
 /// Replays every grid point on the threads `options` allows, `tick`ing once per point; each
@@ -308,12 +316,27 @@ fn check_flags(
     prefer: &sweep::Prefer,
     arms: &[Arm],
     current: &Arm,
+    (judges, bootstrap): (bool, usize),
 ) -> Result<(), Error> {
-    let check = |flag: &str, metric: &str| {
-        sweep::figure_index(side, metric, flag).map_err(|e| usage(flag, e))
+    check_side(spec, side)?;
+    let check = |flag: &str, metric: &str| -> Result<(), Error> {
+        let i = sweep::figure_index(side, metric, flag).map_err(|e| usage(flag, e))?;
+        if side.figures()[i].judged && !judges {
+            return Err(usage(
+                flag,
+                format!("{flag} names `{metric}`, a judged figure, but the corpus has no verdicts.jsonl: it is never measured"),
+            ));
+        }
+        Ok(())
     };
     for r in &spec.require {
         check("--require", &r.metric)?;
+    }
+    if !spec.require.is_empty() && bootstrap == 0 {
+        return Err(usage(
+            "--require",
+            "a requirement is met when a figure's 95% interval clears it, and --bootstrap 0 draws no interval: nothing could meet it".into(),
+        ));
     }
     check("--prefer", &prefer.metric)?;
     if arms
@@ -341,6 +364,7 @@ pub fn points(
     let grid = sweep::grid(&spec.vary).map_err(|e| usage("--vary", e))?;
     let text = String::from_utf8(read_file(&file)?)
         .map_err(|_| InputError::new(file.display().to_string(), "is not valid UTF-8"))?;
+    check_keys(spec)?;
     let arms = grid
         .iter()
         .map(|values| {
@@ -350,11 +374,88 @@ pub fn points(
                 value: value.clone(),
                 flag: "--vary",
             }));
-            let exp = config::parse_with(&file, &text, &overrides)?;
+            let exp = config::parse_with(&file, &text, &overrides)
+                .map_err(|e| at_point(e, spec, values))?;
             Ok(arm_of(&exp, &spec.arm).clone())
         })
-        .collect::<Result<_, InputError>>()?;
-    Ok((grid, arms))
+        .collect::<Result<_, InputError>>();
+    // A key of the other side's table fails at every point (a review key over a query arm
+    // lacks its policy): said as what it is, when the corpus shows which side it replays.
+    if arms.is_err() {
+        if let Ok(exp) = config::parse_with(&file, &text, &options.set) {
+            let (reviews, queries) = (
+                exp.corpus.join("reviews.jsonl").is_file(),
+                exp.corpus.join("queries.jsonl").is_file(),
+            );
+            match (reviews, queries) {
+                (false, true) => check_side(spec, Side::Queries)?,
+                (true, false) => check_side(spec, Side::Review)?,
+                _ => {}
+            }
+        }
+    }
+    Ok((grid, arms?))
+}
+
+/// The keys a sweep varies must be ones a point can change: a threshold of the policy the arm
+/// replays, on the side the corpus has. Varying the policy itself, or a review key over query
+/// traces (or a confidence key over reviews), would refuse every point with a message about
+/// something else.
+fn check_keys(spec: &Spec) -> Result<(), InputError> {
+    for v in &spec.vary {
+        if v.key == "review.policy" || v.key == "confidence.policy" {
+            return Err(InputError::new(
+                "calibench sweep",
+                format!("`{}` names the arm's policy, which sets how the corpus is read (its scale): a sweep varies one policy's thresholds", v.key),
+            )
+            .field("--vary")
+            .hint("compare two policies as an A/B (`calibench run`, one per arm); sweep each one's thresholds on its own"));
+        }
+    }
+    Ok(())
+}
+
+/// A key of the table the corpus's side does not replay (a review key over query traces):
+/// every point would be refused, or replay the same, with a message about something else.
+fn check_side(spec: &Spec, side: Side) -> Result<(), Error> {
+    let (other, has, vary) = match side {
+        Side::Review => ("confidence", "reviews.jsonl", "review.*"),
+        Side::Queries => ("review", "queries.jsonl", "confidence.*"),
+    };
+    match spec
+        .vary
+        .iter()
+        .find(|v| v.key.split('.').next() == Some(other))
+    {
+        Some(v) => Err(usage(
+            "--vary",
+            format!(
+                "`{}` is a key of the arm's {other} table, but the corpus replays {} ({has}): no point would replay it; vary {vary} keys",
+                v.key,
+                side.units()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A grid point's refusal naming the point, when the refusal is about a key it did not vary (a
+/// rule across keys: the stop threshold above the varied recovery threshold).
+fn at_point(e: InputError, spec: &Spec, values: &[String]) -> InputError {
+    let names_it = e.file.contains("--vary");
+    if names_it {
+        return e;
+    }
+    let point: Vec<String> = spec
+        .vary
+        .iter()
+        .zip(values)
+        .map(|(v, x)| format!("--vary {}.{}={x}", spec.arm, v.key))
+        .collect();
+    InputError {
+        problem: format!("{} (at the grid point {})", e.problem, point.join(", ")),
+        ..e
+    }
 }
 
 /// One point's figures, or why its replay was refused.

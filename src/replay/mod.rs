@@ -62,6 +62,9 @@ pub struct Compared {
     pub per_unit: bool,
     /// Derived from judge verdicts (precision): needs `verdicts.jsonl`.
     pub judged: bool,
+    /// Measured by code review's precision controls (the validation pass, skip rules,
+    /// lint-ignore): only in code mode, and only when the experiment replays them.
+    pub controls: bool,
     /// Which way it gets better, where it has one.
     pub better: Option<Better>,
     /// Its words in the report's summary table, when it has a row there.
@@ -97,6 +100,7 @@ pub fn compared() -> Vec<Compared> {
             table: DeltaTable::Review,
             per_unit: true,
             judged: m.judged,
+            controls: m.precision,
             better: m.better,
             label: m.label,
             places: m.places,
@@ -107,6 +111,7 @@ pub fn compared() -> Vec<Compared> {
             table: DeltaTable::Queries,
             per_unit: d.has_per_query(),
             judged: false,
+            controls: false,
             better: d.better,
             label: d.label,
             places: 3,
@@ -152,6 +157,7 @@ pub const SCORER: Compared = Compared {
     table: DeltaTable::Scores,
     per_unit: true,
     judged: false,
+    controls: false,
     better: None,
     label: None,
     places: 3,

@@ -92,13 +92,17 @@ pub fn sentence(s: &Sweep) -> String {
                 ),
                 _ => String::new(),
             };
+            let of = if s.requirements.is_empty() {
+                format!("the {} points", s.points.len())
+            } else {
+                format!("the {} of {} points", s.meeting, s.points.len())
+            };
             format!(
-                "Recommended for {}: {} — the {} {} of the {} points{needs}{held}; the experiment sets {}.",
+                "Recommended for {}: {} — the {} {} of {of}{needs}{held}; the experiment sets {}.",
                 s.arm,
                 setting(&r.values),
                 if s.prefer.starts_with("max:") { "highest" } else { "lowest" },
                 s.prefer.split_once(':').map_or("", |(_, m)| m),
-                s.points.len(),
                 setting(&s.current.values)
             )
         }

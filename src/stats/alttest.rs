@@ -147,12 +147,85 @@ pub fn benjamini_yekutieli(p: &[f64], q: f64) -> Vec<bool> {
     p.iter().map(|x| cut.is_some_and(|c| *x <= c)).collect()
 }
 
-/// The alt-test of the rater `llm` against `humans` (indices into each item's values), over
-/// `items` (each item's value per rater, `None` where the rater gave none); `names` names the
-/// raters.
+/// One item's ratings, held sparsely: each rater that rated it (an index into the names) and
+/// its value, in any order, each rater once.
+pub type Ratings = [(usize, f64)];
+
+/// What the leave-one-out comparisons read of one kept item: the model's value, the humans'
+/// count, their values' sums about a shift (the first human's value, so that the squares do not
+/// cancel), and for accuracy each distinct value's count. "The other humans" of a human h are
+/// then these less h's own value: each comparison costs O(1), not a pass over the item's raters.
+struct Kept {
+    model: f64,
+    humans: usize,
+    shift: f64,
+    sum: f64,
+    sum_sq: f64,
+    /// (value at 9 decimals, count), for accuracy.
+    counts: Vec<(u64, usize)>,
+}
+
+impl Kept {
+    fn new(model: f64, human_values: &[f64], alignment: Alignment) -> Kept {
+        let shift = human_values[0];
+        let (mut sum, mut sum_sq) = (0.0, 0.0);
+        for v in human_values {
+            sum += v - shift;
+            sum_sq += (v - shift) * (v - shift);
+        }
+        let mut counts: Vec<(u64, usize)> = Vec::new();
+        if alignment == Alignment::Accuracy {
+            for v in human_values {
+                let key = round9(*v).to_bits();
+                match counts.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((key, 1)),
+                }
+            }
+        }
+        Kept {
+            model,
+            humans: human_values.len(),
+            shift,
+            sum,
+            sum_sq,
+            counts,
+        }
+    }
+
+    /// `value`'s alignment with the humans other than one whose value is `own`; `None` when
+    /// there is no other.
+    fn align_without(&self, value: f64, own: f64, alignment: Alignment) -> Option<f64> {
+        let n = self.humans.checked_sub(1).filter(|&n| n > 0)? as f64;
+        Some(match alignment {
+            Alignment::Accuracy => {
+                let key = round9(value).to_bits();
+                let equal = self
+                    .counts
+                    .iter()
+                    .find(|(k, _)| *k == key)
+                    .map_or(0, |(_, c)| *c);
+                let own_equal = usize::from(round9(own).to_bits() == key);
+                (equal - own_equal) as f64 / n
+            }
+            Alignment::NegativeRmse => {
+                // Σ over the others of (value − o)², about the shift.
+                let (a, b) = (value - self.shift, own - self.shift);
+                let sum = self.sum - b;
+                let sum_sq = self.sum_sq - b * b;
+                let squares = (n * a * a - 2.0 * a * sum + sum_sq).max(0.0);
+                -(squares / n).sqrt()
+            }
+        })
+    }
+}
+
+/// The alt-test of the rater `llm` against `humans` (indices into `names`), over `items` (each
+/// item's ratings, sparse). Time and memory follow the ratings: each item's sums are formed
+/// once, and each human's comparison on an item reads them less its own value.
 pub fn alt_test(
     names: &[String],
-    items: &[Vec<Option<f64>>],
+    items: &[Vec<(usize, f64)>],
     llm: usize,
     humans: &[usize],
     s: &Settings,
@@ -160,15 +233,38 @@ pub fn alt_test(
     if humans.len() < 2 {
         return Err(AltTestError::TooFewHumans(humans.len()));
     }
-    let rated = |item: &[Option<f64>], who: usize| item.get(who).copied().flatten();
-    let kept: Vec<&Vec<Option<f64>>> = items
-        .iter()
-        .filter(|item| {
-            rated(item, llm).is_some()
-                && humans.iter().filter(|&&h| rated(item, h).is_some()).count()
-                    >= s.min_humans_per_item
-        })
-        .collect();
+    // Each rater's place among the humans, if it is one.
+    let mut human_at: Vec<Option<usize>> = vec![None; names.len()];
+    for (i, &h) in humans.iter().enumerate() {
+        if let Some(slot) = human_at.get_mut(h) {
+            *slot = Some(i);
+        }
+    }
+    // The kept items, and each human's ratings of them.
+    let mut kept: Vec<Kept> = Vec::new();
+    let mut rated_by: Vec<Vec<(u32, f64)>> = vec![Vec::new(); humans.len()];
+    let mut values: Vec<f64> = Vec::new();
+    for item in items {
+        let Some(&(_, model)) = item.iter().find(|(r, _)| *r == llm) else {
+            continue;
+        };
+        values.clear();
+        values.extend(
+            item.iter()
+                .filter(|(r, _)| human_at.get(*r).copied().flatten().is_some())
+                .map(|(_, v)| *v),
+        );
+        if values.len() < s.min_humans_per_item.max(1) {
+            continue;
+        }
+        let at = kept.len() as u32;
+        for &(r, v) in item {
+            if let Some(Some(h)) = human_at.get(r) {
+                rated_by[*h].push((at, v));
+            }
+        }
+        kept.push(Kept::new(model, &values, s.alignment));
+    }
     if kept.is_empty() {
         return Err(AltTestError::NoItems {
             llm: names[llm].clone(),
@@ -177,32 +273,23 @@ pub fn alt_test(
     }
     let mut tested = Vec::new();
     let mut skipped = Vec::new();
-    for &h in humans {
-        let mine: Vec<&&Vec<Option<f64>>> = kept
-            .iter()
-            .filter(|item| rated(item, h).is_some())
-            .collect();
+    for (i, &h) in humans.iter().enumerate() {
+        let mine = &rated_by[i];
         if mine.len() < s.min_items_per_human {
             skipped.push(names[h].clone());
             continue;
         }
         let (mut w_f, mut w_h, mut d) = (Vec::new(), Vec::new(), Vec::new());
-        for item in mine {
-            let others: Vec<f64> = humans
-                .iter()
-                .filter(|&&o| o != h)
-                .filter_map(|&o| rated(item, o))
-                .collect();
-            if others.is_empty() {
-                continue;
-            }
-            let (model, human) = (rated(item, llm), rated(item, h));
-            let (Some(model), Some(human)) = (model, human) else {
+        for &(at, human) in mine {
+            let item = &kept[at as usize];
+            let (Some(llm_alignment), Some(own)) = (
+                item.align_without(item.model, human, s.alignment),
+                item.align_without(human, human, s.alignment),
+            ) else {
                 continue;
             };
             // Alignments equal in exact arithmetic tie, whatever the order of operations.
-            let s_llm = round9(align(model, &others, s.alignment));
-            let s_h = round9(align(human, &others, s.alignment));
+            let (s_llm, s_h) = (round9(llm_alignment), round9(own));
             let (f, hh) = (
                 f64::from(u8::from(s_llm >= s_h)),
                 f64::from(u8::from(s_h >= s_llm)),
@@ -304,6 +391,85 @@ mod tests {
     }
 
     /// Raters: 0 the model, 1–3 humans.
+    /// Dense rows (a value or none per rater) as the sparse ratings the test reads.
+    fn sparse(dense: &[Vec<Option<f64>>]) -> Vec<Vec<(usize, f64)>> {
+        dense
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .filter_map(|(r, v)| v.map(|v| (r, v)))
+                    .collect()
+            })
+            .collect()
+    }
+
+    // The leave-one-out alignment from an item's sums is the alignment with the other humans'
+    // values listed out, for both scorings, on values far from 0 (where squares would cancel
+    // without the shift) and near it.
+    #[test]
+    fn alignment_without_one_human_from_the_items_sums_is_the_direct_one() {
+        let mut rng = crate::stats::rng::Rng::for_replicate(7, 0);
+        for (base, spread) in [(0.0, 1.0), (1e6, 3.0), (0.5, 1e-3)] {
+            for _ in 0..200 {
+                let n = 2 + (rng.next_u64() % 6) as usize;
+                let humans: Vec<f64> = (0..n)
+                    .map(|_| base + spread * ((rng.next_u64() % 5) as f64) / 4.0)
+                    .collect();
+                let model = base + spread * ((rng.next_u64() % 5) as f64) / 4.0;
+                for alignment in [Alignment::Accuracy, Alignment::NegativeRmse] {
+                    let kept = Kept::new(model, &humans, alignment);
+                    for (i, &own) in humans.iter().enumerate() {
+                        let others: Vec<f64> = humans
+                            .iter()
+                            .enumerate()
+                            .filter(|(j, _)| *j != i)
+                            .map(|(_, v)| *v)
+                            .collect();
+                        for value in [model, own] {
+                            let direct = align(value, &others, alignment);
+                            let fast = kept.align_without(value, own, alignment).unwrap();
+                            assert_eq!(
+                                round9(direct),
+                                round9(fast),
+                                "{alignment:?} {value} {humans:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // One human alone has no others.
+        let kept = Kept::new(1.0, &[1.0], Alignment::Accuracy);
+        assert_eq!(kept.align_without(1.0, 1.0, Alignment::Accuracy), None);
+    }
+
+    // Regression (hostile round 3, 13): a crowd of annotators who each rated three items built a
+    // dense items × raters matrix (2.7 GB, then an abort). Sparse, it is the ratings.
+    #[test]
+    fn a_crowd_of_annotators_costs_its_ratings_not_a_matrix() {
+        let annotators = 100_000;
+        let mut names = vec!["llm".to_string()];
+        names.extend((0..annotators).map(|a| format!("a{a}")));
+        let units = 2_000;
+        let mut items: Vec<Vec<(usize, f64)>> =
+            (0..units).map(|u| vec![(0, (u % 2) as f64)]).collect();
+        for a in 0..annotators {
+            for k in 0..3 {
+                let u = (a * 3 + k) % units;
+                items[u].push((a + 1, f64::from((u + a) as u32 % 2)));
+            }
+        }
+        let humans: Vec<usize> = (1..=annotators).collect();
+        let s = Settings {
+            min_items_per_human: 3,
+            ..Settings::default()
+        };
+        let r = alt_test(&names, &items, 0, &humans, &s).unwrap();
+        assert_eq!(r.items, units);
+        assert_eq!(r.humans.len(), annotators);
+    }
+
     fn names() -> Vec<String> {
         ["llm", "h1", "h2", "h3"].map(String::from).to_vec()
     }
@@ -315,7 +481,7 @@ mod tests {
             min_items_per_human: min_items,
             ..Settings::default()
         };
-        alt_test(&names(), items, 0, &[1, 2, 3], &s).unwrap()
+        alt_test(&names(), &sparse(items), 0, &[1, 2, 3], &s).unwrap()
     }
 
     #[test]
@@ -379,7 +545,7 @@ mod tests {
             min_items_per_human: 4,
             ..Settings::default()
         };
-        let r = alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap();
+        let r = alt_test(&names(), &sparse(&items), 0, &[1, 2, 3], &s).unwrap();
         assert_eq!(r.skipped_humans, ["h3"]);
         assert_eq!(r.humans.len(), 2);
         let by = |n: &str| r.humans.iter().find(|h| h.human == n).unwrap();
@@ -411,16 +577,16 @@ mod tests {
         let items = vec![vec![Some(1.0), Some(1.0), None, None]];
         let s = Settings::default();
         assert_eq!(
-            alt_test(&names(), &items, 0, &[1], &s).unwrap_err(),
+            alt_test(&names(), &sparse(&items), 0, &[1], &s).unwrap_err(),
             AltTestError::TooFewHumans(1)
         );
         assert!(matches!(
-            alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap_err(),
+            alt_test(&names(), &sparse(&items), 0, &[1, 2, 3], &s).unwrap_err(),
             AltTestError::NoItems { .. }
         ));
         let items = vec![vec![Some(1.0), Some(1.0), Some(1.0), None]];
         assert!(matches!(
-            alt_test(&names(), &items, 0, &[1, 2, 3], &s).unwrap_err(),
+            alt_test(&names(), &sparse(&items), 0, &[1, 2, 3], &s).unwrap_err(),
             AltTestError::NoHumans { items: 1, min: 30 }
         ));
     }

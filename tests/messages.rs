@@ -1,0 +1,226 @@
+//! Messages that fit the mistake (hostile round 3, folder 16): each input is refused or
+//! answered with words that say what is wrong and what to do, never serde's internals, a
+//! misleading key or a command that cannot be pasted.
+
+use std::path::{Path, PathBuf};
+
+mod common;
+
+use common::{calibench, copy_dir};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn out(cmd: &mut assert_cmd::Command) -> (i32, String, String) {
+    let o = cmd.output().unwrap();
+    (
+        o.status.code().unwrap(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn scaffold(dir: &Path, kind: &str) -> PathBuf {
+    let c = dir.join(kind);
+    calibench()
+        .arg("init")
+        .arg(&c)
+        .args(["--kind", kind])
+        .assert()
+        .success();
+    c
+}
+
+// (i) require_decision's values are named, not "any variant of untagged enum".
+#[test]
+fn a_gate_policy_names_the_verdicts_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("gate.toml");
+    for (text, says) in [
+        ("require_decision = \"awesome\"\n", "`awesome` is not one of better, worse, inconclusive, withheld"),
+        ("require_decision = \"Better\"\n", "`Better` is not one of better, worse, inconclusive, withheld; did you mean `better`?"),
+        ("require_decision = 1\n", "must be a verdict (better, worse, inconclusive, withheld) or a list of them, not integer"),
+        ("require_decision = [\"better\", \"meh\"]\n", "`meh` is not one of"),
+    ] {
+        std::fs::write(&policy, text).unwrap();
+        let (code, _, err) = out(calibench()
+            .arg("gate")
+            .arg(root().join("corpora/capacity-50"))
+            .arg("--policy")
+            .arg(&policy));
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(err.contains(says), "{text}: {err}");
+        assert!(!err.contains("untagged"), "{err}");
+    }
+}
+
+// (j), (k) decision metrics the corpus cannot measure are refused in words that say why.
+#[test]
+fn decision_metrics_a_corpus_cannot_measure_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = scaffold(dir.path(), "doc");
+    let (code, stdout, _) = out(calibench()
+        .args(["validate", "--set", "decision.rejected=\"decrease\""])
+        .arg(&doc));
+    assert_eq!(code, 2);
+    assert!(
+        stdout.contains("decision metric `rejected` is measured by code review's precision controls (the validation pass, skip rules, lint-ignore), but mode is doc"),
+        "{stdout}"
+    );
+    // A scorer named like a catalogue metric: the catalogue's name would shadow it.
+    let scores = scaffold(dir.path(), "scores");
+    let path = scores.join("scores.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"accuracy\"", "\"precision\"");
+    std::fs::write(&path, text).unwrap();
+    let exp = scores.join("experiment.toml");
+    let text = std::fs::read_to_string(&exp)
+        .unwrap()
+        .replace("accuracy = \"increase\"", "precision = \"increase\"");
+    std::fs::write(&exp, text).unwrap();
+    let (code, stdout, _) = out(calibench().arg("validate").arg(&scores));
+    assert_eq!(code, 2);
+    assert!(
+        stdout.contains("`precision` is both a metric of the catalogue (which this corpus cannot measure) and a scorer of scores.jsonl"),
+        "{stdout}"
+    );
+}
+
+// (l) an empty name, or one that reads as a flag, is refused.
+#[test]
+fn an_empty_name_or_one_that_reads_as_a_flag_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = scaffold(dir.path(), "doc");
+    for (set, says) in [
+        ("name=\"\"", "`name`: is empty"),
+        ("name=\" \"", "`name`: is empty"),
+        ("name=\"-x\"", "starts with `-`"),
+    ] {
+        let (code, stdout, _) = out(calibench().args(["validate", "--set", set]).arg(&doc));
+        assert_eq!(code, 2, "{set}");
+        assert!(stdout.contains(says), "{set}: {stdout}");
+    }
+}
+
+// (m) init's hint names the kind asked for, and its commands paste back.
+#[test]
+fn init_hints_the_kind_asked_for_and_quotes_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = dir.path().join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    std::fs::write(taken.join("x"), "").unwrap();
+    let (code, _, err) = out(calibench()
+        .arg("init")
+        .arg(&taken)
+        .args(["--kind", "queries"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("calibench init my-corpus --kind queries"),
+        "{err}"
+    );
+    let spaced = dir.path().join("dir with spaces");
+    let (code, stdout, _) = out(calibench().arg("init").arg(&spaced).args(["--kind", "doc"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains(&format!("calibench run '{}'", spaced.display())),
+        "{stdout}"
+    );
+}
+
+// (n) a sweep's run directory is not a run: report, plan, accept and gate refuse it (exit 2).
+#[test]
+fn a_sweeps_run_directory_is_refused_where_a_run_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (runs, reports) = (dir.path().join("runs"), dir.path().join("reports"));
+    let (code, _, err) = out(calibench()
+        .arg("sweep")
+        .arg(root().join("corpora/capacity-50"))
+        .args([
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.4,0.5",
+            "--run-id",
+            "s",
+            "--no-plots",
+            "--bootstrap",
+            "50",
+        ])
+        .arg("--runs-dir")
+        .arg(&runs)
+        .arg("--reports-dir")
+        .arg(&reports));
+    assert_eq!(code, 0, "{err}");
+    let sweep = runs.join("s");
+    for args in [
+        vec!["report"],
+        vec!["plan", "--metric", "final_accuracy"],
+        vec!["accept", "--to", "acc"],
+        vec!["gate"],
+    ] {
+        let mut cmd = calibench();
+        cmd.arg(args[0]).arg(&sweep).args(&args[1..]);
+        if args[0] == "report" {
+            cmd.arg("--reports-dir").arg(dir.path().join("again"));
+        }
+        cmd.current_dir(dir.path());
+        let (code, _, err) = out(&mut cmd);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("is a threshold sweep's metrics.json, not a run's"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+// (o) a run or a sweep never replaces the report of a run of another runs folder.
+#[test]
+fn a_report_of_another_runs_folder_is_never_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = dir.path().join("capacity");
+    copy_dir(&root().join("corpora/capacity-50"), &capacity);
+    let run = |runs: &str| {
+        out(calibench()
+            .arg("run")
+            .arg(&capacity)
+            .args(["--run-id", "X", "--no-plots", "--bootstrap", "50"])
+            .arg("--runs-dir")
+            .arg(dir.path().join(runs))
+            .arg("--reports-dir")
+            .arg(dir.path().join("rep")))
+    };
+    assert_eq!(run("r1").0, 0);
+    let before = std::fs::read(dir.path().join("rep/X/report.md")).unwrap();
+    let (code, _, err) = run("r2");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("already holds the report of a run `X` that is not in"),
+        "{err}"
+    );
+    let (code, _, err) = out(calibench()
+        .arg("sweep")
+        .arg(&capacity)
+        .args([
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.4,0.5",
+            "--run-id",
+            "X",
+            "--no-plots",
+            "--bootstrap",
+            "50",
+        ])
+        .arg("--runs-dir")
+        .arg(dir.path().join("r3"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("rep")));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        std::fs::read(dir.path().join("rep/X/report.md")).unwrap(),
+        before
+    );
+    assert!(!dir.path().join("r2/X").exists() && !dir.path().join("r3/X").exists());
+}
