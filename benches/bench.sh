@@ -2,7 +2,7 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
@@ -10,7 +10,9 @@
 # a release: the download itself is the runner's network) against `cargo install --locked` from
 # a clean target directory, then the gate on an example. `sweep` is `calibench sweep` of 100
 # grid points over the 100,000-query and the 1,000,000-finding corpora, beside what a team
-# would run instead: `calibench run --set` once per point (10 of them timed).
+# would run instead: `calibench run --set` once per point (10 of them timed). `labels` is a corpus
+# with 1,000,000 human label lines (`run`, `validate`) and `calibench alttest` on a crowd of
+# 100,000 annotators who each labelled three units (benches/gen_labels.py).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -24,11 +26,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install|sweep) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -342,4 +344,24 @@ s4="$DATA/out-sweep-reviews"
 measure3 "$s4" "$BIN" sweep "$L/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --no-plots
 printf 'sweep of 100 actionable thresholds over %s findings (no bootstrap, as the corpus sets): %ss, %s MB (bars: 60 s, 1,000 MB)\n' \
   "$FINDINGS" "$(wall_s "$s4")" "$(rss_mb "$s4")"
+fi
+
+if want labels; then
+# Human labels at crowd scale (hostile round 3, 13): memory and time must follow the label lines,
+# never units × annotators. 333,334 annotators × 3 labels over 200 findings (1,000,002 lines,
+# both dimensions) replayed and validated; and the alt-test of a model against 100,000
+# annotators who each labelled 3 of 2,000 units (a long CSV). Bars: 500 MB and 10 s.
+N=333334; C=100000
+[ -n "$QUICK" ] && { N=33334; C=10000; }
+LB="$DATA/labels-$N"; LC="$DATA/crowd-$C"
+[ -f "$LB/labels.jsonl" ] || python3 benches/gen_labels.py "$LB" "$N" 200 3
+[ -f "$LC.csv" ] || python3 benches/gen_labels.py "$LC" "$C" 2000 3
+l1="$DATA/out-labels-run"; l2="$DATA/out-labels-validate"; l3="$DATA/out-labels-alttest"
+measure3 "$l1" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --no-plots --quiet' sh "$DATA/labels-out" "$BIN" "$LB"
+measure3 "$l2" "$BIN" validate "$LB" --quiet
+measure3 "$l3" "$BIN" alttest "$LC.csv" --llm model-x --level interval --min-items-per-human 3 --quiet
+printf '\n%-72s %8s %10s\n' "human labels at crowd scale (bars: 10 s, 500 MB)" "seconds" "peak MB"
+printf '%-72s %8s %10s\n' "calibench run, $(wc -l < "$LB/labels.jsonl") label lines" "$(wall_s "$l1")" "$(rss_mb "$l1")"
+printf '%-72s %8s %10s\n' "calibench validate, the same corpus" "$(wall_s "$l2")" "$(rss_mb "$l2")"
+printf '%-72s %8s %10s\n' "calibench alttest, $C annotators x 3 of 2,000 units" "$(wall_s "$l3")" "$(rss_mb "$l3")"
 fi

@@ -84,7 +84,7 @@ fn human_composites<'a>(
 ) -> HashMap<(&'a str, &'a str), f64> {
     let mut sums: HashMap<(&str, &str), (f64, usize)> = HashMap::new();
     for l in labels {
-        if let Some(composite) = crate::corpus::verdicts::weighted(&l.scores, weights) {
+        if let Some(composite) = crate::corpus::verdicts::weighted(l.scores.iter(), weights) {
             let e = sums.entry((&l.arm, &l.item_id)).or_default();
             e.0 += composite;
             e.1 += 1;
@@ -244,7 +244,7 @@ mod tests {
             item_id: id.into(),
             arm: arm.into(),
             annotator: who.into(),
-            scores: [("q".to_string(), x)].into(),
+            scores: [("q", x)].into_iter().collect(),
         }
     }
 
@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn annotators_are_averaged_and_dimensions_weighted_as_the_judges_are() {
         let mut two = label("b", "i0", "a1", 0.0);
-        two.scores.insert("r".into(), 1.0);
+        two.scores = [("q", 0.0), ("r", 1.0)].into_iter().collect();
         let labels = vec![two, label("b", "i0", "a2", 0.6)];
         let weights: BTreeMap<String, f64> = [("r".to_string(), 3.0)].into();
         let h = human_composites(&labels, &weights);

@@ -96,11 +96,11 @@ pub fn section(items: &[Item], labels: &[Label], trust: &Trust) -> Option<Humans
     let mut units: Vec<(&Item, &str, BTreeMap<&str, f64>)> = Vec::new();
     let mut annotators: BTreeSet<&str> = BTreeSet::new();
     for l in labels {
-        let Some(item) = judged.get(&(l.arm.as_str(), l.item_id.as_str())) else {
+        let Some(item) = judged.get(&(&*l.arm, &*l.item_id)) else {
             continue;
         };
         annotators.insert(&l.annotator);
-        for (dim, &v) in &l.scores {
+        for (dim, v) in l.scores.iter() {
             let next = units.len();
             let u = *unit_index.entry((&l.arm, &l.item_id, dim)).or_insert(next);
             if u == next {
@@ -345,7 +345,7 @@ mod tests {
             item_id: id.into(),
             arm: "b".into(),
             annotator: who.into(),
-            scores: [("real".to_string(), x)].into(),
+            scores: [("real", x)].into_iter().collect(),
         }
     }
 

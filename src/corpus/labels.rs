@@ -4,6 +4,7 @@
 //! experiment reads) are [`check_against`]'s, given the verdicts.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -15,14 +16,71 @@ use crate::error::{InputError, Problems};
 /// The name the alt-test gives the panel's composite (`humans.alt_test.panel`).
 pub const PANEL: &str = "panel";
 
-/// One person's labels on one item in one arm.
+/// One person's labels on one item in one arm. Held compactly: a crowd's million lines name a
+/// few hundred items, two arms and a handful of dimensions, so each text is held once
+/// (`Arc<str>`, shared by every line that repeats it) and the scores are a short sorted list.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Label {
     pub line: u64,
-    pub item_id: String,
-    pub arm: String,
-    pub annotator: String,
-    pub scores: BTreeMap<String, f64>,
+    pub item_id: Arc<str>,
+    pub arm: Arc<str>,
+    pub annotator: Arc<str>,
+    pub scores: Scores,
+}
+
+/// A label's score per dimension, sorted by dimension.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Scores(Box<[(Arc<str>, f64)]>);
+
+impl Scores {
+    /// Each dimension and its score, in dimension order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.0.iter().map(|(d, v)| (&**d, *v))
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(d, _)| &**d)
+    }
+
+    pub fn get(&self, dimension: &str) -> Option<f64> {
+        self.0
+            .binary_search_by(|(d, _)| (**d).cmp(dimension))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    pub fn contains_key(&self, dimension: &str) -> bool {
+        self.get(dimension).is_some()
+    }
+}
+
+impl<S: AsRef<str>> FromIterator<(S, f64)> for Scores {
+    fn from_iter<I: IntoIterator<Item = (S, f64)>>(it: I) -> Self {
+        let mut v: Vec<(Arc<str>, f64)> = it
+            .into_iter()
+            .map(|(d, x)| (Arc::from(d.as_ref()), x))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v.dedup_by(|a, b| a.0 == b.0);
+        Scores(v.into_boxed_slice())
+    }
+}
+
+/// One copy of each text the lines repeat.
+#[derive(Default)]
+struct Interner(std::collections::HashSet<Arc<str>, foldhash::fast::RandomState>);
+
+impl Interner {
+    fn get(&mut self, s: &str) -> Arc<str> {
+        match self.0.get(s) {
+            Some(held) => held.clone(),
+            None => {
+                let held: Arc<str> = Arc::from(s);
+                self.0.insert(held.clone());
+                held
+            }
+        }
+    }
 }
 
 /// One line of `labels.jsonl` as written. Its JSON Schema is derived from this type.
@@ -69,10 +127,16 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
             )
         },
     };
-    super::parse_unique((name, bytes), &LINES, check, repeats)
+    let interner = std::cell::RefCell::new(Interner::default());
+    super::parse_unique(
+        (name, bytes),
+        &LINES,
+        |name, line, raw| check(name, line, raw, &mut interner.borrow_mut()),
+        repeats,
+    )
 }
 
-fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {
+fn check(name: &str, line: u64, raw: RawLabel, texts: &mut Interner) -> Result<Label, InputError> {
     let words = super::verdicts::Scores {
         empty: "has no dimension",
         rescale: "labels are on the judges' [0, 1] scale: rescale a 1–5 scale as (label − 1) / 4",
@@ -81,10 +145,15 @@ fn check(name: &str, line: u64, raw: RawLabel) -> Result<Label, InputError> {
     words.check(&raw.per_dimension, "per_dimension", &err)?;
     Ok(Label {
         line,
-        item_id: raw.item_id.0,
-        arm: raw.arm.0,
-        annotator: raw.annotator.0,
-        scores: raw.per_dimension,
+        item_id: texts.get(&raw.item_id.0),
+        arm: texts.get(&raw.arm.0),
+        annotator: texts.get(&raw.annotator.0),
+        scores: Scores(
+            raw.per_dimension
+                .iter()
+                .map(|(d, v)| (texts.get(d), *v))
+                .collect(),
+        ),
     })
 }
 
@@ -121,7 +190,7 @@ pub fn check_against(name: &str, labels: &[Label], items: &[Item]) -> Problems {
     }
     for l in labels {
         let err = |field: &str, problem: String| super::field_error(name, l.line, field, problem);
-        if judges.contains(l.annotator.as_str()) {
+        if judges.contains(&*l.annotator) {
             problems.push(
                 err(
                     "annotator",
@@ -132,7 +201,7 @@ pub fn check_against(name: &str, labels: &[Label], items: &[Item]) -> Problems {
                 )
                 .hint("a person and a model must be told apart: name the annotator differently"),
             );
-        } else if let Some(dim) = l.scores.keys().find(|d| !dimensions.contains(d.as_str())) {
+        } else if let Some(dim) = l.scores.keys().find(|d| !dimensions.contains(d)) {
             problems.push(
                 err(
                     &format!("per_dimension.{dim}"),
@@ -165,7 +234,7 @@ mod tests {
 "#;
         let (labels, problems) = parse("labels.jsonl", text.as_bytes());
         assert_eq!(labels.len(), 2);
-        assert_eq!(labels[1].item_id, "7");
+        assert_eq!(&*labels[1].item_id, "7");
         let shown: Vec<String> = problems.into_kept().iter().map(|p| p.to_string()).collect();
         assert_eq!(shown.len(), 4, "{shown:#?}");
         assert!(shown[0].contains("labels.jsonl:3: field `annotator`: `ann-1` labels item `f1` in arm `b` a second time (first on line 1)"), "{shown:#?}");

@@ -37,7 +37,7 @@ impl Item {
     pub fn composite(&self, weights: &BTreeMap<String, f64>) -> Option<f64> {
         let per_judge: Vec<f64> = self
             .survivors()
-            .filter_map(|scores| weighted(scores, weights))
+            .filter_map(|scores| weighted(scores.iter().map(|(d, v)| (d.as_str(), *v)), weights))
             .collect();
         (!per_judge.is_empty()).then(|| per_judge.iter().sum::<f64>() / per_judge.len() as f64)
     }
@@ -45,9 +45,12 @@ impl Item {
 
 /// One judge's (or one annotator's) scores as one number: their mean weighted by `weights`,
 /// a dimension not named there weighing 1. `None` when the weights sum to 0.
-pub fn weighted(scores: &BTreeMap<String, f64>, weights: &BTreeMap<String, f64>) -> Option<f64> {
+pub fn weighted<'a>(
+    scores: impl IntoIterator<Item = (&'a str, f64)>,
+    weights: &BTreeMap<String, f64>,
+) -> Option<f64> {
     let (mut sum, mut total) = (0.0, 0.0);
-    for (dim, &s) in scores {
+    for (dim, s) in scores {
         let w = weights.get(dim).copied().unwrap_or(1.0);
         sum += w * s;
         total += w;

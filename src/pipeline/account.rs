@@ -234,17 +234,27 @@ fn unread(
 /// finding ids of its returns, its query ids, its scored items. Built only for the ids asked
 /// about, so a million findings cost a lookup each, not a copy.
 struct Known {
-    found: HashMap<(String, String), bool>,
+    /// Per recorded label, each id asked about and whether the corpus has it.
+    found: HashMap<String, HashMap<String, bool>>,
     /// A few known ids per recorded label, for the nearest-value hint.
     some: HashMap<String, Vec<String>>,
 }
 
-impl Known {
-    fn of(loaded: &super::load::Loaded, asked: impl Iterator<Item = (String, String)>) -> Known {
-        let mut found: HashMap<(String, String), bool> = asked.map(|k| (k, false)).collect();
+impl<'a> Known {
+    fn of(loaded: &super::load::Loaded, asked: impl Iterator<Item = (&'a str, &'a str)>) -> Known {
+        let mut found: HashMap<String, HashMap<String, bool>> = HashMap::new();
+        for (source, id) in asked {
+            let ids = match found.get_mut(source) {
+                Some(ids) => ids,
+                None => found.entry(source.to_string()).or_default(),
+            };
+            if !ids.contains_key(id) {
+                ids.insert(id.to_string(), false);
+            }
+        }
         let mut some: HashMap<String, Vec<String>> = HashMap::new();
         let mut see = |source: &str, id: &str| {
-            if let Some(f) = found.get_mut(&(source.to_string(), id.to_string())) {
+            if let Some(f) = found.get_mut(source).and_then(|ids| ids.get_mut(id)) {
                 *f = true;
             }
             let ids = some.entry(source.to_string()).or_default();
@@ -292,7 +302,8 @@ impl Known {
 
     fn has(&self, source: &str, id: &str) -> bool {
         self.found
-            .get(&(source.to_string(), id.to_string()))
+            .get(source)
+            .and_then(|ids| ids.get(id))
             .copied()
             .unwrap_or(false)
     }
@@ -387,20 +398,19 @@ pub fn finish(
     let mut refusals = Problems::default();
 
     // Judged items: each must name a target, finding, query or item of its arm.
-    let asked: Vec<(String, String)> = {
+    let known = {
         let verdicts = loaded.corpus.verdicts.iter().flat_map(|(_, items)| {
             items
                 .iter()
-                .map(|i| (reader.source_of(&i.arm).to_string(), i.item_id.clone()))
+                .map(|i| (reader.source_of(&i.arm), i.item_id.as_str()))
         });
         let labels = loaded.corpus.labels.iter().flat_map(|(_, labels)| {
             labels
                 .iter()
-                .map(|l| (reader.source_of(&l.arm).to_string(), l.item_id.clone()))
+                .map(|l| (reader.source_of(&l.arm), &*l.item_id))
         });
-        verdicts.chain(labels).collect()
+        Known::of(loaded, verdicts.chain(labels))
     };
-    let known = Known::of(loaded, asked.into_iter());
     let kinds = kinds(loaded);
     // Lines of a replayed file under a label no arm reads are refused: what follows from
     // them (items that name their targets, targets then in one arm only) is not said again.
@@ -482,16 +492,16 @@ pub fn finish(
                 read += 1;
                 if !known.has(source, &l.item_id) {
                     unknown.add(l.line, &l.item_id, &l.arm, known.nearest(source, &l.item_id));
-                    return Some((Reason::ItemUnknown, l.item_id.clone()));
+                    return Some((Reason::ItemUnknown, l.item_id.to_string()));
                 }
-                let Some((vline, dims)) = judged.get(&(l.arm.as_str(), l.item_id.as_str()))
+                let Some((vline, dims)) = judged.get(&(&*l.arm, &*l.item_id))
                 else {
-                    return Some((Reason::ItemNotJudged, l.item_id.clone()));
+                    return Some((Reason::ItemNotJudged, l.item_id.to_string()));
                 };
                 on_judged += 1;
                 let lacks: Vec<&&str> = dims
                     .iter()
-                    .filter(|d| counts(d) && !l.scores.contains_key(**d))
+                    .filter(|d| counts(d) && !l.scores.contains_key(d))
                     .collect();
                 if let (Some(first), None) = (lacks.first(), &partial) {
                     partial = Some(
@@ -520,7 +530,9 @@ pub fn finish(
         }
         refusals.extend(partial);
         if read > 0 && on_judged == 0 && unknown.count == 0 {
-            let example = labels.first().map_or(String::new(), |l| l.item_id.clone());
+            let example = labels
+                .first()
+                .map_or(String::new(), |l| l.item_id.to_string());
             refusals.push(
                 InputError::new(
                     name.as_str(),
