@@ -514,7 +514,7 @@ fn any_malformed_finding_is_a_caveat_and_a_near_key_says_did_you_mean() {
     let caveats = v["inputs"]["caveats"].as_array().unwrap();
     assert_eq!(
         caveats[0],
-        "1 of 32 treatment findings were dropped as malformed: `confidence` is missing; the finding has `confidnce`: did you mean `confidence`? (first: reviews.jsonl:20)"
+        "1 of 32 treatment findings was dropped as malformed: `confidence` is missing; the finding has `confidnce`: did you mean `confidence`? (first: reviews.jsonl:20)"
     );
     assert_eq!(v["inputs"]["findings"]["treatment"]["read"], 32);
     assert_eq!(v["inputs"]["findings"]["treatment"]["used"], 31);
@@ -748,7 +748,7 @@ fn a_gate_fails_a_decision_with_caveats_unless_the_policy_allows_them() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAIL  decision     the decision is better — with 1 caveat, and a decision with caveats does not pass require_decision unless the policy sets allow_caveats = true: 1 of 32 treatment findings"), "{out}");
     assert!(
-        out.contains("  caveat: 1 of 32 treatment findings were dropped as malformed"),
+        out.contains("  caveat: 1 of 32 treatment findings was dropped as malformed"),
         "{out}"
     );
     let summary = read(&c.parent().unwrap().join("summary.md"));

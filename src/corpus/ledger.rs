@@ -251,7 +251,8 @@ impl Caveat {
                     )
                 };
                 format!(
-                    "{malformed} of {read} {arm} findings were dropped as malformed: {reason} (first: {first}){rest}"
+                    "{malformed} of {read} {arm} findings {} dropped as malformed: {reason} (first: {first}){rest}",
+                    if *malformed == 1 { "was" } else { "were" }
                 )
             }
             Caveat::Unpaired {

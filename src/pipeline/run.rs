@@ -123,18 +123,11 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         suspect,
         ledger,
     } = load(path, args)?;
-    if !ledger.caveats.is_empty() {
-        let list: String = ledger
-            .caveats
-            .iter()
-            .map(|c| format!("\n  - {c}"))
-            .collect();
-        output::print_warning(&format!(
-            "{}: {} on the inputs:{list}\n  hint: the run goes on, and every decision line says so; `calibench validate --json` shows what became of every line, and --strict refuses caveats",
-            exp_label(path),
-            crate::text::count(ledger.caveats.len() as u64, "caveat", "caveats")
-        ));
-    }
+    warn_caveats(
+        &exp_label(path),
+        &ledger.caveats,
+        "the run goes on, and every decision line says so",
+    );
     for share in &suspect {
         output::print_warning(&format!(
             "{}: {}; the run goes on, and its report says its inputs are suspect\n  hint: {}",
@@ -268,6 +261,19 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         document: rendered.document,
         metrics,
     })
+}
+
+/// The input ledger's caveats as one warning on stderr: what the run read that could change
+/// its answer unseen, and that it goes on (`goes_on`).
+pub(super) fn warn_caveats(experiment: &str, caveats: &[String], goes_on: &str) {
+    if caveats.is_empty() {
+        return;
+    }
+    let list: String = caveats.iter().map(|c| format!("\n  - {c}")).collect();
+    output::print_warning(&format!(
+        "{experiment}: {} on the inputs:{list}\n  hint: {goes_on}; `calibench validate --json` shows what became of every line, and --strict refuses caveats",
+        crate::text::count(caveats.len() as u64, "caveat", "caveats")
+    ));
 }
 
 /// The experiment file a warning is about.

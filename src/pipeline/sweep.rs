@@ -284,6 +284,11 @@ fn load(
     name: &str,
 ) -> Result<(Experiment, crate::corpus::Corpus, Side), Error> {
     let loaded = super::run::load(path, options)?;
+    super::run::warn_caveats(
+        name,
+        &loaded.ledger.caveats,
+        "the sweep goes on, on the units and findings that are valid",
+    );
     for share in &loaded.suspect {
         crate::output::print_warning(&format!(
             "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
