@@ -79,13 +79,13 @@ impl Experiment {
             .iter()
             .filter_map(|name| {
                 let better = crate::replay::compared_named(name)?.better?;
-                Some(Wanted {
-                    metric: name.clone(),
-                    want: match better {
+                Some(Wanted::plain(
+                    name.clone(),
+                    match better {
                         crate::replay::Better::Higher => Want::Increase,
                         crate::replay::Better::Lower => Want::Decrease,
                     },
-                })
+                ))
             })
             .collect()
     }
@@ -160,9 +160,12 @@ pub struct RawExperiment {
     pub trust: Option<Trust>,
     /// Imported scores (`scores.jsonl`, docs/reference.md): which scorers form the judge panel.
     pub scores: Option<Scores>,
-    /// What "better" means: each metric (a compared metric, `lift`, or an imported scorer)
-    /// with `increase`, `decrease`, `no-decrease` or `no-increase`.
-    pub decision: Option<std::collections::BTreeMap<String, Want>>,
+    /// What "better" means: each metric (a compared metric, `lift`, `lift_human` or an imported
+    /// scorer) with `increase`, `decrease`, `no-decrease` or `no-increase`; or a table `{ want =
+    /// "no-decrease", margin = 0.02 }` (a guard that must be shown to hold within the margin)
+    /// or `{ want = "increase", min_effect = 0.03 }` (the smallest change that matters, which
+    /// "needs ≈ N" and `plan` size the study for).
+    pub decision: Option<std::collections::BTreeMap<String, RawWant>>,
     /// The CI gate policy (docs/guides/ci-gate.md).
     pub gate: Option<crate::gate::policy::RawPolicy>,
     /// How to record the corpus live (docs/guides/live-collection.md).
@@ -173,6 +176,76 @@ pub struct RawExperiment {
     /// experiment compares: their lines are counted as `label-ignored` in the input ledger,
     /// never refused. Any other label no arm reads is refused, in every corpus file.
     pub ignore_labels: Option<Vec<String>>,
+}
+
+/// One `[decision]` metric as written: its way, or a table with its way and a margin (a guard)
+/// or a smallest effect (a metric that must move).
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum RawWant {
+    Word(Want),
+    Table {
+        want: Want,
+        /// A guard's non-inferiority margin, in the metric's units: held only when the 95%
+        /// interval's bound on the unsafe side lies within it.
+        margin: Option<f64>,
+        /// The smallest change that matters, in the metric's units, for a metric that must
+        /// move: "needs ≈ N" and `plan` size the study for it.
+        min_effect: Option<f64>,
+    },
+}
+
+impl<'de> Deserialize<'de> for RawWant {
+    /// Read by hand, so that a wrong value is told what it may be, not that it matched no
+    /// variant.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let want = |v: &toml::Value| -> Result<Want, D::Error> {
+            let words = "increase, decrease, no-decrease, no-increase";
+            match v {
+                toml::Value::String(s) => Want::deserialize(toml::Value::String(s.clone()))
+                    .map_err(|_| D::Error::custom(format_args!("`{s}` is not one of {words}"))),
+                other => Err(D::Error::custom(format_args!(
+                    "must be one of {words}, or a table {{ want = …, margin = … }}, not {}",
+                    other.type_str()
+                ))),
+            }
+        };
+        match toml::Value::deserialize(d)? {
+            toml::Value::Table(mut t) => {
+                let w = t
+                    .remove("want")
+                    .ok_or_else(|| D::Error::custom("the table has no `want`"))?;
+                let number = |t: &mut toml::Table, key: &str| -> Result<Option<f64>, D::Error> {
+                    match t.remove(key) {
+                        None => Ok(None),
+                        Some(toml::Value::Float(x)) => Ok(Some(x)),
+                        Some(toml::Value::Integer(i)) => Ok(Some(i as f64)),
+                        Some(other) => Err(D::Error::custom(format_args!(
+                            "`{key}` must be a number, not {}",
+                            other.type_str()
+                        ))),
+                    }
+                };
+                let (margin, min_effect) =
+                    (number(&mut t, "margin")?, number(&mut t, "min_effect")?);
+                if let Some(k) = t.keys().next() {
+                    let near = crate::text::nearest(k, &["want", "margin", "min_effect"])
+                        .map(|n| format!(" — did you mean `{n}`?"))
+                        .unwrap_or_default();
+                    return Err(D::Error::custom(format_args!(
+                        "unknown key `{k}`{near} (a decision metric's table takes want, margin and min_effect)"
+                    )));
+                }
+                Ok(RawWant::Table {
+                    want: want(&w)?,
+                    margin,
+                    min_effect,
+                })
+            }
+            other => want(&other).map(RawWant::Word),
+        }
+    }
 }
 
 #[derive(Deserialize, schemars::JsonSchema)]
@@ -539,7 +612,7 @@ impl Ctx<'_> {
     /// metric that must move: guards alone would call a change that moved nothing "better".
     fn decision(
         &self,
-        raw: Option<std::collections::BTreeMap<String, Want>>,
+        raw: Option<std::collections::BTreeMap<String, RawWant>>,
     ) -> Result<Vec<Wanted>, InputError> {
         let Some(raw) = raw else {
             return Ok(Vec::new());
@@ -549,15 +622,49 @@ impl Ctx<'_> {
                 .error("decision", "names no metric")
                 .hint("name what must change, e.g. precision = \"increase\"; or drop the table"));
         }
-        if !raw.values().any(|w| w.must_move()) {
+        let mut out = Vec::with_capacity(raw.len());
+        for (metric, w) in raw {
+            let wanted = match w {
+                RawWant::Word(want) => Wanted::plain(metric, want),
+                RawWant::Table {
+                    want,
+                    margin,
+                    min_effect,
+                } => {
+                    let at = |key: &str| format!("decision.{metric}.{key}");
+                    for (key, x) in [("margin", margin), ("min_effect", min_effect)] {
+                        if let Some(x) = x.filter(|x| !(x.is_finite() && *x > 0.0)) {
+                            return Err(self.error(
+                                &at(key),
+                                format!("{} must be a number above 0", crate::text::fmt_num(x)),
+                            ));
+                        }
+                    }
+                    if margin.is_some() && want.must_move() {
+                        return Err(self
+                            .error(&at("margin"), format!("a margin is a guard's (no-decrease, no-increase), but `{metric}` must {}", want.name()))
+                            .hint("for a metric that must move, give min_effect: the smallest change that matters"));
+                    }
+                    if min_effect.is_some() && !want.must_move() {
+                        return Err(self
+                            .error(&at("min_effect"), format!("min_effect sizes a change that must happen, but `{metric}` is a guard ({})", want.name()))
+                            .hint("for a guard, give margin: how far it may move the wrong way and still hold"));
+                    }
+                    Wanted {
+                        metric,
+                        want,
+                        margin,
+                        min_effect,
+                    }
+                }
+            };
+            out.push(wanted);
+        }
+        if !out.iter().any(|w| w.want.must_move()) {
             return Err(self
                 .error("decision", "names no metric that must increase or decrease: guards alone (no-decrease, no-increase) would call a change that moved nothing better")
                 .hint("name the metric the treatment is for, e.g. precision = \"increase\""));
         }
-        let mut out: Vec<Wanted> = raw
-            .into_iter()
-            .map(|(metric, want)| Wanted { metric, want })
-            .collect();
         out.sort_by_key(|w| !w.want.must_move());
         Ok(out)
     }

@@ -85,6 +85,7 @@ impl Metrics {
             DeltaTable::Review => self.review.as_ref().map(|r| &r.delta),
             DeltaTable::Queries => self.queries.as_ref().map(|q| &q.delta),
             DeltaTable::Scores => self.scores.as_ref().map(|s| &s.delta),
+            DeltaTable::Lift => None,
         }
     }
 
@@ -92,7 +93,7 @@ impl Metrics {
     pub fn withheld(&self, table: DeltaTable) -> &[String] {
         let w = match table {
             DeltaTable::Review => self.review.as_ref().and_then(|r| r.withheld.as_ref()),
-            DeltaTable::Queries => None,
+            DeltaTable::Queries | DeltaTable::Lift => None,
             DeltaTable::Scores => self.scores.as_ref().and_then(|s| s.withheld.as_ref()),
         };
         w.map_or(&[], |w| w.metrics.as_slice())
@@ -159,7 +160,7 @@ pub struct Delta {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wilson: Option<PerArm<Option<[f64; 2]>>>,
     /// Imported scores that are all 0 or 1: the discordant pairs of McNemar's exact test,
-    /// whose p is `p_value` (the sign test over the pairs that differ).
+    /// whose p is `p_value` (the exact binomial over the pairs that differ).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcnemar: Option<McNemar>,
 }

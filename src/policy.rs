@@ -549,10 +549,30 @@ pub struct Arm {
 }
 
 /// One metric of the decision and how it must move.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Wanted {
     pub metric: String,
     pub want: Want,
+    /// A guard's non-inferiority margin: it holds only when the 95% interval's bound on the
+    /// unsafe side lies within it (the lower bound above −margin for `no-decrease`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin: Option<f64>,
+    /// The smallest change that matters for a metric that must move: "needs ≈ N" and `plan`
+    /// size the study for it instead of the observed change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_effect: Option<f64>,
+}
+
+impl Wanted {
+    /// A metric and its way, with neither margin nor smallest effect.
+    pub fn plain(metric: impl Into<String>, want: Want) -> Wanted {
+        Wanted {
+            metric: metric.into(),
+            want,
+            margin: None,
+            min_effect: None,
+        }
+    }
 }
 
 /// How a decision metric must move: `increase`/`decrease` significantly (the change the

@@ -831,7 +831,7 @@ pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Ve
 
 /// The recommended point against the arm's own setting, figure by figure, paired over the
 /// units both replayed (`units` of each, in the same unit order): the mean of per-unit values
-/// with its bootstrap interval and sign test, as `run` compares arms. A figure without a
+/// with its bootstrap interval and the test of that mean, as `run` compares arms. A figure without a
 /// per-unit value (ECE) is left out, and a unit where a ratio is undefined in either arm is
 /// not a pair.
 pub fn versus(
@@ -1144,8 +1144,10 @@ mod tests {
         assert!((d.baseline - 1.0).abs() < 1e-12);
         assert!((d.treatment - 7.0 / 3.0).abs() < 1e-12);
         assert!((d.delta - 4.0 / 3.0).abs() < 1e-12);
-        assert!((d.p_value - 0.25).abs() < 1e-12); // 3 of 3 positive: 2 · 1/8
-                                                   // Precision is undefined on every unit (no judged finding): no pair, no row.
+        // Differences 1, 2, 1: mean 4/3, sd 1/√3, t = 4.0 on 2 df, the paired t-test's
+        // p = 1 − 4/√(4 + 16)·… = 0.057191 (mpmath's regularized incomplete beta).
+        assert!((d.p_value.unwrap() - 0.057_191).abs() < 1e-6);
+        // Precision is undefined on every unit (no judged finding): no pair, no row.
         assert!(v.iter().all(|(n, _)| *n != "precision"));
         // Only the units chosen are compared.
         let v = versus(Side::Review, &current, &recommended, Some(&[0, 1]), 100, 3);

@@ -269,12 +269,17 @@ pub struct Lift {
     pub reasons: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// Mean composites and the sign test, when reported.
+    /// Mean composites and the test of their mean difference, when reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paired: Option<PairedDelta>,
-    /// Holm's adjustment of the sign test's p over the decision metrics, when the lift is one.
+    /// Holm's adjustment of the p-value over the decision metrics, when the lift is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p_adjusted: Option<f64>,
+    /// Each item judged in both arms: (item, baseline composite, treatment composite), for
+    /// the run's pairs table; not in `metrics.json`.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub pairs: Vec<(String, f64, f64)>,
 }
 
 /// The lift between the items filed under `baseline` labels and `treatment` labels, paired by
@@ -298,12 +303,14 @@ pub fn lift(
     // Pairs in file order of the treatment items, for a stable bootstrap.
     let mut xs = Vec::new();
     let mut ys = Vec::new();
+    let mut ids = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for i in items.iter().filter(|i| treatment.contains(&i.arm.as_str())) {
         if let (Some(&x), Some(&y)) = (b.get(i.item_id.as_str()), t.get(i.item_id.as_str())) {
             if seen.insert(i.item_id.as_str()) {
                 xs.push(x);
                 ys.push(y);
+                ids.push(i.item_id.clone());
             }
         }
     }
@@ -318,6 +325,7 @@ pub fn lift(
             note: None,
             paired: None,
             p_adjusted: None,
+            pairs: Vec::new(),
         };
     }
     match paired_delta(&xs, &ys, plan.replicates, plan.seed, plan.threads) {
@@ -330,6 +338,11 @@ pub fn lift(
             note: None,
             paired: Some(p),
             p_adjusted: None,
+            pairs: ids
+                .into_iter()
+                .zip(xs.iter().zip(&ys))
+                .map(|(id, (&x, &y))| (id, x, y))
+                .collect(),
         },
         None => Lift {
             value: None,
@@ -340,6 +353,7 @@ pub fn lift(
             note: Some("no item is judged in both arms".into()),
             paired: None,
             p_adjusted: None,
+            pairs: Vec::new(),
         },
     }
 }
@@ -612,5 +626,32 @@ mod tests {
         let l = lift(&items[..3], &["base"], &["cand"], &w, &v, plan());
         assert_eq!((l.value, l.items), (None, 0));
         assert!(l.note.is_some());
+    }
+
+    #[test]
+    fn a_pass_fail_panel_lifts_by_mcnemar_and_counts_the_discordant_items() {
+        // Every composite 0 or 1: the lift is a difference of proportions, tested by McNemar's
+        // exact test over the items whose outcome changed (two: d1 failed → passed, d4 passed →
+        // failed, d2 passed → passed, d3 failed → failed). Two discordant items split 1–1: p 1.
+        let pass = [1.0; 3];
+        let fail = [0.0; 3];
+        let items = [
+            scored("base", "d1", fail),
+            scored("base", "d2", pass),
+            scored("base", "d3", fail),
+            scored("base", "d4", pass),
+            scored("cand", "d1", pass),
+            scored("cand", "d2", pass),
+            scored("cand", "d3", fail),
+            scored("cand", "d4", fail),
+        ];
+        let v = verdict(&items, &trust()).unwrap();
+        assert!(v.trustworthy, "{:?}", v.trust_reasons);
+        let l = lift(&items, &["base"], &["cand"], &BTreeMap::new(), &v, plan());
+        let p = l.paired.unwrap();
+        assert_eq!(p.test, crate::stats::paired::Test::Mcnemar);
+        assert_eq!((p.discordant, p.p_value), (Some(2), Some(1.0)));
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json["discordant"], 2);
     }
 }

@@ -188,3 +188,46 @@ fn the_readme_is_a_first_screen_not_a_manual() {
         );
     }
 }
+
+/// The README's quickstart shows a run of the hand-written corpus in `tests/fixtures/quickstart`:
+/// its experiment is the one the README prints, and its decision and verdict lines are what
+/// `calibench run` prints.
+#[test]
+fn the_readme_quickstart_is_what_the_run_prints() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let corpus = root().join("tests/fixtures/quickstart");
+    let experiment = std::fs::read_to_string(corpus.join("experiment.toml")).unwrap();
+    let start = readme
+        .find("```toml\nname = \"my-ab\"")
+        .expect("the quickstart's experiment");
+    let shown = &readme[start + "```toml\n".len()..];
+    let shown = &shown[..shown.find("```").unwrap()];
+    assert_eq!(shown, experiment, "the README's experiment.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let out = calibench()
+        .arg("run")
+        .arg(&corpus)
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .args(["--no-plots", "--run-id", "my-ab-20261127T000113Z"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let block = &readme[readme.find("$ calibench run .\n").unwrap()..];
+    let block = &block[..block.find("```").unwrap()];
+    let mut checked = 0;
+    for line in block
+        .lines()
+        .filter(|l| l.contains("decision:") || l.contains(" - ") || l.contains("verdict:"))
+    {
+        assert!(
+            printed.contains(line),
+            "the README shows a line the run does not print:\n{line}\n\n{printed}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 4, "{checked} lines checked");
+}

@@ -719,8 +719,11 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         "inputs_suspect.",
         // Every line of the examples is used; tests/ledger.rs excludes lines for each reason.
         "inputs.files.<key>.excluded.",
-        // The lift as a decision metric; tests/decision.rs decides on it.
+        // The lift as a decision metric, and margins and minimum effects: tests/decision.rs
+        // decides with each. A pass/fail lift's discordant items: src/trust.rs's tests.
         "lift.p_adjusted",
+        "lift.paired.discordant",
+        "decision.metrics.<key>.min_effect",
         // Annotators with too few labelled units, and candidates the alt-test cannot run on:
         // tests/humans.rs labels a corpus that has both.
         "humans.alt_test.<key>.skipped_humans.",

@@ -224,3 +224,46 @@ fn a_report_of_another_runs_folder_is_never_replaced() {
     );
     assert!(!dir.path().join("r2/X").exists() && !dir.path().join("r3/X").exists());
 }
+
+// A judged item is looked up in the returns as read: without an experiment, or with one that is
+// refused, a verdict naming a real target is not called unknown (one mistake, one message).
+#[test]
+fn judged_items_resolve_without_an_experiment_and_past_a_refused_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("c");
+    copy_dir(&root().join("corpora/code-review-live"), &corpus);
+    let exp = std::fs::read_to_string(corpus.join("experiment.toml")).unwrap();
+    std::fs::remove_file(corpus.join("experiment.toml")).unwrap();
+    let (code, stdout, err) = out(calibench().arg("validate").arg(&corpus));
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert!(!err.contains("no target or finding id"), "{err}");
+
+    // A typo in one verdict's item is still found, with the id it likely meant.
+    let verdicts = corpus.join("verdicts.jsonl");
+    let text = std::fs::read_to_string(&verdicts).unwrap();
+    let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let id = first["item_id"].as_str().unwrap().to_string();
+    let typo = format!("{id}x");
+    std::fs::write(&verdicts, text.replacen(&id, &typo, 1)).unwrap();
+    let (code, stdout, err) = out(calibench().arg("validate").arg(&corpus));
+    let err = stdout + &err;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1 of"), "{err}");
+    assert!(err.contains(&format!("did you mean `{id}`")), "{err}");
+    std::fs::write(&verdicts, text).unwrap();
+
+    // An experiment refused for a typo in its decision: that one problem, nothing downstream.
+    let broken = exp.replacen("= \"increase\"", "= \"increse\"", 1);
+    assert_ne!(
+        broken, exp,
+        "the example decides on a metric that must increase"
+    );
+    std::fs::write(corpus.join("experiment.toml"), broken).unwrap();
+    let (code, stdout, err) = out(calibench()
+        .arg("validate")
+        .arg(corpus.join("experiment.toml")));
+    let err = stdout + &err;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`increse` is not one of"), "{err}");
+    assert!(err.contains("1 problem:"), "{err}");
+}

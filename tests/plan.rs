@@ -79,6 +79,43 @@ fn sd(xs: &[f64]) -> f64 {
 /// z₀.₉₇₅ + z₀.₈, from the published quantiles.
 const Z_SUM: f64 = 1.959_963_984_540_054 + 0.841_621_233_572_914_3;
 
+/// Student's t quantile with `tail` above it on `df` degrees of freedom, by bisection on the
+/// CDF (statrs's CDF alone, not calibench's quantile function).
+fn t_upper(tail: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let t = StudentsT::new(0.0, 1.0, df).unwrap();
+    let (mut lo, mut hi) = (-100.0f64, 100.0f64);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if 1.0 - t.cdf(mid) > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The paired t-test's two-sided p of the differences, from statrs's CDF.
+fn t_p(d: &[f64]) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let n = d.len() as f64;
+    let mean = d.iter().sum::<f64>() / n;
+    let t = mean / (sd(d) / n.sqrt());
+    2.0 * StudentsT::new(0.0, 1.0, n - 1.0).unwrap().cdf(-t.abs())
+}
+
+/// The paired t-test's count: the smallest n with (t₁₋α/₂,ₙ₋₁ + t_power,ₙ₋₁)·sd/√n ≤ |effect|.
+fn t_needed(sd: f64, effect: f64, alpha: f64, power: f64) -> u64 {
+    (2..)
+        .find(|&n: &u64| {
+            let df = (n - 1) as f64;
+            (t_upper(alpha / 2.0, df) + t_upper(1.0 - power, df)) * sd / (n as f64).sqrt()
+                <= effect.abs()
+        })
+        .unwrap()
+}
+
 /// Holm by hand, in the simplest form: sort, multiply by (m − j + 1), carry the maximum, cap.
 fn holm(ps: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..ps.len()).collect();
@@ -103,11 +140,13 @@ fn every_delta_carries_its_adjusted_p_and_mde() {
         .collect();
     assert_eq!(primary, ["distinct_values", "precision"]);
     let delta = m["review"]["delta"].as_object().unwrap();
-    // The two families: the primary metrics, and the table's other deltas.
+    // The two families: the primary metrics, and the table's other deltas (those with a
+    // p-value: a delta of fewer than 2 pairs has none).
     for in_primary in [true, false] {
         let family: Vec<(&String, &Value)> = delta
             .iter()
             .filter(|(k, _)| primary.contains(&k.as_str()) == in_primary)
+            .filter(|(_, d)| !d["p_value"].is_null())
             .collect();
         let ps: Vec<f64> = family
             .iter()
@@ -118,22 +157,40 @@ fn every_delta_carries_its_adjusted_p_and_mde() {
             assert!((got - want).abs() < 1e-12, "{name}: {got} ≠ {want}");
         }
     }
-    // 4 targets: the sign test's floor is 0.125, and 2 · 0.125 is distinct_values' adjusted p
-    // when it is the smaller of the two primary p-values.
-    assert_eq!(delta["distinct_values"]["p_value"].as_f64(), Some(0.125));
-    assert_eq!(delta["distinct_values"]["p_adjusted"].as_f64(), Some(0.25));
-    // MDE by hand from the pairs table.
+    // Each p-value is the paired t-test's of its differences, and each MDE (t₀.₉₇₅,₃ +
+    // t₀.₈,₃)·sd/√4, both worked from the pairs table with statrs's CDF; a count that is 0 or 1
+    // on every target in both arms is McNemar's, whose MDE keeps the z quantiles.
+    let mut t_tested = 0;
     for (name, d) in delta {
         let diffs = differences(&run_dir("doc-review-ab"), name);
         assert_eq!(diffs.len() as u64, d["pairs"].as_u64().unwrap(), "{name}");
-        let want = if diffs.iter().all(|&x| x == diffs[0]) {
+        let n = diffs.len() as f64;
+        let constant = diffs.iter().all(|&x| x == diffs[0]);
+        let mcnemar = d["test"] == "mcnemar";
+        let k = if mcnemar {
+            Z_SUM
+        } else {
+            assert_eq!(d["test"], "paired-t", "{name}");
+            t_upper(0.025, n - 1.0) + t_upper(0.2, n - 1.0)
+        };
+        let want = if constant {
             0.0
         } else {
-            Z_SUM * sd(&diffs) / (diffs.len() as f64).sqrt()
+            k * sd(&diffs) / n.sqrt()
         };
         let got = d["mde"].as_f64().unwrap();
         assert!((got - want).abs() < 1e-9, "{name}: mde {got} ≠ {want}");
+        if !constant && !mcnemar {
+            let p = d["p_value"].as_f64().unwrap();
+            assert!(
+                (p - t_p(&diffs)).abs() < 1e-9,
+                "{name}: p {p} ≠ {}",
+                t_p(&diffs)
+            );
+            t_tested += 1;
+        }
     }
+    assert!(t_tested >= 10, "{t_tested}");
     // Query deltas: the decision's metrics are one Holm family (capacity-50 decides on three),
     // the table's others another; ece has no mde.
     let q = metrics("capacity-50");
@@ -160,9 +217,16 @@ fn every_delta_carries_its_adjusted_p_and_mde() {
         }
     }
     assert!(qd["ece"]["mde"].is_null());
+    assert_eq!(qd["ece"]["test"], "bootstrap");
     let brier = differences(&run_dir("capacity-50"), "brier");
-    let want = Z_SUM * sd(&brier) / (brier.len() as f64).sqrt();
+    let n = brier.len() as f64;
+    let want = (t_upper(0.025, n - 1.0) + t_upper(0.2, n - 1.0)) * sd(&brier) / n.sqrt();
     assert!((qd["brier"]["mde"].as_f64().unwrap() - want).abs() < 1e-9);
+    // A 0/1 outcome per query in each arm: McNemar's test, whose MDE keeps the z quantiles.
+    assert_eq!(qd["unnecessary_recovery_rate"]["test"], "mcnemar");
+    let urr = differences(&run_dir("capacity-50"), "unnecessary_recovery_rate");
+    let want = Z_SUM * sd(&urr) / (urr.len() as f64).sqrt();
+    assert!((qd["unnecessary_recovery_rate"]["mde"].as_f64().unwrap() - want).abs() < 1e-9);
     assert!(q.get("primary").is_none(), "no primary metrics: no key");
 }
 
@@ -181,30 +245,21 @@ fn plan_gives_the_closed_form_and_checks_it_by_simulation() {
         let diffs = differences(&dir, metric);
         let mean = diffs.iter().sum::<f64>() / diffs.len() as f64;
         let s = sd(&diffs);
-        let normal = ((Z_SUM * s / mean.abs()).powi(2).ceil() as u64).max(2);
+        // Neither is a decision metric of its run here (doc-review-ab's precision is: its
+        // level is then Holm's first step over the decision's two metrics).
+        let decided = metrics(run)["decision"]["metrics"].get(metric).is_some();
+        let alpha = if decided { 0.025 } else { 0.05 };
+        let needed = t_needed(s, mean, alpha, 0.8);
         assert_eq!(out["metric"], metric);
-        assert_eq!(
-            out["normal_needed"].as_u64(),
-            Some(normal),
-            "{run} {metric}"
-        );
-        // One number: the larger of the power count and the sign test's 6 pairs for 0.05
-        // (issue 35: "needed: 2" and then "cannot reach p < 0.05 with fewer than 6").
-        assert_eq!(
-            out["needed"].as_u64(),
-            Some(normal.max(6)),
-            "{run} {metric}"
-        );
-        assert_eq!(
-            out["binds"],
-            if normal >= 6 { "power" } else { "sign test" },
-            "{run} {metric}"
-        );
+        assert_eq!(out["test"], "paired-t");
+        assert_eq!(out["needed"].as_u64(), Some(needed), "{run} {metric}");
+        assert_eq!(out["power_needed"].as_u64(), Some(needed), "{run} {metric}");
+        assert_eq!(out["binds"], "power", "{run} {metric}");
         assert_eq!(out["pairs"].as_u64(), Some(diffs.len() as u64));
         assert!((out["sd"].as_f64().unwrap() - s).abs() < 1e-12);
         assert!((out["effect"].as_f64().unwrap() - mean).abs() < 1e-12);
         assert_eq!(out["power"].as_f64(), Some(0.8));
-        assert_eq!(out["alpha"].as_f64(), Some(0.05));
+        assert_eq!(out["alpha"].as_f64(), Some(alpha));
         assert_eq!(out["units"], units);
         let sim = out["simulated_power"].as_f64().unwrap();
         assert!((0.7..=1.0).contains(&sim), "{run} {metric}: {sim}");
@@ -225,10 +280,10 @@ fn plan_gives_the_closed_form_and_checks_it_by_simulation() {
             .arg(&dir),
     );
     let s = sd(&differences(&dir, "promotion_rate"));
-    let z = 2.575_829_303_548_901 + 1.281_551_565_544_600_5;
-    let needed = ((z * s / 0.05).powi(2).ceil() as u64).max(2);
+    let needed = t_needed(s, 0.05, 0.01, 0.9);
     assert_eq!(out["needed"].as_u64(), Some(needed));
     assert_eq!(out["effect"].as_f64(), Some(-0.05));
+    assert_eq!(out["alpha_why"], "--alpha");
     // The human form says the same.
     let human = stdout_of(
         calibench()
@@ -236,7 +291,11 @@ fn plan_gives_the_closed_form_and_checks_it_by_simulation() {
             .arg(&dir),
     );
     assert!(
-        human.contains("targets for 80% power at two-sided 0.05"),
+        human.contains("targets for 80% power by the paired t-test"),
+        "{human}"
+    );
+    assert!(
+        human.contains("level: two-sided 0.025 (Holm's first step over the decision's 2 metrics"),
         "{human}"
     );
     assert!(human.contains("simulated studies"), "{human}");
@@ -403,12 +462,7 @@ fn the_new_figures_are_gate_paths() {
 fn the_report_says_whether_the_ab_is_big_enough() {
     let report = std::fs::read_to_string(runs().join("reports/doc-review-ab/report.md")).unwrap();
     assert!(report.contains("| p | p adj. | MDE |"), "{report}");
-    assert!(
-        report.contains(
-            "Is this A/B big enough? With 4 targets the sign test cannot reach p < 0.125: record at least 6 targets for 0.05."
-        ),
-        "{report}"
-    );
+    assert!(report.contains("Is this A/B big enough?"), "{report}");
     assert!(report.contains("calibench plan runs/doc-review-ab --metric precision"));
     // The headline leads with the primary metrics and their adjusted p.
     let headline = report
@@ -416,7 +470,7 @@ fn the_report_says_whether_the_ab_is_big_enough() {
         .find(|l| l.starts_with("**Headline:**"))
         .unwrap();
     assert!(
-        headline.contains("distinct values 11.67 → 3.50 (p adj. 0.250)"),
+        headline.contains("distinct values 11.67 → 3.50 (p adj. 0.036)"),
         "{headline}"
     );
     assert!(headline.contains("precision "), "{headline}");

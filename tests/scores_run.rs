@@ -114,14 +114,20 @@ fn scores_replay_as_worked_by_hand_and_an_untrusted_panel_is_withheld() {
     close(n(&cal["brier"]), 0.108);
     close(n(&cal["auroc"]), 1.0);
 
-    // exact, treatment: 1, 1, 0.5. Differences 0, 1, 0.5: mean 0.5; not all 0/1, so the sign
-    // test: 2 positive of 2 non-zero, p = 2 · 0.25; sd 0.5, MDE (1.959964 + 0.841621) · 0.5 / √3.
+    // exact, treatment: 1, 1, 0.5. Differences 0, 1, 0.5: mean 0.5, sd 0.5; not all 0/1, so
+    // the paired t-test: t = 0.5 / (0.5 / √3) = √3 on 2 df, p 0.225403 (mpmath); MDE
+    // (t₀.₉₇₅,₂ + t₀.₈,₂) · 0.5 / √3 = (4.302653 + 1.060660) · 0.288675.
     let d = &s["delta"]["exact"];
     close(n(&d["baseline"]), 1.0 / 3.0);
     close(n(&d["treatment"]), 2.5 / 3.0);
     close(n(&d["delta"]), 0.5);
-    close(n(&d["p_value"]), 0.5);
-    assert!((n(&d["mde"]) - 0.808_75).abs() < 1e-4, "{}", d["mde"]);
+    assert!(
+        (n(&d["p_value"]) - 0.225_403).abs() < 1e-6,
+        "{}",
+        d["p_value"]
+    );
+    assert_eq!(d["test"], "paired-t");
+    assert!((n(&d["mde"]) - 1.548_255).abs() < 1e-6, "{}", d["mde"]);
     assert_eq!(d["pairs"], 3);
     assert!(d.get("mcnemar").is_none());
 
@@ -142,7 +148,7 @@ fn scores_replay_as_worked_by_hand_and_an_untrusted_panel_is_withheld() {
     assert_eq!(s["withheld"]["metrics"].as_array().unwrap().len(), 3);
     assert_eq!(m["lift"]["withheld"], true);
     // exact is the only delta left: Holm over one p-value leaves it.
-    close(n(&d["p_adjusted"]), 0.5);
+    close(n(&d["p_adjusted"]), n(&d["p_value"]));
 
     // Repeats: (exact, 1) [1, 1] and (exact, x) [0, 0] in v1 agree wholly (α 1); in v2
     // (exact, 1) [1, 1], (exact, 2) [1, 1], (exact, x) [1, 0]: D_o = 2/6, D_e = 10/30, α 0.
@@ -196,16 +202,30 @@ fn a_trusted_panel_reports_its_scorers_the_lift_and_holm_over_every_scorer() {
     let m = run(&exp, &dir.path().join("runs"));
     assert_eq!(m["trust"]["trustworthy"], true, "{}", m["trust"]);
     let d = &m["scores"]["delta"];
-    // judge-a: 0.8, 0.2, 0.5 → 0.9, 0.6, 0.6: differences 0.1, 0.4, 0.1, p = 2 · 0.5³.
+    // Each by the paired t-test of its mean; p-values by mpmath.
+    // judge-a: 0.8, 0.2, 0.5 → 0.9, 0.6, 0.6: differences 0.1, 0.4, 0.1: mean 0.2, sd √0.03,
+    // t = 2 on 2 df, p 0.183503.
+    let p = |s: &str| n(&d[s]["p_value"]);
     close(n(&d["judge-a"]["delta"]), 0.2);
-    close(n(&d["judge-a"]["p_value"]), 0.25);
-    // judge-c failed on x in v1: paired on items 1 and 2 only, differences −0.1, 0.4: p 1.
+    assert!((p("judge-a") - 0.183_503).abs() < 1e-6, "{}", p("judge-a"));
+    assert!((p("judge-b") - 0.057_191).abs() < 1e-6, "{}", p("judge-b"));
+    // judge-c failed on x in v1: paired on items 1 and 2 only, differences −0.1, 0.4: mean
+    // 0.15, sd 0.353553, t = 0.6 on 1 df, p 0.655958.
     assert_eq!(d["judge-c"]["pairs"], 2);
-    close(n(&d["judge-c"]["p_value"]), 1.0);
-    // Holm over the four scorers (0.25, 0.25, 0.5, 1): 4 · 0.25 = 1, then the running
-    // maximum keeps every adjusted p at 1.
-    for s in ["exact", "judge-a", "judge-b", "judge-c"] {
-        close(n(&d[s]["p_adjusted"]), 1.0);
+    assert!((p("judge-c") - 0.655_958).abs() < 1e-6, "{}", p("judge-c"));
+    // Holm over the four scorers, smallest first: judge-b 4 · 0.057191, judge-a and exact
+    // 3 · 0.183503 and 2 · 0.225403 lifted to their running maximum 0.550510, judge-c kept.
+    for (s, want) in [
+        ("judge-b", 0.228_764),
+        ("judge-a", 0.550_510),
+        ("exact", 0.550_510),
+        ("judge-c", 0.655_958),
+    ] {
+        assert!(
+            (n(&d[s]["p_adjusted"]) - want).abs() < 1e-5,
+            "{s}: {}",
+            d[s]["p_adjusted"]
+        );
     }
     // Lift: composites (mean over surviving judges) v1 0.8, 0.2, 0.5; v2 0.8667, 0.6, 0.6333:
     // differences 0.0667, 0.4, 0.1333, mean 0.2.
@@ -231,8 +251,10 @@ fn plan_and_gate_read_the_scores_run() {
             .arg(runs.join("r"))
             .args(["--metric", "exact", "--json"]),
     );
-    // sd 0.5, effect 0.5: ((1.959964 + 0.841621) · 0.5 / 0.5)² = 7.85 → 8 items.
-    assert_eq!(plan["needed"], 8);
+    // sd 0.5, effect 0.5, by the paired t-test at 0.05: (t₀.₉₇₅,ₙ₋₁ + t₀.₈,ₙ₋₁) · 0.5 / √n is
+    // 0.532 at 9 items and 0.497 at 10 (mpmath): 10 items.
+    assert_eq!(plan["needed"], 10);
+    assert_eq!(plan["test"], "paired-t");
     assert_eq!(plan["pairs"], 3);
     close(n(&plan["effect"]), 0.5);
 

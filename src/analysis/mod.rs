@@ -150,7 +150,7 @@ pub fn analyse(
         [
             lift.as_ref()
                 .and_then(|l| l.paired.as_ref())
-                .map(|p| p.p_value),
+                .and_then(|p| p.p_value),
             lift_human.as_ref().and_then(|l| l.p),
         ],
     );
@@ -188,6 +188,19 @@ pub fn analyse(
             .deltas(p.table)
             .is_some_and(|d| d.contains_key(p.metric.as_ref()))
     });
+    // The lift's items, when it is reported: what `plan --metric lift` resamples.
+    if let Some(l) = metrics.lift.as_ref().filter(|l| l.paired.is_some()) {
+        pairs.extend(l.pairs.iter().map(|(item, b, t)| PairRow {
+            table: DeltaTable::Lift,
+            metric: Cow::Borrowed("lift"),
+            pair: UnitPair {
+                unit: item.clone(),
+                run: None,
+                baseline: *b,
+                treatment: *t,
+            },
+        }));
+    }
     Ok(Analysis {
         metrics,
         findings,
@@ -239,7 +252,7 @@ fn adjust(
         .collect();
     let mut adjusted_lifts = [None, None];
     for (i, family) in families.into_iter().enumerate() {
-        let mut ps: Vec<Option<f64>> = family.iter().map(|d| Some(d.paired.p_value)).collect();
+        let mut ps: Vec<Option<f64>> = family.iter().map(|d| d.paired.p_value).collect();
         let own = ps.len();
         if i == 0 {
             ps.extend(named.iter().map(|&(_, p)| Some(p)));
@@ -261,17 +274,7 @@ fn adjust(
 /// adjusted over the decision's family.
 fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Decision {
     use crate::decision::{Measured, Reading, Words};
-    let measured = |d: &PairedDelta, p: Option<f64>| {
-        Reading::Measured(Measured {
-            baseline: d.baseline,
-            treatment: d.treatment,
-            delta: d.delta,
-            ci: d.ci,
-            p_adjusted: p,
-            mde: d.mde,
-            pairs: d.pairs,
-        })
-    };
+    let measured = |d: &PairedDelta, p: Option<f64>| Reading::Measured(Measured::of(d, p));
     let rows: Vec<_> = wanted
         .iter()
         .map(|w| {
@@ -280,17 +283,21 @@ fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Dec
                 let reading = match &m.lift_human {
                     Some(l) => match (l.ppi.value, l.arms.baseline.value, l.arms.treatment.value) {
                         (Some(delta), Some(baseline), Some(treatment)) if l.ppi.labelled > 0 => {
+                            use crate::stats::power::{z_sum, ALPHA, POWER};
+                            let se = l.ppi.standard_error();
                             Reading::Measured(crate::decision::Measured {
                                 baseline,
                                 treatment,
                                 delta,
                                 ci: l.ppi.ci,
                                 p_adjusted: l.p_adjusted,
-                                mde: l.ppi.standard_error().map(|se| {
-                                    use crate::stats::power::{z_sum, ALPHA, POWER};
-                                    se * z_sum(ALPHA, POWER)
-                                }),
+                                mde: se.map(|se| se * z_sum(ALPHA, POWER)),
                                 pairs: l.ppi.labelled,
+                                test: crate::stats::paired::Test::ZTest,
+                                // The labelled pairs' spread as the z-test sees it.
+                                sd: se.map(|se| se * (l.ppi.labelled as f64).sqrt()),
+                                discordant: None,
+                                min_pairs: crate::decision::MIN_LABELLED_PAIRS,
                             })
                         }
                         _ => Reading::Unmeasured,

@@ -1,35 +1,39 @@
-//! `calibench plan RUN_DIR --metric NAME` (docs/guides/ab-rubric-change.md): from a pilot run's paired differences
-//! on one metric, how many targets (or queries) the next A/B needs to detect an effect, by the
-//! normal approximation, checked by a seeded simulation that resamples those differences.
+//! `calibench plan RUN_DIR --metric NAME` (docs/guides/ab-rubric-change.md): from a pilot run's
+//! paired units on one metric, how many targets (queries, items) the next A/B needs to detect an
+//! effect **by the test the decision runs** (the paired t-test, or McNemar's exact test on 0/1
+//! outcomes), checked by a seeded simulation of studies that run that same test. For a metric of
+//! the run's decision it speaks the decision's language: its level is Holm's first step over the
+//! decision metrics and its effect the metric's `min_effect` (or a guard's margin), so that it
+//! gives the decision's own "needs ≈ N".
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decision::{Binds, Pilot};
 use crate::error::{Error, InputError};
 use crate::model::Metrics;
 use crate::output::Render;
 use crate::pipeline::read_file;
+use crate::policy::Wanted;
 use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
+use crate::stats::paired::Test;
 use crate::stats::power::{
-    mean, needed, normal_power, sd, simulated_power, MAX_COUNT, MAX_SIMULATED_PAIRS, STUDIES,
+    mcnemar_power, mean, needed_for, power_for, sd, simulated_power_for, ALPHA, MAX_COUNT,
+    MAX_SIMULATED_PAIRS, STUDIES,
 };
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The needed number is ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉ (at least 2), sd \
-being the standard deviation of the pilot's paired differences, or the fewest pairs with which \
-the sign test can reach alpha, when that is more (the output says which binds); 10,000 simulated \
-studies of that size, resampling those differences shifted to the effect and seeded by the run's \
-seed, check it.\n\
+    after_help = "The needed number is, for the paired t-test, the smallest n with (t₁₋α/₂,ₙ₋₁ + t_power,ₙ₋₁) · sd / √n ≤ |effect|, sd being the standard deviation of the pilot's paired differences; for McNemar's exact test (0/1 outcomes) the fewest units whose exact power reaches it, summed over the binomial counts of changed units (which counts the test's floor: its p cannot reach alpha with too few changed units). 10,000 simulated studies of that size, seeded by the run's seed and each running that same test, check it. For a metric of the run's [decision], alpha defaults to Holm's first step (0.05 / m over its m metrics) and the effect to the metric's min_effect or a guard's margin, as the decision's \"needs ≈ N\" counts.\n\
 Exit status: 0 done, 2 the metric or the effect cannot be planned for (named in the message)."
 )]
 pub struct PlanArgs {
     /// A pilot run's directory (runs/<run-id>)
     pub run_dir: std::path::PathBuf,
-    /// The metric to plan for: a key of the run's review.delta or queries.delta, or an
-    /// imported scorer's name (scores.delta)
+    /// The metric to plan for: a key of the run's review.delta or queries.delta, `lift`,
+    /// `lift_human`, or an imported scorer's name (scores.delta)
     #[arg(
         long,
         required_unless_present = "labels_for",
@@ -40,16 +44,17 @@ pub struct PlanArgs {
     /// at most ±WIDTH, from the run's labelled and judged-only lift pairs
     #[arg(long, value_name = "WIDTH", value_parser = positive)]
     pub labels_for: Option<f64>,
-    /// The true mean difference to detect, treatment − baseline (default: the pilot's observed
-    /// mean difference)
+    /// The true mean difference to detect, treatment − baseline (default: the decision's
+    /// min_effect or margin for the metric, else the pilot's observed mean difference)
     #[arg(long, allow_negative_numbers = true, value_parser = super::finite, conflicts_with = "labels_for")]
     pub effect: Option<f64>,
     /// The chance of detecting the effect
     #[arg(long, default_value_t = 0.8, value_parser = super::probability)]
     pub power: f64,
-    /// The two-sided level of the test
-    #[arg(long, default_value_t = 0.05, value_parser = super::probability)]
-    pub alpha: f64,
+    /// The two-sided level of the test (default: 0.05 / m for one of the run's m decision
+    /// metrics, Holm's first step, else 0.05)
+    #[arg(long, value_parser = super::probability)]
+    pub alpha: Option<f64>,
     /// Worker threads of the simulation (default: the CPUs available); the result never
     /// depends on it
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
@@ -75,40 +80,46 @@ pub struct PlanReport {
     pub metric: String,
     /// The true mean difference planned for, signed (treatment − baseline).
     pub effect: f64,
+    /// Where `effect` came from: `--effect`, `min_effect`, `margin` or `observed`.
+    pub effect_from: &'static str,
     /// The sample standard deviation of the pilot's differences.
     pub sd: f64,
     /// The pilot's pairs.
     pub pairs: usize,
     pub power: f64,
     pub alpha: f64,
-    /// Pairs needed: the larger of what the normal approximation needs for the power
-    /// (`normal_needed`) and the fewest with which the sign test can reach `alpha` at all
-    /// (`sign_test_pairs`); `binds` says which.
+    /// Why `alpha` is what it is: `--alpha`, Holm's first step over the decision's metrics, or
+    /// the usual two-sided 0.05.
+    pub alpha_why: String,
+    /// The test the decision runs on this metric, which the counts and the simulation are for.
+    pub test: Test,
+    /// Units needed for `power` by `test`: by Student's t for the paired t-test; for
+    /// McNemar's, the fewest whose exact power reaches it (which counts its floor: it cannot
+    /// reach `alpha` with fewer than `floor_discordant` changed units).
     pub needed: u64,
-    /// Pairs the normal approximation needs for the power.
-    pub normal_needed: u64,
-    /// `power` or `sign test`: which of the two counts `needed` is.
+    /// Units the power needs by the normal approximation, floor aside.
+    pub power_needed: u64,
+    /// `McNemar floor` when the floor alone asks at least what the normal approximation does
+    /// (small studies of large effects), else `power`.
     pub binds: &'static str,
-    /// The share of simulated studies of `needed` pairs that detect the effect; null when the
-    /// study is too large to simulate.
+    /// The share of simulated studies of `needed` units, each running `test`, that detect the
+    /// effect; null when the study is too large to simulate, or has no units to resample.
     pub simulated_power: Option<f64>,
-    /// `review` or `queries`.
+    /// `review`, `queries`, `scores`, `lift` or `lift_human`.
     pub table: &'static str,
-    /// What a pair is: targets, queries.
+    /// What a pair is: targets, queries, items, labelled items.
     pub units: &'static str,
     /// The pilot's mean difference.
     pub observed: f64,
-    /// Whether `effect` was given (`--effect`) or is the observed difference.
-    pub effect_given: bool,
     pub run_id: String,
     /// The seed of the simulation: the run's.
     pub seed: u64,
     pub studies: usize,
     /// Power at other study sizes, beside the recommended one.
     pub sizes: Vec<SizePower>,
-    /// The fewest non-zero pairs with which the exact sign test calibench reports can reach
-    /// `alpha` at all (6 for 0.05), whatever the effect.
-    pub sign_test_pairs: usize,
+    /// McNemar's test: the fewest discordant units with which its p can reach `alpha`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor_discordant: Option<usize>,
     /// Why `simulated_power` is null, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -117,7 +128,9 @@ pub struct PlanReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SizePower {
     pub pairs: u64,
-    pub normal_power: f64,
+    /// By the test's approximation (Student's t); for McNemar's, exact (summed over the
+    /// binomial counts of changed units).
+    pub approximate_power: f64,
     pub simulated_power: Option<f64>,
 }
 
@@ -246,22 +259,24 @@ impl Render for LabelsPlan {
 
 pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
     let (metrics, about) = crate::pipeline::stored::read_run(&args.run_dir)?;
-    let compared = metric_of(
-        &metrics,
-        args.metric.as_deref().unwrap_or_default(),
-        &args.run_dir,
-    )?;
-    let diffs = differences(&args.run_dir, &metrics, &compared)?;
+    let name = args.metric.as_deref().unwrap_or_default();
+    let compared = metric_of(&metrics, name, &args.run_dir)?;
+    let pilot = if compared.name == "lift_human" {
+        lift_human_pilot(&metrics, &args.run_dir)?
+    } else {
+        differences(&args.run_dir, &metrics, &compared)?
+    };
     let threads = crate::pipeline::threads(args.threads);
     plan(
         &compared,
-        &diffs,
+        &pilot,
         Settings {
             effect: args.effect,
             power: args.power,
             alpha: args.alpha,
             seed: about.seed,
             threads,
+            decided: decided(&metrics, name),
         },
         &metrics.run_id,
     )
@@ -276,28 +291,92 @@ pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
     })
 }
 
+/// The metric as the run's decision names it, and how many metrics its Holm family holds.
+fn decided(m: &Metrics, name: &str) -> Option<Decided> {
+    let d = m.decision.as_ref()?;
+    let x = d.metrics.get(name)?;
+    Some(Decided {
+        family: d.order.len().max(d.metrics.len()),
+        wanted: Wanted {
+            metric: name.to_string(),
+            want: x.want,
+            margin: x.margin,
+            min_effect: x.min_effect,
+        },
+    })
+}
+
 /// What `plan` is asked.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Settings {
     pub effect: Option<f64>,
     pub power: f64,
-    pub alpha: f64,
+    /// `--alpha`, when given.
+    pub alpha: Option<f64>,
     pub seed: u64,
     pub threads: usize,
+    /// The metric as the run's decision names it, when it is one of its metrics.
+    pub decided: Option<Decided>,
 }
 
-/// The delta a plan is made for: a catalogue's metric, or an imported scorer.
+/// A decision metric: its way (with margin or smallest effect) and its Holm family's size.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decided {
+    pub family: usize,
+    pub wanted: Wanted,
+}
+
+/// The delta a plan is made for: a catalogue's metric, `lift`, `lift_human`, or an imported
+/// scorer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Planned {
     pub name: String,
     pub table: DeltaTable,
 }
 
+/// `lift_human`'s pilot is its PPI++ estimate, not a pairs table: planned under the lift's
+/// table, told apart by its name.
+const PLANNED_LIFT_HUMAN: DeltaTable = DeltaTable::Lift;
+
 impl From<Compared> for Planned {
     fn from(c: Compared) -> Self {
         Planned {
             name: c.name.to_string(),
             table: c.table,
+        }
+    }
+}
+
+/// A pilot's paired units on one metric, as a study would be sized from them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PilotPairs {
+    /// treatment − baseline per unit (empty for the lift in human units, which has only its
+    /// estimate's spread).
+    pub diffs: Vec<f64>,
+    /// The test the decision runs on them.
+    pub test: Test,
+    /// McNemar's test: the units whose outcome differs between the arms.
+    pub discordant: Option<usize>,
+    /// For the lift in human units: its labelled pairs, mean difference and the spread the
+    /// z-test sees (standard error · √n).
+    pub estimate: Option<(usize, f64, f64)>,
+    /// What a unit is.
+    pub units: &'static str,
+}
+
+impl PilotPairs {
+    /// From each unit's (baseline, treatment) values: the decision's test of them.
+    pub fn of(values: &[(f64, f64)], units: &'static str) -> PilotPairs {
+        let (b, t): (Vec<f64>, Vec<f64>) = values.iter().copied().unzip();
+        let test = Test::of(&b, &t);
+        let diffs: Vec<f64> = values.iter().map(|(b, t)| t - b).collect();
+        PilotPairs {
+            discordant: (test == Test::Mcnemar)
+                .then(|| diffs.iter().filter(|&&d| d != 0.0).count()),
+            diffs,
+            test,
+            estimate: None,
+            units,
         }
     }
 }
@@ -311,27 +390,33 @@ pub struct Refusal {
     pub hint: String,
 }
 
-/// The plan from a pilot's differences. Pure.
+/// The plan from a pilot's paired units. Pure.
 pub fn plan(
     compared: &Planned,
-    diffs: &[f64],
+    pilot: &PilotPairs,
     settings: Settings,
     run_id: &str,
 ) -> Result<PlanReport, Refusal> {
     let name = compared.name.as_str();
-    let units = compared.table.units();
+    let units = pilot.units;
     let refuse = |flag: &'static str, problem: String, hint: &str| Refusal {
         flag,
         problem,
         hint: hint.to_string(),
     };
-    let Some(s) = sd(diffs) else {
+    let diffs = &pilot.diffs;
+    let (pairs, observed, s) = match pilot.estimate {
+        Some((n, delta, spread)) => (n, delta, Some(spread)),
+        None => (
+            diffs.len(),
+            if diffs.is_empty() { 0.0 } else { mean(diffs) },
+            sd(diffs),
+        ),
+    };
+    let Some(s) = s else {
         return Err(refuse(
             "`--metric`",
-            format!(
-                "`{name}` has {} paired {units} in this run; a standard deviation needs at least 2",
-                diffs.len()
-            ),
+            format!("`{name}` has {pairs} paired {units} in this run; a standard deviation needs at least 2"),
             "plan from a pilot with at least 2 pairs",
         ));
     };
@@ -339,15 +424,34 @@ pub fn plan(
         return Err(refuse(
             "`--metric`",
             format!(
-                "`{name}`'s {} differences do not vary (all {:+}): there is no spread to plan from",
-                diffs.len(),
-                diffs[0]
+                "`{name}`'s {pairs} differences do not vary (all {:+}): there is no spread to plan from",
+                diffs.first().copied().unwrap_or(observed)
             ),
             "plan from a metric whose differences vary, or from a bigger pilot",
         ));
     }
-    let observed = mean(diffs);
-    let effect = settings.effect.unwrap_or(observed);
+    // The effect: as given, else the decision's (its smallest change that matters, or the
+    // distance from a guard's observed change to its margin's edge), else the one observed.
+    let decided = settings.decided.as_ref();
+    let sign = decided.map_or(1.0, |d| d.wanted.want.good_sign());
+    let (effect, effect_from) = match (settings.effect, decided) {
+        (Some(x), _) => (x, "--effect"),
+        (None, Some(d)) if d.wanted.min_effect.is_some() => {
+            (sign * d.wanted.min_effect.unwrap_or_default(), "min_effect")
+        }
+        (None, Some(d)) if d.wanted.margin.is_some() => {
+            let distance = d.wanted.margin.unwrap_or_default() + sign * observed;
+            if distance <= 0.0 {
+                return Err(refuse(
+                    "`--effect`",
+                    format!("`{name}`'s observed change ({observed:+.4}) lies beyond its margin: no study of this change can show it stays within it"),
+                    "give the change to plan for with --effect",
+                ));
+            }
+            (sign * distance, "margin")
+        }
+        (None, _) => (observed, "observed"),
+    };
     if effect == 0.0 {
         return Err(match settings.effect {
             Some(_) => refuse(
@@ -362,8 +466,38 @@ pub fn plan(
             ),
         });
     }
-    let (alpha, power) = (settings.alpha, settings.power);
-    let Some(normal_k) = needed(s, effect, alpha, power) else {
+    // The level: as given, else Holm's first step over the decision's metrics.
+    let (alpha, alpha_why) = match (settings.alpha, decided) {
+        (Some(a), _) => (a, "--alpha".to_string()),
+        (None, Some(d)) if d.family > 1 => (
+            ALPHA / d.family as f64,
+            format!(
+                "Holm's first step over the decision's {} metrics (0.05 / {}), the level its \"needs ≈ N\" is for",
+                d.family, d.family
+            ),
+        ),
+        (None, Some(_)) => (ALPHA, "the decision's one metric, at two-sided 0.05".to_string()),
+        (None, None) => (
+            ALPHA,
+            format!("`{name}` is not a decision metric of the run: the usual level"),
+        ),
+    };
+    let power = settings.power;
+    let study = Pilot {
+        test: pilot.test,
+        sd: s,
+        pairs,
+        discordant: pilot.discordant,
+        min_pairs: if pilot.estimate.is_some() {
+            crate::decision::MIN_LABELLED_PAIRS
+        } else {
+            2
+        },
+    };
+    let (Some((k, binds)), Some(power_needed)) = (
+        study.needed(effect, alpha, power),
+        needed_for(pilot.test, s, effect, alpha, power),
+    ) else {
         return Err(refuse(
             if settings.effect.is_some() {
                 "`--effect`"
@@ -378,20 +512,13 @@ pub fn plan(
             "plan for a larger effect (--effect) or a less strict level (--alpha)",
         ));
     };
-    // The sign test calibench reports cannot reach `alpha` with fewer pairs, whatever the
-    // effect: a count below that would plan a study that cannot show anything.
-    let sign_test_pairs = pairs_for_floor(alpha);
-    let (k, binds) = if normal_k >= sign_test_pairs as u64 {
-        (normal_k, "power")
-    } else {
-        (sign_test_pairs as u64, "sign test")
-    };
-    let simulate = |pairs: u64| {
-        (pairs <= MAX_SIMULATED_PAIRS).then(|| {
-            simulated_power(
+    let simulate = |n: u64| {
+        (n <= MAX_SIMULATED_PAIRS && !diffs.is_empty()).then(|| {
+            simulated_power_for(
+                pilot.test,
                 diffs,
                 effect,
-                pairs,
+                n,
                 alpha,
                 STUDIES,
                 settings.seed,
@@ -407,41 +534,56 @@ pub fn plan(
     sizes.dedup();
     let sizes = sizes
         .into_iter()
-        .map(|pairs| SizePower {
-            pairs,
-            normal_power: normal_power(s, effect, pairs, alpha),
-            simulated_power: if pairs == k {
-                simulated
-            } else {
-                simulate(pairs)
+        .map(|n| SizePower {
+            pairs: n,
+            approximate_power: match (pilot.test, pilot.discordant) {
+                (Test::Mcnemar, Some(d)) => {
+                    mcnemar_power(n, d as f64 / pairs.max(1) as f64, effect, alpha)
+                }
+                _ => power_for(pilot.test, s, effect, n, alpha),
             },
+            simulated_power: if n == k { simulated } else { simulate(n) },
         })
         .collect();
+    let note = if diffs.is_empty() {
+        Some("the lift in human units has no per-unit differences to resample: its count is the z-test's, from the PPI++ estimate's standard error".to_string())
+    } else {
+        simulated.is_none().then(|| {
+            format!(
+                "{k} {units} is more than the {MAX_SIMULATED_PAIRS} a simulated study may draw; the approximation stands alone"
+            )
+        })
+    };
     Ok(PlanReport {
         metric: name.to_string(),
         effect,
+        effect_from,
         sd: s,
-        pairs: diffs.len(),
+        pairs,
         power,
         alpha,
+        alpha_why,
+        test: pilot.test,
         needed: k,
-        normal_needed: normal_k,
-        binds,
+        power_needed,
+        binds: match binds {
+            Binds::Power => "power",
+            Binds::Floor => "McNemar floor",
+        },
         simulated_power: simulated,
-        table: compared.table.name(),
+        table: if pilot.estimate.is_some() {
+            "lift_human"
+        } else {
+            compared.table.name()
+        },
         units,
         observed,
-        effect_given: settings.effect.is_some(),
         run_id: run_id.to_string(),
         seed: settings.seed,
         studies: STUDIES,
         sizes,
-        sign_test_pairs,
-        note: simulated.is_none().then(|| {
-            format!(
-                "{k} {units} is more than the {MAX_SIMULATED_PAIRS} a simulated study may draw; the normal approximation stands alone"
-            )
-        }),
+        floor_discordant: (pilot.test == Test::Mcnemar).then(|| pairs_for_floor(alpha)),
+        note,
     })
 }
 
@@ -459,11 +601,43 @@ fn fmt_level(alpha: f64) -> String {
 fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Planned, Error> {
     let file = run_dir.join("metrics.json").display().to_string();
     let tables = [DeltaTable::Review, DeltaTable::Queries, DeltaTable::Scores];
-    let names: Vec<&str> = tables
+    let mut names: Vec<&str> = tables
         .into_iter()
         .filter_map(|t| m.deltas(t))
         .flat_map(|d| d.keys().map(String::as_str))
         .collect();
+    let lift = m.lift.as_ref().is_some_and(|l| l.paired.is_some());
+    let lift_human = m.lift_human.as_ref().is_some_and(|l| l.ppi.value.is_some());
+    if lift {
+        names.push("lift");
+    }
+    if lift_human {
+        names.push("lift_human");
+    }
+    match name {
+        "lift" if lift => {
+            return Ok(Planned {
+                name: "lift".into(),
+                table: DeltaTable::Lift,
+            })
+        }
+        "lift_human" if lift_human => {
+            return Ok(Planned {
+                name: "lift_human".into(),
+                table: PLANNED_LIFT_HUMAN,
+            })
+        }
+        "lift" | "lift_human" => {
+            return Err(InputError::new(
+                &file,
+                format!("`{name}` has no estimate in this run (withheld, or nothing judged or labelled in both arms)"),
+            )
+            .field("`--metric`")
+            .hint(format!("the run's deltas: {}", names.join(", ")))
+            .into())
+        }
+        _ => {}
+    }
     let known = compared_named(name);
     let withheld = tables
         .into_iter()
@@ -516,9 +690,38 @@ fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Planned, Error> 
     }
 }
 
-/// The pilot's differences on `c`, from the run's `pairs.csv`, checked against the pairs
+/// The lift in human units' pilot: its labelled pairs, its estimate and the spread its z-test
+/// sees.
+fn lift_human_pilot(m: &Metrics, run_dir: &Path) -> Result<PilotPairs, Error> {
+    let file = run_dir.join("metrics.json").display().to_string();
+    let l = m.lift_human.as_ref();
+    let found = l.and_then(|l| {
+        Some((
+            l.ppi.labelled,
+            l.ppi.value?,
+            l.ppi.standard_error()? * (l.ppi.labelled as f64).sqrt(),
+        ))
+    });
+    let Some(estimate) = found else {
+        return Err(
+            InputError::new(&file, "the lift in human units has no interval in this run")
+                .field("`--metric`")
+                .hint("label at least 2 lift items in both arms (docs/guides/judges-and-humans.md)")
+                .into(),
+        );
+    };
+    Ok(PilotPairs {
+        diffs: Vec::new(),
+        test: Test::ZTest,
+        discordant: None,
+        estimate: Some(estimate),
+        units: "labelled items",
+    })
+}
+
+/// The pilot's units on `c`, from the run's `pairs.csv`, checked against the pairs
 /// `metrics.json` counts.
-fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<Vec<f64>, Error> {
+fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<PilotPairs, Error> {
     let path = run_dir.join("pairs.csv");
     let name = path.display().to_string();
     if !path.is_file() {
@@ -527,20 +730,24 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<Vec<f64>, Err
             .into());
     }
     let rows = read_pairs(&name, &read_file(&path)?)?;
-    let diffs: Vec<f64> = rows
+    let values: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| r.table == c.table.name() && r.metric == c.name)
-        .map(|r| r.difference)
+        .map(|r| (r.baseline, r.treatment))
         .collect();
-    if let Some(d) = m.deltas(c.table).and_then(|d| d.get(&c.name)) {
-        if d.paired.pairs != diffs.len() {
+    let counted = match c.table {
+        DeltaTable::Lift => m.lift.as_ref().and_then(|l| l.paired.as_ref()),
+        t => m.deltas(t).and_then(|d| d.get(&c.name)).map(|d| &d.paired),
+    };
+    if let Some(d) = counted {
+        if d.pairs != values.len() {
             return Err(InputError::new(
                 &name,
                 format!(
                     "holds {} rows for `{}` but metrics.json counts {} pairs",
-                    diffs.len(),
+                    values.len(),
                     c.name,
-                    d.paired.pairs
+                    d.pairs
                 ),
             )
             .field("`metric`")
@@ -548,7 +755,7 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<Vec<f64>, Err
             .into());
         }
     }
-    Ok(diffs)
+    Ok(PilotPairs::of(&values, c.table.units()))
 }
 
 /// Reads a pairs table; a row that does not parse is refused with its line and column.
@@ -595,8 +802,11 @@ impl Render for PlanReport {
     fn human(&self) -> String {
         let units = self.units;
         let mut s = format!(
-            "plan for {} ({}, paired over {units}), from run {}\n",
-            self.metric, self.table, self.run_id
+            "plan for {} ({}, paired over {units}, tested by {}), from run {}\n",
+            self.metric,
+            self.table,
+            self.test.words(),
+            self.run_id
         );
         s += &format!(
             "  pilot: {} {units}, mean difference {:+.4}, sd of the differences {:.4}\n",
@@ -605,33 +815,41 @@ impl Render for PlanReport {
         s += &format!(
             "  effect to detect: {:+.4} ({})\n",
             self.effect,
-            if self.effect_given {
-                "--effect"
-            } else {
-                "the observed mean difference; choose another with --effect"
+            match self.effect_from {
+                "--effect" => "--effect",
+                "min_effect" => "the decision's min_effect for it, the smallest change that matters",
+                "margin" => "the distance from the observed change to the guard's margin, as the decision sizes it",
+                _ => "the observed mean difference; choose another with --effect",
             }
+        );
+        s += &format!(
+            "  level: two-sided {} ({})\n",
+            fmt_level(self.alpha),
+            self.alpha_why
         );
         s += &match self.binds {
             "power" => format!(
-                "  needed: {} {units} for {:.0}% power at two-sided {} (normal approximation)\n",
+                "  needed: {} {units} for {:.0}% power by {}\n",
                 self.needed,
                 100.0 * self.power,
-                fmt_level(self.alpha)
+                self.test.words()
             ),
             _ => format!(
-                "  needed: {} {units}: the sign test in calibench's reports cannot reach p < {} with fewer, whatever the effect (for {:.0}% power alone the normal approximation asks {})\n",
+                "  needed: {} {units} for {:.0}% power by McNemar's exact test, which cannot reach p < {} with fewer than {} changed {units} whatever the effect (the normal approximation, blind to that, asks {})\n",
                 self.needed,
-                fmt_level(self.alpha),
                 100.0 * self.power,
-                self.normal_needed
+                fmt_level(self.alpha),
+                self.floor_discordant.unwrap_or_default(),
+                self.power_needed
             ),
         };
         match self.simulated_power {
             Some(p) => {
                 s += &format!(
-                    "  check: {} simulated studies of {} {units}, resampling the pilot's differences shifted to the effect, detect it in {:.1}% (seed {})\n",
+                    "  check: {} simulated studies of {} {units}, each running {} on draws from the pilot shifted to the effect, detect it in {:.1}% (seed {})\n",
                     self.studies,
                     self.needed,
+                    self.test.words(),
                     100.0 * p,
                     self.seed
                 )
@@ -643,15 +861,29 @@ impl Render for PlanReport {
                 )
             }
         }
+        if let Some(p) = self.simulated_power.filter(|p| *p < self.power - 0.04) {
+            s += &format!(
+                "  note: the simulated studies fall short of {:.0}% ({:.1}%): the pilot's differences are far from normal at this size, so the count by {} is optimistic; the table shows the power of larger studies\n",
+                100.0 * self.power,
+                100.0 * p,
+                self.test.words()
+            );
+        }
         s += &format!(
-            "  {:>10}  {:>14}  {:>17}\n",
-            units, "power (normal)", "power (simulated)"
+            "  {:>10}  {:>19}  {:>17}\n",
+            units,
+            if self.test == Test::Mcnemar {
+                "power (exact)"
+            } else {
+                "power (approximate)"
+            },
+            "power (simulated)"
         );
         for size in &self.sizes {
             s += &format!(
-                "  {:>10}  {:>14.3}  {:>17}{}\n",
+                "  {:>10}  {:>19.3}  {:>17}{}\n",
                 size.pairs,
-                size.normal_power,
+                size.approximate_power,
                 size.simulated_power
                     .map_or("—".to_string(), |p| format!("{p:.3}")),
                 if size.pairs == self.needed {
@@ -685,9 +917,10 @@ mod tests {
         Settings {
             effect,
             power: 0.8,
-            alpha: 0.05,
+            alpha: None,
             seed: 5,
             threads: 2,
+            decided: None,
         }
     }
 
@@ -695,47 +928,158 @@ mod tests {
         compared_named(name).unwrap().into()
     }
 
+    /// Paired values whose differences are `diffs` (continuous: the paired t-test).
+    fn pilot(diffs: &[f64]) -> PilotPairs {
+        let values: Vec<(f64, f64)> = diffs.iter().map(|d| (0.5, 0.5 + d)).collect();
+        PilotPairs::of(&values, "targets")
+    }
+
     #[test]
-    fn needed_is_the_closed_form_and_the_simulation_checks_it() {
+    fn needed_is_the_t_tests_count_and_the_simulation_runs_that_test() {
         // Differences 0.1, 0.3, −0.1, 0.5, 0.2: mean 0.2, squared deviations 0.01 + 0.01 +
-        // 0.09 + 0.09 + 0 = 0.2, sd = √(0.2/4) = 0.223607.
+        // 0.09 + 0.09 + 0 = 0.2, sd = √(0.2/4) = 0.223607. The smallest n with
+        // (t₀.₉₇₅,ₙ₋₁ + t₀.₈,ₙ₋₁) · 0.223607 / √n ≤ 0.2 is 12 (3.076515 at n = 12, worked with
+        // mpmath); the normal approximation would say 10.
         let diffs = [0.1, 0.3, -0.1, 0.5, 0.2];
-        let p = plan(&metric("precision"), &diffs, settings(None), "r").unwrap();
+        let p = plan(&metric("precision"), &pilot(&diffs), settings(None), "r").unwrap();
+        assert_eq!(p.test, Test::PairedT);
         assert!((p.sd - 0.05f64.sqrt()).abs() < 1e-12);
-        assert!((p.effect - 0.2).abs() < 1e-12 && !p.effect_given);
-        // ((1.959964 + 0.841621) · 0.223607 / 0.2)² = 9.81 → 10.
-        assert_eq!(p.needed, 10);
+        assert!((p.effect - 0.2).abs() < 1e-12 && p.effect_from == "observed");
+        assert_eq!((p.needed, p.binds), (12, "power"));
         assert_eq!(p.pairs, 5);
+        assert_eq!(
+            (p.alpha, p.alpha_why.as_str()),
+            (
+                0.05,
+                "`precision` is not a decision metric of the run: the usual level"
+            )
+        );
         let sim = p.simulated_power.unwrap();
         // Five values resampled: the simulation is near the target, not on it.
         assert!((sim - 0.8).abs() < 0.1, "{sim}");
-        assert_eq!(p.table, "review");
         // A given effect, negative: the same needed as its size.
-        let q = plan(&metric("precision"), &diffs, settings(Some(-0.2)), "r").unwrap();
-        assert_eq!(q.needed, 10);
-        assert!(q.effect_given && q.effect == -0.2);
+        let q = plan(
+            &metric("precision"),
+            &pilot(&diffs),
+            settings(Some(-0.2)),
+            "r",
+        )
+        .unwrap();
+        assert_eq!(q.needed, 12);
+        assert!(q.effect_from == "--effect" && q.effect == -0.2);
         // The sizes beside it include the needed one, with the same simulated power.
         let at = p.sizes.iter().find(|s| s.pairs == p.needed).unwrap();
         assert_eq!(at.simulated_power, p.simulated_power);
         assert!(p
             .sizes
             .windows(2)
-            .all(|w| w[0].normal_power < w[1].normal_power));
+            .all(|w| w[0].approximate_power < w[1].approximate_power));
+    }
+
+    // For a metric of the decision, plan speaks its language: Holm's first step as the level,
+    // the metric's min_effect or a guard's margin as the effect.
+    #[test]
+    fn a_decision_metric_is_planned_at_the_decisions_level_and_effect() {
+        let diffs = [0.1, 0.3, -0.1, 0.5, 0.2];
+        let decided = |wanted: Wanted| Settings {
+            decided: Some(Decided { family: 2, wanted }),
+            ..settings(None)
+        };
+        let up = Wanted::plain("precision", crate::policy::Want::Increase);
+        // Two decision metrics: 0.025, and 15 pairs for 0.2 there (3.377624 at n = 15).
+        let p = plan(
+            &metric("precision"),
+            &pilot(&diffs),
+            decided(up.clone()),
+            "r",
+        )
+        .unwrap();
+        assert_eq!((p.alpha, p.needed), (0.025, 15));
+        assert!(
+            p.alpha_why
+                .contains("Holm's first step over the decision's 2 metrics"),
+            "{}",
+            p.alpha_why
+        );
+        // --alpha wins.
+        let p = plan(
+            &metric("precision"),
+            &pilot(&diffs),
+            Settings {
+                alpha: Some(0.05),
+                ..decided(up.clone())
+            },
+            "r",
+        )
+        .unwrap();
+        assert_eq!((p.alpha, p.needed), (0.05, 12));
+        // min_effect: the effect planned for.
+        let small = Wanted {
+            min_effect: Some(0.1),
+            ..up
+        };
+        let p = plan(&metric("precision"), &pilot(&diffs), decided(small), "r").unwrap();
+        assert_eq!((p.effect, p.effect_from), (0.1, "min_effect"));
+        // A guard's margin: the distance from the observed change to its edge, 0.2 + 0.05.
+        let guard = Wanted {
+            margin: Some(0.05),
+            ..Wanted::plain("precision", crate::policy::Want::NoDecrease)
+        };
+        let p = plan(&metric("precision"), &pilot(&diffs), decided(guard), "r").unwrap();
+        assert_eq!(p.effect_from, "margin");
+        assert!((p.effect - 0.25).abs() < 1e-12);
+    }
+
+    // McNemar's exact test on 0/1 outcomes: the fewest units whose exact power reaches 80%,
+    // and the floor of changed units when it binds.
+    #[test]
+    fn zero_one_outcomes_are_planned_for_mcnemars_test() {
+        // 40 units, 10 discordant (8 up, 2 down): mean 0.15, variance (10 − 40 · 0.0225) / 39
+        // = 0.233333, sd 0.483046. The normal approximation asks ((1.959964 + 0.841621) ·
+        // 0.483046 / 0.15)² = 81.4 → 82; McNemar's exact power (a quarter of units changing,
+        // summed over every count of them) first reaches 80% at 92.
+        let mut values = vec![(0.0, 1.0); 8];
+        values.extend([(1.0, 0.0); 2]);
+        values.extend([(1.0, 1.0); 30]);
+        let p = plan(
+            &metric("final_accuracy"),
+            &PilotPairs::of(&values, "queries"),
+            settings(None),
+            "r",
+        )
+        .unwrap();
+        assert_eq!(p.test, Test::Mcnemar);
+        assert_eq!((p.needed, p.power_needed, p.binds), (92, 82, "power"));
+        assert_eq!(p.floor_discordant, Some(6));
+        let sim = p.simulated_power.unwrap();
+        assert!((sim - 0.8).abs() < 0.03, "{sim}");
+        // A large effect (0.9: nine units in ten change, all for the treatment): the normal
+        // approximation asks 3, but McNemar's p cannot go below 0.05 with fewer than 6 changed
+        // units; 7 units hold 6 changed ones with 85% chance.
+        let p = plan(
+            &metric("final_accuracy"),
+            &PilotPairs::of(&values, "queries"),
+            settings(Some(0.9)),
+            "r",
+        )
+        .unwrap();
+        assert_eq!((p.needed, p.binds), (7, "McNemar floor"));
+        assert!(p.simulated_power.unwrap() >= 0.8);
     }
 
     #[test]
     fn refusals_name_the_metric_or_the_effect() {
         let c = metric("brier");
-        let err = plan(&c, &[0.1], settings(None), "r").unwrap_err();
+        let err = plan(&c, &pilot(&[0.1]), settings(None), "r").unwrap_err();
         assert!(err.problem.contains("at least 2"), "{err:?}");
-        let err = plan(&c, &[0.1, 0.1, 0.1], settings(None), "r").unwrap_err();
+        let err = plan(&c, &pilot(&[0.1, 0.1, 0.1]), settings(None), "r").unwrap_err();
         assert!(err.problem.contains("do not vary"), "{err:?}");
-        let err = plan(&c, &[0.1, -0.1], settings(None), "r").unwrap_err();
+        let err = plan(&c, &pilot(&[0.1, -0.1]), settings(None), "r").unwrap_err();
         assert!(
             err.problem.contains("observed mean difference is 0"),
             "{err:?}"
         );
-        let err = plan(&c, &[0.1, 0.3], settings(Some(0.0)), "r").unwrap_err();
+        let err = plan(&c, &pilot(&[0.1, 0.3]), settings(Some(0.0)), "r").unwrap_err();
         assert!(err.problem.contains("--effect must not be 0"), "{err:?}");
         assert_eq!(c.table, DeltaTable::Queries);
     }
@@ -799,14 +1143,14 @@ mod tests {
         let diffs = [0.5, -0.4, 0.3, -0.2, 0.6, 0.1];
         let with = |effect: Option<f64>, alpha: f64| {
             let mut s = settings(effect);
-            s.alpha = alpha;
-            plan(&metric("confidence_mean"), &diffs, s, "r")
+            s.alpha = Some(alpha);
+            plan(&metric("confidence_mean"), &pilot(&diffs), s, "r")
         };
         let strict = with(Some(0.1), 1e-16).unwrap();
         let usual = with(Some(0.1), 0.05).unwrap();
         assert!(strict.needed > usual.needed && strict.needed < 100 * usual.needed);
         assert!(
-            strict.human().contains("at two-sided 1e-16"),
+            strict.human().contains("level: two-sided 1e-16 (--alpha)"),
             "{}",
             strict.human()
         );
@@ -823,13 +1167,17 @@ mod tests {
     fn a_study_too_big_to_simulate_keeps_the_approximation() {
         let p = plan(
             &metric("confidence_mean"),
-            &[0.5, -0.4, 0.3, -0.2],
+            &pilot(&[0.5, -0.4, 0.3, -0.2]),
             settings(Some(0.0001)),
             "r",
         )
         .unwrap();
         assert!(p.needed > MAX_SIMULATED_PAIRS);
         assert_eq!(p.simulated_power, None);
-        assert!(p.note.as_deref().unwrap().contains("normal approximation"));
+        assert!(p
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("the approximation stands alone"));
     }
 }

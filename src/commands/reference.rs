@@ -512,25 +512,42 @@ const DECISION: &str = "## The decision\n\n\
 The report's first line answers: is the treatment **better**, **worse**, or not yet knowable \
 (**inconclusive**, or **withheld**)? The experiment's `[decision]` table names each metric with \
 the way it must move: `increase` or `decrease` (it must move that way, significantly) or \
-`no-decrease`, `no-increase` (it must not move the other way, significantly: a guard). Without \
-the table, the `primary` metrics decide, each whose catalogue entry has a better direction (see \
-[Metrics](#metrics)). A decision metric is a compared metric, `lift`, or an imported scorer.\n\n\
+`no-decrease`, `no-increase` (it must not move the other way: a guard). Without the table, the \
+`primary` metrics decide, each whose catalogue entry has a better direction (see \
+[Metrics](#metrics)). A decision metric is a compared metric, `lift`, `lift_human`, or an \
+imported scorer.\n\n\
+A metric may be a table instead of a word: `final_accuracy = { want = \"no-decrease\", margin = \
+0.02 }` makes a guard a **non-inferiority** check (it may fall by less than 0.02 and still \
+hold); `precision = { want = \"increase\", min_effect = 0.03 }` names the smallest change that \
+matters, which sizes \"needs ≈ N\" and `calibench plan` instead of the noisy observed change. A \
+margin belongs to a guard and `min_effect` to a metric that must move; both are above 0.\n\n\
+- **The test.** Each delta's p-value is a test of its mean: McNemar's exact test where every unit \
+is 0 or 1 in both arms (a pass/fail figure), else the paired t-test; ECE, a figure of the whole \
+set, by its bootstrap; the lift in human units by its z-interval. The minimum detectable effect, \
+\"needs ≈ N\" and `plan` are all for that same test.\n\
 - The decision metrics form one Holm family: their p-values are adjusted together (the primary \
 metrics', and the tables', are then families of their own).\n\
 - A metric **improved** when its delta lies the wanted way with `p_adjusted` < 0.05, and \
 **regressed** when it lies the other way with `p_adjusted` < 0.05.\n\
-- One that did neither is **underpowered** when the A/B was too small to tell: its delta is \
-inside its minimum detectable effect, or the sign test cannot reach 0.05 / m (m decision metrics: \
-Holm's first step) with so few pairs. It says how many units an A/B needs to show the observed \
-delta (80% power at 0.05 / m, as `calibench plan` counts them, and at least the sign test's \
-floor). Otherwise it is **no effect detected**.\n\
+- A guard with a margin **held** when the unsafe bound of its test's 95% interval (the \
+t-interval of the mean; Newcombe's score interval for pass/fail units) lies within the margin; \
+otherwise it is **underpowered** (not shown), with the units that would show it. A guard \
+without a margin that did not regress reads **no regression detected**: not shown to hold.\n\
+- A metric that must move and did neither is **underpowered** when the A/B was too small to \
+tell (its `min_effect`, else the observed change, is inside its minimum detectable effect, or \
+McNemar's test cannot reach 0.05 / m with so few changed units: m decision metrics, Holm's first \
+step), with how many units an A/B needs: 80% power at 0.05 / m by its test, as `calibench plan` \
+counts them, for `min_effect` if given (else \"if the true change is as large as observed\"). \
+Otherwise it is **no effect detected**; so is a change the other way from the one it must make.\n\
+- The lift in human units decides only on at least 10 labelled pairs; fewer is underpowered.\n\
 - A judge-derived metric (precision, the lift, a judge scorer) is **withheld** when the judges \
 are not trusted; a metric no unit has in both arms is **unmeasured**.\n\n\
 The verdict: **withheld** when a decision metric is withheld; else **worse** when any regressed; \
-else **better** when every `increase`/`decrease` metric improved; else **inconclusive**. \
+else **better** when every `increase`/`decrease` metric improved and every guard with a margin \
+held; else **inconclusive**. The input ledger's caveats ride on it (\"better — with 1 caveat\"). \
 `metrics.json` holds it under `decision` (`verdict`, and per metric `want`, `delta`, `ci`, \
-`p_adjusted`, `mde`, `outcome`, `needed`, with one sentence each in `reasons`); a gate policy can \
-require it with `require_decision`.\n\n";
+`p_adjusted`, `mde`, `outcome`, `needed`, `test`, `margin` and `margin_ci` or `min_effect`, with \
+one sentence each in `reasons`); a gate policy can require it with `require_decision`.\n\n";
 
 fn metrics() -> String {
     use crate::replay::{compared, Better, DeltaTable};
@@ -543,7 +560,9 @@ fn metrics() -> String {
         "## Metrics\n\n\
          Each compared metric gets a paired delta (treatment − baseline over the units both arms \
          saw: targets for reviews, (query, run) pairs for traces), its 95% bootstrap interval, \
-         the exact sign test's p, `p_adjusted` (Holm) and the minimum detectable effect `mde`. \
+         the p-value of its mean (`test`: McNemar's exact test for pass/fail units, else the \
+         paired t-test), `p_adjusted` (Holm) and the minimum detectable effect `mde` by that \
+         test. \
          \"Better\" is the direction in which `primary` alone decides; an imported scorer has \
          none, and `[decision]` names its way.\n\n",
     );

@@ -150,6 +150,8 @@ pub struct Index {
     pub targets: BTreeSet<String>,
     /// (arm, target, run) → the finding ids its returns hold.
     ids: HashMap<(String, String, u32), HashSet<String, RandomState>, RandomState>,
+    /// Arm label → the targets it has a return on (kept with the ids).
+    arm_targets: HashMap<String, BTreeSet<String>, RandomState>,
     /// Target → (line, finding's position in its return, `file`).
     pub files: BTreeMap<String, Vec<(u64, usize, String)>>,
 }
@@ -197,6 +199,7 @@ impl Default for Index {
             with_ids: true,
             targets: BTreeSet::new(),
             ids: HashMap::default(),
+            arm_targets: HashMap::default(),
             files: BTreeMap::new(),
         }
     }
@@ -215,6 +218,15 @@ impl Index {
         if !self.targets.contains(&r.target) {
             self.targets.insert(r.target.clone());
         }
+        if self.with_ids {
+            let targets = match self.arm_targets.get_mut(&r.arm) {
+                Some(targets) => targets,
+                None => self.arm_targets.entry(r.arm.clone()).or_default(),
+            };
+            if !targets.contains(&r.target) {
+                targets.insert(r.target.clone());
+            }
+        }
         let mut ids = r.findings.iter().filter_map(|f| f.text("id")).peekable();
         if self.with_ids && ids.peek().is_some() {
             let key = (r.arm.clone(), r.target.clone(), r.run);
@@ -232,6 +244,19 @@ impl Index {
                 }
             }
         }
+    }
+
+    /// Every (arm label, target or finding id) the index holds; nothing when it keeps no ids.
+    pub fn arm_ids(&self) -> impl Iterator<Item = (&str, &str)> {
+        let targets = self
+            .arm_targets
+            .iter()
+            .flat_map(|(arm, ts)| ts.iter().map(move |t| (arm.as_str(), t.as_str())));
+        let ids = self
+            .ids
+            .iter()
+            .flat_map(|((arm, _, _), ids)| ids.iter().map(move |id| (arm.as_str(), id.as_str())));
+        targets.chain(ids)
     }
 
     /// Whether a return of `arm` on `target`, run `run`, holds a finding with this id.

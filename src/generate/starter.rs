@@ -270,9 +270,11 @@ MODE_LINE
 
 # What "better" means: each metric with increase, decrease (must move that way, significantly)
 # or no-decrease, no-increase (must not move the other way). The report opens with the answer:
-# better, worse, inconclusive (with what a bigger A/B would need) or withheld.
+# better, worse, inconclusive (with what a bigger A/B would need) or withheld. A guard takes a
+# margin it must be shown to stay within; a metric that must move, the smallest change that
+# matters, for which "needs ≈ N" sizes the next A/B.
 [decision]
-precision = "increase"
+precision = { want = "increase", min_effect = 0.05 }
 distinct_values = "decrease"
 "#;
 
@@ -367,10 +369,13 @@ bootstrap = 2000            # bootstrap replicates for every 95% interval
 # primary = ["final_accuracy"]
 # ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
 
-# What "better" means: fewer needless recoveries, and no loss of accuracy on the way.
+# What "better" means: fewer needless recoveries, and no loss of accuracy on the way. A guard
+# with a margin holds only when its 95% interval shows it stays within the margin; without one
+# it never blocks "better", but is not shown to hold. min_effect sizes "needs ≈ N" for the
+# smallest change that matters: unnecessary_recovery_rate = { want = "decrease", min_effect = 0.1 }.
 [decision]
 unnecessary_recovery_rate = "decrease"
-final_accuracy = "no-decrease"
+final_accuracy = { want = "no-decrease", margin = 0.02 }
 
 [arms.baseline]
 source = "recorded"         # the `arm` label of the traces (default "recorded" when they have none)

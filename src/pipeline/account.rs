@@ -241,7 +241,11 @@ struct Known {
 }
 
 impl<'a> Known {
-    fn of(loaded: &super::load::Loaded, asked: impl Iterator<Item = (&'a str, &'a str)>) -> Known {
+    fn of(
+        loaded: &super::load::Loaded,
+        index: &crate::corpus::reviews::Index,
+        asked: impl Iterator<Item = (&'a str, &'a str)>,
+    ) -> Known {
         let mut found: HashMap<String, HashMap<String, bool>> = HashMap::new();
         for (source, id) in asked {
             let ids = match found.get_mut(source) {
@@ -280,6 +284,13 @@ impl<'a> Known {
                     for id in r.malformed.ids() {
                         see(&sel.source, id);
                     }
+                }
+            }
+            if selections.is_empty() {
+                // No experiment selected returns (none was given, or it was refused): the
+                // index of the records read holds each arm's targets and finding ids.
+                for (arm, id) in index.arm_ids() {
+                    see(arm, id);
                 }
             }
         }
@@ -384,12 +395,12 @@ fn kinds(loaded: &super::load::Loaded) -> &'static str {
 }
 
 /// Accounts for every file read into memory, and checks the corpus across files: called once
-/// every file is read. `index_targets`: every target with a return, for `targets.jsonl`
-/// without an experiment.
+/// every file is read. `index`: the records of `reviews.jsonl` as read, for `targets.jsonl`
+/// and judged items without an experiment.
 pub fn finish(
     loaded: &mut super::load::Loaded,
     reader: Reader<'_>,
-    index_targets: &BTreeSet<String>,
+    index: &crate::corpus::reviews::Index,
     parse_problems: &BTreeMap<&'static str, Problems>,
 ) {
     let no_problems = Problems::default();
@@ -409,7 +420,7 @@ pub fn finish(
                 .iter()
                 .map(|l| (reader.source_of(&l.arm), &*l.item_id))
         });
-        Known::of(loaded, verdicts.chain(labels))
+        Known::of(loaded, index, verdicts.chain(labels))
     };
     let kinds = kinds(loaded);
     // Lines of a replayed file under a label no arm reads are refused: what follows from
@@ -612,7 +623,7 @@ pub fn finish(
                 .iter()
                 .flat_map(|s| s.returns.iter().map(|r| r.target.as_str()))
                 .collect(),
-            _ => index_targets.iter().map(String::as_str).collect(),
+            _ => index.targets.iter().map(String::as_str).collect(),
         };
         let mut file = Tally::new(name, noun, Reader { exp: None }, refused("targets.jsonl"));
         for t in targets {

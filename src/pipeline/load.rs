@@ -342,7 +342,7 @@ pub fn load(
             ));
         }
     }
-    account::finish(&mut loaded, reader, &index.targets, &parse_problems);
+    account::finish(&mut loaded, reader, &index, &parse_problems);
     if let Some((exp_path, exp)) = experiment {
         refuse_unmeasured_primary(&mut loaded, exp_path, exp);
         refuse_undecidable(&mut loaded, exp_path, exp);

@@ -21,6 +21,9 @@ pub enum DeltaTable {
     Review,
     Queries,
     Scores,
+    /// The lift: the judges' composite per item judged in both arms (its pairs are in
+    /// `pairs.csv`; its figures under `lift` in `metrics.json`).
+    Lift,
 }
 
 impl DeltaTable {
@@ -29,6 +32,7 @@ impl DeltaTable {
             DeltaTable::Review => "review",
             DeltaTable::Queries => "queries",
             DeltaTable::Scores => "scores",
+            DeltaTable::Lift => "lift",
         }
     }
 
@@ -37,7 +41,7 @@ impl DeltaTable {
         match self {
             DeltaTable::Review => "targets",
             DeltaTable::Queries => "queries",
-            DeltaTable::Scores => "items",
+            DeltaTable::Scores | DeltaTable::Lift => "items",
         }
     }
 }

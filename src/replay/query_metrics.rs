@@ -13,7 +13,7 @@ use crate::corpus::queries::Query;
 use crate::policy::{Bands, ConfidencePolicy};
 use crate::stats::bootstrap::{multinomial, parallel, Plan, UNITS_PER_PATTERN};
 use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
-use crate::stats::paired::{sign_test, wilson, PairedDelta};
+use crate::stats::paired::{p_value as p_value_of, wilson, PairedDelta, Test};
 use crate::stats::patterns::patterns_of;
 use crate::stats::quantile::percentile;
 
@@ -509,7 +509,7 @@ impl QueryArmMetrics {
 pub struct QueryDelta {
     pub name: &'static str,
     /// Its value on one pair cell in one arm (0 baseline, 1 treatment), whose per-query
-    /// differences the exact sign test compares and whose mean is the arm's figure; `None` for
+    /// differences the test of the mean compares and whose mean is the arm's figure; `None` for
     /// a figure that is not a mean over queries (ECE), whose p-value is the bootstrap's.
     per_query: Option<fn(&PairCell, usize) -> f64>,
     /// Over the pairs with a final outcome in both arms only.
@@ -624,7 +624,8 @@ pub const DELTA_METRICS: [&str; QUERY_DELTAS.len()] = {
 };
 
 /// treatment − baseline over the (query, run) pairs both arms replayed. Every metric but `ece`
-/// is a mean of per-query values, with the exact sign test over the per-query differences;
+/// is a mean of per-query values, with the test of that mean over the per-query differences
+/// (McNemar's for pass/fail figures, else the paired t-test);
 /// `ece` is not, so its p-value is the bootstrap's (twice the smaller share of replicate
 /// deltas on either side of 0). `final_accuracy`, `brier` and `ece` use the pairs with a final
 /// outcome in both arms.
@@ -691,7 +692,7 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
             },
         ),
     };
-    // Per-query values for the sign tests and the pairs table; outcomes only where both arms
+    // Per-query values for the tests of the mean and the pairs table; outcomes only where both arms
     // have one.
     let labelled: Vec<usize> = (0..n).filter(|&i| cells[i].flags & 1 == 1).collect();
     let all: Vec<usize> = (0..n).collect();
@@ -719,22 +720,31 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
             continue; // no pair with an outcome in both arms
         }
         let column: Vec<f64> = draws.iter().map(|d| d[m]).filter(|x| !x.is_nan()).collect();
-        let diffs: Option<Vec<f64>> = units
-            .as_ref()
-            .map(|u| u.iter().map(|p| p.treatment - p.baseline).collect());
-        let p_value = match &diffs {
-            Some(d) => sign_test(d),
-            None if column.is_empty() => 1.0,
-            None => {
-                let below = column.iter().filter(|&&d| d <= 0.0).count() as f64;
-                let above = column.iter().filter(|&&d| d >= 0.0).count() as f64;
-                (2.0 * below.min(above) / column.len() as f64).min(1.0)
-            }
-        };
         let pairs = if QUERY_DELTAS[m].labelled {
             labelled.len()
         } else {
             n
+        };
+        // A per-query figure is tested by its mean difference (McNemar's on 0/1 outcomes,
+        // else the paired t-test); ECE, a figure of the whole set, by its bootstrap.
+        let (test, p_value, diffs) = match &units {
+            Some(u) => {
+                let (bs, ts): (Vec<f64>, Vec<f64>) =
+                    u.iter().map(|p| (p.baseline, p.treatment)).unzip();
+                let diffs: Vec<f64> = ts.iter().zip(&bs).map(|(t, b)| t - b).collect();
+                let test = Test::of(&bs, &ts);
+                (test, p_value_of(test, &diffs), Some(diffs))
+            }
+            None => {
+                let p = if column.is_empty() {
+                    1.0
+                } else {
+                    let below = column.iter().filter(|&&d| d <= 0.0).count() as f64;
+                    let above = column.iter().filter(|&&d| d >= 0.0).count() as f64;
+                    (2.0 * below.min(above) / column.len() as f64).min(1.0)
+                };
+                (Test::Bootstrap, (pairs >= 2).then_some(p), None)
+            }
         };
         out.push(Comparison {
             name,
@@ -744,7 +754,15 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
                 delta: t - b,
                 ci: interval(column),
                 p_value,
-                mde: diffs.as_deref().and_then(crate::stats::power::mde),
+                test,
+                mde: diffs
+                    .as_deref()
+                    .and_then(|d| crate::stats::power::mde_for(test, d)),
+                sd: diffs.as_deref().and_then(crate::stats::power::sd),
+                discordant: diffs
+                    .as_deref()
+                    .filter(|_| test == Test::Mcnemar)
+                    .map(|d| d.iter().filter(|&&x| x != 0.0).count()),
                 pairs,
             },
             units: units.unwrap_or_default(),
@@ -876,8 +894,10 @@ mod tests {
         let want_b = (0.64 + round9(1.15 / 3.0) + 1.0) / 4.0;
         let want_t = (0.92 + round9(4.025 / 5.5 * 1.15) + 0.85) / 4.0;
         assert!((c.baseline - want_b).abs() < 1e-12 && (c.treatment - want_t).abs() < 1e-12);
-        // diffs: +0.28, +0.458, 0, −0.15 → 2 up, 1 down: p = 2 · P(X ≤ 1 | n = 3) = 1.
-        assert_eq!(c.p_value, 1.0);
+        // diffs: +0.28, +0.458258, 0, −0.15: mean 0.147064, sd 0.273490, t = 1.075469 on 3 df,
+        // the paired t-test's p = 0.360958 (mpmath's regularized incomplete beta).
+        assert_eq!(c.test, Test::PairedT);
+        assert!((c.p_value.unwrap() - 0.360_958).abs() < 1e-6);
         let fired = get("recovery_gate_rate");
         assert_eq!((fired.baseline, fired.treatment), (0.5, 0.25));
         let acc = get("final_accuracy");

@@ -429,7 +429,8 @@ mod tests {
                 treatment_only: 3
             })
         );
-        assert!((acc.delta.p_value - 0.25).abs() < 1e-12);
+        assert!((acc.delta.p_value.unwrap() - 0.25).abs() < 1e-12);
+        assert_eq!(acc.delta.test, crate::stats::paired::Test::Mcnemar);
         assert!((acc.delta.delta - 0.6).abs() < 1e-12);
         assert_eq!(acc.delta.pairs, 5);
         assert!(acc.wilson.is_some());

@@ -234,7 +234,7 @@ fn versus_rows(s: &Sweep) -> Vec<Vec<String>> {
                 d.ci.map_or("—".into(), |[a, b]| {
                     format!("[{a:+.places$}, {b:+.places$}]")
                 }),
-                fmt_p(d.p_value),
+                d.p_value.map_or("—".into(), fmt_p),
                 d.pairs.to_string(),
             ])
         })

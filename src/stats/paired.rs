@@ -1,14 +1,61 @@
 //! A/B comparisons over paired units (targets, queries): the mean difference with a 95% paired
-//! bootstrap interval, the exact two-sided sign test, and the Wilson interval for rates
-//! (docs/guides/ab-rubric-change.md).
+//! bootstrap interval, the two-sided test of that mean (exact McNemar on 0/1 outcomes, else the
+//! paired t-test), and the Wilson interval for rates (docs/guides/ab-rubric-change.md).
 
 use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::bootstrap::{parallel, Method, Plan};
-use super::power::mde;
+use super::power::{mde_for, sd};
 use super::quantile::percentile;
 
+/// The test a delta's p-value comes from: always one of its mean difference, the quantity the
+/// delta and its interval describe (a test of the median rejects on skewed differences while
+/// the mean does not move).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// Every unit gives one 0/1 outcome per arm: exact McNemar, the binomial (p = ½) on the
+    /// discordant units.
+    Mcnemar,
+    /// Anything else: the paired t-test on the per-unit differences.
+    #[default]
+    PairedT,
+    /// A figure of the whole set of units (ECE), with no per-unit difference: the share of
+    /// bootstrap replicates on the other side of 0, doubled.
+    Bootstrap,
+    /// An estimate with its standard error (the lift in human units, PPI++): the two-sided
+    /// normal test.
+    ZTest,
+}
+
+impl Test {
+    /// The test of the mean difference of these paired values: McNemar's when every value of
+    /// both arms is 0 or 1, else the paired t-test.
+    pub fn of(baseline: &[f64], treatment: &[f64]) -> Test {
+        let binary = |x: &[f64]| x.iter().all(|&v| v == 0.0 || v == 1.0);
+        if !baseline.is_empty() && binary(baseline) && binary(treatment) {
+            Test::Mcnemar
+        } else {
+            Test::PairedT
+        }
+    }
+
+    /// How a sentence names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Test::Mcnemar => "McNemar's exact test",
+            Test::PairedT => "the paired t-test",
+            Test::Bootstrap => "the bootstrap",
+            Test::ZTest => "the z-test",
+        }
+    }
+}
+
 /// treatment − baseline over the units measured in both arms.
+#[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairedDelta {
     /// Mean over the paired units.
@@ -18,13 +65,26 @@ pub struct PairedDelta {
     /// 95% percentile interval of the mean difference, resampling units with replacement;
     /// `None` without replicates.
     pub ci: Option<[f64; 2]>,
-    /// Exact two-sided sign test over the non-zero differences.
-    pub p_value: f64,
-    /// Minimum detectable effect (docs/guides/ab-rubric-change.md): the smallest true mean difference these pairs
-    /// would detect with 80% power at two-sided 0.05; null with fewer than 2 pairs, 0 when the
-    /// differences do not vary, null for a figure that is not a mean of per-unit differences.
+    /// Two-sided test of the mean difference (`test`); null with fewer than 2 pairs, 1 when
+    /// every difference is 0.
+    pub p_value: Option<f64>,
+    /// Which test `p_value` is of.
+    #[serde(default)]
+    pub test: Test,
+    /// Minimum detectable effect (docs/guides/ab-rubric-change.md): the smallest true mean
+    /// difference these pairs would detect with 80% power at two-sided 0.05 by `test`; null
+    /// with fewer than 2 pairs, 0 when the differences do not vary, null for a figure that is
+    /// not a mean of per-unit differences.
     #[serde(default)]
     pub mde: Option<f64>,
+    /// The sample standard deviation of the per-unit differences (n − 1): what "needs ≈ N"
+    /// and `plan` size a study from.
+    #[serde(default)]
+    pub sd: Option<f64>,
+    /// McNemar's test: the units whose outcome differs between the arms. With n of them its p
+    /// cannot go below 2·0.5ⁿ.
+    #[serde(default)]
+    pub discordant: Option<usize>,
     pub pairs: usize,
 }
 
@@ -64,15 +124,55 @@ pub fn paired_delta(
         (Some(lo), Some(hi)) => Some([lo, hi]),
         _ => None,
     };
+    let test = Test::of(&baseline[..n], &treatment[..n]);
     Some(PairedDelta {
         baseline: mean(&baseline[..n]),
         treatment: mean(&treatment[..n]),
         delta: mean(&diffs),
         ci,
-        p_value: sign_test(&diffs),
-        mde: mde(&diffs),
+        p_value: p_value(test, &diffs),
+        test,
+        mde: mde_for(test, &diffs),
+        sd: sd(&diffs),
+        discordant: (test == Test::Mcnemar).then(|| diffs.iter().filter(|&&d| d != 0.0).count()),
         pairs: n,
     })
+}
+
+/// The two-sided p of the mean difference of `diffs` by `test`: null with fewer than 2, 1 when
+/// every difference is 0. (The bootstrap's p is the caller's: it has no per-unit differences.)
+pub fn p_value(test: Test, diffs: &[f64]) -> Option<f64> {
+    if diffs.len() < 2 {
+        return None;
+    }
+    match test {
+        Test::Mcnemar => Some(mcnemar(diffs)),
+        Test::PairedT | Test::Bootstrap | Test::ZTest => t_test(diffs),
+    }
+}
+
+/// Exact McNemar on paired 0/1 outcomes, given their differences (−1, 0, 1): with k of the n
+/// discordant units on the rarer side, p = min(1, 2 · P(X ≤ k)) for X ~ Binomial(n, ½); the
+/// concordant units take no part. 1 when no unit is discordant.
+pub fn mcnemar(diffs: &[f64]) -> f64 {
+    sign_test(diffs)
+}
+
+/// The two-sided paired t-test of mean(diffs) = 0: t = mean / (sd / √n), sd with n − 1,
+/// Student's t with n − 1 degrees of freedom (statrs). Null with fewer than 2 differences; 1
+/// when every one is 0. When they are all one same non-zero value the t statistic is
+/// unbounded, and the test is the exact sign test of that one direction (2 · 0.5ⁿ): n equal
+/// differences are evidence only as far as their count goes.
+pub fn t_test(diffs: &[f64]) -> Option<f64> {
+    let n = diffs.len();
+    let s = sd(diffs)?;
+    let m = diffs.iter().sum::<f64>() / n as f64;
+    if s == 0.0 {
+        return Some(if m == 0.0 { 1.0 } else { sign_test(diffs) });
+    }
+    let t = m / (s / (n as f64).sqrt());
+    let dist = StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+    Some((2.0 * dist.cdf(-t.abs())).min(1.0))
 }
 
 /// Exact two-sided sign test: with k positive among the n non-zero differences,
@@ -111,8 +211,73 @@ pub fn wilson(successes: f64, n: f64) -> Option<[f64; 2]> {
     Some([(centre - half).max(0.0), (centre + half).min(1.0)])
 }
 
+/// Newcombe's square-and-add 95% interval for treatment − baseline of paired 0/1 outcomes
+/// (Newcombe 1998, Statistics in Medicine 17:2635, method 10), from the four cells: units
+/// passing in both arms, in the treatment only, in the baseline only, and in neither. Each arm's
+/// Wilson interval is combined with their correlation φ (continuity-corrected as Newcombe does:
+/// a positive cross-product up to n/2 counts as none), so an A/B where no unit changed still has
+/// an interval as wide as its units allow. `None` with no units.
+pub fn newcombe_paired(
+    both: f64,
+    treatment_only: f64,
+    baseline_only: f64,
+    neither: f64,
+) -> Option<[f64; 2]> {
+    let n = both + treatment_only + baseline_only + neither;
+    if n <= 0.0 {
+        return None;
+    }
+    let (t_pass, t_fail) = (both + treatment_only, baseline_only + neither);
+    let (b_pass, b_fail) = (both + baseline_only, treatment_only + neither);
+    let (pt, pb) = (t_pass / n, b_pass / n);
+    let [lt, ut] = wilson(t_pass, n)?;
+    let [lb, ub] = wilson(b_pass, n)?;
+    let phi = if t_pass == 0.0 || t_fail == 0.0 || b_pass == 0.0 || b_fail == 0.0 {
+        0.0
+    } else {
+        let a = both * neither - treatment_only * baseline_only;
+        let corrected = if a > n / 2.0 {
+            a - n / 2.0
+        } else if a >= 0.0 {
+            0.0
+        } else {
+            a
+        };
+        corrected / (t_pass * t_fail * b_pass * b_fail).sqrt()
+    };
+    let delta = pt - pb;
+    let spread = |x: f64, y: f64| (x * x + y * y - 2.0 * phi * x * y).max(0.0).sqrt();
+    Some([
+        delta - spread(pt - lt, ub - pb),
+        delta + spread(pb - lb, ut - pt),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn newcombe_matches_the_published_paired_intervals() {
+        // Cavo et al. 2012 as worked in Fagerland, Lydersen & Laake, "Statistical Analysis of
+        // Contingency Tables", ch. 8 (the R package contingencytables' committed test): 59
+        // responding in both, 6 after only, 16 before only, 80 in neither: −0.0621
+        // (95% CI −0.1186 to −0.0046).
+        let [lo, hi] = newcombe_paired(59.0, 6.0, 16.0, 80.0).unwrap();
+        assert!(
+            (lo - -0.1186).abs() < 5e-5 && (hi - -0.0046).abs() < 5e-5,
+            "{lo} {hi}"
+        );
+        // By hand, no unit changed: 49 of 50 pass in both arms. Wilson for 49/50 is
+        // [0.895046, 0.996461]; φ = (49 · 1 − 25) / √(49 · 1 · 49 · 1) = 24/49; the lower bound
+        // is −√(0.084954² + 0.016461² − 2 · (24/49) · 0.084954 · 0.016461) = −0.078220, and the
+        // upper bound mirrors it.
+        let [lo, hi] = newcombe_paired(49.0, 0.0, 0.0, 1.0).unwrap();
+        assert!(
+            (lo - -0.078_220).abs() < 1e-6 && (hi - 0.078_220).abs() < 1e-6,
+            "{lo} {hi}"
+        );
+        assert_eq!(newcombe_paired(0.0, 0.0, 0.0, 0.0), None);
+    }
     use super::*;
 
     #[test]
@@ -156,7 +321,55 @@ mod tests {
         assert!(lo <= a.delta && a.delta <= hi);
         assert!((a.delta - 5.0 / 6.0).abs() < 1e-12); // diffs 1, .5, 1, 0, 2, .5
         assert_eq!(a.pairs, 6);
-        assert!((a.p_value - 0.0625).abs() < 1e-12); // 5 positive, 1 zero: 2 · (1/2)⁵
+        assert_eq!(a.test, Test::PairedT);
+        // Differences 1, .5, 1, 0, 2, .5: mean 5/6, squared deviations 1/36 + 4/36 + 1/36 +
+        // 25/36 + 49/36 + 4/36 = 84/36, sd = √(84/180) = 0.683130; t = (5/6)/(0.683130/√6)
+        // = 2.988072 on 5 df: two-sided p = 0.030515 (the regularized incomplete beta, by
+        // mpmath: 2 · ½ · I₅/(5+t²)(5/2, ½)).
+        let p = a.p_value.unwrap();
+        assert!((p - 0.030_515).abs() < 1e-6, "{p}");
         assert_eq!(paired_delta(&[], &[], 10, 1, 1), None);
+        // One pair: no p-value, no mde.
+        let one = paired_delta(&[1.0], &[2.0], 10, 1, 1).unwrap();
+        assert_eq!((one.p_value, one.mde), (None, None));
+    }
+
+    // The paired t-test by hand, against published values of Student's t.
+    #[test]
+    fn the_paired_t_test_by_hand() {
+        // d = 1, 2, 3, 4: mean 2.5, sd √(5/3) = 1.290994, t = 2.5/(1.290994/2) = 3.872983 on 3
+        // df; two-sided p = 0.030466 (the regularized incomplete beta, by mpmath).
+        let p = t_test(&[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert!((p - 0.030_466_3).abs() < 1e-6, "{p}");
+        // Symmetric about 0: t = 0, p = 1.
+        assert!((t_test(&[-1.0, 1.0, -2.0, 2.0]).unwrap() - 1.0).abs() < 1e-12);
+        // d = 0.2, −0.1, 0.4, 0.3, −0.2: mean 0.12, sd 0.258844, t = 1.036642 on 4 df:
+        // p = 0.358456 (mpmath).
+        let p = t_test(&[0.2, -0.1, 0.4, 0.3, -0.2]).unwrap();
+        assert!((p - 0.358_456).abs() < 1e-6, "{p}");
+        // Every difference 0: p = 1; one difference: none; all one same non-zero value: the
+        // exact sign test of that direction.
+        assert_eq!(t_test(&[0.0, 0.0, 0.0]), Some(1.0));
+        assert_eq!(t_test(&[0.3]), None);
+        assert_eq!(t_test(&[0.25, 0.25]), Some(0.5));
+        assert!((t_test(&[0.25; 6]).unwrap() - 0.031_25).abs() < 1e-15);
+    }
+
+    // McNemar's exact test by hand: only the discordant units count.
+    #[test]
+    fn mcnemar_by_hand() {
+        // 10 units: 6 concordant, 4 discordant all to the treatment: 2 · 0.5⁴ = 0.125.
+        let b = [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+        let t = [1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0];
+        let d = paired_delta(&b, &t, 0, 1, 1).unwrap();
+        assert_eq!(d.test, Test::Mcnemar);
+        assert_eq!(d.discordant, Some(4));
+        assert!((d.p_value.unwrap() - 0.125).abs() < 1e-15);
+        // 8 discordant, 7 to one side: 2 · (1 + 8)/256 = 0.0703125.
+        let diffs = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 0.0, 0.0];
+        assert!((mcnemar(&diffs) - 0.070_312_5).abs() < 1e-15);
+        // Values other than 0 and 1 are not McNemar's.
+        assert_eq!(Test::of(&[0.0, 2.0], &[1.0, 1.0]), Test::PairedT);
+        assert_eq!(Test::of(&[0.0, 1.0], &[1.0, 0.5]), Test::PairedT);
     }
 }

@@ -318,7 +318,7 @@ fn delta_row(label: &str, d: &Delta, places: usize) -> Vec<Cell> {
         num(p.treatment, places),
         numeric(format!("{:+.places$}", p.delta)),
         numeric(ci(p.ci, places)),
-        numeric(fmt_p(p.p_value)),
+        numeric(p.p_value.map_or("—".into(), fmt_p)),
         numeric(d.p_adjusted.map_or("—".into(), fmt_p)),
         opt(p.mde, places),
     ]
@@ -723,8 +723,8 @@ fn primary_part(m: &Metrics, name: &str) -> String {
     }
 }
 
-/// "Is this A/B big enough?" for one delta table (docs/guides/ab-rubric-change.md): the sign test's floor when it is
-/// above 0.05, the minimum detectable effects of the primary metrics (of the summary's when
+/// "Is this A/B big enough?" for one delta table (docs/guides/ab-rubric-change.md): McNemar's
+/// floor when it is above 0.05, the minimum detectable effects of the primary metrics (of the summary's when
 /// the experiment names none) beside the observed differences, and the `plan` command that
 /// sizes the next study.
 fn big_enough(
@@ -733,16 +733,26 @@ fn big_enough(
     deltas: &std::collections::BTreeMap<String, Delta>,
 ) -> Option<Block> {
     use crate::stats::holm::{pairs_for_floor, sign_test_floor};
+    use crate::stats::paired::Test;
     use crate::stats::power::{ALPHA, POWER};
-    let pairs = deltas.values().map(|d| d.paired.pairs).max()?;
+    deltas.values().map(|d| d.paired.pairs).max()?;
     let units = table.units();
     let mut s = String::from("Is this A/B big enough?");
-    let floor = sign_test_floor(pairs);
-    if floor > ALPHA {
+    // McNemar's exact test (0/1 outcomes) cannot go below 2·0.5ⁿ with n discordant units.
+    let floored: Vec<String> = deltas
+        .iter()
+        .filter(|(_, d)| d.paired.test == Test::Mcnemar)
+        .filter_map(|(name, d)| {
+            // None discordant: nothing differs, and nothing is there to test.
+            let n = d.paired.discordant.filter(|&n| n > 0)?;
+            (sign_test_floor(n) > ALPHA).then(|| format!("{name} has {n}"))
+        })
+        .collect();
+    if !floored.is_empty() {
         s += &format!(
-            " With {pairs} {units} the sign test cannot reach p < {}: record at least {} {units} for {ALPHA}.",
-            trim(floor),
-            pairs_for_floor(ALPHA)
+            " McNemar's exact test (0/1 outcomes) cannot reach p < {ALPHA} with fewer than {} discordant {units} (those whose outcome differs between the arms): {}.",
+            pairs_for_floor(ALPHA),
+            floored.join(", ")
         );
     }
     let in_table = |c: &crate::replay::Compared| c.table == table && c.per_unit;
@@ -836,12 +846,6 @@ fn adjusted_caption(m: &Metrics, deltas: &std::collections::BTreeMap<String, Del
     format!("{holm}. MDE: the smallest true difference these pairs would detect with 80% power at two-sided 0.05 (— for a figure that is not a mean of per-unit differences, or with fewer than 2 pairs).")
 }
 
-/// A p-value floor as a short decimal: 0.125, 0.0625.
-fn trim(x: f64) -> String {
-    let s = format!("{x:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
 /// The figures that decide, one row each, from both halves of the run.
 fn summary(m: &Metrics) -> Table {
     let mut rows = Vec::new();
@@ -873,7 +877,7 @@ fn summary(m: &Metrics) -> Table {
     }
     Table {
         caption: Some(
-            "Paired over the units both arms saw (targets for reviews, queries for traces, items for imported scores): the mean difference, its 95% bootstrap interval, the sign test's p, p adjusted by Holm over its family (the decision metrics, else the primary ones, else its table), and the minimum detectable effect (80% power, two-sided 0.05). Rates here are means of per-target rates; the pooled rates (over every finding) are in the arm tables below."
+            "Paired over the units both arms saw (targets for reviews, queries for traces, items for imported scores): the mean difference, its 95% bootstrap interval, the p-value of that mean (McNemar's exact test where every unit's value is 0 or 1, else the paired t-test), p adjusted by Holm over its family (the decision metrics, else the primary ones, else its table), and the minimum detectable effect by that test (80% power, two-sided 0.05). Rates here are means of per-target rates; the pooled rates (over every finding) are in the arm tables below."
                 .into(),
         ),
         header: header(&DELTA_HEADER),

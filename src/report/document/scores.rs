@@ -48,7 +48,7 @@ pub(super) fn scores_section(m: &Metrics, sc: &ScoresSection, plots: Plots) -> S
     blocks.extend(plots.get("scores-means"));
     let rows = scorer_rows(m, sc);
     if !rows.is_empty() {
-        let lead = "Paired per scorer over the items both arms scored. p: McNemar's exact test where every paired score is 0 or 1 (the sign test over the discordant items), else the exact sign test.";
+        let lead = "Paired per scorer over the items both arms scored. p: a test of the mean difference, McNemar's exact test where every paired score is 0 or 1 (the binomial over the discordant items), else the paired t-test.";
         blocks.push(Block::Table(delta_table(m, &sc.delta, rows, lead)));
     }
     let discordant = discordant(sc);
@@ -88,16 +88,15 @@ fn reading(m: &Metrics, sc: &ScoresSection) -> String {
         .take(3)
         .map(|(scorer, d)| {
             let p = &d.paired;
-            let test = if d.mcnemar.is_some() {
-                "McNemar"
-            } else {
-                "sign test"
+            let test = match p.test {
+                crate::stats::paired::Test::Mcnemar => "McNemar",
+                _ => "paired t",
             };
             format!(
                 "{scorer} {} over {} items ({test} p {})",
                 change(p.baseline, p.treatment, 3),
                 p.pairs,
-                fmt_p(p.p_value)
+                p.p_value.map_or("—".into(), fmt_p)
             )
         })
         .collect();
