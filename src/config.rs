@@ -405,6 +405,14 @@ pub struct RawGates {
     pub P3: Option<f64>,
 }
 
+/// A refusal at the dotted key `path` of the experiment file at `file` (on its line, when the
+/// file has it there), for a check made after the file was read: a declared sweep's figures.
+pub fn error_at(file: &Path, path: &str, problem: impl Into<String>) -> InputError {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    crate::input::toml::Ctx::new(&name, &text).error(path, problem)
+}
+
 /// Parses an experiment file; `path` is used for messages and to resolve `corpus`.
 pub fn parse(path: &Path, text: &str) -> Result<Experiment, InputError> {
     parse_with(path, text, &[])

@@ -308,8 +308,18 @@ pub struct Sweep {
     pub holdout: Option<Holdout>,
     /// The arm as the experiment sets it, on the same units as every point.
     pub current: SweepPoint,
-    /// The point chosen, or null when none meets every requirement.
+    /// The point chosen, or null when none meets every requirement or the current setting is
+    /// kept.
     pub recommended: Option<Recommended>,
+    /// The current setting meets every requirement and no point does better by `prefer`: it
+    /// is kept (the best point only ties it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kept: Option<Kept>,
+    /// The judge panel's trust verdict, as `run` gives it, when the corpus has verdicts: when
+    /// not trusted, the judge-derived figures (precision, judged actionable, recall) are
+    /// withheld at every point, and no requirement or preference may name them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust: Option<SweepTrust>,
     /// When none meets them: the point closest to meeting them, and what it misses.
     pub closest: Option<Closest>,
     /// The recommended point against the current setting, paired per unit (on the held-out
@@ -371,6 +381,23 @@ pub struct Recommended {
     pub choosing: BTreeMap<String, crate::sweep::Estimate>,
     /// Its figures on the held-out units, which took no part in the choice.
     pub held_out: Option<BTreeMap<String, crate::sweep::Estimate>>,
+    /// The requirements it fails on the held-out units: the choice did not hold up there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub held_out_misses: Vec<String>,
+}
+
+/// The current setting kept: the best point, which only ties it, and whether every point gives
+/// the same figures (the varied keys move nothing the sweep measures).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Kept {
+    pub index: usize,
+    pub all_tie: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SweepTrust {
+    pub trustworthy: bool,
+    pub reasons: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

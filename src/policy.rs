@@ -548,6 +548,47 @@ pub struct Arm {
     pub controls: Controls,
 }
 
+impl Arm {
+    /// The arm as `experiment.toml` writes it, every key with the value in effect (defaults
+    /// filled in, thresholds on the arm's scale): `review.gates.P1`, `review.promotion`,
+    /// `review.boost`, `review.validation_budget`, `confidence.recovery_threshold`. A key the
+    /// policy does not have is absent; `boost` is absent when promotion is off.
+    pub fn written(&self) -> serde_json::Value {
+        use serde_json::{json, Map, Value};
+        let mut review = match serde_json::to_value(&self.review) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let promotion = match &self.review {
+            ReviewPolicy::Anchored(a) => a.promotion,
+            ReviewPolicy::FloatGates(f) => f.promotion,
+        };
+        review.insert(
+            "promotion".into(),
+            Value::Bool(matches!(promotion, Promotion::Corroboration { .. })),
+        );
+        if let (ReviewPolicy::FloatGates(_), Promotion::Corroboration { boost }) =
+            (&self.review, promotion)
+        {
+            review.insert("boost".into(), json!(boost));
+        }
+        if let ReviewPolicy::FloatGates(f) = &self.review {
+            review.insert(
+                "gates".into(),
+                json!({"P0": f.gates[0], "P1": f.gates[1], "P2": f.gates[2], "P3": f.gates[3]}),
+            );
+        }
+        if let Ok(Value::Object(controls)) = serde_json::to_value(&self.controls) {
+            review.extend(controls);
+        }
+        json!({
+            "source": self.source,
+            "review": review,
+            "confidence": self.confidence,
+        })
+    }
+}
+
 /// One metric of the decision and how it must move.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Wanted {

@@ -275,13 +275,31 @@ pub struct Spec {
     pub vary: Vec<Vary>,
     pub require: Vec<Requirement>,
     pub prefer: Option<Prefer>,
-    /// The held-out share; `None`: 0.5 with requirements, else no hold-out.
+    /// The held-out share; `None`: 0.5 with requirements, else no hold-out; 0: none, said
+    /// unchecked.
     pub holdout: Option<f64>,
     pub confirm_at: f64,
 }
 
 /// A merged finding counts as confirmed, for recall, from this judge composite up.
 pub const CONFIRM_AT: f64 = 0.5;
+
+/// The fewest units a part of a sweep may have when a requirement is judged on it: a 95%
+/// bootstrap interval over fewer units has a handful of distinct resamples and nothing like
+/// its coverage (two units give three).
+pub const MIN_PART: usize = 10;
+
+/// `confirm_at`, or why not: a judge composite, in [0, 1].
+pub fn confirm_at(x: f64) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err(format!(
+            "{} is not a judge composite in [0, 1]",
+            crate::text::fmt_num(x)
+        ))
+    }
+}
 
 /// A `[[sweep]]` table of `experiment.toml`: a sweep `calibench run` makes beside the run, with
 /// the flags of `calibench sweep` as keys.
@@ -298,9 +316,10 @@ pub struct RawSweep {
     /// `max:METRIC` or `min:METRIC`; default `max:actionable` (review) or
     /// `max:final_accuracy` (queries).
     pub prefer: Option<String>,
-    /// The share of targets (queries) held out of the choice; default 0.5 with requirements.
+    /// The share of targets (queries) held out of the choice and used to check it; default
+    /// 0.5 with requirements; 0 chooses on every unit, unchecked.
     pub holdout: Option<f64>,
-    /// A merged finding is confirmed from this judge composite up. Default 0.5.
+    /// A merged finding is confirmed from this judge composite up, in [0, 1]. Default 0.5.
     pub confirm_at: Option<f64>,
 }
 
@@ -336,11 +355,17 @@ impl RawSweep {
             .prefer
             .map(|p| p.parse().map_err(|e| ("prefer".to_string(), e)))
             .transpose()?;
-        if let Some(h) = self.holdout.filter(|h| !(*h > 0.0 && *h < 1.0)) {
+        if let Some(h) = self.holdout.filter(|h| !(*h >= 0.0 && *h < 1.0)) {
             return Err((
                 "holdout".into(),
-                format!("{} is not between 0 and 1", crate::text::fmt_num(h)),
+                format!(
+                    "{} is not a share from 0 (no hold-out) up to but not including 1",
+                    crate::text::fmt_num(h)
+                ),
             ));
+        }
+        if let Some(c) = self.confirm_at {
+            confirm_at(c).map_err(|e| ("confirm_at".to_string(), e))?;
         }
         Ok(Spec {
             arm: self.arm,
@@ -719,6 +744,9 @@ impl std::hash::Hash for Bits<'_> {
 pub enum Choice {
     /// The point meeting every requirement that `--prefer` likes best.
     Recommended(usize),
+    /// The arm's own setting meets every requirement and no point does better by `--prefer`
+    /// (the best, given here, only ties it): keep it.
+    Keep(usize),
     /// None meets them: the point closest to meeting them (fewest missed, then least short,
     /// then first in grid order), with the requirements it misses.
     Closest(usize, Vec<Requirement>),
@@ -726,20 +754,32 @@ pub enum Choice {
 
 /// How many of `points` meet every requirement.
 pub fn meeting(side: Side, points: &[Vec<Estimate>], requirements: &[Requirement]) -> usize {
-    let needs: Vec<(usize, &Requirement)> = requirements
-        .iter()
-        .filter_map(|r| figure_index(side, &r.metric, "").ok().map(|i| (i, r)))
-        .collect();
     points
         .iter()
-        .filter(|p| needs.iter().all(|(i, r)| r.met_by(&p[*i])))
+        .filter(|p| misses(side, p, requirements).is_empty())
         .count()
 }
 
-/// Chooses among `points` (each point's figures, in the side's order).
+/// The requirements a point's figures (`figures`, in the side's order) do not meet.
+pub fn misses(side: Side, figures: &[Estimate], requirements: &[Requirement]) -> Vec<Requirement> {
+    requirements
+        .iter()
+        .filter(|r| {
+            figure_index(side, &r.metric, "")
+                .ok()
+                .is_some_and(|i| !r.met_by(&figures[i]))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Chooses among `points` (each point's figures, in the side's order), against `current`, the
+/// arm's own setting on the same units: a point is recommended only when it does strictly
+/// better by `prefer` than a current setting that meets the requirements.
 pub fn choose(
     side: Side,
     points: &[Vec<Estimate>],
+    current: &[Estimate],
     requirements: &[Requirement],
     prefer: &Prefer,
 ) -> Option<Choice> {
@@ -750,27 +790,26 @@ pub fn choose(
         .collect();
     let by = at(&prefer.metric)?;
     let meets = |p: &[Estimate]| needs.iter().all(|(i, r)| r.met_by(&p[*i]));
+    let beats = |v: f64, b: f64| if prefer.max { v > b } else { v < b };
     let mut best: Option<(usize, f64)> = None;
     for (k, p) in points.iter().enumerate() {
         let Some(v) = p[by].value.filter(|_| meets(p)) else {
             continue;
         };
-        let better = match best {
-            None => true,
-            Some((_, b)) => {
-                if prefer.max {
-                    v > b
-                } else {
-                    v < b
-                }
-            }
-        };
-        if better {
+        if best.is_none_or(|(_, b)| beats(v, b)) {
             best = Some((k, v));
         }
     }
-    if let Some((k, _)) = best {
-        return Some(Choice::Recommended(k));
+    if let Some((k, v)) = best {
+        let kept = current
+            .get(by)
+            .and_then(|c| c.value)
+            .is_some_and(|c| meets(current) && !beats(v, c));
+        return Some(if kept {
+            Choice::Keep(k)
+        } else {
+            Choice::Recommended(k)
+        });
     }
     // Without requirements, nothing recommended means no point has the figure to prefer by:
     // there is nothing to be close to.
@@ -785,20 +824,19 @@ pub fn choose(
             closest = Some((k, missed, short));
         }
     }
-    closest.map(|(k, _, _)| {
-        let missed = needs
-            .iter()
-            .filter(|(i, r)| !r.met_by(&points[k][*i]))
-            .map(|(_, r)| (*r).clone())
-            .collect();
-        Choice::Closest(k, missed)
-    })
+    closest.map(|(k, _, _)| Choice::Closest(k, misses(side, &points[k], requirements)))
+}
+
+/// Whether every point gives exactly the figures of the first: the varied keys move nothing
+/// the sweep measures.
+pub fn all_tie(points: &[Vec<Estimate>]) -> bool {
+    points.windows(2).all(|w| w[0] == w[1])
 }
 
 /// Splits `ids` (targets or queries) at random, seeded, into a choosing part and a held-out
 /// part of about `fraction`: indices into `ids`, each part ascending. Refused: a fraction
-/// outside (0, 1), or a part with fewer than 2 units.
-pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>), String> {
+/// outside (0, 1), or a part with fewer than [`MIN_PART`] units.
+pub fn split(ids: &[String], fraction: f64, seed: u64, units: &str) -> Result<Parts, String> {
     if !(fraction > 0.0 && fraction < 1.0) {
         return Err(format!(
             "--holdout {} is not a fraction between 0 and 1",
@@ -815,9 +853,9 @@ pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Ve
     }
     let held = (ids.len() as f64 * fraction).round() as usize;
     let (mut held_out, mut choosing) = (order[..held].to_vec(), order[held..].to_vec());
-    if held_out.len() < 2 || choosing.len() < 2 {
+    if held_out.len() < MIN_PART || choosing.len() < MIN_PART {
         return Err(format!(
-            "--holdout {} of {} units leaves {} to choose on and {} held out; each part needs at least 2",
+            "--holdout {} of {} {units} leaves {} to choose on and {} held out: a requirement is judged on a 95% bootstrap interval, which needs at least {MIN_PART} {units} in each part",
             crate::text::fmt_num(fraction),
             ids.len(),
             choosing.len(),
@@ -829,11 +867,35 @@ pub fn split(ids: &[String], fraction: f64, seed: u64) -> Result<(Vec<usize>, Ve
     Ok((choosing, held_out))
 }
 
+/// A split's unit indices: (choosing, held out), each in unit order.
+pub type Parts = (Vec<usize>, Vec<usize>);
+
+/// The split a sweep of `ids` makes: none without a hold-out (`fraction` 0 or none), else
+/// [`split`]. With requirements every part they are judged on, the whole when nothing is held
+/// out, needs [`MIN_PART`] units.
+pub fn parts(
+    ids: &[String],
+    fraction: Option<f64>,
+    requirements: bool,
+    seed: u64,
+    units: &str,
+) -> Result<Option<Parts>, String> {
+    match fraction.filter(|&f| f > 0.0) {
+        Some(f) => split(ids, f, seed, units).map(Some),
+        None if requirements && ids.len() < MIN_PART => Err(format!(
+            "a requirement is judged on a 95% bootstrap interval over the {units}, and {} {units} are too few for one (at least {MIN_PART})",
+            ids.len()
+        )),
+        None => Ok(None),
+    }
+}
+
 /// The recommended point against the arm's own setting, figure by figure, paired over the
-/// units both replayed (`units` of each, in the same unit order): the mean of per-unit values
-/// with its bootstrap interval and the test of that mean, as `run` compares arms. A figure without a
-/// per-unit value (ECE) is left out, and a unit where a ratio is undefined in either arm is
-/// not a pair.
+/// units both replayed (`units` of each, in the same unit order), as `run` compares arms: a
+/// per-unit figure by the mean of per-unit values with its bootstrap interval and the test of
+/// that mean; a figure of the whole set (ECE) by its difference over the units, with the
+/// interval and p of a paired bootstrap that resamples units for both settings at once. A unit
+/// where a ratio is undefined in either setting is not a pair.
 pub fn versus(
     side: Side,
     current: &[Vec<f64>],
@@ -846,8 +908,11 @@ pub fn versus(
     let idx = chosen.unwrap_or(&all);
     side.figures()
         .iter()
-        .filter(|f| f.per_unit)
         .filter_map(|f| {
+            if !f.per_unit {
+                return whole_set_delta(f, current, recommended, idx, replicates, seed)
+                    .map(|d| (f.name, d));
+            }
             let (xs, ys): (Vec<f64>, Vec<f64>) = idx
                 .iter()
                 .filter_map(|&i| Some((f.value(&current[i])?, f.value(&recommended[i])?)))
@@ -855,6 +920,70 @@ pub fn versus(
             paired_delta(&xs, &ys, replicates, seed, 1).map(|d| (f.name, d))
         })
         .collect()
+}
+
+/// A figure of the whole set compared between two settings over the units `idx`: its value
+/// from each setting's sums, and a paired bootstrap (replicate `r` seeded by `(seed, r)`) that
+/// draws units once for both; the p-value is twice the smaller share of replicate differences
+/// on either side of 0, as `run` tests ECE. `None` when the figure is undefined in either.
+fn whole_set_delta(
+    f: &Figure,
+    current: &[Vec<f64>],
+    recommended: &[Vec<f64>],
+    idx: &[usize],
+    replicates: usize,
+    seed: u64,
+) -> Option<PairedDelta> {
+    let n = idx.len();
+    let dim = current.first().map_or(0, Vec::len);
+    let sums = |rows: &[Vec<f64>], picks: &mut dyn Iterator<Item = usize>| {
+        let mut s = vec![0.0; dim];
+        for i in picks {
+            for (acc, x) in s.iter_mut().zip(&rows[i]) {
+                *acc += x;
+            }
+        }
+        s
+    };
+    let b = f.value(&sums(current, &mut idx.iter().copied()))?;
+    let t = f.value(&sums(recommended, &mut idx.iter().copied()))?;
+    let mut draws: Vec<f64> = Vec::with_capacity(replicates);
+    for r in 0..replicates {
+        if n == 0 {
+            break;
+        }
+        let mut rng = Rng::for_replicate(seed, r as u64);
+        let picks: Vec<usize> = (0..n).map(|_| idx[rng.below(n as u64) as usize]).collect();
+        let (Some(x), Some(y)) = (
+            f.value(&sums(current, &mut picks.iter().copied())),
+            f.value(&sums(recommended, &mut picks.iter().copied())),
+        ) else {
+            continue;
+        };
+        draws.push(y - x);
+    }
+    draws.sort_unstable_by(f64::total_cmp);
+    let ci = match (percentile(&draws, 0.025), percentile(&draws, 0.975)) {
+        (Some(lo), Some(hi)) => Some([lo, hi]),
+        _ => None,
+    };
+    let p_value = (!draws.is_empty() && n >= 2).then(|| {
+        let below = draws.iter().filter(|&&d| d <= 0.0).count() as f64;
+        let above = draws.iter().filter(|&&d| d >= 0.0).count() as f64;
+        (2.0 * below.min(above) / draws.len() as f64).min(1.0)
+    });
+    Some(PairedDelta {
+        baseline: b,
+        treatment: t,
+        delta: t - b,
+        ci,
+        p_value,
+        test: crate::stats::paired::Test::Bootstrap,
+        mde: None,
+        sd: None,
+        discordant: None,
+        pairs: n,
+    })
 }
 
 #[cfg(test)]
@@ -1066,13 +1195,15 @@ mod tests {
         ];
         let req = vec!["precision>=0.6".parse().unwrap()];
         let prefer = Side::Review.default_prefer();
+        // The arm's own setting: fewer actionable findings (2), meeting the requirement.
+        let current = point(2.0, [0.7, 0.8]);
         assert_eq!(
-            choose(Side::Review, &points, &req, &prefer),
+            choose(Side::Review, &points, &current, &req, &prefer),
             Some(Choice::Recommended(1))
         );
         let prefer: Prefer = "max:precision".parse().unwrap();
         assert_eq!(
-            choose(Side::Review, &points, &req, &prefer),
+            choose(Side::Review, &points, &current, &req, &prefer),
             Some(Choice::Recommended(3))
         );
         // Preferring a figure no point has, without requirements: nothing to recommend.
@@ -1087,24 +1218,62 @@ mod tests {
                     .collect()
             })
             .collect();
-        assert_eq!(choose(Side::Review, &blank, &[], &prefer), None);
+        assert_eq!(choose(Side::Review, &blank, &current, &[], &prefer), None);
         // Nothing meets precision >= 0.85: the closest is the one whose lower bound is nearest.
         let req: Vec<Requirement> = vec!["precision>=0.85".parse().unwrap()];
         assert_eq!(
-            choose(Side::Review, &points, &req, &Side::Review.default_prefer()),
+            choose(
+                Side::Review,
+                &points,
+                &current,
+                &req,
+                &Side::Review.default_prefer()
+            ),
             Some(Choice::Closest(3, req.clone()))
         );
     }
 
     #[test]
+    fn a_point_that_only_ties_the_current_setting_keeps_it() {
+        let req: Vec<Requirement> = vec!["precision>=0.6".parse().unwrap()];
+        let prefer = Side::Review.default_prefer();
+        let points = vec![point(3.0, [0.6, 0.8]), point(3.0, [0.7, 0.9])];
+        // The current setting gives 3 actionable too, and meets the requirement: keep it.
+        let current = point(3.0, [0.65, 0.8]);
+        assert_eq!(
+            choose(Side::Review, &points, &current, &req, &prefer),
+            Some(Choice::Keep(0))
+        );
+        // One more actionable finding at a point: recommended.
+        let current = point(2.0, [0.65, 0.8]);
+        assert_eq!(
+            choose(Side::Review, &points, &current, &req, &prefer),
+            Some(Choice::Recommended(0))
+        );
+        // A current setting that misses the requirement is no setting to keep.
+        let current = point(3.0, [0.5, 0.8]);
+        assert_eq!(
+            choose(Side::Review, &points, &current, &req, &prefer),
+            Some(Choice::Recommended(0))
+        );
+        // Every point the same: the key moves nothing the sweep measures.
+        assert!(all_tie(&[point(3.0, [0.6, 0.8]), point(3.0, [0.6, 0.8])]));
+        assert!(!all_tie(&points));
+        // The held-out check: what a point misses there.
+        assert_eq!(misses(Side::Review, &point(3.0, [0.5, 0.7]), &req), req);
+        assert!(misses(Side::Review, &point(3.0, [0.6, 0.7]), &req).is_empty());
+    }
+
+    #[test]
     fn the_holdout_is_a_seeded_partition() {
-        let ids: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        let ids: Vec<String> = (0..40).map(|i| format!("t{i}")).collect();
+        let split = |ids: &[String], f: f64, seed: u64| split(ids, f, seed, "targets");
         let (a, b) = split(&ids, 0.3, 42).unwrap();
-        assert_eq!(b.len(), 3);
-        assert_eq!(a.len(), 7);
+        assert_eq!(b.len(), 12);
+        assert_eq!(a.len(), 28);
         let mut all: Vec<usize> = a.iter().chain(&b).copied().collect();
         all.sort_unstable();
-        assert_eq!(all, (0..10).collect::<Vec<_>>());
+        assert_eq!(all, (0..40).collect::<Vec<_>>());
         assert_eq!(split(&ids, 0.3, 42).unwrap(), (a.clone(), b.clone()));
         // The same ids listed in another order are split the same way.
         let mut rev = ids.clone();
@@ -1123,7 +1292,54 @@ mod tests {
         );
         assert!(split(&ids, 0.0, 1).unwrap_err().contains("between 0 and 1"));
         assert!(split(&ids, 1.0, 1).unwrap_err().contains("between 0 and 1"));
-        assert!(split(&ids[..3], 0.5, 1).unwrap_err().contains("at least 2"));
+        // Parts of fewer than 10: a bootstrap interval over them means little.
+        let e = split(&ids[..19], 0.5, 1).unwrap_err();
+        assert!(
+            e.contains("of 19 targets leaves 9 to choose on and 10 held out"),
+            "{e}"
+        );
+        assert!(e.contains("at least 10 targets in each part"), "{e}");
+        assert!(split(&ids[..20], 0.5, 1).is_ok());
+        // No hold-out: none with requirements on fewer than 10 units in all.
+        assert_eq!(parts(&ids[..4], Some(0.0), false, 1, "targets"), Ok(None));
+        assert_eq!(parts(&ids[..4], None, false, 1, "targets"), Ok(None));
+        let e = parts(&ids[..4], Some(0.0), true, 1, "targets").unwrap_err();
+        assert!(
+            e.contains("4 targets are too few for one (at least 10)"),
+            "{e}"
+        );
+        assert_eq!(parts(&ids[..10], Some(0.0), true, 1, "targets"), Ok(None));
+    }
+
+    #[test]
+    fn ece_is_compared_over_the_whole_set_by_a_paired_bootstrap() {
+        // One labelled query per unit: (bin, confidence, right).
+        let q = |bin: usize, conf: f64, right: f64| {
+            let mut u = vec![0.0; queries::LEN];
+            u[queries::N] = 1.0;
+            u[queries::LABELLED] = 1.0;
+            u[queries::RIGHT] = right;
+            u[queries::CONFIDENCE_SUM] = conf;
+            let at = queries::BIN + 3 * bin;
+            (u[at], u[at + 1], u[at + 2]) = (1.0, conf, right);
+            u
+        };
+        // Current: both at 0.9, one right: ECE |1 − 1.8| / 2 = 0.4. Recommended: the wrong one
+        // at 0.2: (|1 − 0.9| + |0 − 0.2|) / 2 = 0.15.
+        let current = vec![q(9, 0.9, 1.0), q(9, 0.9, 0.0)];
+        let recommended = vec![q(9, 0.9, 1.0), q(2, 0.2, 0.0)];
+        let v = versus(Side::Queries, &current, &recommended, None, 500, 3);
+        let (_, ece) = v
+            .iter()
+            .find(|(n, _)| *n == "ece")
+            .expect("ECE is compared");
+        assert!((ece.baseline - 0.4).abs() < 1e-12 && (ece.treatment - 0.15).abs() < 1e-12);
+        assert!((ece.delta + 0.25).abs() < 1e-12);
+        assert_eq!(ece.test, crate::stats::paired::Test::Bootstrap);
+        assert_eq!((ece.pairs, ece.mde), (2, None));
+        let [lo, hi] = ece.ci.unwrap();
+        assert!(lo <= ece.delta && ece.delta <= hi, "{lo} {hi}");
+        assert!(ece.p_value.is_some());
     }
 
     #[test]

@@ -231,3 +231,57 @@ fn the_readme_quickstart_is_what_the_run_prints() {
     }
     assert!(checked >= 4, "{checked} lines checked");
 }
+
+/// Every `calibench sweep` example the README and the threshold-sweep guide show is what the
+/// command prints: each shown command is run (from the shown flags) and each line it shows,
+/// up to an elided `…`, is a line of the output with the runs folder as shown.
+#[test]
+fn the_sweep_examples_are_what_the_sweep_prints() {
+    let mut checked = 0;
+    for doc in ["README.md", "docs/guides/threshold-sweep.md"] {
+        let text = std::fs::read_to_string(root().join(doc)).unwrap();
+        for (at, _) in text.match_indices("$ calibench sweep ") {
+            let block = &text[at + 2..];
+            let block = &block[..block.find("```").unwrap()];
+            let mut lines = block.lines();
+            let mut command = String::new();
+            for line in lines.by_ref() {
+                let line = line.trim();
+                match line.strip_suffix('\\') {
+                    Some(part) => command.push_str(part),
+                    None => {
+                        command.push_str(line);
+                        break;
+                    }
+                }
+            }
+            let words: Vec<String> = command
+                .split_whitespace()
+                .skip(1)
+                .map(|w| w.trim_matches('\'').to_string())
+                .collect();
+            let dir = tempfile::tempdir().unwrap();
+            let out = calibench()
+                .current_dir(root())
+                .args(&words)
+                .arg("--runs-dir")
+                .arg(dir.path().join("runs"))
+                .arg("--reports-dir")
+                .arg(dir.path().join("reports"))
+                .arg("--no-plots")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{doc}: `{command}`: {out:?}");
+            let printed = String::from_utf8_lossy(&out.stdout)
+                .replace(&format!("{}/", dir.path().display()), "");
+            for line in lines.take_while(|l| !l.trim_start().starts_with('…')) {
+                assert!(
+                    printed.lines().any(|p| p == line),
+                    "{doc}: `{command}` does not print\n{line}\n\n{printed}"
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} lines checked");
+}

@@ -18,9 +18,29 @@ fn experiment() -> PathBuf {
 
 /// `calibench run` of the capacity example into `root/runs` and `root/reports`, not yet started.
 fn run_cmd(root: &Path, extra: &[&str]) -> Command {
+    run_of(&experiment(), root, extra)
+}
+
+/// A run kept slow by `--bootstrap 1000000` after it claims its id. The example's declared
+/// sweep is made (and would take that long) before anything is claimed, so the slow run replays
+/// a copy of the experiment without it.
+fn slow_cmd(root: &Path, id: &str) -> Command {
+    let text = std::fs::read_to_string(experiment()).unwrap();
+    let corpus = experiment().parent().unwrap().display().to_string();
+    let without_sweep = text
+        .split("\n[[sweep]]")
+        .next()
+        .unwrap()
+        .replace("corpus = \".\"", &format!("corpus = {corpus:?}"));
+    let path = root.join(format!("{id}-slow.toml"));
+    std::fs::write(&path, without_sweep).unwrap();
+    run_of(&path, root, &["--run-id", id, "--bootstrap", "1000000"])
+}
+
+fn run_of(experiment: &Path, root: &Path, extra: &[&str]) -> Command {
     let mut cmd = Command::new(bin());
     cmd.arg("run")
-        .arg(experiment())
+        .arg(experiment)
         .arg("--runs-dir")
         .arg(root.join("runs"))
         .arg("--reports-dir")
@@ -112,9 +132,7 @@ fn parallel_runs_with_default_ids_all_succeed_in_their_own_directories() {
 fn a_given_run_id_is_never_replaced_by_a_concurrent_run() {
     let root = tempfile::tempdir().unwrap();
     // One slowed run holds the id while a second, fast one asks for it.
-    let mut slow = run_cmd(root.path(), &["--run-id", "same", "--bootstrap", "1000000"])
-        .spawn()
-        .unwrap();
+    let mut slow = slow_cmd(root.path(), "same").spawn().unwrap();
     wait_for_claim(&root.path().join("runs/.same.partial"), &mut slow);
     let fast = run_cmd(root.path(), &["--run-id", "same"])
         .output()
@@ -165,12 +183,7 @@ fn a_given_run_id_is_never_replaced_by_a_concurrent_run() {
 #[test]
 fn a_killed_runs_litter_is_swept_by_the_next_run_and_reported_once() {
     let root = tempfile::tempdir().unwrap();
-    let mut doomed = run_cmd(
-        root.path(),
-        &["--run-id", "doomed", "--bootstrap", "1000000"],
-    )
-    .spawn()
-    .unwrap();
+    let mut doomed = slow_cmd(root.path(), "doomed").spawn().unwrap();
     let claim = root.path().join("runs/.doomed.partial");
     wait_for_claim(&claim, &mut doomed);
     doomed.kill().unwrap(); // SIGKILL: no handler runs

@@ -87,6 +87,33 @@ policy = "anchored"
     std::fs::write(dir.join("verdicts.jsonl"), verdicts.join("\n") + "\n").unwrap();
 }
 
+/// [`corpus`]'s four targets, each copied `copies` times under new ids (t1-1, t1-2, …), so that
+/// a hold-out has parts of at least 10 targets.
+fn wide(dir: &Path, copies: usize) {
+    corpus(dir);
+    let widen = |file: &str, key: &str| {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let mut out = String::new();
+        for k in 1..=copies {
+            for line in text.lines() {
+                let mut v: Value = serde_json::from_str(line).unwrap();
+                let id = v[key].as_str().unwrap().to_string();
+                v[key] = Value::from(format!("{id}-{k}"));
+                if let Some(fs) = v["findings"].as_array_mut() {
+                    for f in fs {
+                        let fid = f["id"].as_str().unwrap().to_string();
+                        f["id"] = Value::from(format!("{fid}-{k}"));
+                    }
+                }
+                out += &format!("{v}\n");
+            }
+        }
+        std::fs::write(dir.join(file), out).unwrap();
+    };
+    widen("reviews.jsonl", "target");
+    widen("verdicts.jsonl", "item_id");
+}
+
 fn sweep(dir: &Path, args: &[&str]) -> assert_cmd::Command {
     let mut cmd = calibench();
     cmd.arg("sweep")
@@ -219,19 +246,19 @@ fn every_figure_of_every_point_of_a_small_grid() {
 #[test]
 fn a_requirement_chooses_on_one_part_and_reports_the_other() {
     let dir = tempfile::tempdir().unwrap();
-    corpus(dir.path());
+    wide(dir.path(), 6);
     let s = json_of(&mut grid_sweep(
         dir.path(),
         &["--require", "fyi<=100", "--json", "--run-id", "held"],
     ));
-    // A requirement brings a half hold-out: two targets to choose on, two to check on.
+    // A requirement brings a half hold-out: twelve targets to choose on, twelve to check on.
     assert_eq!(s["holdout"]["fraction"], 0.5);
     assert_eq!(
         (
             s["holdout"]["choosing"].as_u64(),
             s["holdout"]["held_out"].as_u64()
         ),
-        (Some(2), Some(2))
+        (Some(12), Some(12))
     );
     let run = dir.path().join("runs/held");
     let read = |f: &str| -> Vec<String> {
@@ -244,11 +271,16 @@ fn a_requirement_chooses_on_one_part_and_reports_the_other() {
     let (mut all, held) = (read("choosing.txt"), read("held_out.txt"));
     all.extend(held.iter().cloned());
     all.sort();
-    assert_eq!(all, ["t1", "t2", "t3", "t4"], "a partition of the targets");
+    let mut targets: Vec<String> = (1..=4)
+        .flat_map(|t| (1..=6).map(move |k| format!("t{t}-{k}")))
+        .collect();
+    targets.sort();
+    assert_eq!(all, targets, "a partition of the targets");
     let r = &s["recommended"];
     assert!(r["held_out"].is_object(), "{r}");
+    assert!(r.get("held_out_misses").is_none(), "{r}");
     // The comparison with the current setting is on the held-out targets.
-    assert_eq!(s["versus_current"]["actionable"]["pairs"], 2);
+    assert_eq!(s["versus_current"]["actionable"]["pairs"], 12);
     // The same seed splits the same way.
     let again = json_of(&mut grid_sweep(
         dir.path(),
@@ -264,7 +296,7 @@ fn a_requirement_chooses_on_one_part_and_reports_the_other() {
 #[test]
 fn no_point_meeting_the_requirements_is_an_answer_with_the_closest() {
     let dir = tempfile::tempdir().unwrap();
-    corpus(dir.path());
+    wide(dir.path(), 6);
     let s = json_of(&mut grid_sweep(
         dir.path(),
         &["--require", "actionable>=100", "--holdout", "0.5", "--json"],
@@ -326,7 +358,7 @@ fn bad_sweeps_are_refused_before_anything_is_written() {
                 "--holdout".into(),
                 "0.9".into(),
             ],
-            "each part needs at least 2",
+            "needs at least 10 targets in each part",
         ),
         (
             vec![
@@ -335,7 +367,7 @@ fn bad_sweeps_are_refused_before_anything_is_written() {
                 "--holdout".into(),
                 "1".into(),
             ],
-            "strictly between 0 and 1",
+            "is not a share from 0 (no hold-out) up to but not including 1",
         ),
         (
             vec![
@@ -530,7 +562,7 @@ fn each_sweep_refusal_and_headline_says_what_is_so() {
         // (d)
         (&code, vec!["--vary", "review.policy=anchored,float-gates"], "`review.policy` names the arm's policy"),
         // (e)
-        (&capacity, vec!["--vary", "confidence.recovery_threshold=0.3,0.5", "--holdout", "1e-300"], "--holdout 1e-300 of 50 units"),
+        (&capacity, vec!["--vary", "confidence.recovery_threshold=0.3,0.5", "--holdout", "1e-300"], "--holdout 1e-300 of 50 queries"),
         // (f)
         (&capacity, vec!["--vary", "confidence.recovery_threshold=0.5\npolicy = \"flat-mean\""], "holds a line break"),
         // (p)
@@ -567,4 +599,362 @@ fn each_sweep_refusal_and_headline_says_what_is_so() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A sweep's output, run on `corpus` into `dir`: (exit status, stdout, stderr).
+fn swept(corpus: &Path, dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = calibench()
+        .arg("sweep")
+        .arg(corpus)
+        .arg("--runs-dir")
+        .arg(dir.join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.join("reports"))
+        .args(["--no-plots", "--bootstrap", "200"])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn repro(folder: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/repro/hostile-3")
+        .join(folder)
+}
+
+// Hostile round 3, folder 01: the trust verdict holds at every point. Under judges that are not
+// trusted, a requirement or preference on a judge-derived figure is refused, and otherwise those
+// figures are withheld (null) at every point, with the verdict in the output.
+#[test]
+fn a_sweep_honours_the_trust_verdict_at_every_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = dir.path().join("doc");
+    calibench()
+        .args(["init"])
+        .arg(&doc)
+        .args(["--kind", "doc"])
+        .assert()
+        .success();
+    let untrusted = ["--set", "trust.irr_floor=0.9", "--arm", "treatment"];
+    let vary = ["--vary", "review.actionable_from=25,50,75,100"];
+    for flags in [
+        vec!["--require", "precision>=0.6", "--holdout", "0"],
+        vec!["--prefer", "max:recall"],
+    ] {
+        let args: Vec<&str> = untrusted
+            .iter()
+            .chain(&vary)
+            .chain(&flags)
+            .copied()
+            .collect();
+        let (code, _, err) = swept(&doc, dir.path(), &args);
+        assert_eq!(code, 2, "{flags:?}: {err}");
+        assert!(
+            err.contains("a judge-derived figure, and the judges are not trusted, so `run` withholds it and a sweep will not choose on it: (1) IRR"),
+            "{flags:?}: {err}"
+        );
+    }
+    let args: Vec<&str> = untrusted
+        .iter()
+        .chain(&vary)
+        .chain(&["--json"])
+        .copied()
+        .collect();
+    let (code, out, err) = swept(&doc, dir.path(), &args);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["trust"]["trustworthy"], false);
+    for p in s["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain([&s["current"]])
+    {
+        for f in ["precision", "judged_actionable", "recall"] {
+            assert!(p["figures"][f]["value"].is_null(), "{f}: {p}");
+        }
+        assert!(p["figures"]["actionable"]["value"].is_number());
+    }
+    assert!(s["versus_current"].get("precision").is_none());
+    let args: Vec<&str> = untrusted.iter().chain(&vary).copied().collect();
+    let (_, out, _) = swept(&doc, dir.path(), &args);
+    assert!(
+        out.contains("The judges are not trusted, so precision, judged actionable and recall are withheld at every point: (1) IRR"),
+        "{out}"
+    );
+    // Trusted (the scaffold's own floor): the figures are there, and the verdict says so.
+    let args: Vec<&str> = ["--arm", "treatment"]
+        .iter()
+        .chain(&vary)
+        .chain(&["--json"])
+        .copied()
+        .collect();
+    let (_, out, _) = swept(&doc, dir.path(), &args);
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(s["trust"]["trustworthy"], true);
+    assert!(s["current"]["figures"]["precision"]["value"].is_number());
+}
+
+// Folder 02: the choice is checked on the part held out of it, and a choice that fails there
+// says so; a part of fewer than 10 units is refused, and `--holdout 0` chooses on every unit,
+// said unchecked.
+#[test]
+fn a_recommendation_is_met_on_the_held_out_part_or_says_it_failed_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let capacity = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/capacity-50");
+    let base = [
+        "--arm",
+        "treatment",
+        "--vary",
+        "confidence.recovery_threshold=0.30:0.80:0.05",
+        "--require",
+        "unnecessary_recovery_rate<=0.2",
+        "--require",
+        "final_accuracy>=0.9",
+        "--prefer",
+        "max:recovery_gate_rate",
+    ];
+    let with =
+        |extra: &[&'static str]| -> Vec<&str> { base.iter().chain(extra).copied().collect() };
+    let (code, out, err) = swept(&capacity, dir.path(), &with(&["--json"]));
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    let r = &s["recommended"];
+    // Chosen on 25 queries; on the 25 held out, final accuracy's lower bound falls below 0.9.
+    let misses = r["held_out_misses"].as_array().unwrap();
+    assert!(misses.contains(&Value::from("final_accuracy>=0.9")), "{r}");
+    let lower = r["held_out"]["final_accuracy"]["ci"][0].as_f64().unwrap();
+    assert!(lower < 0.9, "{lower}");
+    let (_, out, _) = swept(&capacity, dir.path(), &with(&[]));
+    assert!(
+        out.contains("Not confirmed for treatment: confidence.recovery_threshold = "),
+        "{out}"
+    );
+    assert!(out.contains("fails on the 25 held out: "), "{out}");
+    assert!(out.contains("final_accuracy 0.960 [0.880, 1.000]"), "{out}");
+    assert!(out.contains(", its lower bound below 0.9;"), "{out}");
+    assert!(!out.contains("Recommended"), "{out}");
+    // No hold-out: chosen on all 50 queries, said unchecked.
+    let (code, out, err) = swept(&capacity, dir.path(), &with(&["--holdout", "0"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("(chosen on all 50 queries; none held out, so unchecked: --holdout 0)"),
+        "{out}"
+    );
+    // A part of fewer than 10 units: refused, naming the flag and the counts.
+    let (code, _, err) = swept(&capacity, dir.path(), &with(&["--holdout", "0.9"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--holdout 0.9 of 50 queries leaves 5 to choose on and 45 held out"),
+        "{err}"
+    );
+    // Four targets cannot carry a requirement even without a hold-out.
+    let small = dir.path().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    corpus(&small);
+    let (code, _, err) = swept(
+        &small,
+        dir.path(),
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "review.actionable_from=50,75",
+            "--require",
+            "fyi<=10",
+            "--holdout",
+            "0",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("4 targets are too few for one (at least 10)"),
+        "{err}"
+    );
+}
+
+// Folder 04: a point that only ties the current setting is no reason to move it.
+#[test]
+fn a_grid_that_only_ties_the_current_setting_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = repro("03-mode-inapplicable-policy-keys-ignored/doc");
+    let (code, out, err) = swept(
+        &doc,
+        dir.path(),
+        &[
+            "--arm",
+            "baseline",
+            "--vary",
+            "review.auto_apply_from=0,0.85,1",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert!(s["recommended"].is_null());
+    assert_eq!(s["kept"]["all_tie"], true);
+    let (_, out, _) = swept(
+        &doc,
+        dir.path(),
+        &[
+            "--arm",
+            "baseline",
+            "--vary",
+            "review.auto_apply_from=0,0.85,1",
+        ],
+    );
+    assert!(
+        out.contains(
+            "Keep review.auto_apply_from = 0.85 for baseline: no point does better on actionable"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "all 3 points give the figures it gives: the varied key moves nothing a sweep measures"
+        ),
+        "{out}"
+    );
+    // A point that does better is still recommended.
+    let small = dir.path().join("small");
+    std::fs::create_dir_all(&small).unwrap();
+    corpus(&small);
+    let (_, out, _) = swept(
+        &small,
+        dir.path(),
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "review.actionable_from=50,75",
+            "--json",
+        ],
+    );
+    let s: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        s["recommended"]["values"]["review.actionable_from"], 50,
+        "{s}"
+    );
+    assert!(s.get("kept").is_none());
+}
+
+// Folder 14: the setting in effect, defaults included, as experiment.toml writes it.
+#[test]
+fn the_current_setting_is_the_one_in_effect() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = repro("03-mode-inapplicable-policy-keys-ignored/doc");
+    let code = repro("03-mode-inapplicable-policy-keys-ignored/code");
+    let code_ab = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/code-review-ab");
+    for (corpus, arm, vary, current) in [
+        (
+            &doc,
+            "baseline",
+            "review.gates.P1=0.5,0.6",
+            "review.gates.P1 = 0.6",
+        ),
+        (
+            &doc,
+            "baseline",
+            "review.gates.P0=0.1",
+            "review.gates.P0 = 0.5",
+        ),
+        (&doc, "baseline", "review.boost=0.2", "review.boost = 0.1"),
+        (
+            &doc,
+            "baseline",
+            "review.promotion=false",
+            "review.promotion = true",
+        ),
+        (
+            &code,
+            "baseline",
+            "review.validation_budget=3",
+            "review.validation_budget = 15",
+        ),
+        (
+            &code_ab,
+            "treatment",
+            r#"review.skip=[],["closed"]"#,
+            r#"review.skip = ["closed", "trivial-pattern", "reviewed"]"#,
+        ),
+    ] {
+        let (status, out, err) = swept(corpus, dir.path(), &["--arm", arm, "--vary", vary]);
+        assert_eq!(status, 0, "{vary}: {err}");
+        assert!(out.contains(current), "{vary}: {out}");
+        assert!(
+            !out.contains("null") && !out.contains("\"kind\""),
+            "{vary}: {out}"
+        );
+    }
+}
+
+// Folders 05 and 15: a declared sweep is checked completely before `run` writes anything, and
+// `validate` lists the same problem at the table's line; confirm_at is a composite in [0, 1].
+#[test]
+fn a_declared_sweep_is_checked_completely_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for (folder, says) in [
+        (
+            "05-run-declared-sweep-fails-after-run-written/unknown-figure",
+            "`sweep[0].require`: names `final_accuracy`, which a sweep of targets does not measure",
+        ),
+        (
+            "05-run-declared-sweep-fails-after-run-written/three-targets",
+            "`sweep[0].holdout`: 0.5 of 3 targets leaves 1 to choose on and 2 held out",
+        ),
+        (
+            "15-sweep-confirm-at-unchecked/nan",
+            "`sweep[0].confirm_at`: NaN is not a judge composite in [0, 1]",
+        ),
+        (
+            "15-sweep-confirm-at-unchecked/neg-inf",
+            "`sweep[0].confirm_at`: -inf is not a judge composite in [0, 1]",
+        ),
+    ] {
+        let corpus = repro(folder);
+        let out = calibench()
+            .arg("run")
+            .arg(&corpus)
+            .arg("--runs-dir")
+            .arg(dir.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
+            .args(["--no-plots", "--run-id", "t"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{folder}: {err}");
+        assert!(err.contains(says), "{folder}: {err}");
+        assert!(
+            err.contains("experiment.toml:"),
+            "{folder}: the line: {err}"
+        );
+        assert!(
+            !dir.path().join("runs").exists() && !dir.path().join("reports").exists(),
+            "{folder}: written"
+        );
+        let out = calibench().arg("validate").arg(&corpus).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(2), "{folder}: {said}");
+        assert!(said.contains(says), "{folder}: {said}");
+    }
+    let (code, _, err) = swept(
+        &repro("15-sweep-confirm-at-unchecked/nan"),
+        dir.path(),
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "review.actionable_from=25",
+            "--confirm-at",
+            "5",
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(err.contains("`5` is not in [0, 1]"), "{err}");
 }

@@ -503,16 +503,14 @@ struct Judged {
     humans: Option<crate::humans::HumansSection>,
 }
 
-/// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
-/// (empty without labels.jsonl), the humans section, and under `[trust] alt_test = "require"`
-/// the panel's alt-test as a fourth trust check, before the lift reads the verdict.
-fn judge_items(
+/// The trust verdict of items filed under the arms' labels, with the alt-test's fourth check
+/// when labels require it, and the humans section the check reads.
+fn verdict_of(
     exp: &Experiment,
     name: &str,
     judged: &[Item],
     labels: &[crate::corpus::labels::Label],
-    settings: Settings,
-) -> Result<Judged, InputError> {
+) -> Result<(TrustVerdict, Option<crate::humans::HumansSection>), InputError> {
     let mut verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
     let humans = (!labels.is_empty())
         .then(|| crate::humans::section(judged, labels, &exp.trust))
@@ -523,6 +521,38 @@ fn judge_items(
             verdict.trust_reasons.push(reason);
         }
     }
+    Ok((verdict, humans))
+}
+
+/// The trust verdict `run` gives the judge panel of a review corpus (`verdicts.jsonl`), as it
+/// gives it: `None` without verdicts. A sweep honours it at every grid point (the panel's
+/// agreement does not depend on the policy replayed).
+pub fn panel_verdict(
+    exp: &Experiment,
+    corpus: &Corpus,
+) -> Result<Option<TrustVerdict>, InputError> {
+    let Some((name, items)) = &corpus.verdicts else {
+        return Ok(None);
+    };
+    let labels = corpus
+        .labels
+        .as_ref()
+        .map_or(&[][..], |(_, l)| l.as_slice());
+    let filed = judged_items(exp, name, items)?;
+    Ok(Some(verdict_of(exp, name, &filed, labels)?.0))
+}
+
+/// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
+/// (empty without labels.jsonl), the humans section, and under `[trust] alt_test = "require"`
+/// the panel's alt-test as a fourth trust check, before the lift reads the verdict.
+fn judge_items(
+    exp: &Experiment,
+    name: &str,
+    judged: &[Item],
+    labels: &[crate::corpus::labels::Label],
+    settings: Settings,
+) -> Result<Judged, InputError> {
+    let (verdict, humans) = verdict_of(exp, name, judged, labels)?;
     let agreement = agreement_of(
         &trust::irr_rows(judged),
         exp.trust.level,

@@ -78,22 +78,19 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     } else {
         ProgressBar::hidden()
     };
-    // A sweep an experiment declares is checked point by point before anything is written.
-    let declared: Vec<Vec<crate::sweep::Spec>> = experiments
+    // A sweep an experiment declares is made before anything is written: every point checked
+    // as the file is, the figures it names against the corpus and its judges, the split against
+    // the units, every point replayed. A refusal names the `[[sweep]]` key and writes nothing.
+    let declared: Vec<Vec<crate::pipeline::sweep::Computed>> = experiments
         .iter()
-        .map(|path| declared(path, &args.options))
+        .map(|path| declared_sweeps(path, &args.options))
         .collect::<Result<_, _>>()?;
-    for (path, specs) in experiments.iter().zip(&declared) {
-        for spec in specs {
-            crate::pipeline::sweep::points(path, spec, &args.options)?;
-        }
-    }
     let mut runs = Vec::new();
     let mut sweeps = Vec::new();
-    for (path, specs) in experiments.iter().zip(&declared) {
+    for (path, computed) in experiments.iter().zip(declared) {
         bar.set_message(path.display().to_string());
         let done = run_one(path, &args.options, timer)
-            .and_then(|c| Ok((c, declared_sweeps(path, specs, &args.options)?)));
+            .and_then(|c| Ok((c, write_sweeps(computed, &args.options)?)));
         match done {
             Ok((c, mut s)) => {
                 runs.push(c);
@@ -127,33 +124,40 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
     })
 }
 
-/// The `[[sweep]]` tables of the experiment at `path`.
-fn declared(
-    path: &Path,
-    options: &crate::pipeline::RunOptions,
-) -> Result<Vec<crate::sweep::Spec>, Error> {
-    let file = crate::pipeline::experiment_file(path);
-    Ok(crate::pipeline::load::experiment(&file, &options.set)?
-        .0
-        .sweeps)
-}
-
-/// The sweeps the experiment at `path` declares, each made beside its run.
+/// The sweeps the experiment at `path` declares (`[[sweep]]`), computed and not yet written.
 fn declared_sweeps(
     path: &Path,
-    specs: &[crate::sweep::Spec],
     options: &crate::pipeline::RunOptions,
-) -> Result<Vec<crate::pipeline::sweep::Done>, Error> {
+) -> Result<Vec<crate::pipeline::sweep::Computed>, Error> {
+    let file = crate::pipeline::experiment_file(path);
+    let specs = crate::pipeline::load::experiment(&file, &options.set)?
+        .0
+        .sweeps;
     specs
         .iter()
         .enumerate()
         .map(|(i, spec)| {
+            crate::pipeline::sweep::compute(path, spec, options, false, &|| {})
+                .map_err(|e| crate::pipeline::sweep::as_declared(e, &file, i))
+        })
+        .collect()
+}
+
+/// Writes the declared sweeps beside their run: `<run-id>-sweep-<i>` under a given run id.
+fn write_sweeps(
+    computed: Vec<crate::pipeline::sweep::Computed>,
+    options: &crate::pipeline::RunOptions,
+) -> Result<Vec<crate::pipeline::sweep::Done>, Error> {
+    computed
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
             let mut options = options.clone();
             options.run_id = options
                 .run_id
                 .as_ref()
                 .map(|id| format!("{id}-sweep-{}", i + 1));
-            crate::pipeline::sweep::run(path, spec, &options, &|| {})
+            c.write(&options)
         })
         .collect()
 }

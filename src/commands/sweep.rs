@@ -35,14 +35,34 @@ pub struct SweepArgs {
     #[arg(long, value_name = "max:METRIC")]
     pub prefer: Option<Prefer>,
     /// The share of targets (queries) held out of the choice and used to check it (default
-    /// 0.5 with --require, else none)
-    #[arg(long, value_name = "FRACTION", value_parser = super::probability)]
+    /// 0.5 with --require, else none; 0: choose on every unit, unchecked). With --require each
+    /// part needs at least 10 units
+    #[arg(long, value_name = "FRACTION", value_parser = holdout)]
     pub holdout: Option<f64>,
-    /// A merged finding is confirmed (for recall) when its judge composite is at least this
-    #[arg(long, value_name = "X", default_value_t = crate::sweep::CONFIRM_AT, value_parser = super::finite)]
+    /// A merged finding is confirmed (for recall) when its judge composite is at least this, in
+    /// [0, 1]
+    #[arg(long, value_name = "X", default_value_t = crate::sweep::CONFIRM_AT, value_parser = confirm_at, allow_negative_numbers = true)]
     pub confirm_at: f64,
     #[command(flatten)]
     pub options: crate::pipeline::RunOptions,
+}
+
+/// `--holdout`: a share from 0 (no hold-out) up to but not including 1.
+fn holdout(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "`{text}` is not a share from 0 (no hold-out) up to but not including 1"
+        )),
+    }
+}
+
+/// `--confirm-at`: a judge composite, in [0, 1].
+fn confirm_at(text: &str) -> Result<f64, String> {
+    let x = text
+        .parse::<f64>()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    crate::sweep::confirm_at(x).map_err(|_| format!("`{text}` is not in [0, 1]"))
 }
 
 /// What `sweep` prints: the sweep, and where it was written.

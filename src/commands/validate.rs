@@ -157,6 +157,42 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             .iter()
             .map(|e| Problem::from(e, "failed_call")),
     );
+    // A declared sweep is checked as `run` checks it before writing anything: its figures
+    // against the corpus and its judges, its split against the units.
+    if let (Some(file), Some(exp), true) =
+        (&experiment_path, &experiment, loaded.refusals.total() == 0)
+    {
+        let options = crate::pipeline::RunOptions {
+            runs_dir: PathBuf::from("runs"),
+            reports_dir: PathBuf::from("reports"),
+            run_id: None,
+            strict: false,
+            bootstrap: None,
+            seed: None,
+            no_plots: true,
+            corpus: None,
+            allow_incomplete: false,
+            threads: None,
+            set: args.set.clone(),
+        };
+        for (i, spec) in exp.sweeps.iter().enumerate() {
+            match crate::pipeline::sweep::check_declared(
+                file,
+                i,
+                spec,
+                &options,
+                exp,
+                &loaded.corpus,
+            ) {
+                Ok(()) => {}
+                Err(Error::Input(e)) => {
+                    v.problems.push(Problem::from(&e, "refused"));
+                    v.counts.refused += 1;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
     v.inputs = loaded.ledger;
     Ok(v)
 }

@@ -182,6 +182,8 @@ impl<'a> Ctx<'a> {
     /// own table and not in the first table that has a key of that name. `None` when the path
     /// is not in the file (a missing key is then placed on its table).
     pub(crate) fn line_of(&self, path: &str) -> Option<u64> {
+        // `sweep[0].require` is the first `[[sweep]]` table's key.
+        let path = path.replace('[', ".").replace(']', "");
         let parts: Vec<&str> = path.split('.').collect();
         let spans = self
             .spans

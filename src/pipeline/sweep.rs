@@ -18,7 +18,7 @@ use crate::analysis::sweep::{self as replayed, Units};
 use crate::config::{self, Experiment};
 use crate::error::{Error, InputError};
 use crate::input::toml::Override;
-use crate::model::{Closest, Holdout, Recommended, Sweep, SweepPoint};
+use crate::model::{Closest, Holdout, Kept, Recommended, Sweep, SweepPoint, SweepTrust};
 use crate::policy::Arm;
 use crate::rundir::{self, Claim, RunId};
 use crate::sweep::{self, Choice, Estimate, Side, Spec};
@@ -38,9 +38,39 @@ pub fn run(
     options: &RunOptions,
     tick: &(dyn Fn() + Sync),
 ) -> Result<Done, Error> {
-    let started = SystemTime::now();
-    let file = super::experiment_file(path);
-    let name = file.display().to_string();
+    compute(path, spec, options, true, tick)?.write(options)
+}
+
+/// A sweep computed and not yet written: what [`Computed::write`] writes.
+pub struct Computed {
+    result: Sweep,
+    started: SystemTime,
+    stem: String,
+    experiment_file: String,
+    /// The choosing and held-out unit ids, one per line, when there is a hold-out.
+    units: Option<[String; 2]>,
+}
+
+/// What every sweep checks before it replays a point, the same for `sweep`, for `run` before it
+/// writes anything of an experiment that declares one, and for `validate`: the grid, each point
+/// as the experiment file checks it, the figures the flags name against the corpus's side and
+/// its judges' trust verdict, and the split against the units.
+struct Checked {
+    grid: Vec<Vec<String>>,
+    arms: Vec<Arm>,
+    side: Side,
+    prefer: sweep::Prefer,
+    current_arm: Arm,
+    trust: Option<crate::trust::TrustVerdict>,
+}
+
+fn check(
+    path: &Path,
+    spec: &Spec,
+    options: &RunOptions,
+    exp: &Experiment,
+    corpus: &crate::corpus::Corpus,
+) -> Result<Checked, Error> {
     if !matches!(spec.arm.as_str(), "baseline" | "treatment") {
         return Err(
             InputError::new("calibench sweep", format!("`{}` is not an arm", spec.arm))
@@ -50,9 +80,19 @@ pub fn run(
         );
     }
     let (grid, arms) = points(path, spec, options)?;
-    let (exp, corpus, side) = load(path, options, &name)?;
+    let side = replayed::side_of(corpus).ok_or_else(|| {
+        InputError::new(
+            exp.corpus.display().to_string(),
+            "holds no reviews.jsonl or queries.jsonl",
+        )
+        .hint("a sweep replays reviewer returns or query traces")
+    })?;
     let prefer = spec.prefer.clone().unwrap_or_else(|| side.default_prefer());
-    let current_arm = arm_of(&exp, &spec.arm).clone();
+    let current_arm = arm_of(exp, &spec.arm).clone();
+    let trust = match side {
+        Side::Review => crate::analysis::panel_verdict(exp, corpus)?,
+        Side::Queries => None,
+    };
     check_flags(
         spec,
         side,
@@ -61,15 +101,154 @@ pub fn run(
         &current_arm,
         (corpus.verdicts.is_some(), exp.bootstrap),
     )?;
+    if let Some(v) = trust.as_ref().filter(|v| !v.trustworthy) {
+        check_trusted(spec, side, &prefer, v)?;
+    }
+    Ok(Checked {
+        grid,
+        arms,
+        side,
+        prefer,
+        current_arm,
+        trust,
+    })
+}
+
+/// A requirement or preference on a judge-derived figure under judges that are not trusted:
+/// `run` withholds the figure, so the sweep may not choose on it.
+fn check_trusted(
+    spec: &Spec,
+    side: Side,
+    prefer: &sweep::Prefer,
+    verdict: &crate::trust::TrustVerdict,
+) -> Result<(), Error> {
+    let named = spec
+        .require
+        .iter()
+        .map(|r| ("--require", r.metric.as_str()))
+        .chain([("--prefer", prefer.metric.as_str())]);
+    for (flag, metric) in named {
+        let judged = side.figures().iter().any(|f| f.name == metric && f.judged);
+        if judged {
+            return Err(InputError::new(
+                "calibench sweep",
+                format!(
+                    "{flag} names `{metric}`, a judge-derived figure, and the judges are not trusted, so `run` withholds it and a sweep will not choose on it: {}",
+                    verdict.trust_reasons.join("; ")
+                ),
+            )
+            .field(flag)
+            .hint("choose on figures the replay measures (surfaced, actionable, fyi, dropped, rejected), or make the panel agree first (docs/guides/trust.md)")
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The split `spec` asks for over `ids`: none without requirements or with `holdout = 0`.
+fn split_of(
+    spec: &Spec,
+    ids: &[String],
+    seed: u64,
+    side: Side,
+) -> Result<(Option<f64>, Option<crate::sweep::Parts>), Error> {
+    let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
+    let split = sweep::parts(ids, fraction, !spec.require.is_empty(), seed, side.units()).map_err(
+        |e| {
+            let flag = if fraction.is_some_and(|f| f > 0.0) {
+                "--holdout"
+            } else {
+                "--require"
+            };
+            Error::from(
+                InputError::new("calibench sweep", e)
+                    .field(flag)
+                    .hint(format!(
+                        "record more {}, or sweep without requirements (the preferred figure alone chooses, with no interval)",
+                        side.units()
+                    )),
+            )
+        },
+    )?;
+    Ok((fraction.filter(|f| *f > 0.0), split))
+}
+
+/// The `i`-th `[[sweep]]` of the experiment at `file`, checked completely against the corpus
+/// `run` reads, as `run` checks it before writing anything: a refusal names the table's key
+/// and line.
+pub fn check_declared(
+    file: &Path,
+    i: usize,
+    spec: &Spec,
+    options: &RunOptions,
+    exp: &Experiment,
+    corpus: &crate::corpus::Corpus,
+) -> Result<(), Error> {
+    let checked = || -> Result<(), Error> {
+        let c = check(file, spec, options, exp, corpus)?;
+        let replayer = replayed::Replayer::new(exp, corpus, spec.confirm_at);
+        let current = replayer.units(&c.current_arm)?;
+        split_of(spec, &current.ids, exp.seed, c.side)?;
+        Ok(())
+    };
+    checked().map_err(|e| as_declared(e, file, i))
+}
+
+/// A sweep refusal said of the `i`-th `[[sweep]]` table of `file`: the flag it names becomes
+/// the table's key, on its line.
+pub fn as_declared(e: Error, file: &Path, i: usize) -> Error {
+    let Error::Input(ie) = e else {
+        return e;
+    };
+    if ie.file != "calibench sweep" {
+        return Error::Input(ie);
+    }
+    let flag = ie.field.clone().unwrap_or_default();
+    let key = match flag.as_str() {
+        "--require" => "require",
+        "--prefer" => "prefer",
+        "--holdout" => "holdout",
+        "--confirm-at" => "confirm_at",
+        "--arm" => "arm",
+        _ => "vary",
+    };
+    let at = format!("sweep[{i}].{key}");
+    // "--require names `x`, …" is said of the key the line names: "names `x`, …".
+    let problem = match ie.problem.strip_prefix(&flag) {
+        Some(rest) if !flag.is_empty() => rest.trim_start().to_string(),
+        _ if flag.is_empty() => ie.problem.clone(),
+        _ => ie.problem.replace(&flag, &format!("`{at}`")),
+    };
+    let mut out = config::error_at(file, &at, problem);
+    out.hint = ie.hint;
+    Error::Input(out)
+}
+
+/// Computes the sweep of `spec` without writing anything; `warn`: say the inputs' caveats on
+/// stderr (a declared sweep's run has said them).
+pub fn compute(
+    path: &Path,
+    spec: &Spec,
+    options: &RunOptions,
+    warn: bool,
+    tick: &(dyn Fn() + Sync),
+) -> Result<Computed, Error> {
+    let started = SystemTime::now();
+    let file = super::experiment_file(path);
+    let name = file.display().to_string();
+    let (exp, corpus) = load(path, options, &name, warn)?;
+    let Checked {
+        grid,
+        arms,
+        side,
+        prefer,
+        current_arm,
+        trust,
+    } = check(path, spec, options, &exp, &corpus)?;
+    let untrusted = trust.as_ref().is_some_and(|v| !v.trustworthy);
     let replayer = replayed::Replayer::new(&exp, &corpus, spec.confirm_at);
     let current = replayer.units(&current_arm)?;
-    let fraction = spec.holdout.or((!spec.require.is_empty()).then_some(0.5));
-    let split = match fraction {
-        Some(f) => {
-            Some(sweep::split(&current.ids, f, exp.seed).map_err(|e| usage("--holdout", e))?)
-        }
-        None => None,
-    };
+    let (fraction, split) = split_of(spec, &current.ids, exp.seed, side)?;
     let chosen = split.as_ref().map(|(c, _)| c.as_slice());
     let estimate = |units: &Units, on: Option<&[usize]>| {
         sweep::estimate(side, &units.vectors, on, exp.bootstrap, exp.seed)
@@ -79,13 +258,24 @@ pub fn run(
     let estimates = replay_points(&replayer, &arms, &current.ids, &on_chosen, options, tick)?;
 
     // Without validator calls nothing can be rejected: the figure is left out, not written 0.
+    // Under judges that are not trusted, the judge-derived figures are withheld (null).
     let validated = corpus.validations.is_some();
     let figures = |e: &[Estimate]| -> BTreeMap<String, Estimate> {
         side.figures()
             .iter()
             .zip(e)
             .filter(|(f, _)| validated || f.name != "rejected")
-            .map(|(f, e)| (f.name.to_string(), e.clone()))
+            .map(|(f, e)| {
+                let e = if untrusted && f.judged {
+                    Estimate {
+                        value: None,
+                        ci: None,
+                    }
+                } else {
+                    e.clone()
+                };
+                (f.name.to_string(), e)
+            })
             .collect()
     };
     let values_of = |values: &[String]| -> BTreeMap<String, Value> {
@@ -104,8 +294,10 @@ pub fn run(
         })
         .collect();
     let held = split.as_ref().map(|(_, h)| h.as_slice());
-    let (mut recommended, mut closest, mut versus_current) = (None, None, BTreeMap::new());
-    match sweep::choose(side, &estimates, &spec.require, &prefer) {
+    let current_estimates = estimate(&current, chosen);
+    let (mut recommended, mut closest, mut kept, mut versus_current) =
+        (None, None, None, BTreeMap::new());
+    match sweep::choose(side, &estimates, &current_estimates, &spec.require, &prefer) {
         Some(Choice::Recommended(k)) => {
             let units = aligned(replayer.units(&arms[k])?, &current.ids);
             versus_current = sweep::versus(
@@ -117,13 +309,28 @@ pub fn run(
                 exp.seed,
             )
             .into_iter()
+            .filter(|(n, _)| validated || *n != "rejected")
+            .filter(|(n, _)| !untrusted || !side.figures().iter().any(|f| f.name == *n && f.judged))
             .map(|(n, d)| (n.to_string(), d))
             .collect();
+            let held_out = held.map(|h| estimate(&units, Some(h)));
+            let held_out_misses = held_out
+                .as_ref()
+                .map(|e| sweep::misses(side, e, &spec.require))
+                .unwrap_or_default();
             recommended = Some(Recommended {
                 index: k,
                 values: values_of(&grid[k]),
                 choosing: figures(&estimates[k]),
-                held_out: held.map(|h| figures(&estimate(&units, Some(h)))),
+                held_out: held_out.map(|e| figures(&e)),
+                held_out_misses: held_out_misses.iter().map(ToString::to_string).collect(),
+            });
+        }
+        Some(Choice::Keep(k)) => {
+            kept = Some(Kept {
+                index: k,
+                all_tie: sweep::all_tie(&estimates)
+                    && estimates.first().is_none_or(|e| *e == current_estimates),
             });
         }
         Some(Choice::Closest(k, misses)) => {
@@ -135,19 +342,13 @@ pub fn run(
         }
         None => {}
     }
-    let claim = claim(
-        options,
-        &format!("{}-sweep-{}", exp.name, spec.arm),
-        started,
-    )?;
-    let run_id = claim.id().to_string();
     let current_values = spec
         .vary
         .iter()
         .map(|v| (v.key.clone(), current_value(&current_arm, &v.key)))
         .collect();
     let result = Sweep {
-        run_id: run_id.clone(),
+        run_id: String::new(),
         experiment: exp.name.clone(),
         arm: spec.arm.clone(),
         side,
@@ -165,24 +366,18 @@ pub fn run(
         }),
         current: SweepPoint {
             values: current_values,
-            figures: figures(&estimate(&current, chosen)),
+            figures: figures(&current_estimates),
         },
         recommended,
+        kept,
+        trust: trust.map(|v| SweepTrust {
+            trustworthy: v.trustworthy,
+            reasons: v.trust_reasons,
+        }),
         closest,
         versus_current,
         bootstrap: exp.bootstrap,
         seed: exp.seed,
-    };
-    let manifest = Manifest {
-        run_id: &run_id,
-        calibench_version: env!("CARGO_PKG_VERSION"),
-        command_line: std::env::args().collect(),
-        experiment_file: name,
-        overrides: options.set.iter().map(ToString::to_string).collect(),
-        seed: exp.seed,
-        bootstrap: exp.bootstrap,
-        started_at: rundir::timestamp(started),
-        finished_at: rundir::timestamp(SystemTime::now()),
     };
     let units = split.as_ref().map(|(c, h)| {
         [c, h].map(|idx| {
@@ -191,12 +386,40 @@ pub fn run(
                 .collect::<String>()
         })
     });
-    let (run_dir, report_dir) = write(claim, &result, units, &manifest, options)?;
-    Ok(Done {
-        run_dir,
-        report_dir,
-        sweep: result,
+    Ok(Computed {
+        result,
+        started,
+        stem: format!("{}-sweep-{}", exp.name, spec.arm),
+        experiment_file: name,
+        units,
     })
+}
+
+impl Computed {
+    /// Claims the sweep's run directory and writes it and its report.
+    pub fn write(self, options: &RunOptions) -> Result<Done, Error> {
+        let claim = claim(options, &self.stem, self.started)?;
+        let run_id = claim.id().to_string();
+        let mut result = self.result;
+        result.run_id = run_id.clone();
+        let manifest = Manifest {
+            run_id: &run_id,
+            calibench_version: env!("CARGO_PKG_VERSION"),
+            command_line: std::env::args().collect(),
+            experiment_file: self.experiment_file,
+            overrides: options.set.iter().map(ToString::to_string).collect(),
+            seed: result.seed,
+            bootstrap: result.bootstrap,
+            started_at: rundir::timestamp(self.started),
+            finished_at: rundir::timestamp(SystemTime::now()),
+        };
+        let (run_dir, report_dir) = write(claim, &result, self.units, &manifest, options)?;
+        Ok(Done {
+            run_dir,
+            report_dir,
+            sweep: result,
+        })
+    }
 }
 
 /// The sweep's run directory, claimed: `--run-id`, or `<experiment>-sweep-<arm>-<time>`.
@@ -275,26 +498,29 @@ fn write(
     Ok((run_dir, report_dir))
 }
 
-/// The experiment as `run` reads it, with the flags' bootstrap and seed, its corpus, and which
-/// side a sweep replays. As `run` does, a corpus most of whose findings are malformed is swept
-/// and said to be.
+/// The experiment as `run` reads it, with the flags' bootstrap and seed, and its corpus. As
+/// `run` does, a corpus most of whose findings are malformed is swept and said to be; `warn`:
+/// say the inputs' caveats (a declared sweep's run has said them).
 fn load(
     path: &Path,
     options: &RunOptions,
     name: &str,
-) -> Result<(Experiment, crate::corpus::Corpus, Side), Error> {
+    warn: bool,
+) -> Result<(Experiment, crate::corpus::Corpus), Error> {
     let loaded = super::run::load(path, options)?;
-    super::run::warn_caveats(
-        name,
-        &loaded.ledger.caveats,
-        "the sweep goes on, on the units and findings that are valid",
-    );
-    for share in &loaded.suspect {
-        crate::output::print_warning(&format!(
-            "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
-            share.sentence(),
-            share.fix
-        ));
+    if warn {
+        super::run::warn_caveats(
+            name,
+            &loaded.ledger.caveats,
+            "the sweep goes on, on the units and findings that are valid",
+        );
+        for share in &loaded.suspect {
+            crate::output::print_warning(&format!(
+                "{name}: {}; the sweep goes on, on the findings that are valid\n  hint: {}",
+                share.sentence(),
+                share.fix
+            ));
+        }
     }
     let mut exp = loaded.experiment;
     if let Some(b) = options.bootstrap {
@@ -303,14 +529,7 @@ fn load(
     if let Some(s) = options.seed {
         exp.seed = s;
     }
-    let side = replayed::side_of(&loaded.corpus).ok_or_else(|| {
-        InputError::new(
-            exp.corpus.display().to_string(),
-            "holds no reviews.jsonl or queries.jsonl",
-        )
-        .hint("a sweep replays reviewer returns or query traces")
-    })?;
-    Ok((exp, loaded.corpus, side))
+    Ok((exp, loaded.corpus))
 }
 
 /// The flags that name figures name ones the side has, and no point changes what the corpus
@@ -519,10 +738,11 @@ fn aligned(units: Units, ids: &[String]) -> Units {
     }
 }
 
-/// The value the arm, as the experiment resolves it (defaults included), has at `key`;
-/// `null` where the policy has no such value.
+/// The value the arm, as the experiment resolves it (defaults included, on the arm's scale),
+/// has at `key`, as `experiment.toml` writes it ([`Arm::written`]); `null` where the policy
+/// has no such key.
 fn current_value(arm: &Arm, key: &str) -> Value {
-    let mut at = serde_json::to_value(arm).unwrap_or(Value::Null);
+    let mut at = arm.written();
     for part in key.split('.') {
         at = at.get(part).cloned().unwrap_or(Value::Null);
     }

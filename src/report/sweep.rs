@@ -46,19 +46,34 @@ pub fn table(s: &Sweep) -> PolarsResult<DataFrame> {
     DataFrame::new(n, columns)
 }
 
-/// A JSON value as a person writes it: `0.5`, `anchored`.
+/// A JSON value as a person writes it in `experiment.toml`: `0.5`, `anchored`,
+/// `["closed", "reviewed"]`.
 fn plain(v: &serde_json::Value) -> String {
     match v {
         serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) => format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| match i {
+                    serde_json::Value::String(s) => format!("\"{s}\""),
+                    other => plain(other),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         other => other.to_string(),
     }
 }
 
-/// `key = value, key = value`.
+/// `key = value, key = value`; a key the policy has no value for is "unset".
 fn setting(values: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
     values
         .iter()
-        .map(|(k, v)| format!("{k} = {}", plain(v)))
+        .map(|(k, v)| match v {
+            serde_json::Value::Null => format!("{k} unset"),
+            v => format!("{k} = {}", plain(v)),
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -74,35 +89,120 @@ fn figure(e: Option<&Estimate>, places: usize) -> String {
     }
 }
 
-/// The sweep's answer in one sentence, with the numbers.
+/// The sweep's answer in one sentence, with the numbers; a second when the judges are not
+/// trusted.
 pub fn sentence(s: &Sweep) -> String {
+    let answer = answer(s);
+    match &s.trust {
+        Some(t) if !t.trustworthy => format!(
+            "{answer} The judges are not trusted, so precision, judged actionable and recall are withheld at every point: {}.",
+            t.reasons.join("; ")
+        ),
+        _ => answer,
+    }
+}
+
+fn answer(s: &Sweep) -> String {
     let needs = if s.requirements.is_empty() {
         String::new()
     } else {
         format!(" meeting {}", s.requirements.join(" and "))
     };
+    let units = s.side.units();
+    let by = s.prefer.split_once(':').map_or("", |(_, m)| m);
+    let of = if s.requirements.is_empty() {
+        format!("the {} points", s.points.len())
+    } else {
+        format!("the {} of {} points", s.meeting, s.points.len())
+    };
+    if let Some(k) = &s.kept {
+        let best = s.points.get(k.index);
+        let places = s.figures().find(|f| f.name == by).map_or(3, |f| f.places);
+        let value = |p: Option<&SweepPoint>| {
+            p.and_then(|p| p.figures.get(by))
+                .and_then(|e| e.value)
+                .map_or("—".to_string(), |x| format!("{x:.places$}"))
+        };
+        let why = if k.all_tie {
+            format!(
+                "{} the figures it gives: the varied {} nothing a sweep measures",
+                match s.points.len() {
+                    1 => "the one point gives".to_string(),
+                    2 => "both points give".to_string(),
+                    n => format!("all {n} points give"),
+                },
+                if s.vary.len() == 1 {
+                    "key moves"
+                } else {
+                    "keys move"
+                }
+            )
+        } else {
+            format!(
+                "the best of {of}{needs}, {}, gives {} as it does",
+                best.map_or(String::new(), |p| setting(&p.values)),
+                value(best)
+            )
+        };
+        return format!(
+            "Keep {} for {}: no point does better on {by} ({} here; {why}).",
+            setting(&s.current.values),
+            s.arm,
+            value(Some(&s.current))
+        );
+    }
     match (&s.recommended, &s.closest) {
         (Some(r), _) => {
             let held = match (&r.held_out, &s.holdout) {
-                (Some(_), Some(h)) => format!(
-                    " (chosen on {} {}, checked on {} held out)",
-                    h.choosing,
-                    s.side.units(),
-                    h.held_out
+                (Some(_), Some(h)) if r.held_out_misses.is_empty() => format!(
+                    " (chosen on {} {units}, and met on the {} held out)",
+                    h.choosing, h.held_out
+                ),
+                (Some(held), Some(h)) => {
+                    let failed: Vec<String> = r
+                        .held_out_misses
+                        .iter()
+                        .filter_map(|m| m.parse::<crate::sweep::Requirement>().ok())
+                        .map(|req| {
+                            let places = s
+                                .figures()
+                                .find(|f| f.name == req.metric)
+                                .map_or(3, |f| f.places);
+                            let (side, beyond) = if req.at_least {
+                                ("lower", "below")
+                            } else {
+                                ("upper", "above")
+                            };
+                            format!(
+                                "{} {}, its {side} bound {beyond} {}",
+                                req.metric,
+                                figure(held.get(&req.metric), places),
+                                text::fmt_num(req.bound)
+                            )
+                        })
+                        .collect();
+                    return format!(
+                        "Not confirmed for {}: {} — the {} {by} of {of}{needs} on the {} {units} chosen on — fails on the {} held out: {}; the experiment sets {}.",
+                        s.arm,
+                        setting(&r.values),
+                        if s.prefer.starts_with("max:") { "highest" } else { "lowest" },
+                        h.choosing,
+                        h.held_out,
+                        failed.join("; "),
+                        setting(&s.current.values)
+                    );
+                }
+                _ if !s.requirements.is_empty() => format!(
+                    " (chosen on all {} {units}; none held out, so unchecked: --holdout 0)",
+                    s.units
                 ),
                 _ => String::new(),
             };
-            let of = if s.requirements.is_empty() {
-                format!("the {} points", s.points.len())
-            } else {
-                format!("the {} of {} points", s.meeting, s.points.len())
-            };
             format!(
-                "Recommended for {}: {} — the {} {} of {of}{needs}{held}; the experiment sets {}.",
+                "Recommended for {}: {} — the {} {by} of {of}{needs}{held}; the experiment sets {}.",
                 s.arm,
                 setting(&r.values),
                 if s.prefer.starts_with("max:") { "highest" } else { "lowest" },
-                s.prefer.split_once(':').map_or("", |(_, m)| m),
                 setting(&s.current.values)
             )
         }
@@ -114,9 +214,8 @@ pub fn sentence(s: &Sweep) -> String {
             c.misses.join(" and ")
         ),
         (None, None) => format!(
-            "No point of {} has a value of {} to choose by (a judged figure needs verdicts; a rate, labelled queries).",
+            "No point of {} has a value of {by} to choose by (a judged figure needs verdicts; a rate, labelled queries).",
             s.points.len(),
-            s.prefer.split_once(':').map_or("", |(_, m)| m)
         ),
     }
 }
@@ -211,9 +310,10 @@ fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
     };
     let mut rows = vec![row("current", &s.current)];
     for (i, p) in s.points.iter().enumerate() {
-        let mark = match (&s.recommended, &s.closest) {
-            (Some(r), _) if r.index == i => "recommended",
-            (_, Some(c)) if c.index == i => "closest",
+        let mark = match (&s.recommended, &s.closest, &s.kept) {
+            (Some(r), _, _) if r.index == i => "recommended",
+            (_, Some(c), _) if c.index == i => "closest",
+            (_, _, Some(k)) if k.index == i => "best (ties current)",
             _ => "",
         };
         rows.push(row(mark, p));
@@ -325,7 +425,7 @@ fn write_page(s: &Sweep, with_plot: bool, page: &mut impl Page) {
     if !versus.is_empty() {
         page.heading("Against the current setting");
         page.para(&format!(
-            "Paired over the {} {} (per-unit values; ECE has none).",
+            "Paired over the {} {}: per-unit values by the test of their mean; ECE, a figure of the whole set, by a paired bootstrap of the units.",
             if s.holdout.is_some() {
                 "held-out"
             } else {
