@@ -4,6 +4,7 @@
 //! composes: the policy vocabulary (`policy`), the gate policy (`gate`), the `[collect]` table
 //! (`collect::plan`) and the metric catalogue (`replay`) that `primary` and `[decision]` name.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,29 @@ pub struct Experiment {
     /// Recorded labels of other arms, whose lines the input ledger counts as `label-ignored`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignore_labels: Vec<String>,
+    /// `[sequential] range`: the per-unit range of decision metrics whose range the catalogue
+    /// does not know (imported scorers, counts), for `run --sequential`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub sequential_range: BTreeMap<String, [f64; 2]>,
+    /// The line of `[sequential]`, for refusals made once the corpus is read.
+    #[serde(skip)]
+    pub sequential_line: Option<u64>,
+    /// `[sequential] always`: every run decides sequentially, as with `--sequential`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sequential_always: bool,
+}
+
+/// The `[sequential]` table (docs/guides/stop-when-you-know.md).
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RawSequential {
+    /// Each decision metric whose per-unit values have no range the catalogue knows (an
+    /// imported scorer, a count), with the range `[lo, hi]` every unit's value lies in:
+    /// `{ accuracy = [0, 1] }`. A value outside it is bad input.
+    pub range: Option<BTreeMap<String, [f64; 2]>>,
+    /// Decide sequentially on every `calibench run` of this experiment, as `--sequential` does
+    /// (default false).
+    pub always: Option<bool>,
 }
 
 impl Experiment {
@@ -176,6 +200,9 @@ pub struct RawExperiment {
     /// experiment compares: their lines are counted as `label-ignored` in the input ledger,
     /// never refused. Any other label no arm reads is refused, in every corpus file.
     pub ignore_labels: Option<Vec<String>>,
+    /// How `run --sequential` bounds decision metrics whose range the catalogue does not know
+    /// (docs/guides/stop-when-you-know.md).
+    pub sequential: Option<RawSequential>,
 }
 
 /// One `[decision]` metric as written: its way, or a table with its way and a margin (a guard)
@@ -584,6 +611,31 @@ pub fn parse_with(
                 .hint("ignore_labels lists recorded labels neither arm reads; remove it, or change the arm's `source`"));
         }
     }
+    let sequential_always = raw
+        .sequential
+        .as_ref()
+        .and_then(|s| s.always)
+        .unwrap_or(false);
+    let sequential_range = raw.sequential.and_then(|s| s.range).unwrap_or_default();
+    for (name, [lo, hi]) in &sequential_range {
+        let at = format!("sequential.range.{name}");
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(ctx.error(
+                &at,
+                format!(
+                    "[{lo}, {hi}] is not a range: it needs two finite numbers, the lower first"
+                ),
+            ));
+        }
+        if !decision.iter().any(|w| &w.metric == name) {
+            return Err(ctx
+                .error(&at, format!("`{name}` is not a metric of `[decision]`"))
+                .hint("a range bounds a decision metric's per-unit values for `run --sequential`; name one of [decision]"));
+        }
+    }
+    let sequential_line = (!sequential_range.is_empty())
+        .then(|| ctx.line_of("sequential"))
+        .flatten();
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -610,6 +662,9 @@ pub fn parse_with(
         decision_line,
         sweeps,
         ignore_labels,
+        sequential_range,
+        sequential_line,
+        sequential_always,
     })
 }
 

@@ -784,6 +784,7 @@ pub fn all(seed: u64) -> Vec<(&'static str, Files)> {
         ("doc-review-ab", doc_review(seed)),
         ("code-review-ab", code_review(seed)),
         ("capacity-50", capacity::capacity(seed)),
+        ("capacity-400", capacity::capacity_400(seed)),
     ]
 }
 

@@ -62,6 +62,7 @@ pub mod report;
 pub mod rundir;
 #[cfg(test)]
 mod schema_walk;
+pub mod sequential;
 pub mod stats;
 pub mod sweep;
 pub mod text;

@@ -76,6 +76,9 @@ pub struct Metrics {
     /// direction).
     #[serde(default)]
     pub decision: Option<crate::decision::Decision>,
+    /// The sequential decision of `run --sequential` (docs/guides/stop-when-you-know.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<crate::sequential::Sequential>,
 }
 
 impl Metrics {

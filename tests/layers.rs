@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
         "replay",
         "trust",
         "decision",
+        "sequential",
         "sweep",
         "humans",
         "human_units",

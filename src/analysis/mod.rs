@@ -177,6 +177,7 @@ pub fn analyse(
         inputs_suspect: Vec::new(),
         primary: exp.primary.clone(),
         decision: None,
+        sequential: None,
     };
     let wanted = exp.decision_metrics();
     if !wanted.is_empty() {

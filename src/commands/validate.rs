@@ -174,6 +174,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             allow_incomplete: false,
             threads: None,
             set: args.set.clone(),
+            sequential: false,
         };
         for (i, spec) in exp.sweeps.iter().enumerate() {
             match crate::pipeline::sweep::check_declared(

@@ -331,6 +331,9 @@ fn trace(d: &mut Draw, profile: Profile, symbol: &str, dir: &str) -> (String, Ve
 
 pub const EXPERIMENT: &str = include_str!("capacity-50.toml");
 
+/// The sequential example's experiment (`corpora/capacity-400`).
+pub const EXPERIMENT_400: &str = include_str!("capacity-400.toml");
+
 /// One query of `profile` on a symbol drawn from `d`, as a JSON line.
 fn query_line(d: &mut Draw, id: &str, profile: Profile) -> String {
     let (symbol, dir) = d.pick(&SYMBOLS);
@@ -385,5 +388,18 @@ pub fn capacity(seed: u64) -> Files {
     vec![
         ("experiment.toml".into(), EXPERIMENT.to_string()),
         ("queries.jsonl".into(), lines(out)),
+    ]
+}
+
+/// `experiment.toml` and `queries.jsonl` of the sequential example: 400 queries drawn as the
+/// query benchmark's are ([`many`]), with the capacity review's models.
+pub fn capacity_400(seed: u64) -> Files {
+    let mut out = Vec::new();
+    many(seed ^ 400, 400, |line| out.push(line));
+    let mut text = out.join("\n");
+    text.push('\n');
+    vec![
+        ("experiment.toml".into(), EXPERIMENT_400.to_string()),
+        ("queries.jsonl".into(), text),
     ]
 }

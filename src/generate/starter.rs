@@ -337,10 +337,19 @@ policy = "anchored"
 "#;
 
 /// The commented `experiment.toml` of a new corpus of `kind`.
+/// Every kind's `[sequential]` table, commented out.
+const SEQUENTIAL: &str = r#"
+# Decide sequentially too (`calibench run --sequential`): anytime-valid bounds after every unit,
+# the unit at which the decision was reached. See docs/guides/stop-when-you-know.md.
+# [sequential]
+# always = false                    # every run decides sequentially, as --sequential does
+# range = { accuracy = [0, 1] }     # per-unit range of a decision metric the catalogue cannot bound
+"#;
+
 pub fn experiment(kind: InitKind) -> String {
     let review = |mode: &str, arms: &str| {
         format!(
-            "# Made by `calibench init --kind {mode}`.\n{}{arms}{TRUST_AND_GATE}",
+            "# Made by `calibench init --kind {mode}`.\n{}{arms}{TRUST_AND_GATE}{SEQUENTIAL}",
             REVIEW_TOP.replace(
                 "MODE_LINE",
                 &format!("mode = \"{mode}\"               # how reviews.jsonl's findings read: doc (section) or code (file, line); required with reviews"),
@@ -351,10 +360,10 @@ pub fn experiment(kind: InitKind) -> String {
         InitKind::Doc => review("doc", DOC_EXPERIMENT_ARMS),
         InitKind::Code => review("code", CODE_EXPERIMENT_ARMS),
         InitKind::Queries => {
-            format!("# Made by `calibench init --kind queries`.\n{QUERIES_EXPERIMENT}")
+            format!("# Made by `calibench init --kind queries`.\n{QUERIES_EXPERIMENT}{SEQUENTIAL}")
         }
         InitKind::Scores => {
-            format!("# Made by `calibench init --kind scores`.\n{SCORES_EXPERIMENT}")
+            format!("# Made by `calibench init --kind scores`.\n{SCORES_EXPERIMENT}{SEQUENTIAL}")
         }
     }
 }

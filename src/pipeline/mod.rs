@@ -6,6 +6,7 @@
 pub mod account;
 pub mod load;
 pub mod run;
+pub mod sequential;
 pub mod stored;
 pub mod sweep;
 
@@ -55,6 +56,11 @@ pub struct RunOptions {
     /// is (repeatable): --set arms.treatment.review.actionable_from=50
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<crate::input::toml::Override>,
+    /// Also decide sequentially: replay the units in arrival order and report, per decision
+    /// metric, the anytime-valid confidence sequence and the unit at which the decision was
+    /// reached (docs/guides/stop-when-you-know.md)
+    #[arg(long)]
+    pub sequential: bool,
 }
 
 /// The worker threads to use: `--threads`, else every CPU available.

@@ -143,6 +143,11 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     if let Some(s) = args.seed {
         exp.seed = s;
     }
+    // What --sequential decides on is checked before anything is claimed.
+    let file = super::experiment_file(path).display().to_string();
+    let sequential = (args.sequential || exp.sequential_always)
+        .then(|| super::sequential::qualify(&exp, &file))
+        .transpose()?;
     // The id is claimed before the replay: a taken --run-id is refused before any work, and
     // concurrent runs of one experiment each get their own.
     let claim = super::claim_with_report(
@@ -164,6 +169,11 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         pairs,
         scores,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    if let Some(qualified) = &sequential {
+        metrics.sequential = Some(super::sequential::decide(
+            qualified, &pairs, None, exp.seed, &file,
+        )?);
+    }
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
     if let Some(d) = &mut metrics.decision {

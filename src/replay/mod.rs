@@ -59,7 +59,7 @@ pub enum Better {
 /// A metric compared between the arms, as the catalogues declare it: the name of its delta
 /// (a key of `review.delta` or `queries.delta`), its table, and whether the delta is a mean
 /// of per-unit differences (every one but `ece`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Compared {
     pub name: &'static str,
     pub table: DeltaTable,
@@ -77,6 +77,9 @@ pub struct Compared {
     pub places: usize,
     /// Its row in the report's summary table: (rank, decimals).
     pub summary: Option<(u8, usize)>,
+    /// The range every per-unit value lies in by construction, where it has one: what an
+    /// anytime-valid sequence bounds its differences by (docs/guides/stop-when-you-know.md).
+    pub range: Option<[f64; 2]>,
 }
 
 impl Compared {
@@ -109,6 +112,7 @@ pub fn compared() -> Vec<Compared> {
             label: m.label,
             places: m.places,
             summary: m.summary.map(|(rank, _, places)| (rank, places)),
+            range: m.range,
         })
         .chain(query_metrics::QUERY_DELTAS.iter().map(|d| Compared {
             name: d.name,
@@ -120,6 +124,8 @@ pub fn compared() -> Vec<Compared> {
             label: d.label,
             places: 3,
             summary: d.summary.map(|(rank, _)| (rank, 3)),
+            // Every per-query value is a confidence or a 0/1 outcome.
+            range: d.has_per_query().then_some([0.0, 1.0]),
         }))
         .collect()
 }
@@ -166,6 +172,7 @@ pub const SCORER: Compared = Compared {
     label: None,
     places: 3,
     summary: None,
+    range: None,
 };
 
 /// What a delta's key names: the catalogue's metric of that name, else an imported scorer.

@@ -149,6 +149,9 @@ pub struct ReviewMetric {
     /// A figure of code review's precision controls (docs/guides/ab-rubric-change.md): written only when the
     /// experiment replays them, and read back as absent from a run that does not.
     pub precision: bool,
+    /// The range every per-target value lies in by construction, where it has one (a rate, a
+    /// mean judge composite): what an anytime-valid sequence bounds its differences by.
+    pub range: Option<[f64; 2]>,
     pub compute: Compute,
 }
 
@@ -171,6 +174,7 @@ const fn count(name: &'static str, holds: fn(&Merged) -> bool) -> ReviewMetric {
         label: None,
         better: None,
         precision: false,
+        range: None,
         compute: Compute::Merged(holds),
     }
 }
@@ -188,6 +192,7 @@ const fn figure(name: &'static str, kind: Kind, compute: fn(&Facts<'_>) -> Figur
         label: None,
         better: None,
         precision: false,
+        range: None,
         compute: Compute::Facts(compute),
     }
 }
@@ -233,6 +238,11 @@ impl ReviewMetric {
     }
     const fn higher_is_better(mut self) -> Self {
         self.better = Some(super::Better::Higher);
+        self
+    }
+    /// Every per-target value lies in [0, 1].
+    const fn unit_interval(mut self) -> Self {
+        self.range = Some([0.0, 1.0]);
         self
     }
 }
@@ -331,7 +341,8 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
         ))
     })
     .delta(3)
-    .summary(2, "promotion rate (mean per target)", 3),
+    .summary(2, "promotion rate (mean per target)", 3)
+    .unit_interval(),
     count("dropped", |f| tier(f, Tier::Dropped)).summary(5, "dropped findings per target", 2),
     count("fyi", |f| tier(f, Tier::Fyi)).summary(4, "FYI findings per target", 2),
     count("actionable", |f| tier(f, Tier::Actionable)).summary(
@@ -373,7 +384,8 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
     .delta(2)
     .judged()
     .summary(7, "precision (mean judge composite of actionable)", 3)
-    .higher_is_better(),
+    .higher_is_better()
+    .unit_interval(),
     // Actionable findings with a judge composite.
     figure("judged_actionable", Kind::Count, |x| {
         Figure::Count(x.judged.len())

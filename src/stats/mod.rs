@@ -14,6 +14,7 @@ pub mod power;
 pub mod ppi;
 pub mod quantile;
 pub mod rng;
+pub mod sequence;
 
 /// For the statistics' tests: `a` equals `b` to within 1e-9.
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod humans;
 mod queries;
 mod review;
 mod scores;
+mod sequential;
 
 use agreement::{agreement_section, coverage_section, trust_section};
 use humans::{humans_section, lift_human_section};
@@ -416,6 +417,9 @@ pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Documen
         sections.push(agreement_section(a, drawn));
     }
     sections.push(trust_section(m));
+    if let Some(seq) = &m.sequential {
+        sections.push(sequential::section(seq, drawn));
+    }
     if let Some(h) = &m.humans {
         sections.push(humans_section(m, h, drawn));
     }
@@ -458,6 +462,11 @@ fn decision_line(m: &Metrics) -> DecisionLine {
     };
     let details = caveats
         .into_iter()
+        .chain(
+            m.sequential
+                .iter()
+                .map(|s| format!("sequential: {}", sequential::sentence(s))),
+        )
         .chain(d.order.iter().zip(&d.reasons).filter_map(|(name, reason)| {
             let x = d.metrics.get(name)?;
             Some(format!(

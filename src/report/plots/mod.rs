@@ -82,6 +82,19 @@ pub enum Kind {
     HeatMap(HeatMap),
     /// Estimates with their intervals, the axis spanning them and 0.
     Intervals(IntervalRows),
+    /// Anytime-valid confidence sequences against units arrived, one panel per metric.
+    Sequences(Vec<SequencePanel>),
+}
+
+/// One metric's confidence sequence: its name, each (look, lower, upper), the lines that
+/// decide it (0 and a margin's), and the look at which the decision was reached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SequencePanel {
+    pub name: String,
+    pub bounds: Vec<(f64, f64, f64)>,
+    pub lines: Vec<(f64, String)>,
+    pub units: usize,
+    pub stopped_at: Option<usize>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -445,6 +458,13 @@ fn draw<DB: DrawingBackend>(root: &Area<DB>, spec: &Spec) -> Result<(), String> 
         }
         Kind::Alpha(rows) => alpha(&body, rows),
         Kind::TradeOff(t) => trade_off(&body, t),
+        Kind::Sequences(panels) => {
+            let areas = body.split_evenly((panels.len().max(1), 1));
+            for (area, panel) in areas.iter().zip(panels) {
+                sequence_panel(area, panel)?;
+            }
+            Ok(())
+        }
         Kind::HeatMap(h) => heat_map(&body, h),
         Kind::Intervals(rows) => {
             let (lo, hi) = rows
@@ -628,6 +648,127 @@ fn trade_off<DB: DrawingBackend>(area: &Area<DB>, t: &TradeOff) -> Result<(), St
     }
     chart
         .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(GRID)
+        .label_font((FONT, 13))
+        .draw()
+        .map_err(err)
+}
+
+/// One metric's sequence: the lower bound in the baseline's colour, the upper in the
+/// treatment's, the band between them shaded, its deciding lines dashed and the stopping point
+/// a vertical rule.
+fn sequence_panel<DB: DrawingBackend>(area: &Area<DB>, p: &SequencePanel) -> Result<(), String> {
+    let lo = p
+        .bounds
+        .iter()
+        .map(|b| b.1)
+        .chain(p.lines.iter().map(|l| l.0))
+        .fold(f64::INFINITY, f64::min);
+    let hi = p
+        .bounds
+        .iter()
+        .map(|b| b.2)
+        .chain(p.lines.iter().map(|l| l.0))
+        .fold(f64::NEG_INFINITY, f64::max);
+    if !lo.is_finite() || !hi.is_finite() {
+        return write(
+            area,
+            format!("{}: no units", p.name),
+            (40, 40),
+            ink_font(16, INK),
+        );
+    }
+    let pad = ((hi - lo) * 0.06).max(1e-3);
+    let (yr, xr) = ((lo - pad)..(hi + pad), 0.0..(p.units.max(1) as f64));
+    let yw = yr.end - yr.start;
+    let mut chart = frame(area, Some(&p.name), 64)
+        .build_cartesian_2d(xr, yr)
+        .map_err(err)?;
+    styled(&mut chart.configure_mesh())
+        .x_desc("units arrived")
+        .y_desc("treatment − baseline")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| {
+            // No "-0" at the line that matters most.
+            if v.abs() < yw * 1e-6 {
+                "0".into()
+            } else {
+                fine_tick(*v, yw)
+            }
+        })
+        .draw()
+        .map_err(err)?;
+    let band: Vec<(f64, f64)> = p
+        .bounds
+        .iter()
+        .map(|b| (b.0, b.2))
+        .chain(p.bounds.iter().rev().map(|b| (b.0, b.1)))
+        .collect();
+    chart
+        .draw_series(std::iter::once(Polygon::new(band, TREATMENT.mix(0.12))))
+        .map_err(err)?;
+    for (which, colour) in [(1usize, BASELINE), (2, TREATMENT)] {
+        let line: Vec<(f64, f64)> = p
+            .bounds
+            .iter()
+            .map(|b| (b.0, if which == 1 { b.1 } else { b.2 }))
+            .collect();
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                line,
+                colour.stroke_width(2),
+            )))
+            .map_err(err)?
+            .label(if which == 1 {
+                "lower bound"
+            } else {
+                "upper bound"
+            })
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+            });
+    }
+    for (k, (y, label)) in p.lines.iter().enumerate() {
+        // The first line's label above it, the next below, so that 0 and a close margin
+        // do not write over each other.
+        let offset = if k == 0 { (8, -18) } else { (8, 4) };
+        chart
+            .draw_series(std::iter::once(DashedPathElement::new(
+                vec![(0.0, *y), (p.units as f64, *y)],
+                6,
+                4,
+                RGBColor(90, 90, 90).stroke_width(1),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((0.0, *y)) + Text::new(label.clone(), offset, ink_font(13, INK)),
+            ))
+            .map_err(err)?;
+    }
+    if let Some(at) = p.stopped_at {
+        let x = at as f64;
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(x, lo - pad), (x, hi + pad)],
+                ACTIONABLE_GREEN.stroke_width(2),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(
+                EmptyElement::at((x, hi + pad))
+                    + Text::new(
+                        format!("decided after {at}"),
+                        (6, 4),
+                        ink_font(13, ACTIONABLE_GREEN),
+                    ),
+            ))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
         .background_style(WHITE.mix(0.9))
         .border_style(GRID)
         .label_font((FONT, 13))

@@ -21,6 +21,9 @@ pub fn specs(m: &Metrics) -> Vec<Spec> {
     if let (Some(l), Some(judge)) = (&m.lift_human, &m.lift) {
         out.extend(lift_human_plot(l, judge));
     }
+    if let Some(seq) = &m.sequential {
+        out.push(sequence_plot(seq));
+    }
     if let Some(rows) = alpha_rows(m) {
         out.push(Spec {
             name: "alpha",
@@ -462,4 +465,51 @@ fn alpha_rows(m: &Metrics) -> Option<AlphaRows> {
         rows,
         floor: m.trust.as_ref().map(|t| t.thresholds.irr_floor),
     })
+}
+
+/// The sequential decision's plot: each metric's sequence against units arrived (the first
+/// three), with 0, a guard's margin and the stopping point.
+fn sequence_plot(seq: &crate::sequential::Sequential) -> Spec {
+    let panels = seq
+        .metrics
+        .iter()
+        .take(3)
+        .map(|(name, m)| {
+            let mut lines = vec![(0.0, "no change".to_string())];
+            if let Some(margin) = m.margin {
+                let edge = -m.want.good_sign() * margin;
+                lines.push((edge, format!("margin {}", crate::text::fmt_num(edge))));
+            }
+            SequencePanel {
+                name: name.clone(),
+                bounds: m
+                    .t
+                    .iter()
+                    .zip(m.lower.iter().zip(&m.upper))
+                    .map(|(&t, (&lo, &hi))| (t as f64, lo, hi))
+                    .collect(),
+                lines,
+                units: seq.units,
+                stopped_at: seq.stopped_at,
+            }
+        })
+        .collect();
+    Spec {
+        name: "sequential",
+        title: format!(
+            "Anytime-valid 95% confidence sequences (each metric at α {}) as {} arrive",
+            crate::text::fmt_num(seq.alpha),
+            seq.unit_name
+        ),
+        alt: format!(
+            "For each decision metric, the lower and upper bounds of the treatment − baseline mean as {} arrive in {} order; {}.",
+            seq.unit_name,
+            seq.order,
+            match seq.stopped_at {
+                Some(at) => format!("the decision ({}) was reached after {at} of {}", seq.verdict.name(), seq.units),
+                None => format!("no decision was reached in {} {}", seq.units, seq.unit_name),
+            }
+        ),
+        kind: Kind::Sequences(panels),
+    }
 }

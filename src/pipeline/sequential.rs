@@ -1,0 +1,182 @@
+//! `run --sequential` (docs/guides/stop-when-you-know.md): which decision metrics can be
+//! decided sequentially and with what range (checked before the run claims anything), the
+//! units' arrival order, and each metric's per-unit differences in that order for the pure
+//! [`crate::sequential::decide`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::Experiment;
+use crate::error::InputError;
+use crate::model::PairRow;
+use crate::policy::Wanted;
+use crate::replay::{compared_named, DeltaTable};
+use crate::sequential::{Sequential, Stream};
+use crate::stats::rng::Rng;
+
+/// A decision metric that a sequence can bound: its table and the range of its unit values.
+#[derive(Clone, Debug)]
+pub struct Qualified {
+    pub wanted: Wanted,
+    pub table: DeltaTable,
+    pub range: [f64; 2],
+}
+
+/// The experiment's decision metrics as sequences can decide them, or the refusal naming the
+/// first that cannot be (and the key that would make it one).
+pub fn qualify(exp: &Experiment, file: &str) -> Result<Vec<Qualified>, InputError> {
+    let error = |problem: String, hint: &str| {
+        let e = InputError::new(file, problem)
+            .field("`decision`")
+            .hint(hint);
+        match exp.decision_line {
+            Some(l) => e.at_line(l),
+            None => e,
+        }
+    };
+    let wanted = exp.decision_metrics();
+    if wanted.is_empty() {
+        return Err(InputError::new(
+            file,
+            "--sequential decides on the experiment's decision metrics, and it names none",
+        )
+        .hint("add a [decision] table: each metric with the way it must move"));
+    }
+    let declared = |name: &str| exp.sequential_range.get(name).copied();
+    let mut out: Vec<Qualified> = Vec::new();
+    for w in wanted {
+        let name = w.metric.as_str();
+        let (table, range) = match name {
+            "lift_human" => {
+                return Err(error(
+                    "`lift_human` is an estimate with a standard error (PPI++), not a mean of per-unit differences: no sequence can bound it".into(),
+                    "decide sequentially on `lift` or `precision`, and on lift_human at a fixed size (calibench plan --metric lift_human)",
+                ))
+            }
+            "lift" => (DeltaTable::Lift, Some(declared(name).unwrap_or([0.0, 1.0]))),
+            _ => match compared_named(name) {
+                Some(c) if !c.per_unit => {
+                    return Err(error(
+                        format!("`{name}` is a figure of the whole set of units, with no per-unit difference: no sequence can bound it"),
+                        "make it a guard checked at a fixed size, or leave it out of [decision] for the sequential run",
+                    ))
+                }
+                Some(c) => (c.table, declared(name).or(c.range)),
+                None => (DeltaTable::Scores, declared(name)),
+            },
+        };
+        let Some(range) = range else {
+            return Err(error(
+                format!("`{name}` has no range its per-unit values are known to stay in, and a sequence needs one"),
+                &format!("declare it: [sequential] range = {{ {name} = [LOW, HIGH] }} (every unit's value must lie in it)"),
+            ));
+        };
+        if let Some(other) = out.iter().find(|q| q.table.units() != table.units()) {
+            return Err(error(
+                format!(
+                    "`{name}` is over {} and `{}` over {}: one sequence of arrivals runs over one kind of unit",
+                    table.units(),
+                    other.wanted.metric,
+                    other.table.units()
+                ),
+                "decide sequentially on metrics of one kind of unit",
+            ));
+        }
+        out.push(Qualified {
+            wanted: w,
+            table,
+            range,
+        });
+    }
+    Ok(out)
+}
+
+/// The seeded arrival order of `ids`: sorted, then shuffled by the experiment's seed.
+pub fn permutation(ids: &BTreeSet<String>, seed: u64) -> Vec<String> {
+    let mut order: Vec<String> = ids.iter().cloned().collect();
+    let mut rng = Rng::for_replicate(seed ^ 0x5E9_0E9C_E5EE, 0);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+    order
+}
+
+/// The sequential decision of `metrics` over the run's `pairs`, units arriving in `order`
+/// (every unit id of the pairs; `order_name` says where it came from). A unit's runs (a
+/// query's) arrive together.
+pub fn decide(
+    metrics: &[Qualified],
+    pairs: &[PairRow],
+    order: Option<(Vec<String>, String)>,
+    seed: u64,
+    file: &str,
+) -> Result<Sequential, InputError> {
+    let units: BTreeSet<String> = pairs
+        .iter()
+        .filter(|p| {
+            metrics
+                .iter()
+                .any(|q| q.table == p.table && q.wanted.metric == p.metric)
+        })
+        .map(|p| p.pair.unit.clone())
+        .collect();
+    let (order, order_name) = match order {
+        Some(given) => given,
+        None => (
+            permutation(&units, seed),
+            format!("seeded permutation (seed {seed})"),
+        ),
+    };
+    let rank: BTreeMap<&str, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), i + 1))
+        .collect();
+    let mut streams = Vec::new();
+    for q in metrics {
+        let mut arrived: Vec<(usize, Option<u32>, f64)> = pairs
+            .iter()
+            .filter(|p| p.table == q.table && p.metric == q.wanted.metric)
+            .map(|p| {
+                let look = rank.get(p.pair.unit.as_str()).copied().ok_or_else(|| {
+                    InputError::new(
+                        file,
+                        format!("unit `{}` is not in the arrival order", p.pair.unit),
+                    )
+                })?;
+                for (arm, v) in [("baseline", p.pair.baseline), ("treatment", p.pair.treatment)]
+                {
+                    if !(v >= q.range[0] && v <= q.range[1]) {
+                        return Err(InputError::new(
+                            file,
+                            format!(
+                                "`{}` of unit `{}` is {} in {arm}, outside its range [{}, {}]",
+                                q.wanted.metric,
+                                p.pair.unit,
+                                crate::text::fmt_num(v),
+                                crate::text::fmt_num(q.range[0]),
+                                crate::text::fmt_num(q.range[1])
+                            ),
+                        )
+                        .field(format!("`sequential.range.{}`", q.wanted.metric))
+                        .hint("a sequence is valid only for values inside the declared range: declare the range every value can take"));
+                    }
+                }
+                Ok((look, p.pair.run, p.pair.treatment - p.pair.baseline))
+            })
+            .collect::<Result<_, InputError>>()?;
+        arrived.sort_by_key(|a| (a.0, a.1));
+        streams.push((
+            q.wanted.metric.clone(),
+            Stream {
+                wanted: q.wanted.clone(),
+                range: q.range,
+                looks: arrived.iter().map(|a| a.0).collect(),
+                d: arrived.iter().map(|a| a.2).collect(),
+            },
+        ));
+    }
+    let unit_name = metrics.first().map_or("units", |q| q.table.units());
+    crate::sequential::decide(&streams, order.len(), order_name, unit_name)
+        .map_err(|e| InputError::new(file, e))
+}

@@ -1,0 +1,141 @@
+//! `run --sequential` end to end (docs/guides/stop-when-you-know.md): the sequential example
+//! decides before its last query and says so on the decision line; what cannot be bounded is
+//! refused before anything is written, naming the key that would make it bounded.
+
+mod common;
+
+use std::path::Path;
+
+use common::calibench;
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = calibench()
+        .current_dir(root())
+        .arg("run")
+        .args(args)
+        .arg("--runs-dir")
+        .arg(dir.join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.join("reports"))
+        .args(["--no-plots", "--bootstrap", "200"])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_sequential_example_decides_before_its_last_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(
+        dir.path(),
+        &["corpora/capacity-400", "--run-id", "seq", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let m: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    let s = &m["sequential"];
+    assert_eq!(s["verdict"], "better");
+    assert_eq!(s["units"], 400);
+    assert_eq!(s["alpha"], 0.025);
+    let stopped = s["stopped_at"].as_u64().unwrap();
+    assert!(stopped < 400, "{stopped}");
+    assert_eq!(s["saved"].as_u64().unwrap(), 400 - stopped);
+    // Better is reached when the last metric is decided favourably.
+    let decided: Vec<u64> = s["metrics"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|m| m["decided_at"].as_u64().unwrap())
+        .collect();
+    assert_eq!(decided.iter().max(), Some(&stopped));
+    for (name, metric) in s["metrics"].as_object().unwrap() {
+        let (t, lo, hi) = (
+            metric["t"].as_array().unwrap(),
+            metric["lower"].as_array().unwrap(),
+            metric["upper"].as_array().unwrap(),
+        );
+        assert_eq!((t.len(), lo.len()), (400, 400), "{name}");
+        assert_eq!(hi.len(), 400);
+        // Nested: the running intersection never widens.
+        for w in lo.windows(2) {
+            assert!(w[1].as_f64() >= w[0].as_f64(), "{name}");
+        }
+    }
+    assert_eq!(
+        s["metrics"]["unnecessary_recovery_rate"]["outcome"],
+        "improved"
+    );
+    assert_eq!(s["metrics"]["final_accuracy"]["outcome"], "held");
+    // The text says it where the decision is.
+    let (_, text, _) = run(dir.path(), &["corpora/capacity-400", "--run-id", "seq2"]);
+    assert!(
+        text.contains(&format!(
+            "    - sequential: better — decided after {stopped} of 400 queries"
+        )),
+        "{text}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("reports/seq2/report.md")).unwrap();
+    assert!(md.contains("## Sequential decision"), "{md}");
+}
+
+#[test]
+fn what_no_sequence_can_bound_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // ECE has no per-unit difference.
+    let (code, _, err) = run(dir.path(), &["corpora/capacity-50", "--sequential"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("experiment.toml:30: `decision`: `ece` is a figure of the whole set of units"),
+        "{err}"
+    );
+    // A count has no known range: the refusal names the key that declares one.
+    let (code, _, err) = run(dir.path(), &["corpora/doc-review-live", "--sequential"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`distinct_values` has no range")
+            && err.contains("[sequential] range = { distinct_values = [LOW, HIGH] }"),
+        "{err}"
+    );
+    // A declared range a unit's value leaves is bad input, not a clipped value.
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "corpora/doc-review-live",
+            "--sequential",
+            "--set",
+            "sequential.range.distinct_values=[0,5]",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("outside its range [0, 5]"), "{err}");
+    assert!(err.contains("sequential.range.distinct_values"), "{err}");
+    // A range for a metric the decision does not name.
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "corpora/doc-review-live",
+            "--sequential",
+            "--set",
+            "sequential.range.fyi=[0,5]",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`fyi` is not a metric of `[decision]`"),
+        "{err}"
+    );
+    let written = |d: &str| {
+        std::fs::read_dir(dir.path().join(d))
+            .map(|r| r.filter_map(Result::ok).count())
+            .unwrap_or(0)
+    };
+    assert_eq!((written("runs"), written("reports")), (0, 0));
+}
