@@ -2,7 +2,7 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
@@ -12,7 +12,9 @@
 # grid points over the 100,000-query and the 1,000,000-finding corpora, beside what a team
 # would run instead: `calibench run --set` once per point (10 of them timed). `labels` is a corpus
 # with 1,000,000 human label lines (`run`, `validate`) and `calibench alttest` on a crowd of
-# 100,000 annotators who each labelled three units (benches/gen_labels.py).
+# 100,000 annotators who each labelled three units (benches/gen_labels.py). `sequential` is
+# what a sequential decision saves: the median units to a decision on seeded simulated streams
+# against the fixed sizes `plan` names (examples/sequential_savings.rs).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -26,11 +28,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -364,4 +366,10 @@ printf '\n%-72s %8s %10s\n' "human labels at crowd scale (bars: 10 s, 500 MB)" "
 printf '%-72s %8s %10s\n' "calibench run, $(wc -l < "$LB/labels.jsonl") label lines" "$(wall_s "$l1")" "$(rss_mb "$l1")"
 printf '%-72s %8s %10s\n' "calibench validate, the same corpus" "$(wall_s "$l2")" "$(rss_mb "$l2")"
 printf '%-72s %8s %10s\n' "calibench alttest, $C annotators x 3 of 2,000 units" "$(wall_s "$l3")" "$(rss_mb "$l3")"
+fi
+
+if want sequential; then
+# Units to a sequential decision against plan's fixed sizes (docs/guides/stop-when-you-know.md).
+printf '\nsequential decisions: median units to a decision, 1,000 seeded streams per row\n'
+cargo run --release --quiet --example sequential_savings
 fi

@@ -467,8 +467,11 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
     let units = |n: usize| format!("{n} {}", if n == 1 { singular(w.units) } else { w.units });
     let num = |x: f64| crate::text::fmt_num(x);
     let needs = |why: &str| match d.needed {
-        Some(n) if n > MAX_STATED => format!("needs more than {}{why}", group(MAX_STATED)),
-        Some(n) => format!("needs ≈ {}{why}", group(n)),
+        Some(n) if n > MAX_STATED => format!(
+            "needs more than {}{why}",
+            crate::text::thousands(MAX_STATED)
+        ),
+        Some(n) => format!("needs ≈ {}{why}", crate::text::thousands(n)),
         None => "no count of units could".to_string(),
     };
     match d.outcome {
@@ -596,19 +599,6 @@ fn signed(x: f64, places: usize) -> String {
     } else {
         format!("+{x:.places$}")
     }
-}
-
-/// A count with its thousands grouped: 10,000.
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Why the verdict is what it is, as one sentence without the verdict: "Precision rose 0.61 →
@@ -1135,6 +1125,6 @@ mod tests {
             "targets",
         );
         assert!(said.ends_with("no regression detected (p adj. 0.700; no margin given, so it is not shown to hold)"), "{said}");
-        assert_eq!(group(2_701_403), "2,701,403");
+        assert_eq!(crate::text::thousands(2_701_403u64), "2,701,403");
     }
 }

@@ -785,6 +785,7 @@ pub fn all(seed: u64) -> Vec<(&'static str, Files)> {
         ("code-review-ab", code_review(seed)),
         ("capacity-50", capacity::capacity(seed)),
         ("capacity-400", capacity::capacity_400(seed)),
+        ("capacity-live", capacity::capacity_live(seed)),
     ]
 }
 

@@ -61,6 +61,9 @@ pub enum Verdict {
     Better,
     Worse,
     Undecided,
+    /// A decision metric is judge-derived and the judges are not trusted: no sequence runs on
+    /// what `run` withholds.
+    Withheld,
 }
 
 impl Verdict {
@@ -69,6 +72,7 @@ impl Verdict {
             Verdict::Better => "better",
             Verdict::Worse => "worse",
             Verdict::Undecided => "undecided",
+            Verdict::Withheld => "withheld",
         }
     }
 }
@@ -125,6 +129,9 @@ pub struct Sequential {
     /// Units a collection that stopped at the decision would not have collected.
     pub saved: usize,
     pub verdict: Verdict,
+    /// Decision metrics withheld with the judges' figures: the verdict is `withheld`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
     pub metrics: BTreeMap<String, MetricSequence>,
 }
 
@@ -167,7 +174,8 @@ fn verdict_of(readings: impl Iterator<Item = Reading> + Clone) -> Verdict {
 }
 
 /// The sequential decision over `streams` (named), `units` looks in all. Errs naming the
-/// metric when a difference lies outside its range.
+/// metric when a difference lies outside its range. A metric `run` withheld has no stream: see
+/// [`withhold`].
 pub fn decide(
     streams: &[(String, Stream)],
     units: usize,
@@ -228,8 +236,22 @@ pub fn decide(
         units,
         saved: stopped_at.map_or(0, |s| units - s),
         verdict,
+        withheld: Vec::new(),
         metrics,
     })
+}
+
+/// `s` with the metrics `names` withheld (judge-derived under judges that are not trusted):
+/// nothing is decided on a figure `run` does not report, so the verdict is `withheld` and no
+/// stop is claimed.
+pub fn withhold(mut s: Sequential, names: Vec<String>) -> Sequential {
+    if !names.is_empty() {
+        s.verdict = Verdict::Withheld;
+        s.stopped_at = None;
+        s.saved = 0;
+        s.withheld = names;
+    }
+    s
 }
 
 #[cfg(test)]

@@ -189,6 +189,20 @@ pub fn markdown_code(s: &str) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
+/// `n` with its thousands separated: 1440 → "1,440".
+pub fn thousands(n: impl Into<u64>) -> String {
+    let n: u64 = n.into();
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// `n` and the noun for it: "1 check", "3 checks".
 pub fn count(n: impl Into<u64>, one: &str, many: &str) -> String {
     let n = n.into();

@@ -1045,3 +1045,108 @@ fn one_collection_writes_a_run_at_a_time() {
         .success()
         .stdout(predicate::str::contains("0 calls recorded now"));
 }
+
+/// `collect --until-decided` of the sequential live example (docs/guides/stop-when-you-know.md):
+/// the same lines and the same looks as committed, a stop the summary states with the calls it
+/// saved, a replay that reaches the same decision, a resume after the stop that runs nothing,
+/// and a budget that stops it undecided.
+#[test]
+fn the_sequential_live_example_stops_when_it_knows() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let runs = tempfile::tempdir().unwrap();
+    let collect = |extra: &[&str]| {
+        calibench()
+            .current_dir(root)
+            .args(["collect", "corpora/capacity-live", "--until-decided"])
+            .args(extra)
+            .arg("--runs-dir")
+            .arg(runs.path())
+            .output()
+            .unwrap()
+    };
+    let out = collect(&["--batch", "10", "--run-id", "again"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        summary.contains(
+            "sequential: stopped after 90 of 120 targets (decided: better): 90 calls instead of about 120 for all 120; 9 looks"
+        ),
+        "{summary}"
+    );
+    assert!(summary.contains("--sequential"), "{summary}");
+    same_as_committed("capacity-live", runs.path(), &["queries.jsonl"]);
+    let log = |path: &Path| -> Value {
+        let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        v["sequential"].clone()
+    };
+    let again = log(&runs.path().join("again/collect.json"));
+    assert_eq!(again, log(&root.join("corpora/capacity-live/collect.json")));
+    assert_eq!(again["stopped"], "better");
+    assert_eq!(again["looks"].as_array().unwrap().len(), 9);
+    assert_eq!(again["order"].as_array().unwrap().len(), 120);
+    // Replayed in the order it was collected, the decision is the one it stopped on, reached
+    // within its last batch.
+    let replay = calibench()
+        .current_dir(root)
+        .args(["run", "corpora/capacity-live", "--corpus"])
+        .arg(runs.path().join("again"))
+        .arg("--runs-dir")
+        .arg(runs.path().join("out"))
+        .arg("--reports-dir")
+        .arg(runs.path().join("rep"))
+        .args(["--no-plots", "--json", "--bootstrap", "100"])
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let m: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    assert_eq!(m["sequential"]["verdict"], "better");
+    assert_eq!(m["sequential"]["order"], "collect.json");
+    let at = m["sequential"]["stopped_at"].as_u64().unwrap();
+    assert!((81..=90).contains(&at), "{at}");
+    // A resume after the stop has nothing to run.
+    let out = collect(&["--resume", "again"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("0 calls recorded now"), "{text}");
+    assert!(text.contains("stopped after 90 of 120 targets"), "{text}");
+    // A budget stops it undecided.
+    let out = collect(&["--batch", "10", "--max-targets", "30", "--run-id", "small"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("stopped after 30 of 120 targets (undecided at its budget of 30 targets): 30 calls instead of about 120 for all 120; 3 looks"),
+        "{text}"
+    );
+    // A collection made without --until-decided cannot be resumed with it.
+    let plain = calibench()
+        .current_dir(root)
+        .args(["collect", "corpora/capacity-live", "--run-id", "plain"])
+        .arg("--runs-dir")
+        .arg(runs.path())
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let out = collect(&["--resume", "plain"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not a sequential collection"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

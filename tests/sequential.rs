@@ -139,3 +139,27 @@ fn what_no_sequence_can_bound_is_refused_before_anything_is_written() {
     };
     assert_eq!((written("runs"), written("reports")), (0, 0));
 }
+
+#[test]
+fn a_figure_run_withholds_is_not_decided_on_sequentially() {
+    let dir = tempfile::tempdir().unwrap();
+    // code-review-ab's judges are not trusted, so its precision is withheld.
+    let (code, out, err) = run(
+        dir.path(),
+        &[
+            "corpora/code-review-ab",
+            "--sequential",
+            "--set",
+            "sequential.range.distinct_values=[0,30]",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let m: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(m["sequential"]["verdict"], "withheld");
+    assert_eq!(
+        m["sequential"]["withheld"],
+        serde_json::json!(["precision"])
+    );
+    assert!(m["sequential"]["stopped_at"].is_null());
+}

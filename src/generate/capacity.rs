@@ -331,6 +331,9 @@ fn trace(d: &mut Draw, profile: Profile, symbol: &str, dir: &str) -> (String, Ve
 
 pub const EXPERIMENT: &str = include_str!("capacity-50.toml");
 
+/// The sequential live example's experiment (`corpora/capacity-live`).
+pub const EXPERIMENT_LIVE: &str = include_str!("capacity-live.toml");
+
 /// The sequential example's experiment (`corpora/capacity-400`).
 pub const EXPERIMENT_400: &str = include_str!("capacity-400.toml");
 
@@ -402,4 +405,16 @@ pub fn capacity_400(seed: u64) -> Files {
         ("experiment.toml".into(), EXPERIMENT_400.to_string()),
         ("queries.jsonl".into(), text),
     ]
+}
+
+/// The sequential live example's experiment and its 120 query files, each the trace the fake
+/// agent (`corpora/capacity-live/agent.sh`) answers with: drawn as [`many`] draws them.
+pub fn capacity_live(seed: u64) -> Files {
+    let mut out = vec![("experiment.toml".to_string(), EXPERIMENT_LIVE.to_string())];
+    let mut i = 0;
+    many(seed ^ 0x11FE, 120, |line| {
+        i += 1;
+        out.push((format!("queries/q{i:06}.json"), line + "\n"));
+    });
+    out
 }

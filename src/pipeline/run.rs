@@ -170,8 +170,11 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         scores,
     } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
     if let Some(qualified) = &sequential {
+        let order = super::sequential::recorded_order(&exp.corpus)?
+            .map(|ids| (ids, "collect.json".to_string()));
+        let withheld = super::sequential::withheld(qualified, &metrics);
         metrics.sequential = Some(super::sequential::decide(
-            qualified, &pairs, None, exp.seed, &file,
+            qualified, &pairs, order, exp.seed, &file, withheld,
         )?);
     }
     metrics.incomplete = incomplete;

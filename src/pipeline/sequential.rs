@@ -103,13 +103,15 @@ pub fn permutation(ids: &BTreeSet<String>, seed: u64) -> Vec<String> {
 
 /// The sequential decision of `metrics` over the run's `pairs`, units arriving in `order`
 /// (every unit id of the pairs; `order_name` says where it came from). A unit's runs (a
-/// query's) arrive together.
+/// query's) arrive together. The metrics in `withheld` (the run withheld them) make the
+/// verdict `withheld`.
 pub fn decide(
     metrics: &[Qualified],
     pairs: &[PairRow],
     order: Option<(Vec<String>, String)>,
     seed: u64,
     file: &str,
+    withheld: Vec<String>,
 ) -> Result<Sequential, InputError> {
     let units: BTreeSet<String> = pairs
         .iter()
@@ -121,7 +123,11 @@ pub fn decide(
         .map(|p| p.pair.unit.clone())
         .collect();
     let (order, order_name) = match order {
-        Some(given) => given,
+        // The collection's order of every target it could collect, kept to those collected.
+        Some((given, name)) => (
+            given.into_iter().filter(|u| units.contains(u)).collect(),
+            name,
+        ),
         None => (
             permutation(&units, seed),
             format!("seeded permutation (seed {seed})"),
@@ -178,5 +184,95 @@ pub fn decide(
     }
     let unit_name = metrics.first().map_or("units", |q| q.table.units());
     crate::sequential::decide(&streams, order.len(), order_name, unit_name)
+        .map(|s| crate::sequential::withhold(s, withheld))
         .map_err(|e| InputError::new(file, e))
+}
+
+/// The decision metrics of `qualified` that the run withheld (judge-derived, judges not trusted).
+pub fn withheld(qualified: &[Qualified], m: &crate::model::Metrics) -> Vec<String> {
+    qualified
+        .iter()
+        .filter(|q| match q.table {
+            DeltaTable::Lift => m.lift.as_ref().is_some_and(|l| l.withheld),
+            table => m.withheld(table).contains(&q.wanted.metric),
+        })
+        .map(|q| q.wanted.metric.clone())
+        .collect()
+}
+
+/// The arrival order a sequential collection recorded in `dir/collect.json`
+/// (`sequential.order`), if it did.
+pub fn recorded_order(dir: &std::path::Path) -> Result<Option<Vec<String>>, crate::error::Error> {
+    let path = dir.join("collect.json");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let bytes = super::read_file(&path)?;
+    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+        InputError::new(path.display().to_string(), format!("is not JSON: {e}"))
+            .at_line(e.line() as u64)
+    })?;
+    let Some(order) = v.pointer("/sequential/order") else {
+        return Ok(None);
+    };
+    let ids = order
+        .as_array()
+        .and_then(|a| {
+            a.iter()
+                .map(|x| x.as_str().map(String::from))
+                .collect::<Option<Vec<_>>>()
+        })
+        .ok_or_else(|| {
+            InputError::new(
+                path.display().to_string(),
+                "`sequential.order` is not a list of target names",
+            )
+            .field("`sequential.order`")
+        })?;
+    Ok(Some(ids))
+}
+
+/// The sequential decision of the experiment at `path` over the corpus in `dir`, in the order
+/// `order`: what `collect --until-decided` reads after each batch, and what `run --sequential`
+/// of the finished collection reproduces. Nothing is written.
+pub fn replay(
+    path: &std::path::Path,
+    dir: &std::path::Path,
+    order: Vec<String>,
+) -> Result<Sequential, crate::error::Error> {
+    let options = super::RunOptions {
+        runs_dir: "runs".into(),
+        reports_dir: "reports".into(),
+        run_id: None,
+        strict: false,
+        bootstrap: None,
+        seed: None,
+        no_plots: true,
+        corpus: Some(dir.to_path_buf()),
+        allow_incomplete: true,
+        threads: None,
+        set: Vec::new(),
+        sequential: true,
+    };
+    let file = super::experiment_file(path).display().to_string();
+    let loaded = super::run::load(path, &options)?;
+    let exp = loaded.experiment;
+    let qualified = qualify(&exp, &file)?;
+    let analysis = crate::analysis::analyse(
+        &exp,
+        &loaded.corpus,
+        "sequential-look",
+        crate::analysis::Settings {
+            strict: false,
+            threads: super::threads(None),
+        },
+    )?;
+    Ok(decide(
+        &qualified,
+        &analysis.pairs,
+        Some((order, "collect.json".into())),
+        exp.seed,
+        &file,
+        withheld(&qualified, &analysis.metrics),
+    )?)
 }

@@ -20,6 +20,7 @@
 mod calls;
 mod prepare;
 mod resume;
+mod until;
 
 use calls::*;
 use prepare::*;
@@ -51,7 +52,7 @@ use crate::pipeline::load;
 use crate::pipeline::{experiment_file, read_file};
 use crate::rundir::{self, RunId};
 
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct CollectArgs {
     /// Experiment with a [collect] table (a file, or a folder holding experiment.toml)
     pub experiment: std::path::PathBuf,
@@ -71,6 +72,16 @@ pub struct CollectArgs {
     /// (over the run named by --resume)
     #[arg(long, value_enum, value_name = "NAME")]
     pub stage: Option<crate::collect::plan::Stage>,
+    /// Collect targets in a seeded random order, a batch at a time, and stop launching once
+    /// the sequential decision is better or worse (docs/guides/stop-when-you-know.md)
+    #[arg(long, conflicts_with_all = ["stage", "dry_run"])]
+    pub until_decided: bool,
+    /// With --until-decided: collect at most N targets (default: every target)
+    #[arg(long, requires = "until_decided", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_targets: Option<u32>,
+    /// With --until-decided: targets collected between looks (default: [collect] concurrency)
+    #[arg(long, requires = "until_decided", value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub batch: Option<u32>,
 }
 
 /// What `collect` did.
@@ -87,6 +98,9 @@ pub struct CollectReport {
     pub seconds: f64,
     /// Set by `--dry-run`: nothing ran.
     pub dry_run: bool,
+    /// `--until-decided`: each look and why the collection stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sequential: Option<until::Log>,
 }
 
 /// What one stage did.
@@ -165,6 +179,9 @@ pub(super) struct Manifest {
     pub(super) finished_at: Option<String>,
     #[serde(default)]
     pub(super) stages: Vec<StageEntry>,
+    /// `--until-decided`: the targets' order, each look, and why it stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) sequential: Option<until::Log>,
 }
 
 /// A stage's line in `collect.json`.
@@ -226,6 +243,20 @@ pub(super) fn reviewer_key(k: &Key) -> CallKey {
 }
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
+    if args.until_decided {
+        return until::run(args, progress);
+    }
+    run_with(args, progress, None, None)
+}
+
+/// A collection of the targets `only` names (every target when `None`), with `log` recorded
+/// in collect.json as its sequential record.
+fn run_with(
+    args: &CollectArgs,
+    progress: bool,
+    only: Option<&[String]>,
+    log: Option<until::Log>,
+) -> Result<CollectReport, Error> {
     let started = Instant::now();
     let mut p = prepare(args)?;
     let Place {
@@ -235,6 +266,17 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         earlier,
     } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
     p.manifest.run_id = run_id.clone();
+    p.manifest.sequential = log;
+    if let Some(only) = only {
+        let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
+        p.calls.retain(|c| wanted.contains(c.target.name.as_str()));
+        p.index = p
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key(), i))
+            .collect();
+    }
     let run_dir = args.runs_dir.join(&run_id);
     check_stage_plans(&run_dir, &earlier, &p.collect)?;
     let mut report = CollectReport {
@@ -246,6 +288,7 @@ pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
         complete: false,
         seconds: 0.0,
         dry_run: args.dry_run,
+        sequential: None,
     };
     let declared = p.collect.stages();
     let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
@@ -415,13 +458,26 @@ impl Render for CollectReport {
                 );
             }
         }
+        if let Some(log) = &self.sequential {
+            let _ = writeln!(s, "  sequential: {}", until::summary(log));
+        }
         if self.complete {
             let _ = writeln!(
                 s,
-                "{} holds every call. Replay it: calibench run {} --corpus {}",
+                "{} holds every call{}. Replay it: calibench run {} --corpus {}{}",
                 self.run_dir.display(),
+                if self.sequential.is_some() {
+                    " it made"
+                } else {
+                    ""
+                },
                 crate::output::shell_quote(&self.experiment.display().to_string()),
-                crate::output::shell_quote(&self.run_dir.display().to_string())
+                crate::output::shell_quote(&self.run_dir.display().to_string()),
+                if self.sequential.is_some() {
+                    " --sequential"
+                } else {
+                    ""
+                }
             );
         } else {
             let left: usize = self
@@ -512,10 +568,15 @@ impl CollectReport {
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or(Path::new("."));
         format!(
-            "calibench collect {} --resume {} --runs-dir {}",
+            "calibench collect {} --resume {} --runs-dir {}{}",
             crate::output::shell_quote(&self.experiment.display().to_string()),
             crate::output::shell_quote(&self.run_id),
-            crate::output::shell_quote(&runs_dir.display().to_string())
+            crate::output::shell_quote(&runs_dir.display().to_string()),
+            if self.sequential.is_some() {
+                " --until-decided"
+            } else {
+                ""
+            }
         )
     }
 }

@@ -172,6 +172,7 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         status: "running".into(),
         finished_at: None,
         stages: Vec::new(),
+        sequential: None,
     };
     Ok(Prepared {
         exp,

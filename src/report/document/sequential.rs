@@ -10,6 +10,16 @@ use crate::text::fmt_num;
 pub(super) fn sentence(s: &Sequential) -> String {
     let level = format!("each metric at α {}", fmt_num(s.alpha));
     match (s.verdict, s.stopped_at) {
+        (Verdict::Withheld, _) => format!(
+            "withheld: {} judge-derived and the judges are not trusted, so no sequence decides on {}",
+            s.withheld
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+                + if s.withheld.len() == 1 { " is" } else { " are" },
+            if s.withheld.len() == 1 { "it" } else { "them" }
+        ),
         (Verdict::Undecided, _) | (_, None) => format!(
             "undecided after all {} {}: no anytime-valid sequence ({level}) reached a decision; {}",
             s.units,
