@@ -1133,6 +1133,25 @@ fn the_sequential_live_example_stops_when_it_knows() {
         text.contains("stopped after 30 of 120 targets (undecided at its budget of 30 targets): 30 calls instead of about 120 for all 120; 3 looks"),
         "{text}"
     );
+    // Resumed, it keeps its budget; a larger one goes on from its last look.
+    let out = collect(&["--resume", "small"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("0 calls recorded now") && text.contains("stopped after 30 of 120 targets"),
+        "{text}"
+    );
+    let out = collect(&["--resume", "small", "--max-targets", "50"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("20 calls recorded now")
+            && text.contains("stopped after 50 of 120 targets (undecided at its budget of 50 targets): 50 calls instead of about 120 for all 120; 5 looks"),
+        "{text}"
+    );
     // A collection made without --until-decided cannot be resumed with it.
     let plain = calibench()
         .current_dir(root)

@@ -47,11 +47,11 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         p.targets.iter().map(|t| t.name.clone()).collect();
     let order = seq::permutation(&names, p.exp.seed);
     let all = order.len();
-    let budget = args.max_targets.map_or(all, |m| (m as usize).min(all));
-    let batch = args
-        .batch
-        .map_or(p.collect.limits.concurrency, |b| b as usize)
-        .max(1);
+    // A resume keeps the budget and batch it was collected with, unless given again.
+    let given_budget = args.max_targets.map(|m| (m as usize).min(all));
+    let given_batch = args.batch.map(|b| (b as usize).max(1));
+    let budget = given_budget.unwrap_or(all);
+    let batch = given_batch.unwrap_or(p.collect.limits.concurrency.max(1));
     let mut log = match &args.resume {
         Some(id) => {
             let was = read_manifest(&args.runs_dir.join(id))?;
@@ -62,11 +62,21 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
                 .display()
                 .to_string();
             match was.sequential {
-                Some(log) if log.order == order => Log {
-                    batch,
-                    max_targets: budget,
-                    ..log
-                },
+                Some(log) if log.order == order => {
+                    let max_targets = given_budget.unwrap_or(log.max_targets);
+                    // A larger budget goes on from where the smaller one stopped.
+                    let collected = log.collected();
+                    let stopped = log
+                        .stopped
+                        .clone()
+                        .filter(|s| s != "budget" || max_targets <= collected);
+                    Log {
+                        batch: given_batch.unwrap_or(log.batch),
+                        max_targets,
+                        stopped,
+                        ..log
+                    }
+                }
                 Some(_) => {
                     return Err(InputError::new(
                         manifest,
@@ -98,6 +108,7 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     drop(p);
     let mut total: Option<CollectReport> = None;
     let mut args = args.clone();
+    let (batch, budget) = (log.batch, log.max_targets);
     while log.stopped.is_none() {
         let n = (log.collected() + batch).min(budget);
         let report = run_with(&args, progress, Some(&order[..n]), Some(log.clone()))?;
