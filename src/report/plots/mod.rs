@@ -755,13 +755,19 @@ fn sequence_panel<DB: DrawingBackend>(area: &Area<DB>, p: &SequencePanel) -> Res
                 ACTIONABLE_GREEN.stroke_width(2),
             )))
             .map_err(err)?;
+        // Its label on the side with room: left of a rule in the right half of the axis.
+        let (dx, h) = if at as f64 > 0.5 * p.units as f64 {
+            (-6, HPos::Right)
+        } else {
+            (6, HPos::Left)
+        };
         chart
             .draw_series(std::iter::once(
                 EmptyElement::at((x, hi + pad))
                     + Text::new(
                         format!("decided after {at}"),
-                        (6, 4),
-                        ink_font(13, ACTIONABLE_GREEN),
+                        (dx, 4),
+                        ink_font(13, ACTIONABLE_GREEN).pos(Pos::new(h, VPos::Top)),
                     ),
             ))
             .map_err(err)?;
