@@ -355,7 +355,7 @@ fn plan_refuses_a_run_without_a_sound_pairs_table() {
     // A row lost: the count no longer matches metrics.json.
     let lost: String = pairs
         .lines()
-        .filter(|l| !l.starts_with("review,precision,deploy-runbook"))
+        .filter(|l| !l.contains(",review,precision,deploy-runbook"))
         .map(|l| format!("{l}\n"))
         .collect();
     std::fs::write(dir.join("pairs.csv"), lost).unwrap();
@@ -366,8 +366,8 @@ fn plan_refuses_a_run_without_a_sound_pairs_table() {
     );
     // A value that is not a number: its line and column.
     let broken = pairs.replacen(
-        "review,findings_raw,cli-printing-press,,48.0",
-        "review,findings_raw,cli-printing-press,,forty-eight",
+        ",review,findings_raw,cli-printing-press,,48.0",
+        ",review,findings_raw,cli-printing-press,,forty-eight",
         1,
     );
     std::fs::write(dir.join("pairs.csv"), broken).unwrap();

@@ -208,7 +208,7 @@ fn run_directory_holds_every_file_and_no_partial_one() {
     assert!(manifest["started_at"].as_str().unwrap().ends_with('Z'));
 
     let targets = std::fs::read_to_string(run.join("targets.csv")).unwrap();
-    assert!(targets.starts_with("arm,target,run,findings_raw,malformed"));
+    assert!(targets.starts_with("run_id,arm,target,run,findings_raw,malformed"));
     assert_eq!(targets.lines().count(), 3); // header + one row per arm
     let findings = std::fs::read_to_string(run.join("findings.csv")).unwrap();
     assert_eq!(findings.lines().count(), 7); // header + 3 merged findings per arm

@@ -229,7 +229,9 @@ fn every_figure_of_every_point_of_a_small_grid() {
     let run_dir = dir.path().join("runs").join(run);
     let csv = std::fs::read_to_string(run_dir.join("sweep.csv")).unwrap();
     assert!(
-        csv.starts_with("review.actionable_from,surfaced,surfaced_lo,surfaced_hi,actionable,"),
+        csv.starts_with(
+            "run_id,review.actionable_from,surfaced,surfaced_lo,surfaced_hi,actionable,"
+        ),
         "{csv}"
     );
     assert_eq!(csv.lines().count(), 4);

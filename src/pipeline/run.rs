@@ -209,7 +209,10 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
     let write_table =
         |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
-            let mut frames = frames.filter_map(Result::transpose).peekable();
+            let mut frames = frames
+                .filter_map(Result::transpose)
+                .map(|df| df.and_then(|df| tables::with_run_id(df, &run_id)))
+                .peekable();
             if frames.peek().is_none() {
                 return Ok(());
             }

@@ -488,8 +488,9 @@ fn write(
     files.push(("manifest.json".into(), to_json(manifest)));
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
     claim.write_with(["sweep.csv", "sweep.parquet"], |[csv, parquet]| {
-        crate::report::tables::write_frames([crate::report::sweep::table(result)], csv, parquet)
-            .map_err(table_error)
+        let frame = crate::report::sweep::table(result)
+            .and_then(|df| crate::report::tables::with_run_id(df, &result.run_id));
+        crate::report::tables::write_frames([frame], csv, parquet).map_err(table_error)
     })?;
     let run_dir = claim.commit(&files)?;
     let rendered = crate::report::sweep::render(result, !options.no_plots)

@@ -249,6 +249,22 @@ pub fn pairs(rows: &[PairRow]) -> Table {
 /// A table (or a batch of its rows) as built: `None` when it has no rows.
 pub type Table = PolarsResult<Option<DataFrame>>;
 
+/// `df` with the run's id as its first column, `run_id`: every table of every run carries it,
+/// so that `runs/*/<table>.parquet` read together (DuckDB, polars) is one table whose rows
+/// say which run they came from (docs/guides/reports.md).
+pub fn with_run_id(mut df: DataFrame, run_id: &str) -> PolarsResult<DataFrame> {
+    let height = df.height();
+    df.insert_column(
+        0,
+        Column::new_scalar(
+            "run_id".into(),
+            Scalar::new(DataType::String, AnyValue::StringOwned(run_id.into())),
+            height,
+        ),
+    )?;
+    Ok(df)
+}
+
 /// How many rows a table is built and written at a time: a million-row table is never held
 /// whole as a frame (each batch is one Parquet row group).
 pub const FRAME_ROWS: usize = 65_536;
