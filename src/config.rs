@@ -292,6 +292,11 @@ pub struct RawArm {
     pub review: Option<RawReview>,
     /// Default: flat-mean for the baseline, category-max for the treatment.
     pub confidence: Option<ConfidencePolicy>,
+    /// The treatment only: what it changes besides its policy, so that the drift check between
+    /// the arms does not call it harness drift: `model` (the reviewers' reported model),
+    /// `command`, `files` (the hashes of files the command names), `calibench` (its version),
+    /// `env.NAME` (a `[collect] provenance_env` variable).
+    pub differs: Option<Vec<String>>,
 }
 
 /// An arm's `[review]` table, by `policy`. Thresholds left out take the policy's defaults on
@@ -749,12 +754,31 @@ impl Ctx<'_> {
             None if arm_name == "baseline" => ConfidencePolicy::FlatMean(FlatMean::default()),
             None => ConfidencePolicy::CategoryMax(CategoryMax::default()),
         };
+        let differs = raw.differs.unwrap_or_default();
+        if arm_name == "baseline" && !differs.is_empty() {
+            return Err(self
+                .error(
+                    &format!("{prefix}.differs"),
+                    "is the treatment's: what it changes against the baseline",
+                )
+                .hint("move it to [arms.treatment]"));
+        }
+        for (i, d) in differs.iter().enumerate() {
+            let known = ["model", "command", "files", "calibench"];
+            let env = d.strip_prefix("env.").is_some_and(|n| !n.is_empty());
+            if !known.contains(&d.as_str()) && !env {
+                return Err(self
+                    .error(&format!("{prefix}.differs.{i}"), format!("`{d}` is not something an arm's collection records"))
+                    .hint("one of model, command, files, calibench, or env.NAME for a [collect] provenance_env variable"));
+            }
+        }
         Ok(Arm {
             name: arm_name.to_string(),
             source: raw.source.unwrap_or_else(|| arm_name.to_string()),
             review,
             confidence,
             controls,
+            differs,
         })
     }
 

@@ -546,6 +546,11 @@ pub struct Arm {
     /// Code review's precision controls, from the arm's review table (docs/guides/ab-rubric-change.md).
     #[serde(skip_serializing_if = "Controls::is_off")]
     pub controls: Controls,
+    /// What the treatment changes besides its policy, declared so that the drift check does
+    /// not call it harness drift (`[arms.treatment] differs`, docs/guides/live-collection.md):
+    /// `model`, `command`, `files`, `calibench`, `env.NAME`. Empty for the baseline.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
 }
 
 impl Arm {

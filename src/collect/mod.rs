@@ -4,6 +4,7 @@
 
 pub mod arrival;
 pub mod plan;
+pub mod provenance;
 pub mod runner;
 pub mod stages;
 

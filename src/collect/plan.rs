@@ -83,6 +83,10 @@ pub struct Collect {
     pub validators: Option<Validators>,
     /// `[collect.judges]`: judge panels over the collected findings and targets (docs/guides/live-collection.md).
     pub judges: Option<Judges>,
+    /// Environment variables whose values the collection's provenance records (hashed when
+    /// the name says KEY, TOKEN or SECRET).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub provenance_env: Vec<String>,
     /// Where fields were written, for errors found later (a missing program, no targets).
     #[serde(skip)]
     pub lines: Lines,
@@ -323,6 +327,10 @@ raw_table! {
         validators: Option<RawValidators>,
         /// Judge panels over the collected findings and targets (docs/guides/live-collection.md).
         judges: Option<RawJudges>,
+        /// Environment variables recorded in collect.json's provenance, per call's role: their
+        /// values, or a SHA-256 when the name contains KEY, TOKEN or SECRET (never a secret in
+        /// a run directory). `["MODEL", "PROMPT_VERSION"]`.
+        provenance_env: Option<Vec<String>>,
     }
 }
 
@@ -437,6 +445,17 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
     if raw.targets.get_ref().trim().is_empty() {
         return Err(error(raw.targets.span(), "targets", "is empty".into()));
     }
+    let provenance_env = raw.provenance_env.clone().unwrap_or_default();
+    for (i, name) in provenance_env.iter().enumerate() {
+        let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !ok {
+            return Err(InputError::new(
+                file.display().to_string(),
+                format!("`{name}` is not an environment variable's name (letters, digits and _)"),
+            )
+            .field(format!("`collect.provenance_env.{i}`")));
+        }
+    }
     Ok(Collect {
         kind,
         command,
@@ -446,6 +465,7 @@ pub fn in_experiment(file: &Path, text: &str, raw: RawCollect) -> Result<Collect
         limits,
         validators,
         judges,
+        provenance_env,
         lines: Lines {
             command: line(raw.command.span().start),
             reviewers: raw.reviewers.as_ref().map_or(0, |r| line(r.span().start)),

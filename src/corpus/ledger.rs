@@ -187,6 +187,10 @@ pub struct Inputs {
     /// What the run read that could change its decision without being seen, one sentence each.
     #[serde(default)]
     pub caveats: Vec<String>,
+    /// Whether the corpus records the harness that made it (collect.json `provenance`), so
+    /// that the arms' commands, files, environment and calibench version were compared.
+    #[serde(default)]
+    pub provenance: bool,
 }
 
 impl Inputs {
@@ -225,6 +229,17 @@ pub enum Caveat {
         reviewer: String,
         arm: String,
         returns: u64,
+        first: String,
+    },
+    /// Something the harness records that differs between the arms and that the treatment does
+    /// not declare (`[arms.treatment] differs`): a reviewer's reported model.
+    Drift {
+        /// What differs: "reviewer `coherence` model".
+        what: String,
+        baseline: String,
+        treatment: String,
+        /// The `differs` entry that would declare it.
+        key: String,
         first: String,
     },
 }
@@ -287,6 +302,15 @@ impl Caveat {
             } => format!(
                 "reviewer `{reviewer}` has returns in the {arm} only ({}, first: {first}): its findings weigh on one side",
                 crate::text::count(*returns, "return", "returns")
+            ),
+            Caveat::Drift {
+                what,
+                baseline,
+                treatment,
+                key,
+                first,
+            } => format!(
+                "{what} differs between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"{key}\"]"
             ),
         }
     }

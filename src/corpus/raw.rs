@@ -296,7 +296,7 @@ fn once<T, E: de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
     Ok(())
 }
 
-const ENVELOPE: [&str; 10] = [
+const ENVELOPE: [&str; 11] = [
     "target",
     "arm",
     "reviewer",
@@ -307,6 +307,7 @@ const ENVELOPE: [&str; 10] = [
     "residual_risks",
     "deferred_questions",
     "testing_gaps",
+    "model",
 ];
 
 struct Fast(RawReturn<RawFinding>);
@@ -335,6 +336,7 @@ impl<'de> Visitor<'de> for FastVisitor {
         let mut residual: Option<Option<Vec<String>>> = None;
         let mut deferred: Option<Option<Vec<String>>> = None;
         let mut gaps: Option<Option<Vec<String>>> = None;
+        let mut model: Option<Option<Text>> = None;
         let mut seen = Vec::new();
         while let Some(key) = map.next_key_seed(Names(&ENVELOPE))? {
             match key {
@@ -348,6 +350,7 @@ impl<'de> Visitor<'de> for FastVisitor {
                 Key::Known(7) => once(&mut residual, map.next_value()?)?,
                 Key::Known(8) => once(&mut deferred, map.next_value()?)?,
                 Key::Known(9) => once(&mut gaps, map.next_value()?)?,
+                Key::Known(10) => once(&mut model, map.next_value()?)?,
                 Key::Known(_) => return Err(refuse()),
                 Key::Other(key) => unknown(&mut map, &mut seen, key)?,
             }
@@ -363,6 +366,7 @@ impl<'de> Visitor<'de> for FastVisitor {
             residual_risks: residual.flatten(),
             deferred_questions: deferred.flatten(),
             testing_gaps: gaps.flatten(),
+            model: model.flatten(),
         }))
     }
 }

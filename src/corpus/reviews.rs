@@ -136,6 +136,8 @@ pub struct Record<F = Value> {
     pub residual_risks: Vec<String>,
     pub deferred_questions: Vec<String>,
     pub testing_gaps: Vec<String>,
+    /// The model the return reports, if it does.
+    pub model: Option<String>,
 }
 
 /// What the corpus's other files are checked against: every finding `id` of every return, valid
@@ -302,6 +304,9 @@ pub struct RawReturn<F = Value> {
     pub deferred_questions: Option<Vec<String>>,
     /// Tests the reviewer found missing; kept, not replayed.
     pub testing_gaps: Option<Vec<String>>,
+    /// The model that wrote the return, when the reviewer reports it: a reviewer whose model
+    /// differs between the arms is a caveat unless `[arms.treatment] differs` names `model`.
+    pub model: Option<Text>,
 }
 
 /// How `reviews.jsonl` lines are described in messages.
@@ -379,6 +384,7 @@ pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
                     residual_risks: r.residual_risks,
                     deferred_questions: r.deferred_questions,
                     testing_gaps: r.testing_gaps,
+                    model: r.model,
                 },
             ))
         })
@@ -456,6 +462,7 @@ fn check_record<F>(name: &str, line: u64, raw: RawReturn<F>) -> Result<Record<F>
         residual_risks: raw.residual_risks.unwrap_or_default(),
         deferred_questions: raw.deferred_questions.unwrap_or_default(),
         testing_gaps: raw.testing_gaps.unwrap_or_default(),
+        model: raw.model.map(|m| m.0),
     })
 }
 
@@ -563,6 +570,8 @@ pub struct Return {
     pub reason: Option<String>,
     pub findings: Vec<Finding>,
     pub malformed: MalformedList,
+    /// The model the return reports, if it does.
+    pub model: Option<Arc<str>>,
 }
 
 /// The returns recorded under `source`, with findings validated for `mode` on `scale`.
@@ -719,6 +728,7 @@ fn to_return<F: Unchecked>(
         reason: r.reason.clone(),
         findings,
         malformed,
+        model: r.model.as_deref().map(Arc::from),
     }
 }
 

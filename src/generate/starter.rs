@@ -242,6 +242,7 @@ alt_test_epsilon = 0.2      # how much worse than an annotator a judge may be: 0
 # timeout_s = 300
 # retries = 1
 # backoff_s = 1
+# provenance_env = []     # environment variables recorded per arm (hashed when named *KEY*, *TOKEN*, *SECRET*)
 # [collect.validators]    # command, concurrency, timeout_s, retries, backoff_s
 # [collect.judges]        # command, judges, items, dimensions, concurrency, timeout_s, retries, backoff_s
 
@@ -292,6 +293,7 @@ policy = "float-gates"      # float-gates: per-severity gates on float confidenc
 
 [arms.treatment]
 source = "treatment"
+# differs = []             # what it changes besides its policy: model, command, files, calibench, env.NAME (docs/guides/live-collection.md)
 [arms.treatment.review]
 policy = "anchored"         # anchored: the 0/25/50/75/100 rubric
 # scale = "anchor"
@@ -318,6 +320,7 @@ policy = "float-gates"
 
 [arms.treatment]
 source = "treatment"
+# differs = []             # what it changes besides its policy: model, command, files, calibench, env.NAME (docs/guides/live-collection.md)
 [arms.treatment.review]
 policy = "anchored"
 # scale = "anchor"
@@ -397,6 +400,7 @@ recovery_threshold = 0.7    # below this the recovery gate fires
 
 [arms.treatment]
 source = "recorded"         # both arms may read the same recorded traces
+# differs = []             # what it changes besides its policy: model, command, files, calibench, env.NAME (docs/guides/live-collection.md)
 [arms.treatment.confidence]
 policy = "category-max"     # the best evidence per category, weighted, with a convergence bonus
 recovery_threshold = 0.5
@@ -438,6 +442,7 @@ accuracy = "increase"
 source = "v1"               # an --arm given to calibench import
 [arms.treatment]
 source = "v2"
+# differs = []             # what it changes besides its policy: model, command, files, calibench, env.NAME (docs/guides/live-collection.md)
 
 # The scorers that are judges (LLM graders scoring in [0, 1]): the trust verdict checks them,
 # and withholds their figures when they disagree. Default: none.

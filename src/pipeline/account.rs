@@ -646,7 +646,9 @@ pub fn finish(
         review_units(loaded, exp, units_ledger, units_refusals, units_at);
         query_units(loaded, exp, units_ledger, units_refusals, units_at);
         score_units(loaded, exp, units_ledger, units_refusals, units_at);
+        harness_drift(loaded, exp, units_ledger, units_at);
     }
+    ledger.provenance = loaded.provenance.is_some();
     // The findings each arm read stand whatever else is wrong.
     ledger.findings.append(&mut cascaded.0.findings);
     if let Some((exp_path, exp)) = reader.exp {
@@ -709,6 +711,8 @@ fn review_units(
     let file = file_key(name);
     let mut targets: Vec<BTreeMap<&str, u64>> = Vec::new();
     let mut reviewers: Vec<BTreeMap<&str, (u64, u64)>> = Vec::new();
+    // Each reviewer's reported models per arm, with the line of the first return reporting one.
+    let mut models: Vec<BTreeMap<&str, (std::collections::BTreeSet<&str>, u64)>> = Vec::new();
     for arm in exp.arms() {
         let returns = returns_of(selections, arm);
         let mut f = FindingsLedger::default();
@@ -752,15 +756,22 @@ fn review_units(
         ledger.findings.insert(arm.name.clone(), f);
         let mut t: BTreeMap<&str, u64> = BTreeMap::new();
         let mut who: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        let mut m: BTreeMap<&str, (std::collections::BTreeSet<&str>, u64)> = BTreeMap::new();
         for r in returns {
             let e = t.entry(&r.target).or_insert(r.line);
             *e = (*e).min(r.line);
             let w = who.entry(&r.reviewer).or_insert((0, r.line));
             w.0 += 1;
             w.1 = w.1.min(r.line);
+            if let Some(model) = &r.model {
+                let e = m.entry(&r.reviewer).or_insert((Default::default(), r.line));
+                e.0.insert(model);
+                e.1 = e.1.min(r.line);
+            }
         }
         targets.push(t);
         reviewers.push(who);
+        models.push(m);
     }
     if exp.baseline.source == exp.treatment.source {
         return;
@@ -772,6 +783,10 @@ fn review_units(
         [&targets[0], &targets[1]],
         ("targets", "target", "reviewed"),
     );
+    if !exp.treatment.differs.iter().any(|d| d == "model") {
+        let in_both = |r: &str| reviewers[0].contains_key(r) && reviewers[1].contains_key(r);
+        model_drift(ledger, at, name, &file, [&models[0], &models[1]], &in_both);
+    }
     for (i, arm) in exp.arms().into_iter().enumerate() {
         for (reviewer, (n, line)) in &reviewers[i] {
             if !reviewers[1 - i].contains_key(reviewer) {
@@ -790,6 +805,90 @@ fn review_units(
                 );
             }
         }
+    }
+}
+
+/// What the collection's harness record says differs between the arms' labels and the
+/// treatment does not declare (`differs`): each a caveat at collect.json.
+fn harness_drift(
+    loaded: &super::load::Loaded,
+    exp: &Experiment,
+    ledger: &mut Inputs,
+    at: &mut Vec<InputError>,
+) {
+    let Some((name, p)) = &loaded.provenance else {
+        return;
+    };
+    let (b, t) = (&exp.baseline.source, &exp.treatment.source);
+    let (Some(rb), Some(rt)) = (p.arms.get(b), p.arms.get(t)) else {
+        return;
+    };
+    if b == t {
+        return;
+    }
+    let file = file_key(name);
+    for d in crate::collect::provenance::compare((b, rb), (t, rt)) {
+        if exp.treatment.differs.contains(&d.key) {
+            continue;
+        }
+        caveat(
+            ledger,
+            at,
+            Caveat::Drift {
+                what: d.what,
+                baseline: d.baseline,
+                treatment: d.treatment,
+                key: d.key,
+                first: file.clone(),
+            },
+            name,
+            1,
+            "provenance",
+        );
+    }
+}
+
+/// Each reviewer of both arms whose reported models differ between them (a return without
+/// `model` reports none): harness drift the decision would credit to the treatment.
+fn model_drift(
+    ledger: &mut Inputs,
+    at: &mut Vec<InputError>,
+    name: &str,
+    file: &str,
+    models: [&BTreeMap<&str, (std::collections::BTreeSet<&str>, u64)>; 2],
+    in_both: &dyn Fn(&str) -> bool,
+) {
+    let shown = |set: Option<&(std::collections::BTreeSet<&str>, u64)>| match set {
+        Some((s, _)) => s
+            .iter()
+            .map(|m| crate::text::terminal(m).into_owned())
+            .collect::<Vec<_>>()
+            .join(", "),
+        None => "no model reported".to_string(),
+    };
+    let reviewers: std::collections::BTreeSet<&str> =
+        models[0].keys().chain(models[1].keys()).copied().collect();
+    // A reviewer in one arm only is its own caveat.
+    for reviewer in reviewers.into_iter().filter(|r| in_both(r)) {
+        let (b, t) = (models[0].get(reviewer), models[1].get(reviewer));
+        if b.map(|x| &x.0) == t.map(|x| &x.0) {
+            continue;
+        }
+        let line = b.iter().chain(t.iter()).map(|x| x.1).min().unwrap_or(1);
+        caveat(
+            ledger,
+            at,
+            Caveat::Drift {
+                what: format!("reviewer `{}` model", crate::text::terminal(reviewer)),
+                baseline: shown(b),
+                treatment: shown(t),
+                key: "model".into(),
+                first: format!("{file}:{line}"),
+            },
+            name,
+            line,
+            "model",
+        );
     }
 }
 

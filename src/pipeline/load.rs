@@ -217,6 +217,8 @@ pub struct Loaded {
     pub ledger: crate::corpus::ledger::Inputs,
     /// Each caveat as the refusal `--strict` makes of it, at its file and line.
     pub caveats_at: Vec<InputError>,
+    /// The harness record of a collection (collect.json `provenance`), with the file's name.
+    pub provenance: Option<(String, crate::collect::provenance::Provenance)>,
 }
 
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
@@ -728,6 +730,11 @@ fn check_collection(loaded: &mut Loaded, path: &Path, allow: bool) -> Result<(),
             .and_then(|v| v.as_str())
             .map(str::to_string)
     };
+    loaded.provenance = manifest
+        .as_ref()
+        .and_then(|m| m.get("provenance"))
+        .and_then(|p| serde_json::from_value(p.clone()).ok())
+        .map(|p| (name.clone(), p));
     let Some(status) = field("status") else {
         loaded.refusals.push(
             InputError::new(&name, "is not a collect.json calibench can read (no `status`)")

@@ -182,6 +182,10 @@ pub(super) struct Manifest {
     /// `--until-decided`: the targets' order, each look, and why it stopped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) sequential: Option<until::Log>,
+    /// The harness that made each arm's lines: commands, the files they name, the
+    /// `provenance_env` variables, calibench's version (docs/guides/live-collection.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) provenance: Option<crate::collect::provenance::Provenance>,
 }
 
 /// A stage's line in `collect.json`.

@@ -173,6 +173,20 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         finished_at: None,
         stages: Vec::new(),
         sequential: None,
+        provenance: Some(crate::collect::provenance::record(
+            &collect,
+            &arms,
+            env!("CARGO_PKG_VERSION"),
+            &|arg| {
+                let path = exp_dir.join(arg);
+                path.is_file()
+                    .then(|| std::fs::read(&path).ok())
+                    .flatten()
+                    .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
+            },
+            &|name| std::env::var(name).ok(),
+            &|value| format!("{:x}", Sha256::digest(value.as_bytes())),
+        )),
     };
     Ok(Prepared {
         exp,

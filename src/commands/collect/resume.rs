@@ -84,6 +84,24 @@ pub(super) fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Resu
             ),
         ));
     }
+    // The harness itself: a prompt edited, a model variable changed, another calibench.
+    if let (Some(was_p), Some(now_p)) = (&was.provenance, &now.provenance) {
+        for (label, before) in &was_p.arms {
+            let Some(after) = now_p.arms.get(label) else {
+                continue;
+            };
+            if let Some(d) = crate::collect::provenance::compare((label, before), (label, after))
+                .into_iter()
+                .next()
+            {
+                return Err(differs(
+                    &format!("provenance ({})", d.what),
+                    d.baseline,
+                    format!("{} (the harness changed since)", d.treatment),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 

@@ -335,6 +335,11 @@ fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> St
             rows,
         }));
     }
+    if !inputs.provenance {
+        blocks.push(Block::Text(
+            "No provenance: the corpus records no harness (it was written by hand, imported, or collected before calibench recorded one), so the arms' commands, prompt files, environment and calibench version were not compared; only the models the reviewers report were.".into(),
+        ));
+    }
     if !inputs.caveats.is_empty() {
         blocks.push(Block::Text(
             "Caveats: what the run read that could change its decision without being seen (the decision line counts them; `run --strict` refuses them):".into(),
