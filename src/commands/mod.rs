@@ -165,6 +165,9 @@ commands! {
     Validate(validate::ValidateArgs),
     /// Run reviewer or agent commands live and record a replayable corpus
     Collect(collect::CollectArgs),
+    /// Join collections into one corpus: the shards of one plan (collect --shard K/N), or
+    /// collections of different arm labels (--arm LABEL=DIR)
+    Merge(collect::merge::MergeArgs),
     /// Re-render a run's report from its metrics, without recomputing
     Report(report::ReportArgs),
     /// Print the JSON Schema of what a live command must print, or of a corpus file's line

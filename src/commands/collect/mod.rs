@@ -18,6 +18,7 @@
 //! the run recorded. A problem there exits 2 with nothing created.
 
 mod calls;
+pub mod merge;
 mod prepare;
 mod resume;
 mod until;
@@ -79,6 +80,10 @@ pub struct CollectArgs {
     /// With --until-decided: collect at most N targets (default: every target)
     #[arg(long, requires = "until_decided", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_targets: Option<u32>,
+    /// Collect shard K of N: the targets whose SHA-256 of the name, mod N, is K − 1, so that N
+    /// machines collect disjoint parts of one plan (`calibench merge` joins them)
+    #[arg(long, value_name = "K/N", value_parser = shard, conflicts_with = "until_decided")]
+    pub shard: Option<Shard>,
     /// With --until-decided: targets collected between looks (default: [collect] concurrency)
     #[arg(long, requires = "until_decided", value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: Option<u32>,
@@ -186,6 +191,74 @@ pub(super) struct Manifest {
     /// `provenance_env` variables, calibench's version (docs/guides/live-collection.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) provenance: Option<crate::collect::provenance::Provenance>,
+    /// `--shard K/N`: which part of the plan this collection holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) shard: Option<ShardEntry>,
+    /// `calibench merge`: the collections this corpus was joined from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) merged: Option<Vec<String>>,
+}
+
+/// `--shard K/N`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: u32,
+    pub n: u32,
+}
+
+/// Parses `K/N`, 1 ≤ K ≤ N, N ≥ 2.
+fn shard(text: &str) -> Result<Shard, String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("`{text}` is not K/N (shard K of N, such as 2/4)"))?;
+    let (k, n): (u32, u32) = match (k.trim().parse(), n.trim().parse()) {
+        (Ok(k), Ok(n)) => (k, n),
+        _ => return Err(format!("`{text}` is not K/N with whole numbers")),
+    };
+    if n < 2 || k < 1 || k > n {
+        return Err(format!(
+            "`{text}`: a shard is K of N with N ≥ 2 and 1 ≤ K ≤ N"
+        ));
+    }
+    Ok(Shard { k, n })
+}
+
+impl Shard {
+    /// Whether target `name` is in this shard: its SHA-256, first 8 bytes as a number, mod N.
+    pub fn holds(&self, name: &str) -> bool {
+        let d = Sha256::digest(name.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&d[..8]);
+        u64::from_be_bytes(first) % u64::from(self.n) == u64::from(self.k - 1)
+    }
+}
+
+/// collect.json `shard`: K of N, and the hash of the whole plan every shard must share.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(super) struct ShardEntry {
+    pub(super) k: u32,
+    pub(super) n: u32,
+    pub(super) plan: String,
+}
+
+/// The SHA-256 of a collection's whole plan: what it collects (kind, command, reviewers, arms,
+/// repeats) from which targets (names and contents), and each later stage's plan.
+pub(super) fn plan_hash(m: &Manifest, collect: &Collect) -> String {
+    let stages: Vec<Value> = collect
+        .stages()
+        .iter()
+        .map(|s| stage_plan_value(collect, *s))
+        .collect();
+    let whole = serde_json::json!([
+        m.kind,
+        m.command,
+        m.reviewers,
+        m.arms,
+        m.runs,
+        m.targets,
+        stages
+    ]);
+    format!("{:x}", Sha256::digest(whole.to_string().as_bytes()))
 }
 
 /// A stage's line in `collect.json`.
@@ -263,6 +336,14 @@ fn run_with(
 ) -> Result<CollectReport, Error> {
     let started = Instant::now();
     let mut p = prepare(args)?;
+    // Set before `place`, so that a resume is checked to be the same shard.
+    if let Some(shard) = args.shard {
+        p.manifest.shard = Some(ShardEntry {
+            k: shard.k,
+            n: shard.n,
+            plan: plan_hash(&p.manifest, &p.collect),
+        });
+    }
     let Place {
         run_id,
         recorded,
@@ -271,6 +352,19 @@ fn run_with(
     } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
     p.manifest.run_id = run_id.clone();
     p.manifest.sequential = log;
+    let sharded: Vec<String>;
+    let only = match (only, args.shard) {
+        (None, Some(shard)) => {
+            sharded = p
+                .targets
+                .iter()
+                .filter(|t| shard.holds(&t.name))
+                .map(|t| t.name.clone())
+                .collect();
+            Some(&sharded[..])
+        }
+        (only, _) => only,
+    };
     if let Some(only) = only {
         let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
         p.calls.retain(|c| wanted.contains(c.target.name.as_str()));

@@ -173,6 +173,8 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         finished_at: None,
         stages: Vec::new(),
         sequential: None,
+        shard: None,
+        merged: None,
         provenance: Some(crate::collect::provenance::record(
             &collect,
             &arms,

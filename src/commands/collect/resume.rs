@@ -61,6 +61,13 @@ pub(super) fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Resu
     if was.arms != now.arms {
         return Err(differs("arms", show(&was.arms), show(&now.arms)));
     }
+    if was.shard.as_ref().map(|s| (s.k, s.n)) != now.shard.as_ref().map(|s| (s.k, s.n)) {
+        let shown = |s: &Option<ShardEntry>| {
+            s.as_ref()
+                .map_or("no shard".to_string(), |s| format!("shard {}/{}", s.k, s.n))
+        };
+        return Err(differs("shard", shown(&was.shard), shown(&now.shard)));
+    }
     if was.runs != now.runs {
         return Err(differs("runs", was.runs.to_string(), now.runs.to_string()));
     }

@@ -1,0 +1,223 @@
+//! Shards and merge (docs/guides/live-collection.md, "Shards"): the live example collected in
+//! three shards and merged replays to exactly the figures of one collection; merge refuses a
+//! missing, repeated or foreign shard and a call recorded twice; `--arm LABEL=DIR` joins
+//! collections of different arms, each keeping its harness record, and `run` names the drift.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::calibench;
+
+struct Live {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Live {
+    fn new() -> Live {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("live");
+        common::copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/doc-review-live"),
+            &root,
+        );
+        Live { _dir: dir, root }
+    }
+
+    fn cmd(&self, args: &[&str]) -> Output {
+        calibench()
+            .current_dir(&self.root)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn refused(&self, args: &[&str]) -> String {
+        let out = self.cmd(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    /// `run` of the corpus `dir` as run id `id`: its metrics.json with the id blanked.
+    fn figures(&self, dir: &str, id: &str) -> String {
+        self.ok(&[
+            "run",
+            ".",
+            "--corpus",
+            dir,
+            "--run-id",
+            id,
+            "--runs-dir",
+            "out",
+            "--reports-dir",
+            "rep",
+            "--no-plots",
+            "-q",
+        ]);
+        std::fs::read_to_string(self.root.join("out").join(id).join("metrics.json"))
+            .unwrap()
+            .replace(&format!("\"run_id\": \"{id}\""), "\"run_id\": \"ID\"")
+    }
+}
+
+#[test]
+fn three_shards_merged_replay_to_the_figures_of_one_collection() {
+    let l = Live::new();
+    l.ok(&["collect", ".", "--run-id", "whole", "--runs-dir", "runs"]);
+    let mut held = 0;
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        l.ok(&[
+            "collect",
+            ".",
+            "--shard",
+            &shard,
+            "--run-id",
+            &format!("s{k}"),
+            "--runs-dir",
+            "runs",
+        ]);
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(l.root.join(format!("runs/s{k}/collect.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(m["shard"]["k"], k);
+        assert_eq!(m["shard"]["n"], 3);
+        held += std::fs::read_to_string(l.root.join(format!("runs/s{k}/reviews.jsonl")))
+            .unwrap()
+            .lines()
+            .count();
+    }
+    assert_eq!(held, 36, "the shards hold every call once");
+    // In any order of the directories.
+    let out = l.ok(&["merge", "merged", "runs/s3", "runs/s1", "runs/s2"]);
+    assert!(out.contains("merged 3 collections into merged"), "{out}");
+    for file in ["reviews.jsonl", "judges.jsonl", "verdicts.jsonl"] {
+        assert_eq!(
+            std::fs::read(l.root.join("merged").join(file)).unwrap(),
+            std::fs::read(l.root.join("runs/whole").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let (whole, merged) = (
+        l.figures("runs/whole", "whole-run"),
+        l.figures("merged", "merged-run"),
+    );
+    assert!(
+        whole == merged,
+        "the merged corpus's figures differ from one collection's"
+    );
+
+    // Refusals, each writing nothing.
+    let e = l.refused(&["merge", "m2", "runs/s1", "runs/s2"]);
+    assert!(e.contains("shard 3/3 is missing"), "{e}");
+    let e = l.refused(&["merge", "m2", "runs/s1", "runs/s2", "runs/s3", "runs/s1"]);
+    assert!(e.contains("is shard 1/3, and so is"), "{e}");
+    let e = l.refused(&["merge", "m2", "runs/s1", "runs/whole"]);
+    assert!(
+        e.contains("runs/whole/collect.json: `shard`: is not a shard"),
+        "{e}"
+    );
+    // A call recorded in two shards (a line copied across).
+    let s2 = l.root.join("runs/s2/reviews.jsonl");
+    let mut text = std::fs::read_to_string(&s2).unwrap();
+    text.push_str(
+        std::fs::read_to_string(l.root.join("runs/s1/reviews.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    );
+    text.push('\n');
+    std::fs::write(&s2, text).unwrap();
+    let e = l.refused(&["merge", "m2", "runs/s1", "runs/s2", "runs/s3"]);
+    assert!(e.contains("records the call") && e.contains("again"), "{e}");
+    assert!(!l.root.join("m2").exists());
+    let e = l.refused(&["merge", "merged", "runs/s1", "runs/s2", "runs/s3"]);
+    assert!(e.contains("merged: already exists"), "{e}");
+    // A shard of another plan: the targets changed between the shards.
+    std::fs::write(l.root.join("documents/pricing.md"), "edited").unwrap();
+    l.ok(&[
+        "collect",
+        ".",
+        "--shard",
+        "1/3",
+        "--run-id",
+        "other",
+        "--runs-dir",
+        "runs",
+    ]);
+    let e = l.refused(&["merge", "m2", "runs/other", "runs/s2", "runs/s3"]);
+    assert!(e.contains("`shard.plan`: collects another plan"), "{e}");
+}
+
+#[test]
+fn arms_collected_apart_are_joined_and_their_harness_compared() {
+    let l = Live::new();
+    l.ok(&[
+        "collect",
+        ".",
+        "--run-id",
+        "last-week",
+        "--runs-dir",
+        "runs",
+    ]);
+    l.ok(&["collect", ".", "--run-id", "today", "--runs-dir", "runs"]);
+    // Today's treatment was collected with another prompt file.
+    let today = l.root.join("runs/today/collect.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&today).unwrap()).unwrap();
+    m["provenance"]["arms"]["anchored"]["roles"]["reviewer"]["coherence"]["files"]
+        ["./reviewers/review.sh"] = "1".repeat(64).into();
+    std::fs::write(&today, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    l.ok(&[
+        "merge",
+        "ab",
+        "--arm",
+        "float=runs/last-week",
+        "--arm",
+        "anchored=runs/today",
+    ]);
+    let out = l.cmd(&[
+        "run",
+        ".",
+        "--corpus",
+        "ab",
+        "--run-id",
+        "ab",
+        "--runs-dir",
+        "out",
+        "--reports-dir",
+        "rep",
+        "--no-plots",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("reviewer `coherence` files differs between the arms"),
+        "{err}"
+    );
+    let e = l.refused(&[
+        "merge",
+        "x",
+        "--arm",
+        "nope=runs/today",
+        "--arm",
+        "float=runs/last-week",
+    ]);
+    assert!(e.contains("holds no arm labelled `nope`"), "{e}");
+    let e = l.refused(&["merge", "x", "--arm", "float"]);
+    assert!(e.contains("`float` is not LABEL=DIR"), "{e}");
+}
