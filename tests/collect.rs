@@ -771,6 +771,19 @@ fn the_live_example_is_what_collect_records() {
         runs.path(),
         &["reviews.jsonl", "verdicts.jsonl"],
     );
+    // Its collect.json records the harness that made it, as collecting again does.
+    let provenance = |path: &Path| -> Value {
+        let v: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        v["provenance"].clone()
+    };
+    let committed = provenance(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/doc-review-live/collect.json"),
+    );
+    assert!(committed["arms"]["anchored"]["roles"]["judge"]["strict"].is_object());
+    assert_eq!(
+        committed,
+        provenance(&runs.path().join("again/collect.json"))
+    );
     let again = std::fs::read(runs.path().join("again/reviews.jsonl")).unwrap();
     // The rate-limited call was retried and recorded ok; the prose answer is a failed call.
     let text = String::from_utf8(again).unwrap();
