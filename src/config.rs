@@ -74,6 +74,13 @@ pub struct Experiment {
     /// The line of `[sequential]`, for refusals made once the corpus is read.
     #[serde(skip)]
     pub sequential_line: Option<u64>,
+    /// `noise_floor`: an A/A run of this experiment's baseline (a run directory, resolved
+    /// against the experiment's folder), whose deltas each decision metric is shown beside.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_floor: Option<PathBuf>,
+    /// The line of `noise_floor`, for refusals made when the run is read.
+    #[serde(skip)]
+    pub noise_floor_line: Option<u64>,
     /// `[sequential] always`: every run decides sequentially, as with `--sequential`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sequential_always: bool,
@@ -126,6 +133,28 @@ impl Experiment {
 
     pub fn arms(&self) -> [&Arm; 2] {
         [&self.baseline, &self.treatment]
+    }
+
+    /// The A/A experiment (`collect --aa`, `run --aa`; docs/guides/live-collection.md, "The
+    /// harness's own noise"): the baseline against itself, its second copy reading the label
+    /// `<baseline label>-again`. What it measures is the harness's run-to-run noise.
+    pub fn aa(&self) -> Experiment {
+        let mut exp = self.clone();
+        exp.name = format!("{}-aa", self.name);
+        exp.treatment = Arm {
+            name: self.treatment.name.clone(),
+            source: Self::again(&self.baseline.source),
+            differs: Vec::new(),
+            ..self.baseline.clone()
+        };
+        exp.sweeps = Vec::new();
+        exp.noise_floor = None;
+        exp
+    }
+
+    /// The label an A/A collection records the baseline's second copy under.
+    pub fn again(label: &str) -> String {
+        format!("{label}-again")
     }
 
     /// The labels `arm`'s judged items (verdicts, human labels) are filed under: its recorded
@@ -203,6 +232,10 @@ pub struct RawExperiment {
     /// How `run --sequential` bounds decision metrics whose range the catalogue does not know
     /// (docs/guides/stop-when-you-know.md).
     pub sequential: Option<RawSequential>,
+    /// An A/A run of this experiment's baseline (`calibench run EXPERIMENT --aa --corpus
+    /// AA_COLLECTION`), relative to this file: each decision metric then shows the harness's own
+    /// run-to-run noise beside its delta (docs/guides/live-collection.md).
+    pub noise_floor: Option<String>,
 }
 
 /// One `[decision]` metric as written: its way, or a table with its way and a margin (a guard)
@@ -641,6 +674,15 @@ pub fn parse_with(
     let sequential_line = (!sequential_range.is_empty())
         .then(|| ctx.line_of("sequential"))
         .flatten();
+    let noise_floor_line = raw
+        .noise_floor
+        .as_ref()
+        .and_then(|_| ctx.line_of("noise_floor"));
+    let noise_floor = raw.noise_floor.map(|p| {
+        path.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from(&p), |d| d.join(&p))
+    });
     Ok(Experiment {
         name: exp_name,
         mode,
@@ -670,6 +712,8 @@ pub fn parse_with(
         sequential_range,
         sequential_line,
         sequential_always,
+        noise_floor,
+        noise_floor_line,
     })
 }
 

@@ -128,6 +128,48 @@ pub struct MetricDecision {
     /// The smallest change that matters, when the metric names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
+    /// The harness's own run-to-run change of this metric, from the experiment's A/A run
+    /// (`noise_floor`), when it names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<Noise>,
+}
+
+/// One metric's change between two collections of the same configuration (an A/A run): what
+/// the harness alone moves it by.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Noise {
+    pub delta: f64,
+    pub ci: Option<[f64; 2]>,
+    /// Whether the A/B's own delta lies inside the A/A interval: a change the harness alone
+    /// makes as often as not.
+    pub inside: bool,
+}
+
+impl Noise {
+    /// The noise of an A/A delta, for an A/B whose delta is `ab`.
+    pub fn of(delta: f64, ci: Option<[f64; 2]>, ab: Option<f64>) -> Noise {
+        let inside = match (ci, ab) {
+            (Some([lo, hi]), Some(x)) => x >= lo && x <= hi,
+            _ => false,
+        };
+        Noise { delta, ci, inside }
+    }
+
+    /// "harness noise (A/A) +0.010 [−0.020, +0.040]; this change lies inside it".
+    pub fn words(&self, places: usize) -> String {
+        let ci = self.ci.map_or(String::new(), |[lo, hi]| {
+            format!(" [{}, {}]", signed(lo, places), signed(hi, places))
+        });
+        let inside = if self.inside {
+            "; this change lies inside it: the harness alone moves the metric this much"
+        } else {
+            ""
+        };
+        format!(
+            "the harness's own noise (A/A) {}{ci}{inside}",
+            signed(self.delta, places)
+        )
+    }
 }
 
 /// The decision: its verdict, every decision metric, and one sentence per metric saying what
@@ -402,6 +444,7 @@ pub fn decide(metrics: &[(Wanted, Reading, Words)]) -> Decision {
             margin: w.margin,
             margin_ci: w.margin.and(m.and_then(Measured::test_interval)),
             min_effect: w.min_effect,
+            noise: None,
         };
         reasons.push(sentence(&d, words));
         units.insert(w.metric.clone(), words.units.to_string());

@@ -175,6 +175,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             threads: None,
             set: args.set.clone(),
             sequential: false,
+            aa: false,
         };
         for (i, spec) in exp.sweeps.iter().enumerate() {
             match crate::pipeline::sweep::check_declared(

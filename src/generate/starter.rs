@@ -267,6 +267,7 @@ seed = 20260421             # seeds every bootstrap: same seed, same intervals
 bootstrap = 2000            # bootstrap replicates for every 95% interval (at most 1000000)
 # primary = ["precision"]   # metrics that lead the headline and form one Holm family
 # ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
+# noise_floor = "runs/my-aa" # an A/A run of this baseline (run --aa): each decision metric shows the harness's noise
 MODE_LINE
 
 # What "better" means: each metric with increase, decrease (must move that way, significantly)
@@ -380,6 +381,7 @@ seed = 20260421             # seeds every bootstrap
 bootstrap = 2000            # bootstrap replicates for every 95% interval
 # primary = ["final_accuracy"]
 # ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
+# noise_floor = "runs/my-aa" # an A/A run of this baseline (run --aa): each decision metric shows the harness's noise
 
 # What "better" means: fewer needless recoveries, and no loss of accuracy on the way. A guard
 # with a margin holds only when its 95% interval shows it stays within the margin; without one
@@ -433,6 +435,7 @@ corpus = "."                # the corpus folder, relative to this file
 seed = 20260421             # seeds every bootstrap
 bootstrap = 2000            # bootstrap replicates for every 95% interval
 # ignore_labels = []       # recorded `arm` labels of other arms: counted in the ledger, never read
+# noise_floor = "runs/my-aa" # an A/A run of this baseline (run --aa): each decision metric shows the harness's noise
 
 # What "better" means: the scorer, by its name as the log wrote it.
 [decision]

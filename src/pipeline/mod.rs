@@ -61,6 +61,10 @@ pub struct RunOptions {
     /// reached (docs/guides/stop-when-you-know.md)
     #[arg(long)]
     pub sequential: bool,
+    /// Replay the A/A experiment: the baseline against itself, its second copy reading
+    /// `<baseline label>-again` (a `collect --aa` collection); what `noise_floor` names
+    #[arg(long)]
+    pub aa: bool,
 }
 
 /// The worker threads to use: `--threads`, else every CPU available.

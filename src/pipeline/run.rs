@@ -68,6 +68,9 @@ pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
     let corpus = args.corpus.as_deref();
     let path = &super::experiment_file(path);
     let (mut exp, experiment_input) = load::experiment(path, &args.set)?;
+    if args.aa {
+        exp = exp.aa();
+    }
     if let Some(dir) = corpus {
         if !dir.is_dir() {
             return Err(InputError::new(dir.display().to_string(), "is not a folder")
@@ -177,6 +180,9 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
             qualified, &pairs, order, exp.seed, &file, withheld,
         )?);
     }
+    if let Some(d) = &mut metrics.decision {
+        noise_floor(&exp, d, &file)?;
+    }
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
     if let Some(d) = &mut metrics.decision {
@@ -277,6 +283,61 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         document: rendered.document,
         metrics,
     })
+}
+
+/// Each decision metric's change in the experiment's A/A run (`noise_floor`): the harness's own
+/// noise, shown beside its delta. Refused (exit 2, naming `noise_floor`) when the directory is
+/// not a run of this experiment's A/A.
+fn noise_floor(
+    exp: &crate::config::Experiment,
+    d: &mut crate::decision::Decision,
+    file: &str,
+) -> Result<(), Error> {
+    let Some(dir) = &exp.noise_floor else {
+        return Ok(());
+    };
+    let refuse = |problem: String| -> Error {
+        let e = crate::error::InputError::new(file, problem)
+            .field("`noise_floor`")
+            .hint(format!(
+                "noise_floor names a run of the A/A experiment: calibench collect {file} --aa, then calibench run {file} --aa --corpus <that collection>"
+            ));
+        match exp.noise_floor_line {
+            Some(l) => e.at_line(l).into(),
+            None => e.into(),
+        }
+    };
+    let path = dir.join("metrics.json");
+    let bytes = std::fs::read(&path)
+        .map_err(|e| refuse(format!("{} cannot be read: {e}", path.display())))?;
+    let aa: crate::model::Metrics = serde_json::from_slice(&bytes).map_err(|e| {
+        refuse(format!(
+            "{} is not a run's metrics.json: {e}",
+            path.display()
+        ))
+    })?;
+    let want = format!("{}-aa", exp.name);
+    if aa.experiment != want {
+        return Err(refuse(format!(
+            "{} is a run of `{}`, not of this experiment's A/A (`{want}`)",
+            dir.display(),
+            aa.experiment
+        )));
+    }
+    for (name, m) in d.metrics.iter_mut() {
+        let paired = match name.as_str() {
+            "lift" => aa.lift.as_ref().and_then(|l| l.paired.as_ref()),
+            "lift_human" => None,
+            _ => {
+                let table = crate::replay::compared_key(name).table;
+                aa.deltas(table)
+                    .and_then(|t| t.get(name))
+                    .map(|x| &x.paired)
+            }
+        };
+        m.noise = paired.map(|p| crate::decision::Noise::of(p.delta, p.ci, m.delta));
+    }
+    Ok(())
 }
 
 /// The input ledger's caveats as one warning on stderr: what the run read that could change

@@ -253,6 +253,7 @@ pub fn replay(
         threads: None,
         set: Vec::new(),
         sequential: true,
+        aa: false,
     };
     let file = super::experiment_file(path).display().to_string();
     let loaded = super::run::load(path, &options)?;

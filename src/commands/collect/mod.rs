@@ -77,6 +77,10 @@ pub struct CollectArgs {
     /// the sequential decision is better or worse (docs/guides/stop-when-you-know.md)
     #[arg(long, conflicts_with_all = ["stage", "dry_run"])]
     pub until_decided: bool,
+    /// Collect the baseline configuration twice (arms `<label>` and `<label>-again`): the
+    /// harness's own run-to-run noise, which `run --aa` measures and `noise_floor` shows
+    #[arg(long, conflicts_with = "until_decided")]
+    pub aa: bool,
     /// With --until-decided: collect at most N targets (default: every target)
     #[arg(long, requires = "until_decided", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_targets: Option<u32>,
@@ -106,6 +110,8 @@ pub struct CollectReport {
     /// `--until-decided`: each look and why the collection stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sequential: Option<until::Log>,
+    /// `--aa`: an A/A collection, replayed with `run --aa`.
+    pub aa: bool,
 }
 
 /// What one stage did.
@@ -387,6 +393,7 @@ fn run_with(
         seconds: 0.0,
         dry_run: args.dry_run,
         sequential: None,
+        aa: args.aa,
     };
     let declared = p.collect.stages();
     let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
@@ -573,6 +580,8 @@ impl Render for CollectReport {
                 crate::output::shell_quote(&self.run_dir.display().to_string()),
                 if self.sequential.is_some() {
                     " --sequential"
+                } else if self.aa {
+                    " --aa"
                 } else {
                     ""
                 }
@@ -672,6 +681,8 @@ impl CollectReport {
             crate::output::shell_quote(&runs_dir.display().to_string()),
             if self.sequential.is_some() {
                 " --until-decided"
+            } else if self.aa {
+                " --aa"
             } else {
                 ""
             }

@@ -73,6 +73,8 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();
     let (exp, _) = crate::pipeline::load::experiment(&exp_path, &[])?;
+    // --aa: the baseline against itself, its second copy recorded as `<label>-again`.
+    let exp = if args.aa { exp.aa() } else { exp };
     let Some(collect) = exp.collect.clone() else {
         return Err(InputError::new(&exp_name, "has no [collect] table")
             .field("`collect`")
@@ -135,7 +137,17 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         stage_programs.insert(Stage::Judges, found);
     }
     let arms = stages::labels(exp.arms());
-    let calls = plan::plan(&collect, &arms, &targets);
+    let mut calls = plan::plan(&collect, &arms, &targets);
+    if args.aa {
+        // The second copy runs the baseline's own command (`{arm}` is the baseline's label);
+        // only its recorded label differs.
+        let b = exp.baseline.source.clone();
+        let again = Experiment::again(&b);
+        let same = plan::plan(&collect, std::slice::from_ref(&b), &targets);
+        for (c, s) in calls.iter_mut().filter(|c| c.arm == again).zip(&same) {
+            c.argv = s.argv.clone();
+        }
+    }
     let index: HashMap<Key, usize> = calls
         .iter()
         .enumerate()

@@ -469,8 +469,12 @@ fn decision_line(m: &Metrics) -> DecisionLine {
         )
         .chain(d.order.iter().zip(&d.reasons).filter_map(|(name, reason)| {
             let x = d.metrics.get(name)?;
+            let noise = x
+                .noise
+                .as_ref()
+                .map_or(String::new(), |n| format!("; {}", n.words(3)));
             Some(format!(
-                "{name} ({}): {} — {reason}",
+                "{name} ({}): {} — {reason}{noise}",
                 x.want.name(),
                 x.outcome.words()
             ))
