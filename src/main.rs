@@ -35,9 +35,14 @@ fn main() -> ExitCode {
         // SAFETY: sets a plain integer option; mimalloc reads options atomically.
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
     }
+    let json = cli.json;
     let result = cli.run();
     if let Err(e) = &result {
         output::print_error(&e.to_string());
+        // A CI script reading --json output parses every outcome: an error is an object too.
+        if json {
+            println!("{}", serde_json::json!({ "error": e.to_string() }));
+        }
     }
     exit::status(&result)
 }

@@ -615,3 +615,66 @@ fn every_csv_reader_names_the_right_line_in_crlf_files_and_after_blank_lines() {
         }
     }
 }
+
+// Issue 50: a CI script reading --json parses every outcome: an error is a JSON object on
+// stdout too (the message still goes to stderr), with the exit status unchanged.
+#[test]
+fn json_errors_are_an_object_on_stdout() {
+    let out = calibench()
+        .args(["run", "/nonexistent-corpus", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["error"].as_str().unwrap().contains("/nonexistent-corpus"),
+        "{v}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error:"));
+    // Without --json, nothing on stdout.
+    let out = calibench()
+        .args(["run", "/nonexistent-corpus"])
+        .output()
+        .unwrap();
+    assert!(out.stdout.is_empty());
+}
+
+// Issue 50: ε = 0 is a valid alt-test (no allowance); 1 is not.
+#[test]
+fn alttest_takes_epsilon_from_0_up_to_1() {
+    // Exit 1: the model does not pass; the test ran.
+    let out = calibench()
+        .args([
+            "alttest",
+            fixture("krippendorff2011_long.csv").to_str().unwrap(),
+        ])
+        .args([
+            "--llm",
+            "A",
+            "--epsilon",
+            "0",
+            "--min-items-per-human",
+            "3",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["epsilon"], 0.0);
+    let out = calibench()
+        .args([
+            "alttest",
+            fixture("krippendorff2011_long.csv").to_str().unwrap(),
+        ])
+        .args(["--llm", "A", "--epsilon", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a number in [0, 1)"));
+}

@@ -267,3 +267,44 @@ fn judged_items_resolve_without_an_experiment_and_past_a_refused_one() {
     assert!(err.contains("`increse` is not one of"), "{err}");
     assert!(err.contains("1 problem:"), "{err}");
 }
+
+// Issue 50: confidences like 62 and 74 on the float scale are percentages, not anchors: the
+// hint says to divide by 100 (setting scale = "anchor" would only fail again).
+#[test]
+fn percentages_on_the_float_scale_are_told_to_divide_by_100() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    copy_dir(&root().join("tests/fixtures/quickstart"), &c);
+    let reviews = std::fs::read_to_string(c.join("reviews.jsonl")).unwrap();
+    let mut n = 0;
+    let changed: String = reviews
+        .lines()
+        .map(|l| {
+            if l.contains("\"arm\": \"baseline\"") {
+                // Every baseline confidence as a percentage: 0.62 → 62.
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                for f in v["findings"].as_array_mut().unwrap() {
+                    n += 1;
+                    f["confidence"] = (61 + n % 30).into();
+                }
+                format!("{v}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(c.join("reviews.jsonl"), changed).unwrap();
+    let (code, _, err) = out(calibench()
+        .arg("run")
+        .arg(&c)
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports")));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("look like percentages: divide them by 100"),
+        "{err}"
+    );
+    assert!(!err.contains("set scale = \"anchor\""), "{err}");
+}

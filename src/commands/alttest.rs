@@ -36,9 +36,9 @@ pub struct AltTestArgs {
     /// Read a wide CSV with one row per unit (header `unit,<rater1>,<rater2>,…`)
     #[arg(long, conflicts_with = "layout")]
     pub units_as_rows: bool,
-    /// How much worse than a human the model may be: 0.2 experts, 0.15 skilled annotators,
-    /// 0.1 crowd workers
-    #[arg(long, default_value_t = 0.2, value_parser = super::probability, allow_negative_numbers = true)]
+    /// How much worse than a human the model may be, in [0, 1): 0.2 experts, 0.15 skilled
+    /// annotators, 0.1 crowd workers, 0 for no allowance at all
+    #[arg(long, default_value_t = 0.2, value_parser = epsilon, allow_negative_numbers = true)]
     pub epsilon: f64,
     /// The false discovery rate of the Benjamini–Yekutieli correction over the humans
     #[arg(long, default_value_t = 0.05, value_parser = super::probability, allow_negative_numbers = true)]
@@ -197,5 +197,13 @@ impl super::Run for AltTestArgs {
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         let (report, verdict) = run(&self)?;
         Ok(ctx.answer(&report, verdict))
+    }
+}
+
+/// ε in [0, 1): 0 asks the model to win outright against every human.
+fn epsilon(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => Err(format!("`{text}` is not a number in [0, 1)")),
     }
 }

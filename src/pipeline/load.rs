@@ -532,7 +532,7 @@ fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
             malformed,
             findings: valid + malformed,
             reason_count: count,
-            fix: likely_fix(&reason, &arm.name, exp, exp_path),
+            fix: likely_fix(&reason, &first.reason, &arm.name, exp, exp_path),
             reason,
         };
         if valid > 0 {
@@ -554,10 +554,11 @@ fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
     }
 }
 
-/// What to change when most of an arm's findings are malformed for `reason`: the arm's `scale`
-/// when confidences are off it, the experiment's `mode` when findings lack the fields of its
-/// mode, and otherwise the findings themselves.
-fn likely_fix(reason: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> String {
+/// What to change when most of an arm's findings are malformed for `reason` (`example`: the
+/// first one's own words, with its value): the arm's `scale` when confidences are off it, a
+/// division by 100 when they read as percentages, the experiment's `mode` when findings lack
+/// the fields of its mode, and otherwise the findings themselves.
+fn likely_fix(reason: &str, example: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> String {
     let file = exp_path.display();
     let missing = |fields: &[&str]| fields.iter().any(|f| reason == format!("{f}: is missing"));
     let (doc_only, code_only) = (
@@ -573,7 +574,17 @@ fn likely_fix(reason: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> Str
     if reason.ends_with("off the anchor scale") {
         format!("confidences in [0, 1] are on the float scale: set scale = \"float\" in [arms.{arm}.review] of {file}, or record them as 0, 25, 50, 75 or 100")
     } else if reason.ends_with("off the float scale") {
-        format!("confidences of 0, 25, 50, 75 or 100 are on the anchor scale: set scale = \"anchor\" in [arms.{arm}.review] of {file}, or record them in [0, 1]")
+        // The value the first one carries: an anchor, or a percentage such as 62.
+        let value = example
+            .split_whitespace()
+            .find_map(|w| w.parse::<f64>().ok());
+        match value {
+            Some(x) if x > 1.0 && x <= 100.0 && ![0.0, 25.0, 50.0, 75.0, 100.0].contains(&x) => format!(
+                "confidences such as {} look like percentages: divide them by 100 to record them in [0, 1] (the anchor scale takes only 0, 25, 50, 75 and 100)",
+                crate::text::fmt_num(x)
+            ),
+            _ => format!("confidences of 0, 25, 50, 75 or 100 are on the anchor scale: set scale = \"anchor\" in [arms.{arm}.review] of {file}, or record them in [0, 1]"),
+        }
     } else if exp.mode == crate::policy::Mode::Doc
         && (missing(&doc_only) || reason.starts_with("autofix_class: `advisory`"))
     {
