@@ -521,6 +521,17 @@ mod tests {
             out.checks[0].message,
             "0.8686: no accepted run yet (acc.json is not there): `calibench accept RUN_DIR --to .` stores one"
         );
+        // JUnit types it as not found: nothing was compared, no bound was broken.
+        let about = format::About {
+            experiment: "x",
+            run_id: "r",
+            policy: "p",
+            report: None,
+            decision: None,
+            caveats: &[],
+        };
+        let xml = format::junit(&about, &out).unwrap();
+        assert!(xml.contains("type=\"not_found\""), "{xml}");
     }
 
     #[test]
