@@ -260,10 +260,6 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
             "[[check]]\nmetric = \"queries.arms.treatment.calibration.eec\"\nmax = 0.2\n",
             "gate.toml:2: `check.metric`: `queries.arms.treatment.calibration` has no `eec`; did you mean `ece`?",
         ),
-        (
-            "[[check]]\nmetric = \"queries.arms.treatment.calibration.ece\"\nmax_increase = 0.02\n",
-            "names no accepted run",
-        ),
         ("require_trustworthy = false\n", "the gate checks nothing"),
     ] {
         let (dir, path) = policy(text);
@@ -857,4 +853,43 @@ fn an_unwritable_step_summary_is_a_warning_and_the_answer_stands() {
         "{err}"
     );
     assert!(junit.is_file());
+}
+
+// Issue 50: a check that bounds a change and names no baseline compares with the accepted run
+// where `calibench accept` puts it (runs/accepted), instead of refusing the policy.
+#[test]
+fn a_change_bound_with_no_baseline_reads_the_runs_accepted_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("gate.toml");
+    std::fs::write(
+        &policy,
+        "require_trustworthy = false\n[[check]]\nmetric = \"review.arms.treatment.distinct_values_mean\"\nmax_increase = 0\n",
+    )
+    .unwrap();
+    let runs = dir.path().join("runs");
+    let junit = dir.path().join("junit.xml");
+    let first = gate_doc_review(&policy, dir.path(), &runs, &junit)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let first = String::from_utf8(first).unwrap();
+    assert!(
+        first.contains("no accepted run yet (")
+            && first.contains("accepted/metrics.json is not there"),
+        "{first}"
+    );
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("metrics.json").is_file())
+        .unwrap();
+    calibench().arg("accept").arg(&run).assert().success();
+    gate_doc_review(&policy, dir.path(), &runs, &junit)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .assert()
+        .success();
 }

@@ -83,7 +83,17 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         return Err(InputError::new("gate", "needs a run directory or an experiment").into());
     };
     let target = target(given)?;
-    let policy = find_policy(&target, args.policy.as_deref())?;
+    // A change-bound check that names no accepted run compares with the one `calibench
+    // accept` stores: beside the gated run, or in the runs folder an experiment's run goes to.
+    let runs = match &target {
+        Target::RunDir(dir) => dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf(),
+        Target::Experiment(_) => args.options.runs_dir.clone(),
+    };
+    let policy = find_policy(&target, args.policy.as_deref())?.in_runs(&runs);
     let accepted = read_accepted(&policy)?;
 
     let (metrics, run_dir, report, ran) = match &target {

@@ -28,7 +28,23 @@ pub struct Policy {
     pub checks: Vec<Check>,
 }
 
+/// A check that bounds a change and names no accepted run compares with the one `calibench
+/// accept` stores by default: `accepted/metrics.json` in the runs folder. The policy is read
+/// before the runs folder is known, so it holds this place and [`Policy::in_runs`] fills it.
+pub const RUNS_ACCEPTED: &str = "<runs>/accepted/metrics.json";
+
 impl Policy {
+    /// The policy with every check that names no accepted run comparing with
+    /// `runs/accepted/metrics.json`, where `calibench accept` puts it.
+    pub fn in_runs(mut self, runs: &Path) -> Policy {
+        for c in &mut self.checks {
+            if c.baseline.as_deref() == Some(Path::new(RUNS_ACCEPTED)) {
+                c.baseline = Some(runs.join("accepted").join("metrics.json"));
+            }
+        }
+        self
+    }
+
     /// The accepted runs the checks compare against, each once, in first-use order.
     pub fn baselines(&self) -> Vec<&Path> {
         let mut out: Vec<&Path> = Vec::new();
@@ -109,7 +125,9 @@ pub struct RawPolicy {
     /// it, naming each caveat.
     allow_caveats: Option<Spanned<bool>>,
     /// The accepted `metrics.json` that `max_increase` and `max_decrease` compare against,
-    /// relative to the policy file's folder; the default of every check.
+    /// relative to the policy file's folder; the default of every check. Without one, a check
+    /// compares with `accepted/metrics.json` in the runs folder, where `calibench accept` puts
+    /// it.
     baseline: Option<Spanned<String>>,
     /// The checks: `[[check]]` in a `gate.toml`, `[[gate.check]]` in an experiment.
     #[serde(default)]
@@ -354,24 +372,12 @@ impl<'a> Ctx<'a> {
                     )
                     .hint("min and max are absolute; drop baseline, or bound the change"))
             }
-            (None, true) => match default_baseline {
-                Some(b) => Some(b.clone()),
-                None => {
-                    return Err(InputError::new(
-                        &self.file,
-                        format!(
-                            "the check of `{metric}` bounds a change, but names no accepted run \
-                             to compare with"
-                        ),
-                    )
-                    .at_line(line)
-                    .field(format!("`{}check.baseline`", self.prefix))
-                    .hint(
-                        "set baseline = \"<dir>/metrics.json\" in the check or at the top of \
-                         the policy; `calibench accept RUN_DIR` stores one",
-                    ))
-                }
-            },
+            // No accepted run named: the one `calibench accept` stores in the runs folder.
+            (None, true) => Some(
+                default_baseline
+                    .cloned()
+                    .unwrap_or_else(|| PathBuf::from(RUNS_ACCEPTED)),
+            ),
             (None, false) => None,
         };
         Ok(Check {
@@ -474,6 +480,20 @@ baseline = "runs/accepted/metrics.json"
     }
 
     #[test]
+    fn a_change_bound_without_a_baseline_compares_with_the_runs_accepted_run() {
+        let p = parse_str("[[check]]\nmetric = \"lift.value\"\nmax_increase = 0.1\n").unwrap();
+        assert_eq!(
+            p.checks[0].baseline.as_deref(),
+            Some(Path::new(RUNS_ACCEPTED))
+        );
+        let p = p.in_runs(Path::new("out/runs"));
+        assert_eq!(
+            p.checks[0].baseline.as_deref(),
+            Some(Path::new("out/runs/accepted/metrics.json"))
+        );
+    }
+
+    #[test]
     fn checks_that_could_never_be_evaluated_are_refused() {
         for (text, needle) in [
             ("[[check]]\nmin = 1\n", "names no metric"),
@@ -481,10 +501,6 @@ baseline = "runs/accepted/metrics.json"
             (
                 "[[check]]\nmetric = \"lift.value\"\nmin = 0.5\nmax = 0.2\n",
                 "min 0.5 is above max 0.2",
-            ),
-            (
-                "[[check]]\nmetric = \"lift.value\"\nmax_increase = 0.1\n",
-                "names no accepted run",
             ),
             (
                 "[[check]]\nmetric = \"lift.value\"\nmin = 0\nbaseline = \"a.json\"\n",
