@@ -27,6 +27,8 @@ fn every_kind_runs_as_written_and_validates_clean() {
                 .arg(root.path().join("reports"))
                 .args(["--no-plots", "--json"]),
         );
+        // The experiment is named after its folder.
+        assert_eq!(m["experiment"], kind, "{kind}");
         // Every example decides something, as its experiment asks.
         let verdict = m["decision"]["verdict"].as_str().unwrap_or_default();
         assert!(!verdict.is_empty(), "{kind}: {m}");

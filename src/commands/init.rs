@@ -88,7 +88,31 @@ pub fn run(args: &InitArgs) -> Result<Initialised, Error> {
             .into());
         }
     }
-    let files = files(args.kind);
+    let mut files = files(args.kind);
+    // The experiment is named after its folder, as a run of it would be by default.
+    let folder = dir
+        .canonicalize()
+        .ok()
+        .unwrap_or_else(|| dir.clone())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    if let Some(folder) = folder.filter(|f| {
+        !f.is_empty()
+            && f.chars()
+                .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    }) {
+        for (name, text) in &mut files {
+            if name == "experiment.toml" {
+                for example in ["\"my-review\"", "\"my-agent\"", "\"my-eval\""] {
+                    *text = text.replacen(
+                        &format!("name = {example}"),
+                        &format!("name = \"{folder}\""),
+                        1,
+                    );
+                }
+            }
+        }
+    }
     if dir.is_dir() {
         // An empty folder that exists (the current one, say): each file whole, or not at all.
         for (name, text) in &files {
