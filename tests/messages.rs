@@ -308,3 +308,24 @@ fn percentages_on_the_float_scale_are_told_to_divide_by_100() {
     );
     assert!(!err.contains("set scale = \"anchor\""), "{err}");
 }
+
+// Issue 50: a verdict withheld for item spread alone names that check and its item count, and
+// says the agreement itself is above its floor (it read "do not agree enough (IRR 0.837 …)").
+#[test]
+fn a_withheld_verdict_names_the_check_that_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = out(calibench()
+        .arg("run")
+        .arg(root().join("corpora/code-review-ab"))
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .args(["--no-plots", "--bootstrap", "50"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("check (2) failed: 1 item's judges spread more than 0.5 ([trust] spread_ceiling); their agreement, IRR 0.837, is above its floor 0.2"),
+        "{out}"
+    );
+    assert!(!out.contains("do not agree enough"), "{out}");
+}

@@ -610,15 +610,54 @@ fn trust_verdict(m: &Metrics) -> Verdict {
         Verdict {
             status: Status::Withheld,
             sentence: format!(
-                "The judges do not agree enough to be believed (IRR {irr}, {} items, {} judges): {} {} withheld; the mechanical figures stand.",
+                "The judges are not trusted ({} items, {} judges): {}. {} {} withheld; the mechanical figures stand.",
                 v.items,
                 v.judges,
-                if what.is_empty() { "judge-derived figures".to_string() } else { and_list(&what) },
+                failed_checks(v, &irr),
+                capitalized(&if what.is_empty() { "judge-derived figures".to_string() } else { and_list(&what) }),
                 if what.len() == 1 { "is" } else { "are" }
             ),
             details: v.trust_reasons.clone(),
         }
     }
+}
+
+/// Which of the trust verdict's checks failed, and on how many items, with the key that sets
+/// each threshold: "check (2) failed: 1 item spreads more than 0.5 ([trust] spread_ceiling);
+/// IRR 0.837 is above its floor 0.2".
+fn failed_checks(v: &TrustVerdict, irr: &str) -> String {
+    let count = |k: &str| v.trust_reasons.iter().filter(|r| r.starts_with(k)).count() as u64;
+    let t = &v.thresholds;
+    let mut parts = Vec::new();
+    if count("(1)") > 0 {
+        parts.push(format!(
+            "check (1) failed: the judges' agreement IRR {irr} is below the floor {} ([trust] irr_floor)",
+            t.irr_floor
+        ));
+    }
+    let spread = count("(2)");
+    if spread > 0 {
+        parts.push(format!(
+            "check (2) failed: {} more than {} ([trust] spread_ceiling)",
+            crate::text::count(spread, "item's judges spread", "items' judges spread"),
+            t.spread_ceiling
+        ));
+    }
+    let survivors = count("(3)");
+    if survivors > 0 {
+        parts.push(format!(
+            "check (3) failed: {} fewer than {} surviving judges ([trust] min_survivors)",
+            crate::text::count(survivors, "item keeps", "items keep"),
+            t.min_survivors
+        ));
+    }
+    if count("(1)") == 0 {
+        parts.push(format!(
+            "their agreement, IRR {irr}, is above its floor {}",
+            t.irr_floor
+        ));
+    }
+    parts.join("; ")
 }
 
 /// Where α stands against Krippendorff's own guideline (α ≥ 0.800 to rely on the data, ≥ 0.667
