@@ -187,6 +187,12 @@ pub fn estimates(
                 by_value.entry(v).or_default().push((f, y));
             }
         }
+        // In the order of the values themselves (25, 50, 75, 100), not of their text.
+        let mut by_value: Vec<_> = by_value.into_iter().collect();
+        by_value.sort_by(|a, b| {
+            let order = crate::replay::review_metrics::cell_order;
+            order(a.0).total_cmp(&order(b.0))
+        });
         for (value, xs) in by_value {
             if xs.iter().all(|x| x.1.is_none()) {
                 continue;

@@ -576,3 +576,23 @@ fn validate_lists_a_malformed_validator_output_as_a_failed_call() {
             "1 validator output that a run counts as failed",
         ));
 }
+
+// Issue 50: anchor calibration lists anchor values in their numeric order (50, 75, 100), not
+// as their text sorts ("100" before "50").
+#[test]
+fn anchor_calibration_is_in_the_order_of_the_values() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+    let dir = tempfile::tempdir().unwrap();
+    let m = run_json(
+        &root.join("doc-review-live/experiment.toml"),
+        &dir.path().join("runs"),
+        &["--bootstrap", "50"],
+    );
+    let values: Vec<&str> = m["review"]["arms"]["treatment"]["anchor_calibration"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["50", "75", "100"]);
+}

@@ -654,6 +654,17 @@ pub fn target_metrics(
     }
 }
 
+/// A calibration cell's place on the scale: an anchor's value ("75" → 75), or a float bin's
+/// lower edge ("(0.40, 0.50]" → 0.40).
+pub fn cell_order(value: &str) -> f64 {
+    value
+        .trim_start_matches(['(', '['])
+        .split(',')
+        .next()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(f64::INFINITY)
+}
+
 fn rate(num: f64, den: f64) -> f64 {
     if den == 0.0 {
         0.0
@@ -896,7 +907,7 @@ pub fn arm_metrics(
             c.composite += s.composite;
         }
     }
-    let anchor_calibration = cells
+    let mut anchor_calibration: Vec<CalibrationCell> = cells
         .into_iter()
         .map(|(value, s)| CalibrationCell {
             value,
@@ -905,6 +916,8 @@ pub fn arm_metrics(
             mean_composite: s.composite / s.count as f64,
         })
         .collect();
+    // In the order of the values themselves (25, 50, 75, 100), not of their text.
+    anchor_calibration.sort_by(|a, b| cell_order(&a.value).total_cmp(&cell_order(&b.value)));
     let mut dropped_by_value: BTreeMap<String, f64> = BTreeMap::new();
     let by_value_i = DROPPED_BY_VALUE.index();
     for t in &per_target {
