@@ -634,3 +634,35 @@ fn every_catalogued_review_metric_reaches_every_output() {
         }
     }
 }
+
+// Issue 50: every table of every report (a sweep's included) sits in a box of its own that
+// scrolls sideways, so that a wide table never widens the page (the sweep's "Every point" at
+// 1400 px, captions clipped at 700 px).
+#[test]
+fn every_table_sits_in_a_scrolling_box() {
+    let reports = examples().join("reports");
+    let mut tables = 0;
+    for entry in std::fs::read_dir(&reports).unwrap() {
+        let page = entry.unwrap().path().join("report.html");
+        if !page.is_file() {
+            continue;
+        }
+        let html = std::fs::read_to_string(&page).unwrap();
+        let doc = parse_html(&html).unwrap();
+        for table in doc.descendants().filter(|n| n.has_tag_name("table")) {
+            let parent = table.parent_element().unwrap();
+            assert!(
+                parent.has_tag_name("div") && parent.attribute("class") == Some("scroll"),
+                "{}: a table outside a scrolling box",
+                page.display()
+            );
+            tables += 1;
+        }
+        assert!(
+            html.contains("div.scroll { overflow-x: auto"),
+            "{}",
+            page.display()
+        );
+    }
+    assert!(tables > 50, "{tables} tables checked");
+}

@@ -29,7 +29,8 @@ table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.92em; }
 th, td { padding: 0.25em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 th { background: #f6f6f6; }
-caption { caption-side: top; text-align: left; color: #555; padding-bottom: 0.3em; }
+p.caption { color: #555; margin: 0.6em 0 0.3em; }
+div.scroll { overflow-x: auto; max-width: 100%; }
 .withheld-cell { color: #b45309; font-style: italic; }
 figure { margin: 1em 0; }
 figure img { width: 100%; height: auto; border: 1px solid #eee; }
@@ -122,15 +123,20 @@ fn list(items: &[String]) -> String {
     s + "</ul>\n"
 }
 
+/// A table in a box of its own that scrolls sideways when the table is wider than the page
+/// (a narrow window, a sweep's every point), its caption above the box so that it wraps to the
+/// page's width instead of the table's.
 fn table(t: &Table, class: &str) -> String {
-    let mut s = if class.is_empty() {
+    let mut s = String::new();
+    if let Some(c) = &t.caption {
+        s += &format!("<p class=\"caption\">{}</p>\n", esc(c));
+    }
+    s += "<div class=\"scroll\">\n";
+    s += &if class.is_empty() {
         String::from("<table>\n")
     } else {
         format!("<table class=\"{class}\">\n")
     };
-    if let Some(c) = &t.caption {
-        s += &format!("<caption>{}</caption>\n", esc(c));
-    }
     if !t.header.is_empty() {
         s += "<thead><tr>";
         for h in &t.header {
@@ -150,7 +156,7 @@ fn table(t: &Table, class: &str) -> String {
         }
         s += "</tr>\n";
     }
-    s + "</tbody>\n</table>\n"
+    s + "</tbody>\n</table>\n</div>\n"
 }
 
 /// Escapes text for element content and attribute values ([`crate::text::html`]).

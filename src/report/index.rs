@@ -90,9 +90,9 @@ pub fn markdown(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
 
 pub fn html(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
     let mut s = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\n.suspect { color: #c62828; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges, td.suspect { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n.better { color: #2e7d32; font-weight: bold; }\n.worse { color: #c62828; font-weight: bold; }\n.inconclusive, .undecided { color: #555; font-weight: bold; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>calibench reports</title>\n<style>\nbody { font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1060px; margin: 2em auto; padding: 0 1em; color: #222; }\ntable { border-collapse: collapse; }\ndiv.scroll { overflow-x: auto; max-width: 100%; }\nth, td { padding: 0.4em 0.8em; border-bottom: 1px solid #e5e5e5; text-align: left; vertical-align: top; }\nth { background: #f6f6f6; }\n.trusted { color: #2e7d32; font-weight: bold; }\n.withheld { color: #e65100; font-weight: bold; }\n.no-judges { color: #1565c0; font-weight: bold; }\n.suspect { color: #c62828; font-weight: bold; }\ntd.trusted, td.withheld, td.no-judges, td.suspect { white-space: nowrap; }\n.run { font-size: 0.85em; color: #666; }\n.better { color: #2e7d32; font-weight: bold; }\n.worse { color: #c62828; font-weight: bold; }\n.inconclusive, .undecided { color: #555; font-weight: bold; }\n</style>\n</head>\n<body>\n<h1>calibench reports</h1>\n",
     );
-    s += &format!("<p>{}</p>\n<table>\n<thead><tr><th>experiment</th><th>decision</th><th>judges</th><th>headline</th></tr></thead>\n<tbody>\n", esc(INTRO));
+    s += &format!("<p>{}</p>\n<div class=\"scroll\">\n<table>\n<thead><tr><th>experiment</th><th>decision</th><th>judges</th><th>headline</th></tr></thead>\n<tbody>\n", esc(INTRO));
     for e in entries {
         let class = e.status.class();
         s += &format!(
@@ -107,9 +107,9 @@ pub fn html(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
             esc(&e.headline)
         );
     }
-    s += "</tbody>\n</table>\n";
+    s += "</tbody>\n</table>\n</div>\n";
     if !sweeps.is_empty() {
-        s += &format!("<h2>Threshold sweeps</h2>\n<p>{}</p>\n<table>\n<thead><tr><th>sweep</th><th>answer</th></tr></thead>\n<tbody>\n", esc(SWEEPS));
+        s += &format!("<h2>Threshold sweeps</h2>\n<p>{}</p>\n<div class=\"scroll\">\n<table>\n<thead><tr><th>sweep</th><th>answer</th></tr></thead>\n<tbody>\n", esc(SWEEPS));
         for w in sweeps {
             s += &format!(
                 "<tr><td><a href=\"{}/report.html\">{}</a><br/><span class=\"run\">{}</span></td><td>{}</td></tr>\n",
@@ -119,7 +119,7 @@ pub fn html(entries: &[Entry], sweeps: &[SweepEntry]) -> String {
                 esc(&w.sentence)
             );
         }
-        s += "</tbody>\n</table>\n";
+        s += "</tbody>\n</table>\n</div>\n";
     }
     s + "</body>\n</html>\n"
 }

@@ -497,7 +497,7 @@ struct Html(String);
 impl Page for Html {
     fn title(&mut self, s: &Sweep) {
         self.0 += &format!(
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>Sweep: {}</title>\n<style>\nbody {{ font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\nth, td {{ padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; font-variant-numeric: tabular-nums; }}\nth {{ background: #f6f6f6; }}\ntr.recommended {{ background: #e8f5e9; }}\n.answer {{ border-left: 6px solid #2e7d32; padding: 0.6em 1em; background: #f3faf3; }}\nimg {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n<h1>Sweep: {} ({} arm)</h1>\n<p class=\"answer\"><strong>{}</strong></p>\n",
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>Sweep: {}</title>\n<style>\nbody {{ font-family: system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }}\ntable {{ border-collapse: collapse; margin: 1em 0; }}\ndiv.scroll {{ overflow-x: auto; max-width: 100%; }}\nth, td {{ padding: 0.3em 0.7em; border-bottom: 1px solid #e5e5e5; text-align: left; font-variant-numeric: tabular-nums; }}\nth {{ background: #f6f6f6; }}\ntr.recommended {{ background: #e8f5e9; }}\n.answer {{ border-left: 6px solid #2e7d32; padding: 0.6em 1em; background: #f3faf3; }}\nimg {{ max-width: 100%; }}\n</style>\n</head>\n<body>\n<h1>Sweep: {} ({} arm)</h1>\n<p class=\"answer\"><strong>{}</strong></p>\n",
             esc(&s.experiment),
             esc(&s.experiment),
             esc(&s.arm),
@@ -514,7 +514,7 @@ impl Page for Html {
         self.0 += &format!("<p>{}</p>\n", esc(p));
     }
     fn table(&mut self, header: &[String], rows: &[Vec<String>]) {
-        self.0 += "<table>\n<thead><tr>";
+        self.0 += "<div class=\"scroll\">\n<table>\n<thead><tr>";
         for h in header {
             self.0 += &format!("<th>{}</th>", esc(h));
         }
@@ -531,7 +531,7 @@ impl Page for Html {
             }
             self.0 += "</tr>\n";
         }
-        self.0 += "</tbody>\n</table>\n";
+        self.0 += "</tbody>\n</table>\n</div>\n";
     }
     fn footer(&mut self, run_id: &str) {
         self.0 += &format!(
