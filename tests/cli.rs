@@ -678,3 +678,16 @@ fn alttest_takes_epsilon_from_0_up_to_1() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("is not a number in [0, 1)"));
 }
+
+// Issue 50: `schema reviews` without --mode shows the findings' shapes (doc and code), while
+// still accepting any finding the reader would drop and count rather than refuse.
+#[test]
+fn schema_reviews_shows_the_findings_shapes_without_a_mode() {
+    let out = calibench().args(["schema", "reviews"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = &v["properties"]["findings"]["items"]["anyOf"];
+    assert!(items[0]["properties"]["section"].is_object(), "{items}");
+    assert!(items[1]["properties"]["file"].is_object(), "{items}");
+    assert_eq!(items[2], Value::Bool(true));
+}

@@ -90,8 +90,11 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
     let out = match name {
         "reviews" => {
             let mut s = files::of("reviews").map(derived).unwrap_or_default();
-            if let Some(f) = findings(false)? {
-                embed_findings(&mut s, f);
+            match findings(false)? {
+                Some(f) => embed_findings(&mut s, f),
+                // Neither flag: a finding's shape in either mode, on either scale; --mode and
+                // --scale narrow it to what one arm reads.
+                None => embed_findings(&mut s, any_finding()),
             }
             s
         }
@@ -162,6 +165,41 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
 
 /// Puts a finding's schema under `findings.items` of a return's, its definitions beside the
 /// return's so that every `$ref` resolves from the one document.
+/// A doc or a code finding, its confidence on either scale: `schema reviews` without `--mode`
+/// and `--scale`.
+fn any_finding() -> Value {
+    let mut defs = serde_json::Map::new();
+    let mut variants = Vec::new();
+    for mode in [Mode::Doc, Mode::Code] {
+        let mut f = reviews::finding_schema(mode, Scale::Float);
+        let anchor = reviews::finding_schema(mode, Scale::Anchor);
+        f["properties"]["confidence"] = json!({
+            "anyOf": [f["properties"]["confidence"].clone(), anchor["properties"]["confidence"].clone()],
+            "description": "float scale (a number in [0, 1]) or anchor scale (0, 25, 50, 75, 100), as the reading arm's `scale` says"
+        });
+        if let Some(Value::Object(d)) = f.as_object_mut().and_then(|o| o.remove("$defs")) {
+            // The code finding's definitions are the wider (`advisory` is a code class).
+            defs.extend(d);
+        }
+        if let Some(o) = f.as_object_mut() {
+            o.remove("$schema");
+        }
+        f["description"] = json!(match mode {
+            Mode::Doc => "a doc finding (mode = \"doc\")",
+            Mode::Code => "a code finding (mode = \"code\")",
+        });
+        variants.push(f);
+    }
+    // A finding that breaks its rules is dropped and counted by the arm that reads it, never a
+    // refusal of its line: the line's schema shows the shapes and accepts any finding (`true`).
+    variants.push(Value::Bool(true));
+    json!({
+        "anyOf": variants,
+        "description": "A finding of either mode (the first two shapes). A finding that breaks its rules is dropped and counted by the arm that reads it, not a refusal of the line, so any value is accepted here; `calibench schema reviews --mode doc|code --scale float|anchor` gives the shape one arm reads, strictly.",
+        "$defs": defs,
+    })
+}
+
 fn embed_findings(schema: &mut Value, mut finding: Value) {
     if let Some(Value::Object(defs)) = finding.as_object_mut().and_then(|f| f.remove("$defs")) {
         if let Some(Value::Object(root)) = schema.get_mut("$defs") {
