@@ -258,16 +258,16 @@ fn a_corpus_without_provenance_says_so_once() {
     corpus(&c, "claude-x", "");
     let (code, _, err) = run(&c);
     assert_eq!(code, 0, "{err}");
-    let md = std::fs::read_to_string(
-        std::fs::read_dir(c.join("reports"))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path()
-            .join("report.md"),
-    )
-    .unwrap();
+    let report = std::fs::read_dir(c.join("reports"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let md = std::fs::read_to_string(report.join("report.md")).unwrap();
+    // The run leaves an index that lists it.
+    let index = std::fs::read_to_string(c.join("reports/index.md")).unwrap();
+    let id = report.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(index.contains(&id), "{index}");
     assert_eq!(
         md.matches("No provenance: the corpus records no harness")
             .count(),

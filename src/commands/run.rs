@@ -104,19 +104,17 @@ pub fn run(args: &RunArgs, timer: &Timer, progress: bool) -> Result<RunReport, E
         bar.inc(1);
     }
     bar.finish_and_clear();
-    let index = if args.experiments.is_empty() {
-        let entries: Vec<index::Entry> = runs
-            .iter()
-            .map(|r| index::Entry::of(&r.metrics.experiment, &r.document))
-            .collect();
-        let swept: Vec<index::SweepEntry> = sweeps
-            .iter()
-            .map(|d| index::SweepEntry::of(&d.sweep))
-            .collect();
-        Some(write_index(&args.options.reports_dir, &entries, &swept)?)
-    } else {
-        None
-    };
+    // The index lists this invocation's runs and sweeps: every example for the main job, the
+    // one run for `calibench run EXPERIMENT`.
+    let entries: Vec<index::Entry> = runs
+        .iter()
+        .map(|r| index::Entry::of(&r.metrics.experiment, &r.document))
+        .collect();
+    let swept: Vec<index::SweepEntry> = sweeps
+        .iter()
+        .map(|d| index::SweepEntry::of(&d.sweep))
+        .collect();
+    let index = Some(write_index(&args.options.reports_dir, &entries, &swept)?);
     Ok(RunReport {
         runs,
         sweeps,
