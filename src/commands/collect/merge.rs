@@ -162,18 +162,18 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
         }
     }
     let first = &manifests[0];
-    let (dir0, _) = (&sources[0].1, ());
-    let names = |m: &Manifest| m.targets.clone();
+    let dir0 = &sources[0].1;
     if args.arms.is_empty() {
         // Shards: every K of one N once, one plan, one harness.
         let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
-        let Some(n) = first.shard.as_ref().map(|s| s.n) else {
+        let Some(first_shard) = &first.shard else {
             return Err(refuse(
                 dir0,
                 "shard",
                 "is not a shard (collected without --shard K/N)".into(),
             ));
         };
+        let n = first_shard.n;
         for ((_, dir), m) in sources.iter().zip(&manifests) {
             let Some(s) = &m.shard else {
                 return Err(refuse(
@@ -188,18 +188,11 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
                     "shard",
                     format!(
                         "is shard {}/{} of another split than {}/{n}",
-                        s.k,
-                        s.n,
-                        first.shard.as_ref().map_or(0, |s| s.k)
+                        s.k, s.n, first_shard.k
                     ),
                 ));
             }
-            if s.plan
-                != first
-                    .shard
-                    .as_ref()
-                    .map_or(String::new(), |f| f.plan.clone())
-            {
+            if s.plan != first_shard.plan {
                 return Err(refuse(dir, "shard.plan", format!("collects another plan than {} (the experiment, its targets or their content differ)", dir0.display())));
             }
             if let Some(other) = seen.insert(s.k, dir) {
@@ -234,7 +227,7 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
                     ),
                 ));
             }
-            if names(m) != names(first) {
+            if m.targets != first.targets {
                 return Err(refuse(dir, "targets", format!("collected other targets (or other content) than {}: an A/B compares the same targets", dir0.display())));
             }
         }

@@ -124,7 +124,9 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
             break;
         }
         let decided = seq::replay(&args.experiment, &run_dir, order[..n].to_vec())?;
-        let calls = recorded_calls(&run_dir)?;
+        // Every call the run's stages have recorded, ok or failed.
+        let mut manifest = read_manifest(&run_dir)?;
+        let calls = manifest.stages.iter().map(|s| s.recorded).sum();
         log.looks.push(Look {
             targets: n,
             calls,
@@ -140,7 +142,6 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         } else if n >= budget {
             log.stopped = Some("budget".into());
         }
-        let mut manifest = read_manifest(&run_dir)?;
         manifest.sequential = Some(log.clone());
         write_manifest(&run_dir, &manifest)?;
     }
@@ -156,15 +157,6 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     };
     report.sequential = Some(log);
     Ok(report)
-}
-
-/// Every call the run's stages have recorded, ok or failed.
-fn recorded_calls(run_dir: &Path) -> Result<usize, Error> {
-    Ok(read_manifest(run_dir)?
-        .stages
-        .iter()
-        .map(|s| s.recorded)
-        .sum())
 }
 
 /// Two collections of one run, one after the other, as one report: counts added, the later
