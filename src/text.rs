@@ -266,6 +266,42 @@ pub fn nearest<'a>(word: &str, names: &[&'a str]) -> Option<&'a str> {
         .map(|(_, n)| n)
 }
 
+/// Every name a mistyped `word` may have meant, closest first: the names that extend it by a
+/// `_` part (`distinct_values` → `distinct_values_max`, `distinct_values_mean`), then every
+/// name at the nearest edit distance [`nearest`] accepts, so a tie names both.
+pub fn close_names<'a>(word: &str, names: &[&'a str]) -> Vec<&'a str> {
+    let mut out: Vec<&'a str> = names
+        .iter()
+        .filter(|n| {
+            n.strip_prefix(word)
+                .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .copied()
+        .collect();
+    out.sort_unstable();
+    if let Some(best) = nearest(word, names) {
+        let d = strsim::osa_distance(word, best);
+        let mut tied: Vec<&'a str> = names
+            .iter()
+            .filter(|n| strsim::osa_distance(word, n) == d && !out.contains(n))
+            .copied()
+            .collect();
+        tied.sort_unstable();
+        out.extend(tied);
+    }
+    out
+}
+
+/// "`a`", "`a` or `b`", "`a`, `b` or `c`": names offered as a did-you-mean.
+pub fn or_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 /// Whether two different ids look like one id mistyped (docs/reference.md, "The input ledger"):
 /// equal but for case or zero-padding (`Design-04`, `design-4`), or within two edits (one for an
 /// id under five characters) unless they read as two members of one series: ids whose numbers
@@ -419,6 +455,23 @@ mod tests {
         );
         assert_eq!(nearest("zzz", &["alpha", "level"]), None);
         assert_eq!(nearest("", &[]), None);
+        let names = [
+            "distinct_values_max",
+            "distinct_values_mean",
+            "entropy_bits",
+        ];
+        assert_eq!(
+            close_names("distinct_values", &names),
+            ["distinct_values_max", "distinct_values_mean"]
+        );
+        assert_eq!(close_names("entropy_bit", &names), ["entropy_bits"]);
+        assert_eq!(close_names("zzz", &names), Vec::<&str>::new());
+        assert_eq!(
+            close_names("recal", &["recall", "recap"]),
+            ["recall", "recap"]
+        );
+        assert_eq!(or_list(&["a", "b", "c"]), "`a`, `b` or `c`");
+        assert_eq!(or_list(&["a"]), "`a`");
     }
 
     #[test]

@@ -260,6 +260,10 @@ fn bad_policies_exit_2_before_anything_runs_or_is_written() {
             "[[check]]\nmetric = \"queries.arms.treatment.calibration.eec\"\nmax = 0.2\n",
             "gate.toml:2: `check.metric`: `queries.arms.treatment.calibration` has no `eec`; did you mean `ece`?",
         ),
+        (
+            "[[check]]\nmetric = \"review.arms.treatment.distinct_values\"\nmax = 3\n",
+            "has no `distinct_values`; did you mean `distinct_values_max` or `distinct_values_mean`?",
+        ),
         ("require_trustworthy = false\n", "the gate checks nothing"),
     ] {
         let (dir, path) = policy(text);

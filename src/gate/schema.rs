@@ -355,8 +355,9 @@ pub fn leaf(path: &MetricPath) -> Result<Leaf, String> {
 
 fn unknown(part: &str, here: &str, names: &[&str]) -> String {
     let mut msg = format!("{here} has no `{part}`");
-    if let Some(near) = crate::text::nearest(part, names) {
-        msg.push_str(&format!("; did you mean `{near}`?"));
+    let close = crate::text::close_names(part, names);
+    if !close.is_empty() {
+        msg.push_str(&format!("; did you mean {}?", crate::text::or_list(&close)));
     } else {
         msg.push_str(&format!("; it has: {}", names.join(", ")));
     }
