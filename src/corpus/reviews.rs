@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use foldhash::fast::RandomState;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::raw::{self, RawFinding, Slot};
-use super::{Lines, Text};
+pub use super::raw::{RawReturn, Status};
+use super::Lines;
 use crate::error::{InputError, Problems};
 use crate::policy::{Mode, Scale};
 use crate::stats::calibration::round9;
@@ -108,13 +109,6 @@ pub struct Claim {
     /// A non-empty `suggested_fix` is present (in any member, for a merged finding).
     pub has_fix: bool,
     pub evidence: Vec<Arc<str>>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Failed,
 }
 
 /// One line of `reviews.jsonl` that is readable as a record; findings not yet validated, as
@@ -268,45 +262,6 @@ impl Index {
             .get(&(arm.to_string(), target.to_string(), run))
             .is_some_and(|ids| ids.contains(id))
     }
-}
-
-/// One line of `reviews.jsonl` as written: the return's envelope. Its JSON Schema is derived
-/// from this type. Findings stay unchecked here (JSON values, or [`RawFinding`]s as
-/// `raw::fast_line` reads them): a finding that breaks a field rule is malformed, dropped and
-/// counted by [`select`] under the reading arm's scale, never a refusal of the line.
-#[derive(Deserialize, JsonSchema)]
-#[schemars(
-    description = "One reviewer's return for one target, in one recorded arm and run.",
-    extend(
-        "if" = {"required": ["status"], "properties": {"status": {"const": "failed"}}},
-        "else" = {"required": ["findings"]}
-    )
-)]
-pub struct RawReturn<F = Value> {
-    /// The reviewed document (doc mode) or change id (code mode).
-    pub target: Text,
-    /// The recorded variant that produced it.
-    pub arm: Text,
-    /// Persona name, e.g. `feasibility`.
-    pub reviewer: Text,
-    /// Repeat index, 0 when absent.
-    #[schemars(range(max = 4294967295u32))]
-    pub run: Option<u64>,
-    /// `failed`: the reviewer errored, a failed rater, never "zero findings". `ok` when absent.
-    pub status: Option<Status>,
-    /// Why a failed return failed.
-    pub reason: Option<String>,
-    /// Doc or code findings; required when the status is ok (`[]` for none).
-    pub findings: Option<Vec<F>>,
-    /// Risks the reviewer names without a finding; kept, not replayed.
-    pub residual_risks: Option<Vec<String>>,
-    /// Questions the reviewer leaves to the author; kept, not replayed.
-    pub deferred_questions: Option<Vec<String>>,
-    /// Tests the reviewer found missing; kept, not replayed.
-    pub testing_gaps: Option<Vec<String>>,
-    /// The model that wrote the return, when the reviewer reports it: a reviewer whose model
-    /// differs between the arms is a caveat unless `[arms.treatment] differs` names `model`.
-    pub model: Option<Text>,
 }
 
 /// How `reviews.jsonl` lines are described in messages.
