@@ -204,6 +204,81 @@ fn svgs_carry_their_titles_and_axis_labels_as_text() {
     assert!(svg.contains("final confidence"));
 }
 
+/// An SVG text element: its text, x, y and font size.
+type SvgText = (String, f64, f64, f64);
+
+/// The text elements of an SVG, and its filled rectangles' (fill, top y).
+fn svg_texts_and_bars(svg: &str) -> (Vec<SvgText>, Vec<(String, f64)>) {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let num = |n: &roxmltree::Node, a: &str| n.attribute(a).and_then(|v| v.parse::<f64>().ok());
+    let texts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| {
+            (
+                n.text().unwrap_or_default().trim().to_string(),
+                num(&n, "x").unwrap_or(0.0),
+                num(&n, "y").unwrap_or(0.0),
+                num(&n, "font-size").unwrap_or(0.0),
+            )
+        })
+        .collect();
+    let bars = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect"))
+        .filter_map(|n| Some((n.attribute("fill")?.to_string(), num(&n, "y")?)))
+        .collect();
+    (texts, bars)
+}
+
+#[test]
+fn reference_labels_sit_above_the_bars_at_the_axis_labels_size() {
+    // The capacity plot: every band and gate label sits above the tallest bar, none under one.
+    let report = examples().join("reports/capacity-50");
+    let svg = std::fs::read_to_string(report.join("plots/query-confidence.svg")).unwrap();
+    let (texts, bars) = svg_texts_and_bars(&svg);
+    let top = bars
+        .iter()
+        .filter(|(fill, _)| fill != "#FFFFFF")
+        .map(|b| b.1)
+        .fold(f64::INFINITY, f64::min);
+    let tick = texts
+        .iter()
+        .find(|t| t.0 == "0.50")
+        .expect("an axis tick label")
+        .3;
+    let mut labels = 0;
+    for (text, _, y, size) in &texts {
+        if ["weak", "adequate", "strong", "stop", "recovery gate"]
+            .iter()
+            .any(|w| text.starts_with(w))
+        {
+            labels += 1;
+            assert!(
+                *y < top,
+                "`{text}` at y {y} is not above the bars (top {top})"
+            );
+            assert!(
+                *size >= tick,
+                "`{text}` is smaller ({size}) than a tick label ({tick})"
+            );
+        }
+    }
+    assert_eq!(labels, 10, "five marks in each of two panels");
+    // The α plot: the trust floor's label is as legible as the axis's own labels, and no two
+    // labels of the marks share a line where they would overlap.
+    let report = examples().join("reports/code-review-ab");
+    let svg = std::fs::read_to_string(report.join("plots/alpha.svg")).unwrap();
+    let (texts, _) = svg_texts_and_bars(&svg);
+    let tick = texts.iter().find(|t| t.0 == "0.5").expect("a tick").3;
+    let floor = texts
+        .iter()
+        .find(|t| t.0.starts_with("trust floor"))
+        .expect("the trust floor's label");
+    assert!(floor.3 >= tick, "{floor:?} against ticks of {tick}");
+    assert!(floor.0.contains("0.2"), "{floor:?} names its value");
+}
+
 #[test]
 fn report_rerenders_the_same_report_from_the_run_directory() {
     let dir = tempfile::tempdir().unwrap();

@@ -353,6 +353,93 @@ fn write<DB: DrawingBackend>(
     area.draw(&Text::new(s.into(), at, style)).map_err(err)
 }
 
+/// Labels of vertical marks, set in lanes above the plotting area so that no label sits on a
+/// bar or a point and no two overlap: each label goes right of its line (left when it would
+/// leave the panel) in the first lane where it clears the labels already there.
+struct MarkLabels {
+    /// (line's x, label, colour, whether it reads leftwards, lane).
+    placed: Vec<(f64, String, RGBColor, bool, usize)>,
+    lanes: usize,
+}
+
+const MARK_FONT: u32 = 14;
+const MARK_LANE: u32 = MARK_FONT + 6;
+
+impl MarkLabels {
+    /// `marks` as (x, label, colour); `x_range` and the pixel span of the plotting area
+    /// (`left`, `width` within `area`) place them before the chart is built.
+    fn lay_out<DB: DrawingBackend>(
+        area: &Area<DB>,
+        marks: &[(f64, String, RGBColor)],
+        x_range: (f64, f64),
+        (left, width): (i32, i32),
+    ) -> MarkLabels {
+        let panel = area.dim_in_pixel().0 as i32;
+        let font = ink_font(MARK_FONT, INK);
+        let mut order: Vec<usize> = (0..marks.len()).collect();
+        order.sort_by(|a, b| marks[*a].0.total_cmp(&marks[*b].0));
+        let mut taken: Vec<Vec<(i32, i32)>> = Vec::new();
+        let mut placed = Vec::new();
+        for i in order {
+            let (x, label, colour) = &marks[i];
+            let px = left + ((x - x_range.0) / (x_range.1 - x_range.0) * width as f64) as i32;
+            let w = area
+                .estimate_text_size(label, &font)
+                .map_or(label.chars().count() as i32 * 8, |(w, _)| w as i32);
+            let leftwards = px + 4 + w > panel - 4;
+            let span = if leftwards {
+                (px - 4 - w, px)
+            } else {
+                (px, px + 4 + w)
+            };
+            let lane = taken
+                .iter()
+                .position(|l| l.iter().all(|&(a, b)| span.1 + 6 < a || b + 6 < span.0))
+                .unwrap_or_else(|| {
+                    taken.push(Vec::new());
+                    taken.len() - 1
+                });
+            taken[lane].push(span);
+            placed.push((*x, label.clone(), *colour, leftwards, lane));
+        }
+        MarkLabels {
+            placed,
+            lanes: taken.len(),
+        }
+    }
+
+    /// The height to reserve above the plotting area.
+    fn height(&self) -> u32 {
+        self.lanes as u32 * MARK_LANE + 4
+    }
+
+    /// Writes the labels above `top`, the plotting area's top edge in `area`'s pixels; `px_of`
+    /// gives a mark's x in `area`'s pixels once the chart is built.
+    fn draw<DB: DrawingBackend>(
+        &self,
+        area: &Area<DB>,
+        top: i32,
+        px_of: impl Fn(f64) -> i32,
+    ) -> Result<(), String> {
+        for (x, label, colour, leftwards, lane) in &self.placed {
+            let x = px_of(*x);
+            let y = top - 4 - (*lane as i32) * MARK_LANE as i32;
+            let (dx, h) = if *leftwards {
+                (-4, HPos::Right)
+            } else {
+                (4, HPos::Left)
+            };
+            write(
+                area,
+                label.clone(),
+                (x + dx, y),
+                ink_font(MARK_FONT, *colour).pos(Pos::new(h, VPos::Bottom)),
+            )?;
+        }
+        Ok(())
+    }
+}
+
 fn err<E: std::fmt::Display>(e: E) -> String {
     format!("drawing a plot: {e}")
 }
@@ -627,7 +714,7 @@ fn trade_off<DB: DrawingBackend>(area: &Area<DB>, t: &TradeOff) -> Result<(), St
         .map_err(err)?;
     chart
         .draw_series(t.points.iter().map(|(x, y, label)| {
-            EmptyElement::at((*x, *y)) + Text::new(label.clone(), (6, -14), ink_font(11, INK))
+            EmptyElement::at((*x, *y)) + Text::new(label.clone(), (7, -18), ink_font(13, INK))
         }))
         .map_err(err)?;
     // The current ring is the wider, so that a recommendation of the current setting shows both.
@@ -788,8 +875,24 @@ fn values_panel<DB: DrawingBackend>(
     colour: RGBColor,
     y_max: f64,
 ) -> Result<(), String> {
-    let mut chart = frame(area, Some(&p.label), 56)
-        .build_cartesian_2d(0.0..p.x_max * 1.02, 0.0..y_max * 1.15)
+    let x_hi = p.x_max * 1.02;
+    let marks: Vec<(f64, String, RGBColor)> = p
+        .markers
+        .iter()
+        .map(|m| (m.x, m.label.clone(), if m.gate { RECOVERY } else { INK }))
+        .collect();
+    let (y_label_area, width) = (56, area.dim_in_pixel().0 as i32);
+    let labels = MarkLabels::lay_out(
+        area,
+        &marks,
+        (0.0, x_hi),
+        (12 + y_label_area, width - 24 - y_label_area),
+    );
+    // The caption, then the labels' lanes, then the plot.
+    let body = area.titled(&p.label, ink_font(15, INK)).map_err(err)?;
+    let mut chart = frame(&body, None, y_label_area as u32)
+        .margin_top(12 + labels.height())
+        .build_cartesian_2d(0.0..x_hi, 0.0..y_max * 1.05)
         .map_err(err)?;
     styled(&mut chart.configure_mesh())
         .x_desc(&p.x_desc)
@@ -808,7 +911,7 @@ fn values_panel<DB: DrawingBackend>(
                 .map(|&(x, n)| Rectangle::new([(x - half, 0.0), (x + half, n)], colour.filled())),
         )
         .map_err(err)?;
-    for (i, m) in p.markers.iter().enumerate() {
+    for m in &p.markers {
         let style = if m.gate {
             RECOVERY.stroke_width(2)
         } else {
@@ -816,25 +919,16 @@ fn values_panel<DB: DrawingBackend>(
         };
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
-                vec![(m.x, 0.0), (m.x, y_max * 1.15)],
+                vec![(m.x, 0.0), (m.x, y_max * 1.05)],
                 6,
                 4,
                 style,
             )))
             .map_err(err)?;
-        // Labels stagger down the panel so that neighbouring markers stay legible.
-        let y = y_max * (1.1 - 0.08 * i as f64);
-        chart
-            .draw_series(std::iter::once(Text::new(
-                m.label.clone(),
-                (m.x + p.x_max * 0.008, y),
-                (FONT, 12)
-                    .into_font()
-                    .color(if m.gate { &RECOVERY } else { &INK }),
-            )))
-            .map_err(err)?;
     }
-    Ok(())
+    let base = area.get_base_pixel();
+    let top = chart.backend_coord(&(0.0, y_max * 1.05)).1 - base.1;
+    labels.draw(area, top, |x| chart.backend_coord(&(x, 0.0)).0 - base.0)
 }
 
 /// Horizontal stacked bars, one row per target (or stage), coloured by `colours` and with
@@ -869,7 +963,7 @@ fn tier_panel_draw<DB: DrawingBackend>(
         })
         .x_desc(x_desc)
         .x_label_formatter(&|x| tick(*x, x_max))
-        .label_style((FONT, 12))
+        .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()
         .map_err(err)?;
@@ -1062,7 +1156,7 @@ fn reliability_panel<DB: DrawingBackend>(
                 + Text::new(
                     n.to_string(),
                     (0, -4),
-                    (FONT, 11)
+                    (FONT, 13)
                         .into_font()
                         .color(&INK)
                         .pos(Pos::new(HPos::Center, VPos::Bottom)),
@@ -1074,7 +1168,7 @@ fn reliability_panel<DB: DrawingBackend>(
         .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.9))
         .border_style(GRID)
-        .label_font((FONT, 12))
+        .label_font((FONT, 13))
         .draw()
         .map_err(err)?;
     Ok(())
@@ -1092,7 +1186,7 @@ fn alpha<DB: DrawingBackend>(area: &Area<DB>, a: &AlphaRows) -> Result<(), Strin
         (0.8, "0.8 reliable".into()),
     ];
     if let Some(f) = a.floor {
-        marks.push((f, "trust floor".into()));
+        marks.push((f, format!("trust floor {f}")));
     }
     intervals(
         area,
@@ -1112,7 +1206,20 @@ fn intervals<DB: DrawingBackend>(
     x_range: std::ops::Range<f64>,
 ) -> Result<(), String> {
     let n = a.rows.len().max(1);
+    let marks: Vec<(f64, String, RGBColor)> = a
+        .marks
+        .iter()
+        .map(|(x, label)| (*x, label.clone(), RGBColor(90, 90, 90)))
+        .collect();
+    let width = area.dim_in_pixel().0 as i32;
+    let labels = MarkLabels::lay_out(
+        area,
+        &marks,
+        (x_range.start, x_range.end),
+        (12 + 180, width - 24 - 180),
+    );
     let mut chart = frame(area, None, 180)
+        .margin_top(12 + labels.height())
         .build_cartesian_2d(x_range, (0..n - 1).into_segmented())
         .map_err(err)?;
     let names: Vec<String> = a.rows.iter().map(|r| r.0.clone()).collect();
@@ -1128,7 +1235,7 @@ fn intervals<DB: DrawingBackend>(
         .axis_desc_style((FONT, 14))
         .draw()
         .map_err(err)?;
-    for (x, label) in &a.marks {
+    for (x, _) in &a.marks {
         chart
             .draw_series(std::iter::once(DashedPathElement::new(
                 vec![(*x, SegmentValue::Exact(0)), (*x, SegmentValue::Exact(n))],
@@ -1137,14 +1244,12 @@ fn intervals<DB: DrawingBackend>(
                 RGBColor(140, 140, 140).stroke_width(1),
             )))
             .map_err(err)?;
-        chart
-            .draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (*x, SegmentValue::Exact(n)),
-                ink_font(11, INK),
-            )))
-            .map_err(err)?;
     }
+    let base = area.get_base_pixel();
+    let top = chart.backend_coord(&(0.0, SegmentValue::Exact(n))).1 - base.1;
+    labels.draw(area, top, |x| {
+        chart.backend_coord(&(x, SegmentValue::Exact(0))).0 - base.0
+    })?;
     // Rows top-down in the given order: row k sits in segment n − 1 − k.
     for (k, (_, arm, value, ci)) in a.rows.iter().enumerate() {
         let colour = match arm {
