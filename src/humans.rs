@@ -240,9 +240,9 @@ pub fn mean_correlation(h: &HumansSection) -> Option<f64> {
 /// prints beside the trust verdict.
 pub fn describe(h: &HumansSection) -> String {
     let mut s = format!(
-        "Can a judge replace the annotators? alt-test over {} labelled units ({} items, {}), ε {}, q {}:\n",
+        "Can a judge replace the annotators? alt-test over {} labelled units ({}, {}), ε {}, q {}:\n",
         h.units,
-        h.items,
+        crate::text::count(h.items as u64, "item", "items"),
         crate::text::count(h.annotators as u64, "annotator", "annotators"),
         h.epsilon,
         h.q

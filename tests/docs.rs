@@ -203,6 +203,24 @@ fn the_readme_quickstart_is_what_the_run_prints() {
     let shown = &readme[start + "```toml\n".len()..];
     let shown = &shown[..shown.find("```").unwrap()];
     assert_eq!(shown, experiment, "the README's experiment.toml");
+    // Every input line the quickstart shows is a line of the corpus the test runs.
+    let quickstart = &readme[readme.find("## Your own A/B in five minutes").unwrap()..];
+    let quickstart = &quickstart[..quickstart.find("\n## ").unwrap()];
+    let mut lines = 0;
+    for (shown, file) in [
+        ("{\"target\"", "reviews.jsonl"),
+        ("{\"item_id\"", "verdicts.jsonl"),
+    ] {
+        let corpus_lines = std::fs::read_to_string(corpus.join(file)).unwrap();
+        for line in quickstart.lines().filter(|l| l.starts_with(shown)) {
+            assert!(
+                corpus_lines.lines().any(|l| l == line),
+                "the README shows a {file} line the corpus does not hold:\n{line}"
+            );
+            lines += 1;
+        }
+    }
+    assert!(lines >= 4, "{lines} input lines checked");
     let dir = tempfile::tempdir().unwrap();
     let out = calibench()
         .arg("run")

@@ -135,9 +135,9 @@ pub fn describe(r: &AltTest) -> String {
         )
     };
     s += &format!(
-        "  advantage probability {:.3}; {} items kept; {} tested; Benjamini–Yekutieli at q {}\n",
+        "  advantage probability {:.3}; {} kept; {} tested; Benjamini–Yekutieli at q {}\n",
         r.advantage_probability,
-        r.items,
+        crate::text::count(r.items as u64, "item", "items"),
         crate::text::count(r.humans.len() as u64, "human", "humans"),
         r.q
     );

@@ -104,7 +104,10 @@ pub fn run(args: &ImportArgs) -> Result<Report, Error> {
     if replaced > 0 && !args.replace {
         return Err(InputError::new(
             &name,
-            format!("already holds arm `{arm}` ({replaced} lines)"),
+            format!(
+                "already holds arm `{arm}` ({})",
+                crate::text::count(replaced as u64, "line", "lines")
+            ),
         )
         .field("--arm")
         .hint("choose another label, or add --replace to import this arm again")
@@ -151,8 +154,9 @@ impl Render for Report {
         );
         if self.replaced > 0 {
             s += &format!(
-                "  replaced {} lines of the earlier import of `{}`\n",
-                self.replaced, self.arm
+                "  replaced {} of the earlier import of `{}`\n",
+                crate::text::count(self.replaced as u64, "line", "lines"),
+                self.arm
             );
         }
         for (why, n) in &t.missing {

@@ -129,9 +129,9 @@ impl Render for TrustVerdict {
             s += &format!("  {r}\n");
         }
         s += &format!(
-            "  {} items, {} judges; IRR ({} α) {} (floor {}); worst item spread {} (ceiling {}); at least {} surviving raters per item required\n",
-            self.items,
-            self.judges,
+            "  {}, {}; IRR ({} α) {} (floor {}); worst item spread {} (ceiling {}); at least {} surviving raters per item required\n",
+            crate::text::count(self.items as u64, "item", "items"),
+            crate::text::count(self.judges as u64, "judge", "judges"),
             t.level.name(),
             self.inter_rater_reliability
                 .map_or("not computable".into(), |a| format!("{a:.3}")),

@@ -32,7 +32,7 @@ impl Render for MergeReport {
         let files: Vec<String> = self
             .lines
             .iter()
-            .map(|(f, n)| format!("{f} {n} lines"))
+            .map(|(f, n)| format!("{f} {}", crate::text::count(*n as u64, "line", "lines")))
             .collect();
         format!(
             "merged {} collections into {}: {}\n",

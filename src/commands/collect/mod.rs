@@ -512,8 +512,8 @@ impl Render for CollectReport {
                         let todo = calls.iter().filter(|c| !c.recorded).count();
                         let _ = writeln!(
                             s,
-                            "{name}: {} calls planned for {} ({} already recorded); nothing was run:",
-                            calls.len(),
+                            "{name}: {} planned for {} ({} already recorded); nothing was run:",
+                            crate::text::count(calls.len() as u64, "call", "calls"),
                             self.run_dir.display(),
                             calls.len() - todo
                         );
@@ -653,8 +653,8 @@ impl StageReport {
             String::new()
         };
         format!(
-            "{} calls recorded now, {} ok, {} failed{failures}{skipped}; {:.1} s → {}",
-            self.ok + self.failed,
+            "{} recorded now, {} ok, {} failed{failures}{skipped}; {:.1} s → {}",
+            crate::text::count((self.ok + self.failed) as u64, "call", "calls"),
             self.ok,
             self.failed,
             self.seconds,

@@ -192,8 +192,9 @@ pub(super) fn checks_table(v: &TrustVerdict) -> Table {
         .all(|s| th.survivors_pass(s.survivors));
     Table {
         caption: Some(format!(
-            "The three checks of the trust verdict over {} items and {} judges.",
-            v.items, v.judges
+            "The three checks of the trust verdict over {} and {}.",
+            count(v.items as u64, "item", "items"),
+            count(v.judges as u64, "judge", "judges")
         )),
         header: header(&["check", "value", "bound", "result"]),
         rows: vec![

@@ -306,7 +306,7 @@ fn calibration_in_human_units(m: &Metrics) -> Option<Table> {
         return None;
     }
     Some(Table {
-        caption: Some("Anchor calibration in human units: the judged findings at each recorded confidence value, their judges' mean composite and, PPI++, the people's. Does a 75 hit 0.75? Cells with few labelled findings have rough intervals.".into()),
+        caption: Some("Anchor calibration in human units: each finding a judge scored, at the value its reviewer recorded (before merging and promotion, so counts differ from the anchor calibration table above, which counts merged findings at their final confidence), with its judges' mean composite and, PPI++, the people's; a value no person labelled is left out. Does a 75 hit 0.75? Cells with few labelled findings have rough intervals.".into()),
         header: header(&["arm", "value", "findings", "labelled", "judges", "human units", "95% CI", "λ"]),
         rows: m
             .anchor_calibration_human

@@ -29,6 +29,7 @@ use crate::replay::review_metrics::{
     VALIDATION_SELECTED, VALIDATOR_CALLS, VALIDATOR_FAILED, VALIDATOR_MISSING,
 };
 use crate::replay::{delta_rows, summary_rows, DeltaTable};
+use crate::text::count;
 use crate::text::fmt_p;
 use crate::trust::TrustVerdict;
 
@@ -568,9 +569,9 @@ fn trust_verdict(m: &Metrics) -> Verdict {
         if let Some(l) = &m.lift {
             details.push(match (l.value, l.ci) {
                 (Some(x), c) => format!(
-                    "Lift (treatment − baseline judge composite): {x:+.3} {} over {} items judged in both arms.",
+                    "Lift (treatment − baseline judge composite): {x:+.3} {} over {} judged in both arms.",
                     ci(c, 3),
-                    l.items
+                    count(l.items as u64, "item", "items")
                 ),
                 (None, _) => format!(
                     "Lift: none ({}).",
@@ -581,10 +582,10 @@ fn trust_verdict(m: &Metrics) -> Verdict {
         Verdict {
             status: Status::Trusted,
             sentence: format!(
-                "The judges agree enough to be believed by this experiment's rule: IRR {irr} ≥ the floor {} ([trust] irr_floor), over {} items and {} judges{}. Judge-derived figures are reported.",
+                "The judges agree enough to be believed by this experiment's rule: IRR {irr} ≥ the floor {} ([trust] irr_floor), over {} and {}{}. Judge-derived figures are reported.",
                 v.thresholds.irr_floor,
-                v.items,
-                v.judges,
+                count(v.items as u64, "item", "items"),
+                count(v.judges as u64, "judge", "judges"),
                 guideline(v.inter_rater_reliability)
             ),
             details,
@@ -610,9 +611,9 @@ fn trust_verdict(m: &Metrics) -> Verdict {
         Verdict {
             status: Status::Withheld,
             sentence: format!(
-                "The judges are not trusted ({} items, {} judges): {}. {} {} withheld; the mechanical figures stand.",
-                v.items,
-                v.judges,
+                "The judges are not trusted ({}, {}): {}. {} {} withheld; the mechanical figures stand.",
+                count(v.items as u64, "item", "items"),
+                count(v.judges as u64, "judge", "judges"),
                 failed_checks(v, &irr),
                 capitalized(&if what.is_empty() { "judge-derived figures".to_string() } else { and_list(&what) }),
                 if what.len() == 1 { "is" } else { "are" }

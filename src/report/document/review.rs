@@ -99,6 +99,11 @@ pub(super) fn controls_section(
 }
 
 /// A count as a person writes it: `3`, `2.5`.
+/// [`one`] and its noun: "1 finding", "2.5 findings".
+fn ones(x: f64, singular: &str, plural: &str) -> String {
+    format!("{} {}", one(x), if x == 1.0 { singular } else { plural })
+}
+
 fn one(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
@@ -141,9 +146,9 @@ fn controls_reading(
             format!("; {}", and_list(&lost))
         };
         parts.push(format!(
-            "the validator ran on {} findings ({} calls) and rejected {}{judged}{lost}: {} of {} actionable findings reached the user.",
-            one(a.figure(VALIDATION_SELECTED.sum())),
-            one(a.figure(VALIDATOR_CALLS.sum())),
+            "the validator ran on {} ({}) and rejected {}{judged}{lost}: {} of {} actionable findings reached the user.",
+            ones(a.figure(VALIDATION_SELECTED.sum()), "finding", "findings"),
+            ones(a.figure(VALIDATOR_CALLS.sum()), "call", "calls"),
             one(a.figure(REJECTED.sum())),
             one(a.figure(EXTERNALIZED.sum())),
             one(a.figure(ACTIONABLE.sum())),
@@ -162,8 +167,8 @@ fn controls_reading(
     }
     if a.figure(LINT_SUPPRESSED.sum()) > 0.0 {
         parts.push(format!(
-            "Lint-ignore dropped {} findings on suppressed lines.",
-            one(a.figure(LINT_SUPPRESSED.sum()))
+            "Lint-ignore dropped {} on suppressed lines.",
+            ones(a.figure(LINT_SUPPRESSED.sum()), "finding", "findings")
         ));
     }
     (!parts.is_empty()).then(|| format!("In the {arm} arm, {}", parts.join(" ")))
@@ -344,7 +349,7 @@ pub(super) fn anchor_table(b: &ArmMetrics, t: &ArmMetrics) -> Table {
         }
     }
     Table {
-        caption: Some("Anchor calibration: judged findings by final confidence.".into()),
+        caption: Some("Anchor calibration: the judged findings after merging, at their final confidence (after promotion), counted over every target and run. The table in human units below counts another thing: each finding a judge scored, at the value its reviewer recorded.".into()),
         header: header(&[
             "arm",
             "confidence",

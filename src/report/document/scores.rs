@@ -93,9 +93,9 @@ fn reading(m: &Metrics, sc: &ScoresSection) -> String {
                 _ => "paired t",
             };
             format!(
-                "{scorer} {} over {} items ({test} p {})",
+                "{scorer} {} over {} ({test} p {})",
                 change(p.baseline, p.treatment, 3),
-                p.pairs,
+                count(p.pairs as u64, "item", "items"),
                 p.p_value.map_or("—".into(), fmt_p)
             )
         })
@@ -146,8 +146,15 @@ fn lines_table(m: &Metrics, sc: &ScoresSection, scorers: &[&str]) -> Table {
     };
     Table {
         caption: Some(format!(
-            "Baseline {} ran task {} ({} items, at most {} repeats of one item); treatment {} ran {} ({} items, at most {} repeats). Lines are item × repeat; a missing line errored or was not scored and counts in no mean (never as 0). Means are over items, each item the mean of its scored repeats.",
-            b.source, b.task, b.items, b.repeats, t.source, t.task, t.items, t.repeats
+            "Baseline {} ran task {} ({}, at most {} of one item); treatment {} ran {} ({}, at most {}). Lines are item × repeat; a missing line errored or was not scored and counts in no mean (never as 0). Means are over items, each item the mean of its scored repeats.",
+            b.source,
+            b.task,
+            count(b.items as u64, "item", "items"),
+            count(b.repeats as u64, "repeat", "repeats"),
+            t.source,
+            t.task,
+            count(t.items as u64, "item", "items"),
+            count(t.repeats as u64, "repeat", "repeats")
         )),
         header: header(&[
             "scorer",
