@@ -2,7 +2,7 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
@@ -14,7 +14,10 @@
 # with 1,000,000 human label lines (`run`, `validate`) and `calibench alttest` on a crowd of
 # 100,000 annotators who each labelled three units (benches/gen_labels.py). `sequential` is
 # what a sequential decision saves: the median units to a decision on seeded simulated streams
-# against the fixed sizes `plan` names (examples/sequential_savings.rs).
+# against the fixed sizes `plan` names (examples/sequential_savings.rs), and `run --sequential`
+# on 100,000 queries beside the same `run` without it. `collect` is what `calibench collect`
+# adds to each reviewer call: 400 calls of a reviewer that answers at once, against the same
+# calls made by a shell loop.
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -28,11 +31,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential collect"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -372,4 +375,52 @@ if want sequential; then
 # Units to a sequential decision against plan's fixed sizes (docs/guides/stop-when-you-know.md).
 printf '\nsequential decisions: median units to a decision, 1,000 seeded streams per row\n'
 cargo run --release --quiet --example sequential_savings
+QUERIES=100000
+[ -n "$QUICK" ] && QUERIES=10000
+Q="$DATA/large-queries-$QUERIES"
+[ -f "$Q/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$QUERIES" "$Q"
+# The same experiment without its whole-set guard (ECE has no per-query stream to bound).
+QS="$DATA/large-queries-seq-$QUERIES"; mkdir -p "$QS"
+sed -e '/^ece = /d' -e "s|^corpus = \".\"|corpus = \"../large-queries-$QUERIES\"|" "$Q/experiment.toml" > "$QS/experiment.toml"
+s0="$DATA/out-seq-run"; s1="$DATA/out-seq-sequential"
+measure3 "$s0" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet' sh "$DATA/seq-out" "$BIN" "$QS"
+measure3 "$s1" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet --sequential' sh "$DATA/seq-out" "$BIN" "$QS"
+printf '\nrun --sequential on %s queries (2,000 bootstrap replicates): %ss, %s MB; the same run without it %ss (ratio %s; bar: 2)\n' \
+  "$QUERIES" "$(wall_s "$s1")" "$(rss_mb "$s1")" "$(wall_s "$s0")" "$(echo "scale=2; $(wall_s "$s1") / $(wall_s "$s0")" | bc)"
+fi
+
+if want collect; then
+# A reviewer that answers at once (reads the document, prints an empty return): what is left of
+# a call is calibench's own work (spawning, piping, checking, recording). The same calls made
+# by a shell loop are what the reviewer costs by itself.
+CB="$DATA/collect-bench"; rm -rf "$CB"; mkdir -p "$CB/documents" "$CB/reviewers"
+for i in $(seq 1 100); do printf '# Plan %s\n\nSome text.\n' "$i" > "$CB/documents/plan-$i.md"; done
+printf '#!/bin/sh\ncat > /dev/null\necho "{\\"findings\\": []}"\n' > "$CB/reviewers/r.sh"; chmod +x "$CB/reviewers/r.sh"
+cat > "$CB/experiment.toml" <<'TOML'
+name = "collect-bench"
+mode = "doc"
+[arms.baseline]
+source = "float"
+[arms.baseline.review]
+policy = "float-gates"
+[arms.treatment]
+source = "anchored"
+[arms.treatment.review]
+policy = "anchored"
+[collect]
+command = ["./reviewers/r.sh", "{reviewer}", "{target}", "{arm}", "{run}"]
+reviewers = ["a", "b"]
+targets = "documents/*.md"
+runs = 1
+concurrency = 1
+retries = 0
+TOML
+CALLS=400
+c="$DATA/out-collect"; l="$DATA/out-collect-loop"
+measure3 "$c" sh -c 'rm -rf "$1/runs" "$1/reviews.jsonl" "$1/collect.json" "$1/artifacts" && exec "$2" collect "$1" --runs-dir "$1/runs" --quiet' sh "$CB" "$BIN"
+measure3 "$l" sh -c 'cd "$1" && for a in float anchored; do for r in a b; do for d in documents/*.md; do ./reviewers/r.sh "$r" "$d" "$a" 0 < "$d" > /dev/null; done; done; done' sh "$CB"
+printf '\ncollect, %s calls of a reviewer that answers at once (concurrency 1): %ss, %s MB; the same calls from a shell loop %ss\n' \
+  "$CALLS" "$(wall_s "$c")" "$(rss_mb "$c")" "$(wall_s "$l")"
+printf '  calibench per call %s ms, of which its own overhead %s ms (bar: 5 ms)\n' \
+  "$(echo "scale=2; 1000 * $(wall_s "$c") / $CALLS" | bc)" "$(echo "scale=2; 1000 * ($(wall_s "$c") - $(wall_s "$l")) / $CALLS" | bc)"
 fi

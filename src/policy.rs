@@ -310,6 +310,26 @@ impl ConfidencePolicy {
             ConfidencePolicy::CategoryMax(c) => c.bands,
         }
     }
+
+    /// The policy without what decides after scoring (its stop and recovery thresholds and its
+    /// bands): two policies with equal `scoring()` give every query the same scores, so a
+    /// sweep over gates scores each query once (`replay::query::Scored`).
+    pub fn scoring(&self) -> ConfidencePolicy {
+        match self {
+            ConfidencePolicy::FlatMean(f) => ConfidencePolicy::FlatMean(FlatMean {
+                recovery_threshold: 0.0,
+                stop_threshold: 0.0,
+                bands: Bands::default(),
+                ..f.clone()
+            }),
+            ConfidencePolicy::CategoryMax(c) => ConfidencePolicy::CategoryMax(CategoryMax {
+                recovery_threshold: 0.0,
+                stop_threshold: 0.0,
+                bands: Bands::default(),
+                ..c.clone()
+            }),
+        }
+    }
 }
 
 /// The mean of the tools' scores, with a recovery gate.

@@ -3,13 +3,15 @@
 //! into the vector layout of `sweep::review` (`sweep::queries`). `sweep` turns them into figures.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
 use super::{arm_composite, composites, returns_of, Composites, CorpusControls};
 use crate::config::Experiment;
-use crate::corpus::queries;
+use crate::corpus::queries::{self, Query};
 use crate::corpus::Corpus;
 use crate::error::InputError;
-use crate::policy::Arm;
+use crate::policy::{Arm, ConfidencePolicy};
+use crate::replay::query::{self, Scored};
 use crate::replay::{self, query_metrics, review::Check, review::Tier, review_metrics};
 use crate::stats::calibration::bin_index;
 use crate::sweep::{self, Side};
@@ -41,6 +43,22 @@ pub struct Replayer<'a> {
     composites: Composites,
     controls: CorpusControls<'a>,
     confirm_at: f64,
+    /// Query traces scored once per arm and scoring (points that vary only gates share one).
+    scored: Mutex<Vec<Arc<ScoredQueries<'a>>>>,
+}
+
+/// An arm's queries as its policy scores them before any gate: what every grid point that
+/// varies only the arm's thresholds or bands replays from.
+struct ScoredQueries<'a> {
+    arm: String,
+    source: String,
+    scoring: ConfidencePolicy,
+    queries: Vec<&'a Query>,
+    scored: Vec<Scored>,
+    /// Per query line, the index of its query id in `ids`.
+    unit_of: Vec<usize>,
+    /// The query ids, ascending.
+    ids: Vec<String>,
 }
 
 impl<'a> Replayer<'a> {
@@ -52,6 +70,7 @@ impl<'a> Replayer<'a> {
             composites: composites(exp, verdicts),
             controls: CorpusControls::of(exp, corpus),
             confirm_at,
+            scored: Mutex::new(Vec::new()),
         }
     }
 
@@ -59,7 +78,7 @@ impl<'a> Replayer<'a> {
     pub fn units(&self, arm: &Arm) -> Result<Units, InputError> {
         match side_of(self.corpus) {
             Some(Side::Review) => Ok(self.review_units(arm)),
-            Some(Side::Queries) => query_units(self.corpus, arm),
+            Some(Side::Queries) => self.query_units(arm),
             None => Ok(Units {
                 ids: Vec::new(),
                 vectors: Vec::new(),
@@ -121,45 +140,85 @@ impl<'a> Replayer<'a> {
     }
 }
 
-/// Per query: each figure of `sweep::queries`, summed over the query's runs.
-fn query_units(corpus: &Corpus, arm: &Arm) -> Result<Units, InputError> {
-    let Some((name, all)) = &corpus.queries else {
-        return Ok(Units {
-            ids: Vec::new(),
-            vectors: Vec::new(),
-        });
-    };
-    let selected = queries::select(name, all, &arm.name, &arm.source)?;
-    let rows = query_metrics::replay_all(&arm.name, &arm.confidence, &selected);
-    // A query's runs summed in one vector; the queries in id order at the end.
-    let mut at: std::collections::HashMap<&str, usize> =
-        std::collections::HashMap::with_capacity(rows.len());
-    let mut sums: Vec<(&str, Vec<f64>)> = Vec::new();
-    use sweep::queries as q;
-    for r in &rows {
-        let i = *at.entry(r.query_id.as_str()).or_insert_with(|| {
-            sums.push((r.query_id.as_str(), vec![0.0; q::LEN]));
-            sums.len() - 1
-        });
-        let v = &mut sums[i].1;
-        let one = |b: bool| f64::from(u8::from(b));
-        let p = r.outcome.confidence;
-        v[q::N] += 1.0;
-        v[q::FIRED] += one(r.outcome.fired);
-        v[q::UNNECESSARY] += one(r.unnecessary());
-        v[q::FIRST_PASS_LABELLED] += one(r.first_pass_correct.is_some());
-        v[q::FIRST_PASS_RIGHT] += one(r.first_pass_correct == Some(true));
-        v[q::CONFIDENCE_SUM] += p;
-        if let Some(right) = r.final_correct {
-            v[q::LABELLED] += 1.0;
-            v[q::RIGHT] += one(right);
-            let at = q::BIN + 3 * bin_index(p, sweep::BINS);
-            v[at] += 1.0;
-            v[at + 1] += p;
-            v[at + 2] += one(right);
+impl<'a> Replayer<'a> {
+    /// `arm`'s queries scored by its policy, from the cache when an earlier point scored them
+    /// alike.
+    fn scored_queries(&self, arm: &Arm) -> Result<Arc<ScoredQueries<'a>>, InputError> {
+        let scoring = arm.confidence.scoring();
+        let mut cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = cache
+            .iter()
+            .find(|s| s.arm == arm.name && s.source == arm.source && s.scoring == scoring)
+        {
+            return Ok(Arc::clone(s));
         }
+        let corpus: &'a Corpus = self.corpus;
+        let (name, all) = corpus
+            .queries
+            .as_ref()
+            .map_or(("", &[][..]), |(n, q)| (n, q));
+        let queries = queries::select(name, all, &arm.name, &arm.source)?;
+        let scored = queries
+            .iter()
+            .map(|q| Scored::with_recovery(&arm.confidence, q))
+            .collect();
+        let mut ids: Vec<&str> = queries.iter().map(|q| q.query_id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let unit_of = queries
+            .iter()
+            .map(|q| ids.binary_search(&q.query_id.as_str()).unwrap_or(0))
+            .collect();
+        let ids = ids.into_iter().map(str::to_string).collect();
+        let s = Arc::new(ScoredQueries {
+            arm: arm.name.clone(),
+            source: arm.source.clone(),
+            scoring,
+            queries,
+            scored,
+            unit_of,
+            ids,
+        });
+        cache.push(Arc::clone(&s));
+        Ok(s)
     }
-    sums.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    let (ids, vectors) = sums.into_iter().map(|(id, v)| (id.to_string(), v)).unzip();
-    Ok(Units { ids, vectors })
+
+    /// Per query: each figure of `sweep::queries`, summed over the query's runs in the order
+    /// the corpus holds them.
+    fn query_units(&self, arm: &Arm) -> Result<Units, InputError> {
+        if self.corpus.queries.is_none() {
+            return Ok(Units {
+                ids: Vec::new(),
+                vectors: Vec::new(),
+            });
+        }
+        let s = self.scored_queries(arm)?;
+        use sweep::queries as q;
+        let mut vectors = vec![vec![0.0; q::LEN]; s.ids.len()];
+        for ((query, scored), &unit) in s.queries.iter().zip(&s.scored).zip(&s.unit_of) {
+            let outcome = query::gate(&arm.confidence, query, scored);
+            let a = query_metrics::answers(query, &outcome);
+            let v = &mut vectors[unit];
+            let one = |b: bool| f64::from(u8::from(b));
+            let p = outcome.confidence;
+            v[q::N] += 1.0;
+            v[q::FIRED] += one(outcome.fired);
+            v[q::UNNECESSARY] += one(query_metrics::unnecessary(&outcome, a.first_pass_correct));
+            v[q::FIRST_PASS_LABELLED] += one(a.first_pass_correct.is_some());
+            v[q::FIRST_PASS_RIGHT] += one(a.first_pass_correct == Some(true));
+            v[q::CONFIDENCE_SUM] += p;
+            if let Some(right) = a.final_correct {
+                v[q::LABELLED] += 1.0;
+                v[q::RIGHT] += one(right);
+                let at = q::BIN + 3 * bin_index(p, sweep::BINS);
+                v[at] += 1.0;
+                v[at + 1] += p;
+                v[at + 2] += one(right);
+            }
+        }
+        Ok(Units {
+            ids: s.ids.clone(),
+            vectors,
+        })
+    }
 }

@@ -123,24 +123,56 @@ pub struct Outcome {
 /// Replays one query: primary confidence, the stop/fire decision, the final confidence.
 /// Thresholds are compared on confidences rounded to 9 decimal places.
 pub fn replay(policy: &ConfidencePolicy, q: &Query) -> Outcome {
-    let primary_tools = || q.tools.iter().filter(|t| t.phase == Phase::Primary);
-    let (primary, primary_breakdown) = score(policy, primary_tools(), 0);
-    let primary = round9(primary);
-    let stopped = primary < round9(policy.stop_threshold());
-    let fired = !stopped && primary < round9(policy.recovery_threshold());
-    let usable_primary = primary_tools().any(|t| t.ok);
-    if !fired {
-        return Outcome {
-            primary,
-            confidence: primary,
-            stopped,
-            fired,
-            attempts: 0,
-            usable: usable_primary,
-            breakdown: primary_breakdown,
-        };
+    gate(policy, q, &Scored::primary(policy, q))
+}
+
+/// What a policy's scoring makes of one query before its gates decide anything: the
+/// primary-phase confidence and, once [`Scored::with_recovery`] has run, the confidence the
+/// query reaches if recovery runs. No threshold and no band plays a part, so a sweep over
+/// gates scores each query once and only [`gate`]s it per point
+/// ([`ConfidencePolicy::scoring`] says which policies score alike).
+#[derive(Clone, Debug)]
+pub struct Scored {
+    /// Rounded to 9 decimal places.
+    primary: f64,
+    breakdown: Breakdown,
+    usable_primary: bool,
+    recovered: Option<Recovered>,
+}
+
+/// The query's score once recovery has run.
+#[derive(Clone, Debug)]
+struct Recovered {
+    /// Rounded to 9 decimal places.
+    confidence: f64,
+    breakdown: Breakdown,
+    attempts: u32,
+    usable: bool,
+}
+
+impl Scored {
+    /// The primary phase only; recovery is scored when a gate fires.
+    pub fn primary(policy: &ConfidencePolicy, q: &Query) -> Scored {
+        let primary_tools = q.tools.iter().filter(|t| t.phase == Phase::Primary);
+        let (primary, breakdown) = score(policy, primary_tools, 0);
+        Scored {
+            primary: round9(primary),
+            breakdown,
+            usable_primary: q.tools.iter().any(|t| t.phase == Phase::Primary && t.ok),
+            recovered: None,
+        }
     }
-    // The gate fired: recovery-phase tools recorded in the trace count now.
+
+    /// Both phases, for a query [`gate`]d under many thresholds.
+    pub fn with_recovery(policy: &ConfidencePolicy, q: &Query) -> Scored {
+        let mut s = Scored::primary(policy, q);
+        s.recovered = Some(recover(policy, q));
+        s
+    }
+}
+
+/// The query's score when the gate fired: recovery-phase tools recorded in the trace count.
+fn recover(policy: &ConfidencePolicy, q: &Query) -> Recovered {
     let recorded_attempts = {
         let mut a: Vec<u32> = q
             .tools
@@ -152,6 +184,7 @@ pub fn replay(policy: &ConfidencePolicy, q: &Query) -> Outcome {
         a.dedup();
         a.len() as u32
     };
+    let primary_tools = || q.tools.iter().filter(|t| t.phase == Phase::Primary);
     let (confidence, breakdown, attempts) = match policy {
         // Recovery adds one fixed entry per attempt, never its tools' own scores; one attempt
         // when the trace recorded none (the counterfactual agent would have made one).
@@ -166,17 +199,51 @@ pub fn replay(policy: &ConfidencePolicy, q: &Query) -> Outcome {
         }
     };
     let usable = match policy {
-        ConfidencePolicy::FlatMean(_) => usable_primary,
+        ConfidencePolicy::FlatMean(_) => primary_tools().any(|t| t.ok),
         ConfidencePolicy::CategoryMax(_) => q.tools.iter().any(|t| t.ok),
+    };
+    Recovered {
+        confidence: round9(confidence),
+        breakdown,
+        attempts,
+        usable,
+    }
+}
+
+/// The stop/fire decision on `scored` (as `policy`'s scoring made it of `q`) under `policy`'s
+/// thresholds, and the final confidence: the recovered one when the gate fired (scored now if
+/// `scored` does not hold it yet).
+pub fn gate(policy: &ConfidencePolicy, q: &Query, scored: &Scored) -> Outcome {
+    let primary = scored.primary;
+    let stopped = primary < round9(policy.stop_threshold());
+    let fired = !stopped && primary < round9(policy.recovery_threshold());
+    if !fired {
+        return Outcome {
+            primary,
+            confidence: primary,
+            stopped,
+            fired,
+            attempts: 0,
+            usable: scored.usable_primary,
+            breakdown: scored.breakdown.clone(),
+        };
+    }
+    let recovered;
+    let r = match &scored.recovered {
+        Some(r) => r,
+        None => {
+            recovered = recover(policy, q);
+            &recovered
+        }
     };
     Outcome {
         primary,
-        confidence: round9(confidence),
+        confidence: r.confidence,
         stopped,
         fired,
-        attempts,
-        usable,
-        breakdown,
+        attempts: r.attempts,
+        usable: r.usable,
+        breakdown: r.breakdown.clone(),
     }
 }
 
@@ -661,6 +728,58 @@ mod tests {
             tool("grep", "memory_manager", Evidence::Hits(6)),
             read("src/MemoryManager.cpp", 1, 1),
         ]
+    }
+
+    /// A query scored once and gated under each threshold is the query replayed under each.
+    #[test]
+    fn gating_a_scored_query_is_replaying_it() {
+        let weak = vec![
+            tool("grep", "nothing", Evidence::Hits(0)),
+            recovery(read("src/Other.cpp", 3, 1), 1),
+            recovery(tool("find", "Other", Evidence::Hits(2)), 2),
+        ];
+        let queries = [query(four_step()), query(weak), query(Vec::new())];
+        for base in [flat(), cmax()] {
+            let scored: Vec<Scored> = queries
+                .iter()
+                .map(|q| Scored::with_recovery(&base, q))
+                .collect();
+            for step in 0..=20 {
+                let mut policy = base.clone();
+                let x = f64::from(step) * 0.05;
+                match &mut policy {
+                    ConfidencePolicy::FlatMean(f) => {
+                        (f.recovery_threshold, f.stop_threshold) = (x, x / 4.0)
+                    }
+                    ConfidencePolicy::CategoryMax(c) => {
+                        (c.recovery_threshold, c.stop_threshold) = (x, x / 4.0)
+                    }
+                }
+                assert_eq!(policy.scoring(), base.scoring());
+                for (q, s) in queries.iter().zip(&scored) {
+                    assert_eq!(
+                        gate(&policy, q, s),
+                        replay(&policy, q),
+                        "{} at {x}",
+                        policy.name()
+                    );
+                    // Scored lazily, as a run scores it, the answer is the same.
+                    assert_eq!(
+                        gate(&policy, q, &Scored::primary(&policy, q)),
+                        replay(&policy, q)
+                    );
+                }
+            }
+        }
+        let mut other = cmax();
+        if let ConfidencePolicy::CategoryMax(c) = &mut other {
+            c.bonus_two = 0.3;
+        }
+        assert_ne!(
+            other.scoring(),
+            cmax().scoring(),
+            "a scoring key changes what is scored"
+        );
     }
 
     #[test]

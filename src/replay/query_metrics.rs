@@ -76,8 +76,13 @@ pub struct QueryRow {
 impl QueryRow {
     /// Fired although the first pass was already right.
     pub fn unnecessary(&self) -> bool {
-        self.outcome.fired && self.first_pass_correct == Some(true)
+        unnecessary(&self.outcome, self.first_pass_correct)
     }
+}
+
+/// A recovery that fired although the first pass was already right.
+pub fn unnecessary(outcome: &Outcome, first_pass_correct: Option<bool>) -> bool {
+    outcome.fired && first_pass_correct == Some(true)
 }
 
 /// The first-pass answer: `first_pass_correct`, or `correct` when the trace holds no recovery
@@ -87,6 +92,31 @@ fn first_pass(q: &Query) -> Option<bool> {
         .or_else(|| (!q.recovery_recorded()).then_some(q.correct).flatten())
 }
 
+/// What a replayed query is judged by: whether its trace recorded recovery, its first-pass
+/// answer and its counterfactual final answer (`correct` when the gate fired and recovery
+/// was recorded, else the first-pass answer).
+pub struct Answers {
+    pub recovery_recorded: bool,
+    pub first_pass_correct: Option<bool>,
+    pub final_correct: Option<bool>,
+}
+
+/// [`Answers`] of `q` replayed to `outcome`.
+pub fn answers(q: &Query, outcome: &Outcome) -> Answers {
+    let recovery_recorded = q.recovery_recorded();
+    let first_pass_correct = first_pass(q);
+    let final_correct = if outcome.fired && recovery_recorded {
+        q.correct
+    } else {
+        first_pass_correct
+    };
+    Answers {
+        recovery_recorded,
+        first_pass_correct,
+        final_correct,
+    }
+}
+
 /// Replays every query under `policy`, in the given order.
 pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> Vec<QueryRow> {
     let bands = policy.bands();
@@ -94,22 +124,16 @@ pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> V
         .iter()
         .map(|q| {
             let outcome = replay(policy, q);
-            let recovery_recorded = q.recovery_recorded();
-            let first_pass_correct = first_pass(q);
-            let final_correct = if outcome.fired && recovery_recorded {
-                q.correct
-            } else {
-                first_pass_correct
-            };
+            let a = answers(q, &outcome);
             QueryRow {
                 arm: arm.to_string(),
                 query_id: q.query_id.clone(),
                 run: q.run,
                 band: Band::of(outcome.confidence, &bands),
                 error: q.error.is_some() || !outcome.usable,
-                recovery_recorded,
-                first_pass_correct,
-                final_correct,
+                recovery_recorded: a.recovery_recorded,
+                first_pass_correct: a.first_pass_correct,
+                final_correct: a.final_correct,
                 outcome,
             }
         })
