@@ -15,6 +15,8 @@
 //!
 //! Readers take bytes, not paths, so that they can be fuzzed and tested without files.
 
+mod fast;
+
 use std::collections::HashMap;
 
 use super::{csv_with_header, for_each_row, missing_columns};
@@ -92,6 +94,11 @@ pub struct Rated {
 trait Grouping: Sized {
     /// From a long file: `rows(sink)` reads every row into `sink`, and may be called again.
     fn long(name: &str, bytes: usize, rows: Rows<'_>) -> Result<Self, InputError>;
+    /// From a long CSV file of plain rows, read in parallel when that gives exactly what
+    /// [`Grouping::long`] gives (`fast`); `None` sends it to the general reader.
+    fn fast_long(_bytes: &[u8], _columns: fast::Columns, _level: Level) -> Option<Self> {
+        None
+    }
     /// From a wide file, as read.
     fn wide(name: &str, wide: Wide) -> Result<Self, InputError>;
 }
@@ -109,6 +116,9 @@ struct Wide {
 impl Grouping for Table {
     fn long(name: &str, bytes: usize, rows: Rows<'_>) -> Result<Self, InputError> {
         group_long(name, bytes, rows)
+    }
+    fn fast_long(bytes: &[u8], columns: fast::Columns, level: Level) -> Option<Self> {
+        fast::read(bytes, columns, level)
     }
     fn wide(name: &str, wide: Wide) -> Result<Self, InputError> {
         wide_units(name, wide)
@@ -246,7 +256,9 @@ fn read_as<G: Grouping>(
                 .at_line(1)
                 .hint("long layout needs columns named unit, rater and value"))
         }
-        (Layout::Long, true) | (Layout::Auto, true) => read_long_csv(name, bytes, &header, level),
+        (Layout::Long, true) | (Layout::Auto, true) => {
+            read_long_csv(name, bytes, &header, level, Route::Fastest)
+        }
         (Layout::Wide, _) | (Layout::Auto, false) => {
             read_wide_csv(name, reader, &header, level, false)
         }
@@ -336,7 +348,14 @@ impl CellParser {
         if text.is_empty() || text == "." || text == "NA" {
             return Ok(None);
         }
-        let number = text.parse::<f64>().ok().filter(|v| v.is_finite());
+        // A whole number of up to 15 digits is exactly the f64 `parse` reads it as; most
+        // cells are one, and this spares the float parser.
+        let digits = text.len() <= 15 && text.bytes().all(|b| b.is_ascii_digit());
+        let number = if digits {
+            Some(text.bytes().fold(0u64, |n, b| n * 10 + u64::from(b - b'0')) as f64)
+        } else {
+            text.parse::<f64>().ok().filter(|v| v.is_finite())
+        };
         if self.level == Level::Nominal {
             let key = match number {
                 Some(v) => Key::Number((v + 0.0).to_bits()),
@@ -779,6 +798,15 @@ fn key_name(map: &FastMap<u32>, id: u32) -> &str {
     map.iter().find(|(_, &v)| v == id).map_or("?", |(k, _)| k)
 }
 
+/// Which reader reads a long CSV: the parallel one when it can (`fast`), or the general one
+/// (what the fast one is tested against).
+#[derive(Clone, Copy)]
+enum Route {
+    Fastest,
+    #[cfg_attr(not(test), allow(dead_code))]
+    General,
+}
+
 /// Reads the long CSV layout. Rows are read as bytes (no per-row allocation); a unit or rater
 /// name is validated as UTF-8 and trimmed, and allocated only the first time it is seen.
 fn read_long_csv<G: Grouping>(
@@ -786,9 +814,22 @@ fn read_long_csv<G: Grouping>(
     bytes: &[u8],
     header: &[String],
     level: Level,
+    route: Route,
 ) -> Result<G, InputError> {
     let col = |c: &str| header.iter().position(|h| h == c).unwrap_or(0);
     let (unit_col, rater_col, value_col) = (col("unit"), col("rater"), col("value"));
+    let columns = fast::Columns {
+        unit: unit_col,
+        rater: rater_col,
+        value: value_col,
+        count: header.len(),
+    };
+    if let Some(grouped) = match route {
+        Route::Fastest => G::fast_long(bytes, columns, level),
+        Route::General => None,
+    } {
+        return Ok(grouped);
+    }
     G::long(name, bytes.len(), &mut |sink| {
         // Each pass reads from the top, with its own label codes (nominal), so every pass
         // codes the same label the same way.
@@ -1100,6 +1141,28 @@ D,1,2,3,3,2,4,4,1,2,5,1,.
             "1 and \"1.0\" are one category"
         );
         assert!(t.units.unit(1).is_empty());
+    }
+
+    #[test]
+    fn whole_numbers_read_as_the_float_parser_reads_them() {
+        let mut rng = crate::stats::rng::Rng::for_replicate(5, 0);
+        let mut cells = CellParser::new(Level::Interval);
+        for text in ["0", "007", "100", "999999999999999", "123456789012345"]
+            .into_iter()
+            .map(String::from)
+            .chain((0..2000).map(|_| {
+                let digits = 1 + rng.below(15) as usize;
+                (0..digits)
+                    .map(|_| char::from(b'0' + rng.below(10) as u8))
+                    .collect()
+            }))
+        {
+            assert_eq!(
+                cells.parse(&text).unwrap().map(f64::to_bits),
+                Some(text.parse::<f64>().unwrap().to_bits()),
+                "{text}"
+            );
+        }
     }
 
     #[test]
