@@ -160,6 +160,16 @@ impl Units {
         Ok(())
     }
 
+    /// Builds from its parts as [`Units::push_unit`] leaves them: unit u's values are
+    /// `values[offsets[u]..offsets[u + 1]]`, `offsets` starting at 0, rising, and ending at
+    /// `values.len()`. `None` for parts that are not that, or a value that is not finite.
+    pub fn from_parts(offsets: Vec<usize>, values: Vec<f64>) -> Option<Self> {
+        let shaped = offsets.first() == Some(&0)
+            && offsets.last() == Some(&values.len())
+            && offsets.windows(2).all(|w| w[0] <= w[1]);
+        (shaped && values.iter().all(|v| v.is_finite())).then_some(Units { offsets, values })
+    }
+
     /// Builds from rows of optional values, one row per unit (`None` = missing).
     pub fn from_rows<R: AsRef<[Option<f64>]>>(rows: &[R]) -> Result<Self, AlphaError> {
         let mut units = Units::new();
@@ -1190,6 +1200,18 @@ pub(crate) mod tests {
     fn assert_close(got: Option<f64>, want: f64) {
         let got = got.expect("alpha defined");
         assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+    }
+
+    #[test]
+    fn units_from_parts_are_the_units_pushed_or_none() {
+        let mut pushed = Units::new();
+        pushed.push_unit(&[1.0, 2.0]).unwrap();
+        pushed.push_unit(&[]).unwrap();
+        pushed.push_unit(&[3.0]).unwrap();
+        assert_eq!(Units::from_parts(vec![0, 2, 2, 3], vec![1.0, 2.0, 3.0]), Some(pushed));
+        assert_eq!(Units::from_parts(vec![0, 2, 1, 3], vec![1.0, 2.0, 3.0]), None);
+        assert_eq!(Units::from_parts(vec![0, 2], vec![1.0, 2.0, 3.0]), None);
+        assert_eq!(Units::from_parts(vec![0, 1], vec![f64::NAN]), None);
     }
 
     #[test]

@@ -26,7 +26,8 @@ struct Chunk<'a> {
     /// Nominal: the label of each code the chunk gave.
     labels: Vec<Key>,
     /// Unit u's values are `values[offsets[u]..offsets[u + 1]]`, in the order of the chunk's
-    /// rater ids; `rater_of` holds the id beside each value.
+    /// rater ids; `rater_of` holds the id beside each value, except in the first chunk, whose
+    /// ids are the file's.
     offsets: Vec<usize>,
     values: Vec<f64>,
     rater_of: Vec<u32>,
@@ -67,9 +68,9 @@ fn read_in(bytes: &[u8], columns: Columns, level: Level, parts: usize) -> Option
         let handles: Vec<_> = bounds
             .windows(2)
             .skip(1)
-            .map(|w| scope.spawn(move || chunk(&data[w[0]..w[1]], columns, level)))
+            .map(|w| scope.spawn(move || chunk(&data[w[0]..w[1]], columns, level, false)))
             .collect();
-        let first = chunk(&data[bounds[0]..bounds[1]], columns, level);
+        let first = chunk(&data[bounds[0]..bounds[1]], columns, level, true);
         std::iter::once(first)
             .chain(handles.into_iter().map(|h| h.join().ok().flatten()))
             .collect()
@@ -129,7 +130,7 @@ fn trimmed(c: &[u8]) -> &[u8] {
 }
 
 /// One chunk grouped into units, as [`super::Streaming`] groups a whole file.
-fn chunk(data: &[u8], columns: Columns, level: Level) -> Option<Chunk<'_>> {
+fn chunk(data: &[u8], columns: Columns, level: Level, first: bool) -> Option<Chunk<'_>> {
     // Checked as UTF-8 once, rather than cell by cell.
     std::str::from_utf8(data).ok()?;
     let mut cells = CellParser::new(level);
@@ -139,7 +140,11 @@ fn chunk(data: &[u8], columns: Columns, level: Level) -> Option<Chunk<'_>> {
         labels: Vec::new(),
         offsets: vec![0],
         values: Vec::with_capacity(data.len() / 6),
-        rater_of: Vec::with_capacity(data.len() / 6),
+        rater_of: if first {
+            Vec::new()
+        } else {
+            Vec::with_capacity(data.len() / 6)
+        },
         begun: HashSet::default(),
     };
     let mut current: Option<&[u8]> = None;
@@ -152,7 +157,9 @@ fn chunk(data: &[u8], columns: Columns, level: Level) -> Option<Chunk<'_>> {
         }
         for &(rater, v) in ratings.iter().filter(|r| !r.1.is_nan()) {
             out.values.push(v);
-            out.rater_of.push(rater);
+            if !first {
+                out.rater_of.push(rater);
+            }
         }
         out.offsets.push(out.values.len());
         ratings.clear();
@@ -230,15 +237,24 @@ fn chunk(data: &[u8], columns: Columns, level: Level) -> Option<Chunk<'_>> {
 /// The chunks as one table, raters and labels numbered in order of first appearance in the
 /// whole file, and each unit's values in that rater order.
 fn join(chunks: Vec<Chunk<'_>>, level: Level) -> Option<Table> {
-    let units = chunks.iter().map(|c| c.offsets.len() - 1).sum();
-    let values = chunks.iter().map(|c| c.values.len()).sum();
-    if units == 0 {
-        return None;
-    }
-    let mut table = Units::with_capacity(units, values);
-    let mut raters: std::collections::HashMap<&[u8], u32, FixedState> = Default::default();
-    let mut labels: std::collections::HashMap<Key, u32, FixedState> = Default::default();
-    let mut begun: HashSet<u64, FixedState> = HashSet::default();
+    let mut chunks = chunks.into_iter();
+    let first = chunks.next()?;
+    // The first chunk's raters and labels are numbered as the file numbers them, and its units
+    // are kept where they are; the others' follow, renumbered.
+    let mut raters: std::collections::HashMap<&[u8], u32, FixedState> = first
+        .raters
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (*r, i as u32))
+        .collect();
+    let mut labels: std::collections::HashMap<Key, u32, FixedState> = first
+        .labels
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| (k, i as u32))
+        .collect();
+    let mut begun = first.begun;
+    let mut table = Units::from_parts(first.offsets, first.values)?;
     let mut unit: Vec<(u32, f64)> = Vec::new();
     let mut buf: Vec<f64> = Vec::new();
     for c in chunks {
@@ -279,6 +295,9 @@ fn join(chunks: Vec<Chunk<'_>>, level: Level) -> Option<Table> {
             }
             table.push_unit(&buf).ok()?;
         }
+    }
+    if table.is_empty() {
+        return None;
     }
     Some(Table {
         units: table,
