@@ -1208,8 +1208,14 @@ pub(crate) mod tests {
         pushed.push_unit(&[1.0, 2.0]).unwrap();
         pushed.push_unit(&[]).unwrap();
         pushed.push_unit(&[3.0]).unwrap();
-        assert_eq!(Units::from_parts(vec![0, 2, 2, 3], vec![1.0, 2.0, 3.0]), Some(pushed));
-        assert_eq!(Units::from_parts(vec![0, 2, 1, 3], vec![1.0, 2.0, 3.0]), None);
+        assert_eq!(
+            Units::from_parts(vec![0, 2, 2, 3], vec![1.0, 2.0, 3.0]),
+            Some(pushed)
+        );
+        assert_eq!(
+            Units::from_parts(vec![0, 2, 1, 3], vec![1.0, 2.0, 3.0]),
+            None
+        );
         assert_eq!(Units::from_parts(vec![0, 2], vec![1.0, 2.0, 3.0]), None);
         assert_eq!(Units::from_parts(vec![0, 1], vec![f64::NAN]), None);
     }

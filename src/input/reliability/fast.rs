@@ -145,7 +145,8 @@ fn chunk(data: &[u8], columns: Columns, level: Level, first: bool) -> Option<Chu
         } else {
             Vec::with_capacity(data.len() / 6)
         },
-        begun: HashSet::default(),
+        // Room for a unit per 64 bytes, so that the set seldom grows.
+        begun: HashSet::with_capacity_and_hasher(data.len() / 64, FixedState::default()),
     };
     let mut current: Option<&[u8]> = None;
     let mut ratings: Vec<(u32, f64)> = Vec::new();
@@ -172,23 +173,39 @@ fn chunk(data: &[u8], columns: Columns, level: Level, first: bool) -> Option<Chu
     let mut last: Option<u32> = None;
     let mut start = 0;
     while start < data.len() {
-        let end = memchr::memchr(b'\n', &data[start..]).map_or(data.len(), |i| start + i);
-        let line = &data[start..end];
-        start = end + 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.is_empty() {
+        // One pass over the row's bytes finds its end and its cells (rows are short: a loop
+        // beats a search call per comma).
+        let (mut count, mut from, mut at) = (0, start, start);
+        while at < data.len() && data[at] != b'\n' {
+            if data[at] == b',' {
+                for (slot, &w) in cell.iter_mut().zip(&wanted) {
+                    if w == count {
+                        *slot = &data[from..at];
+                    }
+                }
+                count += 1;
+                from = at + 1;
+            }
+            at += 1;
+        }
+        let line = &data[start..at];
+        start = at + 1;
+        let line_end = if line.last() == Some(&b'\r') {
+            at - 1
+        } else {
+            at
+        };
+        if line_end <= from && count == 0 {
+            // An empty line (or a lone carriage return).
             continue;
         }
-        let (mut count, mut from) = (0, 0);
-        for at in memchr::memchr_iter(b',', line).chain(std::iter::once(line.len())) {
-            for (slot, &w) in cell.iter_mut().zip(&wanted) {
-                if w == count {
-                    *slot = &line[from..at];
-                }
+        let line = &line[..line.len() - (at - line_end)];
+        for (slot, &w) in cell.iter_mut().zip(&wanted) {
+            if w == count {
+                *slot = &data[from..line_end];
             }
-            count += 1;
-            from = at + 1;
         }
+        count += 1;
         if count != columns.count {
             return None;
         }
