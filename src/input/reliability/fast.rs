@@ -2,14 +2,15 @@
 //! cell anywhere) whose units are contiguous, the common export. The rows are split into one
 //! chunk per core at unit boundaries; each chunk is grouped as [`super::Streaming`] groups it,
 //! with rater ids and (nominal) label codes of its own, and the chunks are joined with those
-//! renumbered into their order of first appearance in the whole file. The result is the
+//! renumbered into their order of first appearance in the whole file (a unit whose chunk met
+//! its raters in another order has its values put back in the file's). The result is the
 //! [`Table`] the general reader builds, value for value.
 //!
 //! It gives up (`None`) on anything it does not read exactly as the general reader does: a
-//! quote, a row with another number of cells, an empty unit or rater, a cell that is not UTF-8
-//! or does not parse at the level, a unit that comes back, a rater who rates a unit twice, or
-//! chunks whose raters first appear in another order. The general reader then reads the file
-//! and reports what it finds, with its line and column.
+//! quote, a blank first line, a row with another number of cells, an empty unit or rater, a
+//! cell that is not UTF-8 or does not parse at the level, a unit that comes back, or a rater
+//! who rates a unit twice. The general reader then reads the file and reports what it finds,
+//! with its line and column.
 
 use std::collections::HashSet;
 use std::hash::BuildHasher;
@@ -177,14 +178,20 @@ fn chunk(data: &[u8], columns: Columns, level: Level, first: bool) -> Option<Chu
         // beats a search call per comma).
         let (mut count, mut from, mut at) = (0, start, start);
         while at < data.len() && data[at] != b'\n' {
-            if data[at] == b',' {
-                for (slot, &w) in cell.iter_mut().zip(&wanted) {
-                    if w == count {
-                        *slot = &data[from..at];
+            match data[at] {
+                b',' => {
+                    for (slot, &w) in cell.iter_mut().zip(&wanted) {
+                        if w == count {
+                            *slot = &data[from..at];
+                        }
                     }
+                    count += 1;
+                    from = at + 1;
                 }
-                count += 1;
-                from = at + 1;
+                // A carriage return ends a row for the CSV reader wherever it stands; here
+                // only before a newline (or at the end).
+                b'\r' if at + 1 < data.len() && data[at + 1] != b'\n' => return None,
+                _ => {}
             }
             at += 1;
         }
@@ -377,6 +384,10 @@ mod tests {
                     format!("{unit},{r},{v}")
                 };
                 out += &row;
+                if pick(200) == 0 {
+                    // A carriage return inside a row: a row break to the CSV reader.
+                    out += "\r9";
+                }
                 out += eol;
                 if pick(50) == 0 {
                     out += if extra { ",,," } else { ",," };
