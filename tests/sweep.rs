@@ -960,3 +960,59 @@ fn a_declared_sweep_is_checked_completely_before_anything_is_written() {
     assert_eq!(code, 2);
     assert!(err.contains("`5` is not in [0, 1]"), "{err}");
 }
+
+/// Every point of a query sweep is the arm as `run --set` replays it, whether the point moves a
+/// gate (whose scoring the sweep shares between points) or what scores (weights, bonuses),
+/// and in a grid of both.
+#[test]
+fn each_point_of_a_query_sweep_is_what_run_gives_at_its_setting() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/capacity-50");
+    let dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = swept(
+        &corpus,
+        dir.path(),
+        &[
+            "--arm",
+            "treatment",
+            "--vary",
+            "confidence.recovery_threshold=0.45,0.6,0.75",
+            "--vary",
+            "confidence.bonus_two=0.0,0.3",
+            "--holdout",
+            "0",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    let points = s["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    for p in points {
+        let mut cmd = calibench();
+        cmd.arg("run")
+            .arg(&corpus)
+            .arg("--runs-dir")
+            .arg(dir.path().join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.path().join("reports"))
+            .args(["--no-plots", "--bootstrap", "200", "--json", "-q"]);
+        for (key, v) in p["values"].as_object().unwrap() {
+            cmd.args(["--set", &format!("arms.treatment.{key}={v}")]);
+        }
+        let m = json_of(&mut cmd);
+        let arm = &m["queries"]["arms"]["treatment"];
+        for (figure, path) in [
+            ("recovery_gate_rate", "recovery_gate_rate"),
+            ("final_accuracy", "final_accuracy"),
+            ("confidence_mean", "confidence_mean"),
+        ] {
+            let (swept, run) = (value(p, figure).unwrap(), arm[path].as_f64().unwrap());
+            // The sweep writes its figures to 9 decimal places.
+            assert!(
+                (swept - run).abs() < 1e-9,
+                "{figure} at {}: {swept} against {run}",
+                p["values"]
+            );
+        }
+    }
+}

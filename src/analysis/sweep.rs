@@ -43,7 +43,7 @@ pub struct Replayer<'a> {
     composites: Composites,
     controls: CorpusControls<'a>,
     confirm_at: f64,
-    /// Query traces scored once per arm and scoring (points that vary only gates share one).
+    /// Query traces scored once per arm (points that vary only gates share the scoring).
     scored: Mutex<Vec<Arc<ScoredQueries<'a>>>>,
 }
 
@@ -142,16 +142,19 @@ impl<'a> Replayer<'a> {
 
 impl<'a> Replayer<'a> {
     /// `arm`'s queries scored by its policy, from the cache when an earlier point scored them
-    /// alike.
+    /// alike. The cache keeps one scoring per arm: a sweep over gates reuses it at every point;
+    /// a sweep over what scores (weights, bonuses) scores each point afresh, the primary phase
+    /// only (recovery is scored where a gate fires), and keeps nothing.
     fn scored_queries(&self, arm: &Arm) -> Result<Arc<ScoredQueries<'a>>, InputError> {
         let scoring = arm.confidence.scoring();
-        let mut cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = cache
-            .iter()
-            .find(|s| s.arm == arm.name && s.source == arm.source && s.scoring == scoring)
-        {
-            return Ok(Arc::clone(s));
-        }
+        let same_arm = |s: &ScoredQueries| s.arm == arm.name && s.source == arm.source;
+        let keep = {
+            let cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(s) = cache.iter().find(|s| same_arm(s) && s.scoring == scoring) {
+                return Ok(Arc::clone(s));
+            }
+            !cache.iter().any(|s| same_arm(s))
+        };
         let corpus: &'a Corpus = self.corpus;
         let (name, all) = corpus
             .queries
@@ -160,7 +163,13 @@ impl<'a> Replayer<'a> {
         let queries = queries::select(name, all, &arm.name, &arm.source)?;
         let scored = queries
             .iter()
-            .map(|q| Scored::with_recovery(&arm.confidence, q))
+            .map(|q| {
+                if keep {
+                    Scored::with_recovery(&arm.confidence, q)
+                } else {
+                    Scored::primary(&arm.confidence, q)
+                }
+            })
             .collect();
         let mut ids: Vec<&str> = queries.iter().map(|q| q.query_id.as_str()).collect();
         ids.sort_unstable();
@@ -179,7 +188,12 @@ impl<'a> Replayer<'a> {
             unit_of,
             ids,
         });
-        cache.push(Arc::clone(&s));
+        if keep {
+            let mut cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
+            if !cache.iter().any(|c| same_arm(c)) {
+                cache.push(Arc::clone(&s));
+            }
+        }
         Ok(s)
     }
 
