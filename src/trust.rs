@@ -78,6 +78,41 @@ pub struct TrustVerdict {
     pub thresholds: Thresholds,
 }
 
+/// What failed each of the verdict's three checks, read from its figures (not its words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Failures {
+    /// (1): the judges' agreement is below the floor, or not computable.
+    pub irr: bool,
+    /// (2): items whose judges spread more than the ceiling.
+    pub spread: usize,
+    /// (3): items with fewer surviving judges than the minimum.
+    pub survivors: usize,
+}
+
+impl TrustVerdict {
+    /// Which of the three checks failed, and on how many items.
+    pub fn failures(&self) -> Failures {
+        let t = &self.thresholds;
+        let items = &self.per_item_spread;
+        Failures {
+            irr: !t.irr_passes(self.inter_rater_reliability),
+            spread: items.iter().filter(|i| !t.spread_passes(i.spread)).count(),
+            survivors: items
+                .iter()
+                .filter(|i| !t.survivors_pass(i.survivors))
+                .count(),
+        }
+    }
+
+    /// The reasons of checks beyond the three (the panel's alt-test, when the experiment
+    /// requires it): the three's reasons come first, one per failure.
+    pub fn other_reasons(&self) -> &[String] {
+        let f = self.failures();
+        let own = usize::from(f.irr) + f.spread + f.survivors;
+        &self.trust_reasons[own.min(self.trust_reasons.len())..]
+    }
+}
+
 /// The IRR units: per (arm, item, dimension), the surviving judges' scores, in item order and
 /// then dimension order.
 pub fn irr_rows(items: &[Item]) -> Vec<Vec<f64>> {
@@ -490,6 +525,45 @@ mod tests {
                 "(3) item i2: 2 surviving raters < 3"
             ]
         );
+    }
+
+    /// The failures read from the verdict's figures are the ones its reasons state, check by
+    /// check, and a reason of a further check comes after them.
+    #[test]
+    fn failures_count_what_the_reasons_say() {
+        let per_check =
+            |v: &TrustVerdict, k: &str| v.trust_reasons.iter().filter(|r| r.starts_with(k)).count();
+        let strict = Trust {
+            min_survivors: 4,
+            irr_floor: 0.99,
+            ..trust()
+        };
+        for (rows, t) in [
+            (
+                vec![[0.1, 0.1, 0.1], [0.2, 1.0, 0.6], [0.9, 0.9, 0.9]],
+                trust(),
+            ),
+            (vec![[0.3, 0.7, 0.5], [0.7, 0.3, 0.5]], trust()),
+            (
+                vec![[0.2, 0.8, 0.5], [0.9, 0.9, 0.9], [0.1, 0.9, 0.1]],
+                strict,
+            ),
+            (vec![[0.5, 0.5, 0.5], [0.9, 0.9, 0.9]], trust()),
+        ] {
+            let mut v = verdict(&panel(&rows), &t).unwrap();
+            let f = v.failures();
+            assert_eq!(
+                usize::from(f.irr),
+                per_check(&v, "(1)"),
+                "{:?}",
+                v.trust_reasons
+            );
+            assert_eq!(f.spread, per_check(&v, "(2)"), "{:?}", v.trust_reasons);
+            assert_eq!(f.survivors, per_check(&v, "(3)"), "{:?}", v.trust_reasons);
+            assert!(v.other_reasons().is_empty());
+            v.trust_reasons.push("(4) panel fails the alt-test".into());
+            assert_eq!(v.other_reasons(), ["(4) panel fails the alt-test"]);
+        }
     }
 
     #[test]

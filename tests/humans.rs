@@ -180,6 +180,20 @@ fn require_makes_the_panels_alt_test_a_fourth_trust_check() {
     );
     // Untrusted: the lift is withheld, as for any failed check.
     assert_eq!(m["lift"]["withheld"], true);
+    // The report's verdict names the check that failed, though the first three passed.
+    let run_id = m["run_id"].as_str().unwrap();
+    let md = std::fs::read_to_string(root.path().join("reports").join(run_id).join("report.md"))
+        .unwrap();
+    let verdict = md
+        .lines()
+        .find(|l| l.contains("The judges are not trusted"))
+        .unwrap();
+    assert!(
+        verdict.contains(
+            "(4) panel fails the alt-test: winning rate 0.00 < 0.5 (ε 0.2); their agreement, IRR"
+        ),
+        "{verdict}"
+    );
 
     // "require" without labels is refused, naming the key.
     std::fs::remove_file(dir.join("labels.jsonl")).unwrap();

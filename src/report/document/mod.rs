@@ -627,32 +627,35 @@ fn trust_verdict(m: &Metrics) -> Verdict {
 /// each threshold: "check (2) failed: 1 item spreads more than 0.5 ([trust] spread_ceiling);
 /// IRR 0.837 is above its floor 0.2".
 fn failed_checks(v: &TrustVerdict, irr: &str) -> String {
-    let count = |k: &str| v.trust_reasons.iter().filter(|r| r.starts_with(k)).count() as u64;
+    let failed = v.failures();
     let t = &v.thresholds;
     let mut parts = Vec::new();
-    if count("(1)") > 0 {
+    if failed.irr {
         parts.push(format!(
             "check (1) failed: the judges' agreement IRR {irr} is below the floor {} ([trust] irr_floor)",
             t.irr_floor
         ));
     }
-    let spread = count("(2)");
-    if spread > 0 {
+    if failed.spread > 0 {
         parts.push(format!(
             "check (2) failed: {} more than {} ([trust] spread_ceiling)",
-            crate::text::count(spread, "item's judges spread", "items' judges spread"),
+            count(
+                failed.spread as u64,
+                "item's judges spread",
+                "items' judges spread"
+            ),
             t.spread_ceiling
         ));
     }
-    let survivors = count("(3)");
-    if survivors > 0 {
+    if failed.survivors > 0 {
         parts.push(format!(
             "check (3) failed: {} fewer than {} surviving judges ([trust] min_survivors)",
-            crate::text::count(survivors, "item keeps", "items keep"),
+            count(failed.survivors as u64, "item keeps", "items keep"),
             t.min_survivors
         ));
     }
-    if count("(1)") == 0 {
+    parts.extend(v.other_reasons().iter().cloned());
+    if !failed.irr {
         parts.push(format!(
             "their agreement, IRR {irr}, is above its floor {}",
             t.irr_floor
