@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::calibench;
+use common::{calibench, outcome, run_into};
 
 /// The quickstart corpus with each return reporting `model`: `baseline_model` in the baseline,
 /// `treatment_model` in the treatment, and `extra` appended to the treatment's arm table.
@@ -38,21 +38,7 @@ fn corpus(dir: &Path, treatment_model: &str, extra: &str) {
 }
 
 fn run(dir: &Path) -> (i32, String, String) {
-    let out = calibench()
-        .arg("run")
-        .arg(dir)
-        .arg("--runs-dir")
-        .arg(dir.join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.join("reports"))
-        .args(["--no-plots", "--bootstrap", "100"])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(run_into(dir.join("runs"), dir).args(["--no-plots", "--bootstrap", "100"]))
 }
 
 #[test]

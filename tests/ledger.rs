@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 mod common;
 
-use common::{calibench, examples_names, json_of, run_into};
+use common::{calibench, examples_names, json_of, outcome, run_into};
 use serde_json::Value;
 
 /// A fresh `calibench init --kind KIND` corpus in a temporary folder.
@@ -56,15 +56,10 @@ fn validate(corpus: &Path) -> (i32, Value) {
 /// `calibench run` of `corpus`: exit status, stdout, stderr.
 fn run(corpus: &Path, extra: &[&str]) -> (i32, String, String) {
     let runs = corpus.parent().unwrap().join("out/runs");
-    let out = run_into(&runs, corpus)
-        .args(["--no-plots", "--bootstrap", "200"])
-        .args(extra)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    outcome(
+        run_into(&runs, corpus)
+            .args(["--no-plots", "--bootstrap", "200"])
+            .args(extra),
     )
 }
 

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::calibench;
+use common::{calibench, stdout_of};
 use serde_json::Value;
 
 #[test]
@@ -18,15 +18,7 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
         &live,
     );
     std::fs::remove_file(live.join("collect.json")).unwrap();
-    let ok = |args: &[&str]| -> String {
-        let out = calibench().current_dir(&live).args(args).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ok = |args: &[&str]| stdout_of(calibench().current_dir(&live).args(args));
     let out = ok(&[
         "collect",
         ".",

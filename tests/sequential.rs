@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::calibench;
+use common::{calibench, outcome};
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -14,21 +14,16 @@ fn root() -> &'static Path {
 }
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = calibench()
-        .current_dir(root())
-        .arg("run")
-        .args(args)
-        .arg("--runs-dir")
-        .arg(dir.join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.join("reports"))
-        .args(["--no-plots", "--bootstrap", "200"])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    outcome(
+        calibench()
+            .current_dir(root())
+            .arg("run")
+            .args(args)
+            .arg("--runs-dir")
+            .arg(dir.join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.join("reports"))
+            .args(["--no-plots", "--bootstrap", "200"]),
     )
 }
 

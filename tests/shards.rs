@@ -35,13 +35,7 @@ impl Live {
     }
 
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.cmd(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        common::stdout_of(calibench().current_dir(&self.root).args(args))
     }
 
     fn refused(&self, args: &[&str]) -> String {

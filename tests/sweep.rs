@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{calibench, json_of};
+use common::{calibench, json_of, outcome};
 use serde_json::Value;
 
 /// Four documents, one reviewer, anchored confidences; judge composites on five findings.
@@ -605,21 +605,16 @@ fn each_sweep_refusal_and_headline_says_what_is_so() {
 
 /// A sweep's output, run on `corpus` into `dir`: (exit status, stdout, stderr).
 fn swept(corpus: &Path, dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = calibench()
-        .arg("sweep")
-        .arg(corpus)
-        .arg("--runs-dir")
-        .arg(dir.join("runs"))
-        .arg("--reports-dir")
-        .arg(dir.join("reports"))
-        .args(["--no-plots", "--bootstrap", "200"])
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    outcome(
+        calibench()
+            .arg("sweep")
+            .arg(corpus)
+            .arg("--runs-dir")
+            .arg(dir.join("runs"))
+            .arg("--reports-dir")
+            .arg(dir.join("reports"))
+            .args(["--no-plots", "--bootstrap", "200"])
+            .args(args),
     )
 }
 
