@@ -160,6 +160,172 @@ pub trait Unchecked {
     fn shared(&self, name: &str) -> Option<Arc<str>>;
     /// It checked against its field rules, as [`validate`] checks.
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError>;
+    /// Its `id` with the id's hash under `state`, for the duplicate-id check.
+    fn keyed_id(&self, state: &RandomState) -> Option<Keyed> {
+        self.shared("id").map(|id| Keyed::new(state, id))
+    }
+    /// The hashes under the reading's state of its title and place when they were worked out
+    /// where the line was read, so that sharing repeated text costs no hashing here.
+    fn text_hashes(&self) -> Option<[u64; 2]> {
+        None
+    }
+}
+
+/// A text with its hash, worked out once (on the thread that read its line): the maps of
+/// [`check_for`] compare hashes first and never hash a string again, not even when they grow.
+#[derive(Clone, Debug)]
+pub struct Keyed {
+    hash: u64,
+    text: Arc<str>,
+}
+
+impl Keyed {
+    pub fn new(state: &RandomState, text: Arc<str>) -> Self {
+        use std::hash::BuildHasher;
+        Keyed {
+            hash: state.hash_one(&*text),
+            text,
+        }
+    }
+}
+
+impl PartialEq for Keyed {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.text == other.text
+    }
+}
+
+impl Eq for Keyed {}
+
+impl std::hash::Hash for Keyed {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash);
+    }
+}
+
+/// The hasher of maps keyed by [`Keyed`]: the key's hash, as worked out.
+#[derive(Clone, Copy, Default)]
+struct Prehashed;
+
+impl std::hash::BuildHasher for Prehashed {
+    type Hasher = PrehashedHasher;
+    fn build_hasher(&self) -> PrehashedHasher {
+        PrehashedHasher(0)
+    }
+}
+
+struct PrehashedHasher(u64);
+
+impl std::hash::Hasher for PrehashedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `Keyed` is hashed here, and it writes one u64; anything else still hashes.
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// What a run reads, the same on the threads that read blocks of lines and on the one that
+/// checks them: the corpus's mode, the (source, scale) pairs its arms want, and the state the
+/// texts are hashed with.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    pub mode: Mode,
+    pub wants: Vec<(String, Scale)>,
+    state: RandomState,
+}
+
+impl Reading {
+    pub fn new(mode: Mode, wants: &[(String, Scale)]) -> Self {
+        Reading {
+            mode,
+            wants: wants.to_vec(),
+            state: RandomState::default(),
+        }
+    }
+}
+
+/// A finding checked on the thread that read its line, against every scale the reading wants
+/// of its arm (one, unless two arms read one source on two scales), with the hashes of its id,
+/// title and place: the thread that keeps the returns then only marks duplicate ids and shares
+/// repeated text. [`Unchecked::check`] gives what [`validate`] gives the raw finding.
+#[derive(Debug)]
+pub struct Prechecked {
+    id: Option<Keyed>,
+    /// The `file` field as written, for the index of files the findings name.
+    file: Option<Arc<str>>,
+    mode: Mode,
+    checked: Vec<(Scale, Result<Finding, FieldError>)>,
+    hashes: [u64; 2],
+}
+
+impl Prechecked {
+    fn new(raw: RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
+        use std::hash::BuildHasher;
+        let checked: Vec<_> = scales
+            .iter()
+            .map(|&scale| (scale, validate(&raw, reading.mode, scale)))
+            .collect();
+        let text = |f: &Finding| {
+            let place = match &f.location {
+                Location::Doc { section, .. } => section,
+                Location::Code(CodeSite { file, .. }) => file,
+            };
+            [
+                reading.state.hash_one(&*f.claim.title),
+                reading.state.hash_one(&**place),
+            ]
+        };
+        let hashes = checked
+            .iter()
+            .find_map(|(_, c)| c.as_ref().ok())
+            .map_or([0; 2], text);
+        Prechecked {
+            id: raw.keyed_id(&reading.state),
+            file: raw.shared("file"),
+            mode: reading.mode,
+            checked,
+            hashes,
+        }
+    }
+}
+
+impl Unchecked for Prechecked {
+    fn text(&self, name: &str) -> Option<&str> {
+        match name {
+            "id" => self.id.as_ref().map(|k| &*k.text),
+            "file" => self.file.as_deref(),
+            _ => None,
+        }
+    }
+    fn shared(&self, name: &str) -> Option<Arc<str>> {
+        match name {
+            "id" => self.id.as_ref().map(|k| k.text.clone()),
+            "file" => self.file.clone(),
+            _ => None,
+        }
+    }
+    fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
+        let checked = (mode == self.mode)
+            .then(|| self.checked.iter().find(|(s, _)| *s == scale))
+            .flatten();
+        match checked {
+            Some((_, result)) => result.clone(),
+            None => unreachable!("a finding is prechecked for every scale its reading wants"),
+        }
+    }
+    fn keyed_id(&self, _: &RandomState) -> Option<Keyed> {
+        self.id.clone()
+    }
+    fn text_hashes(&self) -> Option<[u64; 2]> {
+        Some(self.hashes)
+    }
 }
 
 impl Unchecked for Value {
@@ -276,7 +442,8 @@ const LINES: Lines = Lines {
 /// Parses every record, collecting every record-level problem instead of stopping at the first.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Problems) {
     let mut records = Vec::new();
-    let problems = each_record(name, super::records(name, bytes, &LINES), |r| {
+    let state = RandomState::default();
+    let problems = each_record(name, super::records(name, bytes, &LINES), &state, |r| {
         records.push(r)
     });
     (records, problems)
@@ -346,15 +513,60 @@ pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
         .collect()
 }
 
+/// [`read_block`] for a run: each finding checked there, as `reading` wants it
+/// ([`Prechecked`]), so that blocks read on several threads leave the thread that keeps the
+/// returns only what must see the file in order.
+pub fn read_block_for(
+    name: &str,
+    first: u64,
+    block: &[u8],
+    reading: &Reading,
+) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
+    read_block(name, first, block)
+        .into_iter()
+        .map(|line| {
+            let (line, r) = line?;
+            let mut scales: Vec<Scale> = Vec::new();
+            for (source, scale) in &reading.wants {
+                if *source == r.arm.0 && !scales.contains(scale) {
+                    scales.push(*scale);
+                }
+            }
+            let findings = r.findings.map(|fs| {
+                fs.into_iter()
+                    .map(|f| Prechecked::new(f, reading, &scales))
+                    .collect()
+            });
+            Ok((
+                line,
+                RawReturn {
+                    findings,
+                    target: r.target,
+                    arm: r.arm,
+                    reviewer: r.reviewer,
+                    run: r.run,
+                    status: r.status,
+                    reason: r.reason,
+                    residual_risks: r.residual_risks,
+                    deferred_questions: r.deferred_questions,
+                    testing_gaps: r.testing_gaps,
+                    model: r.model,
+                },
+            ))
+        })
+        .collect()
+}
+
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
 /// record-level problems. A second return for one (target, arm, reviewer, run) is one of them
 ///: `cat a.jsonl b.jsonl` must not count a review twice.
 fn each_record<F: Unchecked>(
     name: &str,
     raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
+    state: &RandomState,
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
-    let mut ids: HashMap<Arc<str>, u64, RandomState> = HashMap::default();
+    let mut ids: HashMap<Keyed, u64, Prehashed> = HashMap::default();
     super::unique(
         raws,
         |line, raw| check_record(name, line, raw),
@@ -374,14 +586,11 @@ fn each_record<F: Unchecked>(
             record.duplicate_id_of = record
                 .findings
                 .iter()
-                .map(|f| {
-                    let id = f.text("id")?;
-                    match ids.get(id) {
-                        Some(&first) => Some(first),
-                        None => {
-                            ids.insert(f.shared("id")?, record.line);
-                            None
-                        }
+                .map(|f| match ids.entry(f.keyed_id(state)?) {
+                    std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
+                    std::collections::hash_map::Entry::Vacant(v) => {
+                        v.insert(record.line);
+                        None
                     }
                 })
                 .collect();
@@ -573,20 +782,20 @@ pub struct Parsed {
 pub fn parse_for(name: &str, bytes: &[u8], mode: Mode, wants: &[(String, Scale)]) -> Parsed {
     let bytes = bytes.strip_prefix(super::BOM).unwrap_or(bytes);
     let lines = read_block(name, 1, bytes).into_iter();
-    check_for(name, lines, mode, wants, Index::default())
+    check_for(name, lines, &Reading::new(mode, wants), Index::default())
 }
 
-/// [`parse_for`] over lines read by [`read_block`], indexing into `index` (an index
-/// [`Index::without_ids`] when the corpus has no validator calls to check).
-pub fn check_for(
+/// [`parse_for`] over lines read by [`read_block`] (or, for a run, [`read_block_for`] with
+/// the same `reading`), indexing into `index` (an index [`Index::without_ids`] when the corpus
+/// has no validator calls to check).
+pub fn check_for<F: Unchecked>(
     name: &str,
-    lines: impl Iterator<Item = Line>,
-    mode: Mode,
-    wants: &[(String, Scale)],
+    lines: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
+    reading: &Reading,
     mut index: Index,
 ) -> Parsed {
     let mut out: Vec<Selection> = Vec::new();
-    for (source, scale) in wants {
+    for (source, scale) in &reading.wants {
         if !out.iter().any(|s| &s.source == source && s.scale == *scale) {
             out.push(Selection {
                 source: source.clone(),
@@ -596,12 +805,12 @@ pub fn check_for(
         }
     }
     let mut labels = super::LabelCounts::new();
-    let mut interner = Interner::default();
-    let problems = each_record(name, lines, |record| {
+    let mut interner = Interner::with_state(reading.state.clone());
+    let problems = each_record(name, lines, &reading.state, |record| {
         index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns
-                .push(to_return(&record, mode, sel.scale, &mut interner));
+                .push(to_return(&record, reading.mode, sel.scale, &mut interner));
         }
         super::count_label(&mut labels, &record.arm, record.line);
     });
@@ -616,23 +825,41 @@ pub fn check_for(
 /// One copy of each text findings repeat: the sections and files they point at, and the titles
 /// several reviewers (or arms) give one issue. A large corpus holds each once.
 #[derive(Default)]
-struct Interner(HashSet<Arc<str>, RandomState>);
+struct Interner {
+    held: HashSet<Keyed, Prehashed>,
+    state: RandomState,
+}
 
 impl Interner {
-    fn get(&mut self, s: &mut Arc<str>) {
-        match self.0.get(s) {
-            Some(held) => *s = held.clone(),
+    fn with_state(state: RandomState) -> Self {
+        Interner {
+            held: HashSet::default(),
+            state,
+        }
+    }
+
+    /// `s`, hashed `hash`, replaced by the copy already held, or held from now on.
+    fn get(&mut self, s: &mut Arc<str>, hash: Option<u64>) {
+        use std::hash::BuildHasher;
+        let key = Keyed {
+            hash: hash.unwrap_or_else(|| self.state.hash_one(&**s)),
+            text: s.clone(),
+        };
+        match self.held.get(&key) {
+            Some(held) => *s = held.text.clone(),
             None => {
-                self.0.insert(s.clone());
+                self.held.insert(key);
             }
         }
     }
 
-    fn finding(&mut self, f: &mut Finding) {
-        self.get(&mut f.claim.title);
+    /// Its title and place shared, by the hashes the finding was read with when it has them.
+    fn finding(&mut self, f: &mut Finding, hashes: Option<[u64; 2]>) {
+        let [title, place] = hashes.map_or([None; 2], |h| h.map(Some));
+        self.get(&mut f.claim.title, title);
         match &mut f.location {
-            Location::Doc { section, .. } => self.get(section),
-            Location::Code(CodeSite { file, .. }) => self.get(file),
+            Location::Doc { section, .. } => self.get(section, place),
+            Location::Code(CodeSite { file, .. }) => self.get(file, place),
         }
     }
 }
@@ -656,7 +883,7 @@ fn to_return<F: Unchecked>(
         };
         match checked {
             Ok(mut f) => {
-                interner.finding(&mut f);
+                interner.finding(&mut f, raw.text_hashes());
                 findings.push(f);
             }
             Err((field, reason)) => {
