@@ -46,10 +46,12 @@ pub struct Settings {
 /// Replays every section the corpus has data for.
 pub fn analyse(
     exp: &Experiment,
-    corpus: &Corpus,
+    corpus: &mut Corpus,
     run_id: &str,
     settings: Settings,
 ) -> Result<Analysis, InputError> {
+    let owned = take_unshared(exp, corpus);
+    let corpus = &*corpus;
     let verdicts = corpus
         .verdicts
         .as_ref()
@@ -58,7 +60,7 @@ pub fn analyse(
     let mut pairs = Vec::new();
     let (mut review, mut agreement, findings) = match &corpus.reviews {
         Some((name, selections)) => {
-            let r = review_section(exp, name, selections, verdicts, &controls, settings)?;
+            let r = review_section(exp, name, selections, owned, verdicts, &controls, settings)?;
             pairs.extend(r.pairs);
             (Some(r.section), Some(r.agreement), r.findings)
         }
@@ -365,6 +367,34 @@ struct CorpusControls<'a> {
     sources: Option<&'a Sources>,
 }
 
+/// The returns of each arm (baseline, treatment) that it alone reads, taken out of `corpus`
+/// so that its replay lets them go target by target: at a million findings the corpus and the
+/// replay's results are then never held whole together. Returns two arms share (an A/A run)
+/// stay, and so do all of them when the human labels read the findings after the replay.
+fn take_unshared(exp: &Experiment, corpus: &mut Corpus) -> [Option<Vec<Return>>; 2] {
+    let mut owned = [None, None];
+    if corpus.labels.is_some() {
+        return owned;
+    }
+    let Some((_, selections)) = &mut corpus.reviews else {
+        return owned;
+    };
+    for (i, arm) in [&exp.baseline, &exp.treatment].into_iter().enumerate() {
+        let reads = |a: &Arm| a.source == arm.source && a.review.scale() == arm.review.scale();
+        if exp.arms().iter().filter(|a| reads(a)).count() != 1 {
+            continue;
+        }
+        let scale = arm.review.scale();
+        if let Some(s) = selections
+            .iter_mut()
+            .find(|s| s.source == arm.source && s.scale == scale)
+        {
+            owned[i] = Some(std::mem::take(&mut s.returns));
+        }
+    }
+    owned
+}
+
 /// The returns an arm reads: those of its source, validated on its scale.
 fn returns_of<'a>(selections: &'a [Selection], arm: &Arm) -> &'a [Return] {
     let scale = arm.review.scale();
@@ -435,6 +465,7 @@ fn review_section(
     exp: &Experiment,
     name: &str,
     selections: &[Selection],
+    owned: [Option<Vec<Return>>; 2],
     verdicts: &[Item],
     controls: &CorpusControls<'_>,
     settings: Settings,
@@ -442,7 +473,7 @@ fn review_section(
     let composites = composites(exp, verdicts);
     // Each arm replays into its own rows, joined in arm order so the tables do not depend on
     // the threads.
-    let replay = |arm: &Arm| {
+    let replay = |arm: &Arm, owned: Option<Vec<Return>>| {
         let mut rows = Vec::new();
         let corpus = Replayed {
             name,
@@ -450,11 +481,12 @@ fn review_section(
             composites: &composites,
             controls,
         };
-        arm_review(exp, arm, &corpus, settings, &mut rows).map(|r| (r, rows))
+        arm_review(exp, arm, &corpus, owned, settings, &mut rows).map(|r| (r, rows))
     };
+    let [baseline_owned, treatment_owned] = owned;
     let (baseline, treatment) = std::thread::scope(|scope| {
-        let treatment = scope.spawn(|| replay(&exp.treatment));
-        let baseline = replay(&exp.baseline);
+        let treatment = scope.spawn(|| replay(&exp.treatment, treatment_owned));
+        let baseline = replay(&exp.baseline, baseline_owned);
         let treatment = treatment
             .join()
             .unwrap_or_else(|e| std::panic::resume_unwind(e));
@@ -935,6 +967,7 @@ fn arm_review(
     exp: &Experiment,
     arm: &Arm,
     corpus: &Replayed<'_>,
+    owned: Option<Vec<Return>>,
     settings: Settings,
     rows: &mut Vec<FindingRow>,
 ) -> Result<ArmReplay, InputError> {
@@ -945,7 +978,9 @@ fn arm_review(
         controls,
     } = *corpus;
     let scale = arm.review.scale();
-    let returns = returns_of(selections, arm);
+    let returns: &[Return] = owned
+        .as_deref()
+        .unwrap_or_else(|| returns_of(selections, arm));
     if settings.strict {
         if let Some(m) = returns.iter().flat_map(|r| r.malformed.iter()).next() {
             return Err(m.to_error(name));
@@ -957,23 +992,32 @@ fn arm_review(
     rows.reserve(returns.iter().map(|r| r.findings.len()).sum());
 
     let composite = arm_composite(composites, arm);
-    let replayed = replay::arm::replay_arm(&arm.review, exp.mode, &controls.of_arm(arm), returns);
+    let arm_controls = controls.of_arm(arm);
     // A target a skip rule kept from review counts nothing: not its malformed findings, nor
     // its failed calls.
-    let skipped: std::collections::HashSet<&str> = replayed
-        .runs
-        .iter()
-        .filter(|r| r.skipped.is_some())
-        .map(|r| r.target)
-        .collect();
+    let skipped = replay::arm::skipped_targets(&arm_controls);
     let (malformed_reasons, failed_calls) = losses(returns, &skipped);
+    let raters = {
+        let mut names: Vec<&str> = returns.iter().map(|r| &*r.reviewer).collect();
+        names.sort_unstable();
+        names.dedup();
+        names.len()
+    };
+    // Returns this arm alone reads go as their targets are replayed.
+    let replayed = match owned {
+        Some(returns) => replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns),
+        None => {
+            let returns = returns_of(selections, arm);
+            replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns)
+        }
+    };
     let mut per_target = Vec::with_capacity(replayed.runs.len());
     let arm_name: Arc<str> = Arc::from(arm.name.as_str());
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
     for run in replayed.runs {
         let input = TargetInput {
-            target: run.target,
+            target: &run.target,
             run: run.run,
             raw_confidences: &run.raw_confidences,
             malformed: run.malformed,
@@ -992,7 +1036,7 @@ fn arm_review(
             };
             pile.extend(review_metrics::finding_composite(m, &composite));
         }
-        let target: Arc<str> = Arc::from(run.target);
+        let target = run.target;
         rows.extend(
             run.merged
                 .into_iter()
@@ -1010,12 +1054,6 @@ fn arm_review(
         validated_composite: mean(&validated),
     });
 
-    let raters = {
-        let mut names: Vec<&str> = returns.iter().map(|r| &*r.reviewer).collect();
-        names.sort_unstable();
-        names.dedup();
-        names.len()
-    };
     let units = (&replayed.reviewer_units[..], &replayed.run_units[..]);
     let (reviewers, runs) = arm_agreement(exp, scale, settings, units, raters, &per_target);
     Ok(ArmReplay {

@@ -125,7 +125,7 @@ impl<'a> Replayer<'a> {
                 }
             }
             let entry = by_target
-                .entry(run.target)
+                .entry(&run.target)
                 .or_insert_with(|| (vec![0.0; sweep::review::LEN], 0.0));
             for (acc, x) in entry.0.iter_mut().zip(&v) {
                 *acc += x;

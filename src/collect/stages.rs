@@ -85,7 +85,7 @@ pub fn subjects(c: &Collected<'_>) -> Vec<Subject> {
                     let refs = ReturnRef::valid(&run.returns);
                     let precision = Precision {
                         controls: &arm.controls,
-                        target: target.target,
+                        target: &target.target,
                         sources: c.sources,
                         calls: &[],
                     };

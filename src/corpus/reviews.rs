@@ -261,17 +261,26 @@ pub struct Prechecked {
     /// The `file` field as written, for the index of files the findings name.
     file: Option<Arc<str>>,
     mode: Mode,
-    checked: Vec<(Scale, Result<Finding, FieldError>)>,
+    /// By scale (float, anchor): what [`validate`] made of it, for each scale it was checked on.
+    checked: [Option<Result<Finding, FieldError>>; 2],
     hashes: [u64; 2],
+}
+
+/// Where a scale's check sits in [`Prechecked`].
+fn scale_slot(scale: Scale) -> usize {
+    match scale {
+        Scale::Float => 0,
+        Scale::Anchor => 1,
+    }
 }
 
 impl Prechecked {
     fn new(raw: RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
         use std::hash::BuildHasher;
-        let checked: Vec<_> = scales
-            .iter()
-            .map(|&scale| (scale, validate(&raw, reading.mode, scale)))
-            .collect();
+        let mut checked = [None, None];
+        for &scale in scales {
+            checked[scale_slot(scale)] = Some(validate(&raw, reading.mode, scale));
+        }
         let text = |f: &Finding| {
             let place = match &f.location {
                 Location::Doc { section, .. } => section,
@@ -284,7 +293,7 @@ impl Prechecked {
         };
         let hashes = checked
             .iter()
-            .find_map(|(_, c)| c.as_ref().ok())
+            .find_map(|c| c.as_ref()?.as_ref().ok())
             .map_or([0; 2], text);
         Prechecked {
             id: raw.keyed_id(&reading.state),
@@ -313,10 +322,10 @@ impl Unchecked for Prechecked {
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         let checked = (mode == self.mode)
-            .then(|| self.checked.iter().find(|(s, _)| *s == scale))
+            .then(|| self.checked[scale_slot(scale)].as_ref())
             .flatten();
         match checked {
-            Some((_, result)) => result.clone(),
+            Some(result) => result.clone(),
             None => unreachable!("a finding is prechecked for every scale its reading wants"),
         }
     }
@@ -566,7 +575,13 @@ fn each_record<F: Unchecked>(
     state: &RandomState,
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
-    let mut ids: HashMap<Keyed, u64, Prehashed> = HashMap::default();
+    // Each id with the line it first appears on, found by the hash it was read with (worked
+    // out again from the text only when the table grows).
+    let mut ids: hashbrown::HashTable<(Arc<str>, u64)> = hashbrown::HashTable::new();
+    let rehash = |(id, _): &(Arc<str>, u64)| {
+        use std::hash::BuildHasher;
+        state.hash_one(&**id)
+    };
     super::unique(
         raws,
         |line, raw| check_record(name, line, raw),
@@ -586,11 +601,14 @@ fn each_record<F: Unchecked>(
             record.duplicate_id_of = record
                 .findings
                 .iter()
-                .map(|f| match ids.entry(f.keyed_id(state)?) {
-                    std::collections::hash_map::Entry::Occupied(first) => Some(*first.get()),
-                    std::collections::hash_map::Entry::Vacant(v) => {
-                        v.insert(record.line);
-                        None
+                .map(|f| {
+                    let Keyed { hash, text } = f.keyed_id(state)?;
+                    match ids.entry(hash, |(id, _)| *id == text, rehash) {
+                        hashbrown::hash_table::Entry::Occupied(first) => Some(first.get().1),
+                        hashbrown::hash_table::Entry::Vacant(v) => {
+                            v.insert((text, record.line));
+                            None
+                        }
                     }
                 })
                 .collect();

@@ -66,9 +66,11 @@ fn stream<T: Send, R>(
     per_block: impl Fn(u64, &[u8]) -> T + Sync,
     consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
 ) -> Result<R, Error> {
-    // About 4 MB: a few thousand returns, small next to the file and large next to a line.
+    // About 1 MB: a thousand returns or so, small next to the file and large next to a line.
+    // Each worker holds a block waiting, one being parsed and one parsed, so blocks this size
+    // keep what is in flight near ten megabytes.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    stream_by(4 << 20, workers, path, inputs, per_block, consume)
+    stream_by(1 << 20, workers, path, inputs, per_block, consume)
 }
 
 /// The most lines a block holds. A block's result holds something per line (an error, for a

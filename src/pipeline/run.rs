@@ -120,7 +120,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     let mut lap = std::time::Instant::now();
     let Loaded {
         experiment: mut exp,
-        corpus,
+        mut corpus,
         inputs,
         incomplete,
         suspect,
@@ -171,7 +171,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         queries,
         pairs,
         scores,
-    } = analysis::analyse(&exp, &corpus, &run_id, settings)?;
+    } = analysis::analyse(&exp, &mut corpus, &run_id, settings)?;
     if let Some(qualified) = &sequential {
         let order = super::sequential::recorded_order(&exp.corpus)?
             .map(|ids| (ids, "collect.json".to_string()));

@@ -256,12 +256,12 @@ pub fn replay(
         aa: false,
     };
     let file = super::experiment_file(path).display().to_string();
-    let loaded = super::run::load(path, &options)?;
+    let mut loaded = super::run::load(path, &options)?;
     let exp = loaded.experiment;
     let qualified = qualify(&exp, &file)?;
     let analysis = crate::analysis::analyse(
         &exp,
-        &loaded.corpus,
+        &mut loaded.corpus,
         "sequential-look",
         crate::analysis::Settings {
             strict: false,

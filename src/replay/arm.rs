@@ -4,7 +4,9 @@
 //! replays out. `analysis` turns them into metrics; `collect` and the skip rules can replay an
 //! arm's synthesis without the rest.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use super::review::{self, Check, Merged, Precision, ReturnRef};
 use super::review_metrics::reviewer_units;
@@ -16,8 +18,8 @@ use crate::policy::{Controls, Mode, ReviewPolicy, SkipRule};
 
 /// One (target, run) as the arm's policy replays it.
 #[derive(Clone, Debug)]
-pub struct RunReplay<'a> {
-    pub target: &'a str,
+pub struct RunReplay {
+    pub target: Arc<str>,
     pub run: u32,
     /// Recorded confidences of the valid findings of the `ok` returns, before any policy.
     pub raw_confidences: Vec<f64>,
@@ -37,9 +39,9 @@ pub struct RunReplay<'a> {
 
 /// A whole arm, replayed.
 #[derive(Clone, Debug, Default)]
-pub struct ArmReplay<'a> {
+pub struct ArmReplay {
     /// Targets in order of first appearance, each target's runs in order of first appearance.
-    pub runs: Vec<RunReplay<'a>>,
+    pub runs: Vec<RunReplay>,
     /// Agreement among corroborating reviewers: per corroborated merged finding, each
     /// contributor's raw confidence.
     pub reviewer_units: Vec<Vec<f64>>,
@@ -108,38 +110,70 @@ pub fn skip_rule(rules: &[SkipRule], pr: Option<&Pr>) -> Option<SkipRule> {
     })
 }
 
-/// One target's recorded returns, by run.
+/// The targets a skip rule keeps the arm from reviewing: those whose pull request one of its
+/// rules fires on, as [`replay_arm`] skips them.
+pub fn skipped_targets<'a>(arm: &ArmControls<'a>) -> std::collections::HashSet<&'a str> {
+    let prs: HashMap<&str, Option<&Pr>> = pull_requests(arm);
+    prs.into_iter()
+        .filter(|(_, pr)| skip_rule(&arm.controls.skip, *pr).is_some())
+        .map(|(t, _)| t)
+        .collect()
+}
+
+/// Each target's pull request, when the corpus's targets file gives one.
+fn pull_requests<'a>(arm: &ArmControls<'a>) -> HashMap<&'a str, Option<&'a Pr>> {
+    arm.targets
+        .iter()
+        .map(|t| (t.target.as_str(), t.pr.as_ref()))
+        .collect()
+}
+
+/// One target's recorded returns (`&Return`, or the returns themselves when the replay may let
+/// them go), by run.
 #[derive(Clone, Debug)]
-pub struct TargetGroup<'a> {
-    pub target: &'a str,
+pub struct TargetGroup<R> {
+    pub target: Arc<str>,
     /// In order of first appearance.
-    pub runs: Vec<RunGroup<'a>>,
+    pub runs: Vec<RunGroup<R>>,
 }
 
 /// One run of one target: its returns, in file order.
 #[derive(Clone, Debug)]
-pub struct RunGroup<'a> {
+pub struct RunGroup<R> {
     pub run: u32,
-    pub returns: Vec<&'a Return>,
+    pub returns: Vec<R>,
+}
+
+impl<R: Borrow<Return>> RunGroup<R> {
+    /// Its returns, borrowed.
+    pub fn refs(&self) -> Vec<&Return> {
+        self.returns.iter().map(Borrow::borrow).collect()
+    }
 }
 
 /// The targets of `returns` in order of first appearance, each with its runs.
-pub fn group(returns: &[Return]) -> Vec<TargetGroup<'_>> {
-    let mut targets: Vec<TargetGroup> = Vec::new();
-    let mut index: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
+pub fn group<R: Borrow<Return>>(returns: impl IntoIterator<Item = R>) -> Vec<TargetGroup<R>> {
+    let mut targets: Vec<TargetGroup<R>> = Vec::new();
+    let mut index: HashMap<String, usize, foldhash::fast::RandomState> = HashMap::default();
     for r in returns {
-        let t = *index.entry(&r.target).or_insert_with(|| {
-            targets.push(TargetGroup {
-                target: &r.target,
-                runs: Vec::new(),
-            });
-            targets.len() - 1
-        });
+        let ret = r.borrow();
+        let t = match index.get(ret.target.as_str()) {
+            Some(&t) => t,
+            None => {
+                index.insert(ret.target.clone(), targets.len());
+                targets.push(TargetGroup {
+                    target: Arc::from(ret.target.as_str()),
+                    runs: Vec::new(),
+                });
+                targets.len() - 1
+            }
+        };
+        let run = ret.run;
         let runs = &mut targets[t].runs;
-        match runs.iter_mut().find(|g| g.run == r.run) {
+        match runs.iter_mut().find(|g| g.run == run) {
             Some(g) => g.returns.push(r),
             None => runs.push(RunGroup {
-                run: r.run,
+                run,
                 returns: vec![r],
             }),
         }
@@ -154,34 +188,34 @@ pub fn fingerprint(f: &Finding) -> String {
         Location::Doc { section, .. } => section,
         Location::Code(CodeSite { file, .. }) => file,
     };
-    format!(
-        "{}\u{1f}{}",
-        review::normalize(place),
-        review::normalize(&f.claim.title)
-    )
+    review::fingerprint_of(place, &f.claim.title)
 }
 
 /// Replays every (target, run) of `returns` through `policy` and the arm's precision controls.
 /// A target's runs are replayed together, so the test-retest bookkeeping lives only as long as
-/// one target. A target a skip rule fires on is replayed too, but only to count what skipping
-/// it hid; its runs hold zeros.
-pub fn replay_arm<'a>(
+/// one target; returns given by value are let go as soon as their target is replayed, so a
+/// replay that owns its corpus never holds it and its results whole. A target a skip rule fires
+/// on is replayed too, but only to count what skipping it hid; its runs hold zeros.
+pub fn replay_arm<R: Borrow<Return>>(
     policy: &ReviewPolicy,
     mode: Mode,
     arm: &ArmControls<'_>,
-    returns: &'a [Return],
-) -> ArmReplay<'a> {
+    returns: impl IntoIterator<Item = R>,
+) -> ArmReplay {
     let mut out = ArmReplay::default();
     let mut calls: HashMap<(&str, u32), Vec<&Validation>> = HashMap::new();
     for c in arm.calls.iter().filter(|c| c.arm == arm.source) {
         calls.entry((c.target.as_str(), c.run)).or_default().push(c);
     }
-    let prs: HashMap<&str, Option<&Pr>> = arm
-        .targets
-        .iter()
-        .map(|t| (t.target.as_str(), t.pr.as_ref()))
-        .collect();
-    for TargetGroup { target, runs } in group(returns) {
+    let prs = pull_requests(arm);
+    for TargetGroup {
+        target: shared,
+        runs: owned,
+    } in group(returns)
+    {
+        // Borrowed for the replay; `owned` goes when this target is done.
+        let runs: Vec<(u32, Vec<&Return>)> = owned.iter().map(|g| (g.run, g.refs())).collect();
+        let target: &str = &shared;
         let has_sources = arm.sources.is_some_and(|s| s.has(target));
         let replay_run = |run: u32, group: &[&Return]| {
             let refs = ReturnRef::valid(group);
@@ -198,11 +232,7 @@ pub fn replay_arm<'a>(
             // Not reviewed: zero in every count. Replayed as if it were, for what that hid.
             let n = runs.len() as f64;
             out.skipped.targets += 1;
-            for RunGroup {
-                run,
-                returns: group,
-            } in &runs
-            {
+            for (run, group) in &runs {
                 let merged = replay_run(*run, group);
                 let lost = merged.iter().filter(|m| m.externalized());
                 let (all, high) = lost.fold((0, 0), |(a, h), m| {
@@ -212,7 +242,7 @@ pub fn replay_arm<'a>(
                 out.skipped.lost_actionable += all as f64 / n;
                 out.skipped.lost_p0_p1 += high as f64 / n;
                 out.runs.push(RunReplay {
-                    target,
+                    target: Arc::clone(&shared),
                     run: *run,
                     raw_confidences: Vec::new(),
                     malformed: 0,
@@ -230,11 +260,7 @@ pub fn replay_arm<'a>(
             BTreeMap<u32, f64>,
             foldhash::fast::RandomState,
         > = HashMap::default();
-        for RunGroup {
-            run,
-            returns: group,
-        } in &runs
-        {
+        for (run, group) in &runs {
             let ok: Vec<&Return> = group.iter().copied().filter(|r| !r.failed).collect();
             let merged = replay_run(*run, group);
             for m in &merged {
@@ -256,7 +282,7 @@ pub fn replay_arm<'a>(
                 }
             }
             out.runs.push(RunReplay {
-                target,
+                target: Arc::clone(&shared),
                 run: *run,
                 raw_confidences: ok
                     .iter()
@@ -323,7 +349,7 @@ mod tests {
             .iter()
             .map(|g| {
                 (
-                    g.target,
+                    &*g.target,
                     g.runs.iter().map(|r| (r.run, r.returns.len())).collect(),
                 )
             })
@@ -501,7 +527,7 @@ mod tests {
             .iter()
             .map(|r| {
                 (
-                    r.target,
+                    &*r.target,
                     r.run,
                     r.skipped,
                     r.merged.len() + r.raw_confidences.len() + r.failed_reviewers,

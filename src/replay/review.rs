@@ -193,14 +193,20 @@ pub enum MergedLocation {
 }
 
 /// Step 2: lowercase, keep only alphanumerics and whitespace, collapse whitespace, trim.
-/// One pass, one allocation: a run of whitespace becomes one space once the next kept character
-/// arrives, so none leads or trails.
 pub fn normalize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    normalize_into(&mut out, text);
+    out
+}
+
+/// [`normalize`], appended to `out`. One pass: a run of whitespace becomes one space once the
+/// next kept character arrives, so none leads or trails.
+fn normalize_into(out: &mut String, text: &str) {
+    let start = out.len();
     let mut gap = false;
     let mut keep = |c: char| {
         if c.is_alphanumeric() {
-            if gap && !out.is_empty() {
+            if gap && out.len() > start {
                 out.push(' ');
             }
             gap = false;
@@ -216,7 +222,16 @@ pub fn normalize(text: &str) -> String {
             c.to_lowercase().for_each(&mut keep);
         }
     }
-    out
+}
+
+/// What makes two findings "the same finding" (step 2): their normalized place (section or
+/// file) and title, with a separator that keeps "a"+"bc" apart from "ab"+"c". One allocation.
+pub fn fingerprint_of(place: &str, title: &str) -> String {
+    let mut key = String::with_capacity(place.len() + title.len() + 1);
+    normalize_into(&mut key, place);
+    key.push('\u{1f}');
+    normalize_into(&mut key, title);
+    key
 }
 
 /// A finding in flight: where it came from, and its confidence after collapse.
@@ -455,11 +470,7 @@ fn by_fingerprint(
         let Some(place) = place(&w.finding.location) else {
             continue;
         };
-        let key = format!(
-            "{}\u{1f}{}",
-            normalize(place),
-            normalize(&w.finding.claim.title)
-        );
+        let key = fingerprint_of(place, &w.finding.claim.title);
         match index.get(&key) {
             Some(&g) => groups[g].push(i),
             None => {
@@ -883,6 +894,11 @@ mod tests {
             "tab\tend\t",
         ] {
             assert_eq!(normalize(text), by_steps(text), "{text:?}");
+            // A fingerprint is the two normalized texts joined, whatever each one holds.
+            for place in ["", " S-1 ", "  "] {
+                let joined = format!("{}\u{1f}{}", by_steps(place), by_steps(text));
+                assert_eq!(fingerprint_of(place, text), joined, "{place:?} {text:?}");
+            }
         }
     }
 

@@ -284,8 +284,9 @@ pub fn write_frames(
     };
     let schema = first.schema().clone();
     std::thread::scope(|scope| {
-        let (to_csv, csv_frames) = sync_channel::<DataFrame>(2);
-        let (to_parquet, parquet_frames) = sync_channel::<DataFrame>(2);
+        // One frame waiting for each writer: the frames in flight are the rows' largest copy.
+        let (to_csv, csv_frames) = sync_channel::<DataFrame>(1);
+        let (to_parquet, parquet_frames) = sync_channel::<DataFrame>(1);
         let csv_schema = schema.clone();
         let csv = scope.spawn(move || -> PolarsResult<()> {
             let mut w = CsvWriter::new(csv)
