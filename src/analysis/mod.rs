@@ -1003,19 +1003,12 @@ fn arm_review(
         names.dedup();
         names.len()
     };
-    // Returns this arm alone reads go as their targets are replayed.
-    let replayed = match owned {
-        Some(returns) => replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns),
-        None => {
-            let returns = returns_of(selections, arm);
-            replay::arm::replay_arm(&arm.review, exp.mode, &arm_controls, returns)
-        }
-    };
-    let mut per_target = Vec::with_capacity(replayed.runs.len());
+    let mut per_target = Vec::new();
     let arm_name: Arc<str> = Arc::from(arm.name.as_str());
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
-    for run in replayed.runs {
+    // Each (target, run) becomes its metrics and rows as soon as it is replayed.
+    let each = |run: replay::arm::RunReplay| {
         let input = TargetInput {
             target: &run.target,
             run: run.run,
@@ -1042,7 +1035,16 @@ fn arm_review(
                 .into_iter()
                 .map(|m| FindingRow::new(&arm_name, &target, run.run, m)),
         );
-    }
+    };
+    // Returns this arm alone reads go as their targets are replayed.
+    let (policy, mode) = (&arm.review, exp.mode);
+    let replayed = match owned {
+        Some(returns) => replay::arm::replay_arm_each(policy, mode, &arm_controls, returns, each),
+        None => {
+            let returns = returns_of(selections, arm);
+            replay::arm::replay_arm_each(policy, mode, &arm_controls, returns, each)
+        }
+    };
     let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
     let precision_controls = controls.used.then(|| review_metrics::ControlsFigures {
         skipped_targets: replayed.skipped.targets,

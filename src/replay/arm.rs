@@ -202,6 +202,21 @@ pub fn replay_arm<R: Borrow<Return>>(
     arm: &ArmControls<'_>,
     returns: impl IntoIterator<Item = R>,
 ) -> ArmReplay {
+    let mut runs = Vec::new();
+    let out = replay_arm_each(policy, mode, arm, returns, |run| runs.push(run));
+    ArmReplay { runs, ..out }
+}
+
+/// [`replay_arm`], giving each (target, run) to `each` as soon as it is replayed instead of
+/// keeping them (its `runs` are left empty): a caller that turns them into rows never holds
+/// every merged finding of the arm and every row at once.
+pub fn replay_arm_each<R: Borrow<Return>>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    arm: &ArmControls<'_>,
+    returns: impl IntoIterator<Item = R>,
+    mut each: impl FnMut(RunReplay),
+) -> ArmReplay {
     let mut out = ArmReplay::default();
     let mut calls: HashMap<(&str, u32), Vec<&Validation>> = HashMap::new();
     for c in arm.calls.iter().filter(|c| c.arm == arm.source) {
@@ -241,7 +256,7 @@ pub fn replay_arm<R: Borrow<Return>>(
                 out.skipped.calls += group.len() as f64 / n;
                 out.skipped.lost_actionable += all as f64 / n;
                 out.skipped.lost_p0_p1 += high as f64 / n;
-                out.runs.push(RunReplay {
+                each(RunReplay {
                     target: Arc::clone(&shared),
                     run: *run,
                     raw_confidences: Vec::new(),
@@ -281,7 +296,7 @@ pub fn replay_arm<R: Borrow<Return>>(
                     }
                 }
             }
-            out.runs.push(RunReplay {
+            each(RunReplay {
                 target: Arc::clone(&shared),
                 run: *run,
                 raw_confidences: ok

@@ -267,7 +267,7 @@ pub fn with_run_id(mut df: DataFrame, run_id: &str) -> PolarsResult<DataFrame> {
 
 /// How many rows a table is built and written at a time: a million-row table is never held
 /// whole as a frame (each batch is one Parquet row group).
-pub const FRAME_ROWS: usize = 65_536;
+pub const FRAME_ROWS: usize = 16_384;
 
 /// Writes one table, given as consecutive frames of one schema, as CSV (with a header) and as
 /// Parquet at once. Each writer has a thread of its own, so that the next frame is built while
