@@ -177,6 +177,19 @@ printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plo
 printf '  slowest of the three runs %ss; bars (issue 17): 5 s and 600 MB\n' \
   "$(awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$r.stderr" | sort -g | tail -1)"
 
+# The same corpus with titles and sections as long as a reviewer writes them (~90 and ~40
+# characters): more text to read, hash, normalize and write.
+LL="$DATA/large-reviews-long-$FINDINGS"
+[ -f "$LL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$LL" long
+rl="$DATA/out-replay-long"
+for i in 1 2 3; do
+  rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
+  measure "$rl.$i" "$BIN" run "$LL/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
+done
+cat "$rl".[123].stderr > "$rl.stderr"
+printf '  with long titles and sections (%s MB of reviews.jsonl): read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
+  "$(( $(stat -c %s "$LL/reviews.jsonl") / 1000000 ))" "$(phase "$rl" "read and parse")" "$(phase "$rl" "replay and metrics")" "$(phase "$rl" tables)" "$(wall_s "$rl")" "$(rss_mb "$rl")"
+
 fi
 
 if want queries; then

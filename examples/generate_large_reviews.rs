@@ -1,5 +1,7 @@
 //! A large document-review corpus for the replay benchmark (`benches/bench.sh`), from a fixed
-//! seed: `cargo run --release --example generate_large_reviews -- FINDINGS OUT_DIR`.
+//! seed: `cargo run --release --example generate_large_reviews -- FINDINGS OUT_DIR [long]`.
+//! With `long`, titles and sections read like a reviewer's (about 90 and 40 characters) instead
+//! of "Issue 3 of plan 7" and "Section 3".
 //!
 //! Targets of 30 latent issues are reviewed by 7 personas in 3 runs per arm; each persona files
 //! each issue with some probability, so findings merge and corroborate as in the example corpus.
@@ -23,9 +25,10 @@ const FLOATS: [f64; 9] = [0.45, 0.5, 0.55, 0.6, 0.65, 0.72, 0.8, 0.85, 0.9];
 
 fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage = || std::io::Error::other("usage: generate_large_reviews FINDINGS OUT_DIR");
+    let usage = || std::io::Error::other("usage: generate_large_reviews FINDINGS OUT_DIR [long]");
     let total: u64 = args.next().and_then(|a| a.parse().ok()).ok_or_else(usage)?;
     let out = std::path::PathBuf::from(args.next().ok_or_else(usage)?);
+    let long = args.next().as_deref() == Some("long");
     std::fs::create_dir_all(&out)?;
     std::fs::write(
         out.join("experiment.toml"),
@@ -53,9 +56,19 @@ fn main() -> std::io::Result<()> {
                             FLOATS[rng.below(9) as usize].to_string()
                         };
                         let sev = ["P0", "P1", "P2", "P3"][(issue % 4) as usize];
+                        let (title, section) = if long {
+                            (
+                                format!("Issue {issue} of plan {target}: the rollback step does not say who approves a schema change"),
+                                format!("Section {}: Migration, rollback and ownership", issue % 8),
+                            )
+                        } else {
+                            (
+                                format!("Issue {issue} of plan {target}"),
+                                format!("Section {}", issue % 8),
+                            )
+                        };
                         findings.push(format!(
-                            r#"{{"id":"{arm}-{target}-{run}-{persona}-{issue}","title":"Issue {issue} of plan {target}","severity":"{sev}","section":"Section {}","finding_type":"omission","autofix_class":"manual","confidence":{conf}}}"#,
-                            issue % 8
+                            r#"{{"id":"{arm}-{target}-{run}-{persona}-{issue}","title":"{title}","severity":"{sev}","section":"{section}","finding_type":"omission","autofix_class":"manual","confidence":{conf}}}"#
                         ));
                         written += 1;
                     }
