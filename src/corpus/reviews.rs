@@ -255,15 +255,26 @@ impl Reading {
 /// of its arm (one, unless two arms read one source on two scales), with the hashes of its id,
 /// title and place: the thread that keeps the returns then only marks duplicate ids and shares
 /// repeated text. [`Unchecked::check`] gives what [`validate`] gives the raw finding.
-#[derive(Debug)]
 pub struct Prechecked {
     id: Option<Keyed>,
     /// The `file` field as written, for the index of files the findings name.
     file: Option<Arc<str>>,
     mode: Mode,
-    /// By scale (float, anchor): what [`validate`] made of it, for each scale it was checked on.
-    checked: [Option<Result<Finding, FieldError>>; 2],
+    /// By scale (float, anchor): what [`validate`] made of it, for each scale it was checked on,
+    /// until [`Unchecked::check`] takes it (each selection reads a record on its own scale, so
+    /// no scale's result is asked for twice).
+    checked: [std::cell::Cell<Option<Result<Finding, FieldError>>>; 2],
     hashes: [u64; 2],
+}
+
+impl std::fmt::Debug for Prechecked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prechecked")
+            .field("id", &self.id)
+            .field("file", &self.file)
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Where a scale's check sits in [`Prechecked`].
@@ -295,6 +306,7 @@ impl Prechecked {
             .iter()
             .find_map(|c| c.as_ref()?.as_ref().ok())
             .map_or([0; 2], text);
+        let checked = checked.map(std::cell::Cell::new);
         Prechecked {
             id: raw.keyed_id(&reading.state),
             file: raw.shared("file"),
@@ -322,11 +334,11 @@ impl Unchecked for Prechecked {
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         let checked = (mode == self.mode)
-            .then(|| self.checked[scale_slot(scale)].as_ref())
+            .then(|| self.checked[scale_slot(scale)].take())
             .flatten();
         match checked {
-            Some(result) => result.clone(),
-            None => unreachable!("a finding is prechecked for every scale its reading wants"),
+            Some(result) => result,
+            None => unreachable!("a finding is prechecked once for every scale its reading wants"),
         }
     }
     fn keyed_id(&self, _: &RandomState) -> Option<Keyed> {
@@ -575,13 +587,11 @@ fn each_record<F: Unchecked>(
     state: &RandomState,
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
-    // Each id with the line it first appears on, found by the hash it was read with (worked
-    // out again from the text only when the table grows).
-    let mut ids: hashbrown::HashTable<(Arc<str>, u64)> = hashbrown::HashTable::new();
-    let rehash = |(id, _): &(Arc<str>, u64)| {
-        use std::hash::BuildHasher;
-        state.hash_one(&**id)
-    };
+    // Each id with the line it first appears on, in the order first seen, found through a table
+    // of (hash, position): the hash is the one the id was read with, so the table grows without
+    // touching a single id, and an id's text is read only when its hash matches.
+    let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
+    let mut ids: hashbrown::HashTable<(u64, usize)> = hashbrown::HashTable::new();
     super::unique(
         raws,
         |line, raw| check_record(name, line, raw),
@@ -603,10 +613,12 @@ fn each_record<F: Unchecked>(
                 .iter()
                 .map(|f| {
                     let Keyed { hash, text } = f.keyed_id(state)?;
-                    match ids.entry(hash, |(id, _)| *id == text, rehash) {
-                        hashbrown::hash_table::Entry::Occupied(first) => Some(first.get().1),
-                        hashbrown::hash_table::Entry::Vacant(v) => {
-                            v.insert((text, record.line));
+                    let same = |&(h, at): &(u64, usize)| h == hash && first_ids[at].0 == text;
+                    match ids.find(hash, same) {
+                        Some(&(_, at)) => Some(first_ids[at].1),
+                        None => {
+                            ids.insert_unique(hash, (hash, first_ids.len()), |&(h, _)| h);
+                            first_ids.push((text, record.line));
                             None
                         }
                     }
