@@ -171,7 +171,7 @@ pub trait Unchecked {
     }
 }
 
-/// A text with its hash, worked out once (on the thread that read its line): the maps of
+/// A text with its hash, worked out once (on the thread that read its line): the tables of
 /// [`check_for`] compare hashes first and never hash a string again, not even when they grow.
 #[derive(Clone, Debug)]
 pub struct Keyed {
@@ -186,48 +186,6 @@ impl Keyed {
             hash: state.hash_one(&*text),
             text,
         }
-    }
-}
-
-impl PartialEq for Keyed {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.text == other.text
-    }
-}
-
-impl Eq for Keyed {}
-
-impl std::hash::Hash for Keyed {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
-    }
-}
-
-/// The hasher of maps keyed by [`Keyed`]: the key's hash, as worked out.
-#[derive(Clone, Copy, Default)]
-struct Prehashed;
-
-impl std::hash::BuildHasher for Prehashed {
-    type Hasher = PrehashedHasher;
-    fn build_hasher(&self) -> PrehashedHasher {
-        PrehashedHasher(0)
-    }
-}
-
-struct PrehashedHasher(u64);
-
-impl std::hash::Hasher for PrehashedHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `Keyed` is hashed here, and it writes one u64; anything else still hashes.
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
     }
 }
 
@@ -856,14 +814,15 @@ pub fn check_for<F: Unchecked>(
 /// several reviewers (or arms) give one issue. A large corpus holds each once.
 #[derive(Default)]
 struct Interner {
-    held: HashSet<Keyed, Prehashed>,
+    /// Each text with its hash, so that the table grows without hashing any text again.
+    held: hashbrown::HashTable<(u64, Arc<str>)>,
     state: RandomState,
 }
 
 impl Interner {
     fn with_state(state: RandomState) -> Self {
         Interner {
-            held: HashSet::default(),
+            held: hashbrown::HashTable::new(),
             state,
         }
     }
@@ -871,14 +830,19 @@ impl Interner {
     /// `s`, hashed `hash`, replaced by the copy already held, or held from now on.
     fn get(&mut self, s: &mut Arc<str>, hash: Option<u64>) {
         use std::hash::BuildHasher;
-        let key = Keyed {
-            hash: hash.unwrap_or_else(|| self.state.hash_one(&**s)),
-            text: s.clone(),
-        };
-        match self.held.get(&key) {
-            Some(held) => *s = held.text.clone(),
+        let hash = hash.unwrap_or_else(|| self.state.hash_one(&**s));
+        match self
+            .held
+            .find(hash, |(h, held)| *h == hash && **held == **s)
+        {
+            Some((_, held)) => {
+                if !Arc::ptr_eq(held, s) {
+                    *s = held.clone();
+                }
+            }
             None => {
-                self.held.insert(key);
+                self.held
+                    .insert_unique(hash, (hash, s.clone()), |(h, _)| *h);
             }
         }
     }
