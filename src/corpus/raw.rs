@@ -441,6 +441,10 @@ impl<'de> Visitor<'de> for FindingVisitor {
                     if fields.iter().any(|(at, _)| usize::from(*at) == i) {
                         return Err(refuse());
                     }
+                    if fields.is_empty() {
+                        // Room for a doc or code finding's usual fields in one allocation.
+                        fields.reserve_exact(8);
+                    }
                     fields.push((i as u8, map.next_value::<Slot>()?));
                 }
                 Key::Other(key) => {
@@ -452,7 +456,10 @@ impl<'de> Visitor<'de> for FindingVisitor {
         // In the order of FINDING_FIELDS, as the general reader builds them (the near keys,
         // marked NEAR, after them).
         fields.sort_unstable_by_key(|(i, _)| *i);
-        fields.shrink_to_fit();
+        // A sparse object (a hostile line of a million `{"title": 1}`) holds no more than it has.
+        if fields.len() < 4 {
+            fields.shrink_to_fit();
+        }
         Ok(RawFinding::Object(fields))
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawFinding, A::Error> {
@@ -498,9 +505,10 @@ impl super::FromJson for Slot {
     fn string(s: String) -> Self {
         Slot::Str(s.into())
     }
-    /// Straight into the shared string, as every finding's text field is read.
+    /// Straight into the shared string, as every finding's text field is read; a short one
+    /// (a severity, a class, a section name) is shared with its last occurrence on this thread.
     fn str(s: &str) -> Self {
-        Slot::Str(s.into())
+        Slot::Str(short_text(s))
     }
     fn array<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Self, A::Error> {
         let mut items = Vec::new();
@@ -516,9 +524,59 @@ impl super::FromJson for Slot {
     }
 }
 
+/// The longest text [`short_text`] shares.
+const SHORT: usize = 24;
+
+std::thread_local! {
+    /// The short texts this thread read last, one per slot of a hash of their bytes.
+    static RECENT: std::cell::RefCell<[Option<Arc<str>>; 64]> =
+        const { std::cell::RefCell::new([const { None }; 64]) };
+}
+
+/// `s` as a shared string. The fields a finding repeats from one finding to the next (severity,
+/// finding type, autofix class, owner, often the section) are short: each is allocated once per
+/// run of repeats on the reading thread instead of once per finding.
+fn short_text(s: &str) -> Arc<str> {
+    if s.len() > SHORT {
+        return s.into();
+    }
+    let slot = s.bytes().fold(s.len() as u32, |h, b| {
+        h.wrapping_mul(31).wrapping_add(u32::from(b))
+    }) as usize
+        % 64;
+    RECENT.with_borrow_mut(|recent| match &recent[slot] {
+        Some(held) if **held == *s => held.clone(),
+        _ => {
+            let text: Arc<str> = s.into();
+            recent[slot] = Some(text.clone());
+            text
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_texts_are_shared_and_read_as_written() {
+        let (a, b) = (short_text("P1"), short_text("P1"));
+        assert!(Arc::ptr_eq(&a, &b));
+        for s in [
+            "",
+            "P0",
+            "Section 3",
+            "manual",
+            "é",
+            &"x".repeat(SHORT),
+            &"y".repeat(SHORT + 1),
+        ] {
+            assert_eq!(&*short_text(s), s);
+            assert_eq!(&*short_text(s), s);
+        }
+        let long = "z".repeat(SHORT + 1);
+        assert!(!Arc::ptr_eq(&short_text(&long), &short_text(&long)));
+    }
 
     // The fast route is only worth having if the lines users write take it: every line of every
     // example corpus does.
