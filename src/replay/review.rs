@@ -202,6 +202,9 @@ pub fn normalize(text: &str) -> String {
 /// [`normalize`], appended to `out`. One pass: a run of whitespace becomes one space once the
 /// next kept character arrives, so none leads or trails.
 fn normalize_into(out: &mut String, text: &str) {
+    if text.is_ascii() {
+        return normalize_ascii_into(out, text.as_bytes());
+    }
     let start = out.len();
     let mut gap = false;
     let mut keep = |c: char| {
@@ -220,6 +223,26 @@ fn normalize_into(out: &mut String, text: &str) {
             keep(c.to_ascii_lowercase());
         } else {
             c.to_lowercase().for_each(&mut keep);
+        }
+    }
+}
+
+/// [`normalize_into`] of ASCII text, a byte at a time: what titles and sections almost always
+/// are. The same rules: ASCII letters and digits are kept (lowercased), and ASCII's whitespace
+/// (`char::is_whitespace`, which unlike `u8::is_ascii_whitespace` counts the vertical tab) is
+/// a gap.
+fn normalize_ascii_into(out: &mut String, text: &[u8]) {
+    let start = out.len();
+    let mut gap = false;
+    for &b in text {
+        if b.is_ascii_alphanumeric() {
+            if gap && out.len() > start {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(char::from(b.to_ascii_lowercase()));
+        } else if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+            gap = true;
         }
     }
 }
@@ -892,7 +915,15 @@ mod tests {
             "x\u{301}y 12½ ٣",
             "\t\nRollback:\r\n plan--is MISSING!\u{2028}",
             "tab\tend\t",
-        ] {
+            "v\u{b}tab\u{c}form\u{1c}sep\u{7f}del",
+            "ASCII: Rollback -- plan_is   MISSING!\r\n",
+        ]
+        .into_iter()
+        .map(String::from)
+        // Every ASCII character, between letters and at either end (the byte-wise route).
+        .chain((0u8..128).map(|b| format!("{0}a{0}B{0}", char::from(b))))
+        {
+            let text = text.as_str();
             assert_eq!(normalize(text), by_steps(text), "{text:?}");
             // A fingerprint is the two normalized texts joined, whatever each one holds.
             for place in ["", " S-1 ", "  "] {
