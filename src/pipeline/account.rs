@@ -257,13 +257,20 @@ impl<'a> Known {
             }
         }
         let mut some: HashMap<String, Vec<String>> = HashMap::new();
+        if found.is_empty() {
+            // Nothing names an id: there is nothing to look up, nor to suggest.
+            return Known { found, some };
+        }
         let mut see = |source: &str, id: &str| {
             if let Some(f) = found.get_mut(source).and_then(|ids| ids.get_mut(id)) {
                 *f = true;
             }
-            let ids = some.entry(source.to_string()).or_default();
-            if ids.len() < 10_000 {
-                ids.push(id.to_string());
+            match some.get_mut(source) {
+                Some(ids) if ids.len() < 10_000 => ids.push(id.to_string()),
+                Some(_) => {}
+                None => {
+                    some.insert(source.to_string(), vec![id.to_string()]);
+                }
             }
         };
         let corpus = &loaded.corpus;
