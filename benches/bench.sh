@@ -163,14 +163,19 @@ fi
 if want replay; then
 FINDINGS=1000000
 [ -n "$QUICK" ] && FINDINGS=100000
+# Three runs of `run` on the generated corpus in folder $1 (made with the generator's extra
+# argument $3 when it is missing), their outputs under $2.
+replay_runs() {
+  [ -f "$1/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$1" ${3:+"$3"}
+  for i in 1 2 3; do
+    rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
+    measure "$2.$i" "$BIN" run "$1/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
+  done
+  cat "$2".[123].stderr > "$2.stderr"
+}
 L="$DATA/large-reviews-$FINDINGS"
-[ -f "$L/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$L"
 r="$DATA/out-replay"
-for i in 1 2 3; do
-  rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
-  measure "$r.$i" "$BIN" run "$L/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
-done
-cat "$r".[123].stderr > "$r.stderr"
+replay_runs "$L" "$r"
 printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
 printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
   "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(phase "$r" report)" "$(wall_s "$r")" "$(rss_mb "$r")"
@@ -180,13 +185,8 @@ printf '  slowest of the three runs %ss; bars (issue 17): 5 s and 600 MB\n' \
 # The same corpus with titles and sections as long as a reviewer writes them (~90 and ~40
 # characters): more text to read, hash, normalize and write.
 LL="$DATA/large-reviews-long-$FINDINGS"
-[ -f "$LL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$LL" long
 rl="$DATA/out-replay-long"
-for i in 1 2 3; do
-  rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
-  measure "$rl.$i" "$BIN" run "$LL/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
-done
-cat "$rl".[123].stderr > "$rl.stderr"
+replay_runs "$LL" "$rl" long
 printf '  with long titles and sections (%s MB of reviews.jsonl): read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
   "$(( $(stat -c %s "$LL/reviews.jsonl") / 1000000 ))" "$(phase "$rl" "read and parse")" "$(phase "$rl" "replay and metrics")" "$(phase "$rl" tables)" "$(wall_s "$rl")" "$(rss_mb "$rl")"
 

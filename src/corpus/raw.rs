@@ -71,6 +71,25 @@ pub struct RawReturn<F = Value> {
     pub model: Option<Text>,
 }
 
+impl<F> RawReturn<F> {
+    /// The same return with its findings turned into `G`s by `f`.
+    pub fn map_findings<G>(self, f: impl FnOnce(Vec<F>) -> Vec<G>) -> RawReturn<G> {
+        RawReturn {
+            findings: self.findings.map(f),
+            target: self.target,
+            arm: self.arm,
+            reviewer: self.reviewer,
+            run: self.run,
+            status: self.status,
+            reason: self.reason,
+            residual_risks: self.residual_risks,
+            deferred_questions: self.deferred_questions,
+            testing_gaps: self.testing_gaps,
+            model: self.model,
+        }
+    }
+}
+
 /// A field's value, by the JSON kind it was written as. Arrays keep their elements (evidence is
 /// a list of strings); an object's contents are not kept (no finding field is an object).
 #[derive(Clone, Debug, PartialEq)]

@@ -474,19 +474,7 @@ pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
             // Only a line the general reader accepts and the fast one does not gets here.
             Ok((
                 line,
-                RawReturn {
-                    findings: r.findings.map(|f| f.iter().map(RawFinding::from).collect()),
-                    target: r.target,
-                    arm: r.arm,
-                    reviewer: r.reviewer,
-                    run: r.run,
-                    status: r.status,
-                    reason: r.reason,
-                    residual_risks: r.residual_risks,
-                    deferred_questions: r.deferred_questions,
-                    testing_gaps: r.testing_gaps,
-                    model: r.model,
-                },
+                r.map_findings(|f| f.iter().map(RawFinding::from).collect()),
             ))
         })
         .collect()
@@ -511,27 +499,12 @@ pub fn read_block_for(
                     scales.push(*scale);
                 }
             }
-            let findings = r.findings.map(|fs| {
+            let checked = r.map_findings(|fs| {
                 fs.into_iter()
                     .map(|f| Prechecked::new(f, reading, &scales))
                     .collect()
             });
-            Ok((
-                line,
-                RawReturn {
-                    findings,
-                    target: r.target,
-                    arm: r.arm,
-                    reviewer: r.reviewer,
-                    run: r.run,
-                    status: r.status,
-                    reason: r.reason,
-                    residual_risks: r.residual_risks,
-                    deferred_questions: r.deferred_questions,
-                    testing_gaps: r.testing_gaps,
-                    model: r.model,
-                },
-            ))
+            Ok((line, checked))
         })
         .collect()
 }
