@@ -43,7 +43,8 @@ pub struct Settings {
     pub threads: usize,
 }
 
-/// Replays every section the corpus has data for.
+/// Replays every section the corpus has data for. The returns an arm alone reads are taken out
+/// of `corpus` and let go as they are replayed (`take_unshared`); everything else is left.
 pub fn analyse(
     exp: &Experiment,
     corpus: &mut Corpus,
