@@ -227,7 +227,8 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     drop(scores);
     write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
     timer.lap("tables", &mut lap);
-    // Serialized once the tables' rows are gone: the two are never held together.
+    // Serialized after the tables, while their rows are being freed: the JSON text is never
+    // held beside the rows and the tables' frames at their largest.
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     files.push(("metrics.json".into(), to_json(&metrics)));
     if let Some(trust) = &metrics.trust {
