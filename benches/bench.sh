@@ -83,30 +83,27 @@ fi
 
 if want long; then
 
+# One layout against Python at both levels: $1 the layout's name, $2 its file, $3 the Python
+# script, $4 how the Python side is measured (measure3, or measure for a single run).
+alpha_vs_python() {
+  printf '\n%-34s %10s %10s %10s %14s\n' "$1 CSV ($RATERS x $UNITS, $(( $(stat -c %s "$2") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MB"
+  for level in interval nominal; do
+    c="$DATA/out-c-$1-$level"; p="$DATA/out-p-$1-$level"
+    measure3 "$c" "$BIN" alpha "$2" --level "$level" --bootstrap 0 --json
+    "$4" "$p" "$PY" "$3" "$2" "$level"
+    printf '%-34s %9ss %9ss %9sx %7s/%s\n' "anchors, $level, --bootstrap 0" "$(wall_s "$c")" "$(wall_s "$p")" \
+      "$(awk -v a="$(wall_s "$p")" -v b="$(wall_s "$c")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
+    echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")"
+  done
+}
 # The layouts judge and annotation exports arrive in, first long `unit,rater,value`, one row per
 # rating given. Both sides end to end from the same file: `calibench alpha FILE` against pandas
 # read_csv + pivot + krippendorff.alpha (benches/python_long.py).
-printf '\n%-34s %10s %10s %10s %14s\n' "long CSV ($RATERS x $UNITS, $(( $(stat -c %s "$DATA/$A-long.csv") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MB"
-for level in interval nominal; do
-  c="$DATA/out-c-long-$level"; p="$DATA/out-p-long-$level"
-  measure3 "$c" "$BIN" alpha "$DATA/$A-long.csv" --level "$level" --bootstrap 0 --json
-  measure3 "$p" "$PY" benches/python_long.py "$DATA/$A-long.csv" "$level"
-  printf '%-34s %9ss %9ss %9sx %7s/%s\n' "anchors, $level, --bootstrap 0" "$(wall_s "$c")" "$(wall_s "$p")" \
-    "$(awk -v a="$(wall_s "$p")" -v b="$(wall_s "$c")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
-  echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")"
-done
+alpha_vs_python long "$DATA/$A-long.csv" benches/python_long.py measure3
 # The other layout users have: wide `rater,<unit1>,...`, one row per rater, from the same
 # matrix; pandas read_csv + krippendorff.alpha (benches/python_wide.py). pandas reads a million
 # columns slowly (about 2.5 minutes here), so the Python side runs once.
-printf '\n%-34s %10s %10s %10s %14s\n' "wide CSV ($RATERS x $UNITS, $(( $(stat -c %s "$DATA/$A.csv") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MB"
-for level in interval nominal; do
-  c="$DATA/out-c-wide-$level"; p="$DATA/out-p-wide-$level"
-  measure3 "$c" "$BIN" alpha "$DATA/$A.csv" --level "$level" --bootstrap 0 --json
-  measure "$p" "$PY" benches/python_wide.py "$DATA/$A.csv" "$level"
-  printf '%-34s %9ss %9ss %9sx %7s/%s\n' "anchors, $level, --bootstrap 0" "$(wall_s "$c")" "$(wall_s "$p")" \
-    "$(awk -v a="$(wall_s "$p")" -v b="$(wall_s "$c")" 'BEGIN{printf "%.1f", a/b}')" "$(rss_mb "$c")" "$(rss_mb "$p")"
-  echo "    alpha: calibench $(sed -n 's/.*"alpha": \([-0-9.e]*\).*/\1/p' "$c.stdout"), python $(sed -n 's/.*alpha=\([^ ]*\).*/\1/p' "$p.stdout")"
-done
+alpha_vs_python wide "$DATA/$A.csv" benches/python_wide.py measure
 # The default command (2,000 unit-bootstrap replicates) on the long files: the 5-value anchors
 # (grouped into patterns), and the 101-level ordinal and continuous data (drawn unit by unit).
 gen ordinal101 "$UNITS" "$O"
