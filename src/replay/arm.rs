@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::review::{self, Check, Merged, Precision, ReturnRef};
 use super::review_metrics::reviewer_units;
-use crate::corpus::reviews::{CodeSite, Finding, Location, Return, Severity};
+use crate::corpus::reviews::{Return, Severity};
 use crate::corpus::sources::Sources;
 use crate::corpus::targets::{Pr, PrState, Target};
 use crate::corpus::validations::Validation;
@@ -181,14 +181,10 @@ pub fn group<R: Borrow<Return>>(returns: impl IntoIterator<Item = R>) -> Vec<Tar
     targets
 }
 
-/// What makes one reviewer's finding "the same finding" in another run: its place (section or
-/// file) and title, normalized (step 2 of the pipeline).
-pub fn fingerprint(f: &Finding) -> String {
-    let place = match &f.location {
-        Location::Doc { section, .. } => section,
-        Location::Code(CodeSite { file, .. }) => file,
-    };
-    review::fingerprint_of(place, &f.claim.title)
+/// `f`, typed as what replays a target's run `k` with its fingerprints (a closure's own
+/// signature cannot keep the texts' lifetime fixed while each call borrows the memo anew).
+fn replayer<'r, F: Fn(usize, &mut review::Fingerprints<'r>) -> Vec<Merged>>(f: F) -> F {
+    f
 }
 
 /// Replays every (target, run) of `returns` through `policy` and the arm's precision controls.
@@ -232,7 +228,13 @@ pub fn replay_arm_each<R: Borrow<Return>>(
         let runs: Vec<(u32, Vec<&Return>)> = owned.iter().map(|g| (g.run, g.refs())).collect();
         let target: &str = &shared;
         let has_sources = arm.sources.is_some_and(|s| s.has(target));
-        let replay_run = |run: u32, group: &[&Return]| {
+        // The target's findings' fingerprints, shared by its runs' dedups and the
+        // test-retest bookkeeping below.
+        let mut fingerprints = review::Fingerprints::default();
+        // Run `k` of `runs`, replayed.
+        let replay_run = replayer(|k, fingerprints| {
+            let (run, group) = &runs[k];
+            let run = *run;
             let refs = ReturnRef::valid(group);
             let precision = Precision {
                 controls: arm.controls,
@@ -240,15 +242,15 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                 sources: arm.sources,
                 calls: calls.get(&(target, run)).map_or(&[], Vec::as_slice),
             };
-            review::replay_with(policy, mode, &precision, &refs)
-        };
+            review::replay_remembering(policy, mode, &precision, &refs, fingerprints)
+        });
         let pr = prs.get(target).copied().flatten();
         if let Some(rule) = skip_rule(&arm.controls.skip, pr) {
             // Not reviewed: zero in every count. Replayed as if it were, for what that hid.
             let n = runs.len() as f64;
             out.skipped.targets += 1;
-            for (run, group) in &runs {
-                let merged = replay_run(*run, group);
+            for (k, (run, group)) in runs.iter().enumerate() {
+                let merged = replay_run(k, &mut fingerprints);
                 let lost = merged.iter().filter(|m| m.externalized());
                 let (all, high) = lost.fold((0, 0), |(a, h), m| {
                     (a + 1, h + usize::from(m.claim.severity <= Severity::P1))
@@ -270,14 +272,11 @@ pub fn replay_arm_each<R: Borrow<Return>>(
             continue;
         }
         // (reviewer, fingerprint) → run → confidence, for test-retest agreement.
-        let mut across_runs: HashMap<
-            (&str, String),
-            BTreeMap<u32, f64>,
-            foldhash::fast::RandomState,
-        > = HashMap::default();
-        for (run, group) in &runs {
+        let mut across_runs: HashMap<(&str, u32), BTreeMap<u32, f64>, foldhash::fast::RandomState> =
+            HashMap::default();
+        for (k, (run, group)) in runs.iter().enumerate() {
             let ok: Vec<&Return> = group.iter().copied().filter(|r| !r.failed).collect();
-            let merged = replay_run(*run, group);
+            let merged = replay_run(k, &mut fingerprints);
             for m in &merged {
                 if let Some(Check::Rejected(reason)) = &m.validation {
                     *out.rejection_reasons.entry(reason.clone()).or_default() += 1;
@@ -288,7 +287,7 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                 for r in &ok {
                     for f in &r.findings {
                         let slot = across_runs
-                            .entry((&*r.reviewer, fingerprint(f)))
+                            .entry((&*r.reviewer, fingerprints.of_finding(f)))
                             .or_default()
                             .entry(*run)
                             .or_insert(f64::MIN);
@@ -315,7 +314,9 @@ pub fn replay_arm_each<R: Borrow<Return>>(
             .into_iter()
             .filter(|(_, by_run)| by_run.len() >= 2)
             .collect();
-        units.sort_by(|a, b| a.0.cmp(&b.0));
+        units.sort_by(|((a, x), _), ((b, y), _)| {
+            (a, fingerprints.text(*x)).cmp(&(b, fingerprints.text(*y)))
+        });
         out.run_units.extend(
             units
                 .into_iter()

@@ -230,31 +230,121 @@ fn normalize_into(out: &mut String, text: &str) {
 /// [`normalize_into`] of ASCII text, a byte at a time: what titles and sections almost always
 /// are. The same rules: ASCII letters and digits are kept (lowercased), and ASCII's whitespace
 /// (`char::is_whitespace`, which unlike `u8::is_ascii_whitespace` counts the vertical tab) is
-/// a gap.
+/// a gap. Each byte's fate is one look-up in [`ASCII_CLASS`].
 fn normalize_ascii_into(out: &mut String, text: &[u8]) {
+    out.reserve(text.len());
     let start = out.len();
     let mut gap = false;
     for &b in text {
-        if b.is_ascii_alphanumeric() {
-            if gap && out.len() > start {
-                out.push(' ');
+        match ASCII_CLASS[usize::from(b)] {
+            DROP => {}
+            GAP => gap = true,
+            kept => {
+                if gap && out.len() > start {
+                    out.push(' ');
+                }
+                gap = false;
+                out.push(char::from(kept));
             }
-            gap = false;
-            out.push(char::from(b.to_ascii_lowercase()));
-        } else if matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
-            gap = true;
         }
     }
 }
+
+/// [`ASCII_CLASS`] of a byte that is neither kept nor a gap.
+const DROP: u8 = 0;
+/// [`ASCII_CLASS`] of ASCII whitespace.
+const GAP: u8 = 1;
+
+/// Per byte: the lowercased byte for an ASCII letter or digit, [`GAP`] for whitespace,
+/// [`DROP`] for the rest (non-ASCII bytes never reach it).
+const ASCII_CLASS: [u8; 256] = {
+    let mut class = [DROP; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            class[b] = c.to_ascii_lowercase();
+        } else if matches!(c, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ') {
+            class[b] = GAP;
+        }
+        b += 1;
+    }
+    class
+};
 
 /// What makes two findings "the same finding" (step 2): their normalized place (section or
 /// file) and title, with a separator that keeps "a"+"bc" apart from "ab"+"c". One allocation.
 pub fn fingerprint_of(place: &str, title: &str) -> String {
     let mut key = String::with_capacity(place.len() + title.len() + 1);
-    normalize_into(&mut key, place);
-    key.push('\u{1f}');
-    normalize_into(&mut key, title);
+    fingerprint_into(&mut key, place, title);
     key
+}
+
+fn fingerprint_into(key: &mut String, place: &str, title: &str) {
+    normalize_into(key, place);
+    key.push('\u{1f}');
+    normalize_into(key, title);
+}
+
+/// The fingerprints ([`fingerprint_of`]) of one target's findings, each worked out once however
+/// many runs and reviewers repeat it, as a number per distinct fingerprint. A corpus holds one
+/// copy of a repeated title or section, so texts are first looked up by where they are held;
+/// the borrow keeps each of them alive, and so at one place, while the memo lives.
+#[derive(Default)]
+pub struct Fingerprints<'a> {
+    /// (place, title) by address and length: the number of its fingerprint.
+    held: HashMap<[usize; 4], u32>,
+    /// Each fingerprint's number.
+    numbers: HashMap<Arc<str>, u32>,
+    /// Each number's fingerprint.
+    texts: Vec<Arc<str>>,
+    scratch: String,
+    texts_held: std::marker::PhantomData<&'a str>,
+}
+
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+impl<'a> Fingerprints<'a> {
+    /// The number of `place` and `title`'s fingerprint: equal numbers, equal fingerprints.
+    pub fn of(&mut self, place: &'a str, title: &'a str) -> u32 {
+        let at = [
+            place.as_ptr() as usize,
+            place.len(),
+            title.as_ptr() as usize,
+            title.len(),
+        ];
+        if let Some(&n) = self.held.get(&at) {
+            return n;
+        }
+        self.scratch.clear();
+        fingerprint_into(&mut self.scratch, place, title);
+        let n = match self.numbers.get(self.scratch.as_str()) {
+            Some(&n) => n,
+            None => {
+                let n = self.texts.len() as u32;
+                let text: Arc<str> = Arc::from(self.scratch.as_str());
+                self.texts.push(Arc::clone(&text));
+                self.numbers.insert(text, n);
+                n
+            }
+        };
+        self.held.insert(at, n);
+        n
+    }
+
+    /// [`Fingerprints::of`] a finding, by its place (section or file) and title.
+    pub fn of_finding(&mut self, f: &'a Finding) -> u32 {
+        let place = match &f.location {
+            Location::Doc { section, .. } => section,
+            Location::Code(CodeSite { file, .. }) => file,
+        };
+        self.of(place, &f.claim.title)
+    }
+
+    /// The fingerprint numbered `n`.
+    pub fn text(&self, n: u32) -> &str {
+        &self.texts[n as usize]
+    }
 }
 
 /// A finding in flight: where it came from, and its confidence after collapse.
@@ -280,6 +370,24 @@ pub fn replay_with(
     precision: &Precision<'_>,
     returns: &[ReturnRef<'_>],
 ) -> Vec<Merged> {
+    replay_remembering(
+        policy,
+        mode,
+        precision,
+        returns,
+        &mut Fingerprints::default(),
+    )
+}
+
+/// [`replay_with`], with the fingerprints of the target's findings kept in `fingerprints`
+/// from one run to the next.
+pub fn replay_remembering<'a>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    precision: &Precision<'_>,
+    returns: &[ReturnRef<'a>],
+    fingerprints: &mut Fingerprints<'a>,
+) -> Vec<Merged> {
     let mut working = Vec::new();
     for ret in returns {
         let mut mine: Vec<Working> = ret
@@ -304,7 +412,7 @@ pub fn replay_with(
         w.order = i;
     }
 
-    let mut merged = dedup(&working, mode);
+    let mut merged = dedup(&working, mode, fingerprints);
     for m in &mut merged {
         corroborate(m, policy.promotion(), policy.scale());
     }
@@ -437,12 +545,16 @@ fn collapse_same_persona(findings: &mut [Working<'_>], scale: Scale) {
 }
 
 /// Step 4: group findings that are the same issue and merge each group.
-fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
+fn dedup<'a>(
+    working: &[Working<'a>],
+    mode: Mode,
+    fingerprints: &mut Fingerprints<'a>,
+) -> Vec<Merged> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
     match mode {
         // Fingerprint: normalized section and title.
         Mode::Doc => {
-            groups = by_fingerprint(working, |l| match l {
+            groups = by_fingerprint(working, fingerprints, |l| match l {
                 Location::Doc { section, .. } => Some(section),
                 Location::Code(CodeSite { .. }) => None,
             })
@@ -454,7 +566,7 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
                 Location::Code(CodeSite { line, .. }) => line,
                 Location::Doc { .. } => 0,
             };
-            let by_key = by_fingerprint(working, |l| match l {
+            let by_key = by_fingerprint(working, fingerprints, |l| match l {
                 Location::Code(CodeSite { file, .. }) => Some(file),
                 Location::Doc { .. } => None,
             });
@@ -482,18 +594,18 @@ fn dedup(working: &[Working<'_>], mode: Mode) -> Vec<Merged> {
 /// The findings grouped by normalized place (`place` of a location, or `None` to leave it out)
 /// and title, groups in order of first appearance, members in document order. A separator keeps
 /// "a"+"bc" apart from "ab"+"c".
-fn by_fingerprint(
-    working: &[Working<'_>],
-    place: impl Fn(&Location) -> Option<&Arc<str>>,
+fn by_fingerprint<'a>(
+    working: &[Working<'a>],
+    fingerprints: &mut Fingerprints<'a>,
+    place: impl Fn(&'a Location) -> Option<&'a Arc<str>>,
 ) -> Vec<Vec<usize>> {
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut index: std::collections::HashMap<String, usize, foldhash::fast::RandomState> =
-        Default::default();
+    let mut index: HashMap<u32, usize> = HashMap::default();
     for (i, w) in working.iter().enumerate() {
         let Some(place) = place(&w.finding.location) else {
             continue;
         };
-        let key = fingerprint_of(place, &w.finding.claim.title);
+        let key = fingerprints.of(place, &w.finding.claim.title);
         match index.get(&key) {
             Some(&g) => groups[g].push(i),
             None => {
@@ -930,6 +1042,51 @@ mod tests {
                 let joined = format!("{}\u{1f}{}", by_steps(place), by_steps(text));
                 assert_eq!(fingerprint_of(place, text), joined, "{place:?} {text:?}");
             }
+        }
+    }
+
+    // The memo numbers fingerprints, not addresses: one text held twice, or two texts that
+    // normalize alike, get one number; texts that differ get their own, whichever is asked
+    // first; and each number reads back as its fingerprint.
+    #[test]
+    fn fingerprints_are_numbered_by_what_they_say() {
+        let texts: Vec<String> = [
+            "Rollback plan",
+            "Rollback plan",
+            "ROLLBACK -- plan",
+            "Other",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect();
+        let (place, other_place) = (String::from("S 1"), String::from("s-1"));
+        let mut memo = Fingerprints::default();
+        let a = memo.of(&place, &texts[0]);
+        assert_eq!(memo.of(&place, &texts[0]), a, "the same text asked again");
+        assert_eq!(
+            memo.of(&place, &texts[1]),
+            a,
+            "an equal text held elsewhere"
+        );
+        assert_eq!(
+            memo.of(&place, &texts[2]),
+            a,
+            "a text that normalizes alike"
+        );
+        let b = memo.of(&place, &texts[3]);
+        assert_ne!(a, b);
+        let c = memo.of(&other_place, &texts[0]);
+        assert_ne!(c, a, "`s-1` normalizes to `s1`, not `s 1`");
+        // A prefix of a held text sits at its address: the length tells them apart.
+        let d = memo.of(&place, &texts[0][..8]);
+        assert_ne!(d, a);
+        for (n, (p, t)) in [
+            (a, (&place, &texts[0][..])),
+            (b, (&place, &texts[3])),
+            (c, (&other_place, &texts[0])),
+            (d, (&place, &texts[0][..8])),
+        ] {
+            assert_eq!(memo.text(n), fingerprint_of(p, t));
         }
     }
 
