@@ -43,6 +43,30 @@ impl Columns {
         self.push(name, rows.iter().map(get).collect::<Vec<T>>())
     }
 
+    /// A column of each row's texts, read by `get`, joined by `;`: built in place, without a
+    /// string per row.
+    fn joined<'a, R>(
+        &mut self,
+        name: &str,
+        rows: &'a [R],
+        get: impl Fn(&'a R) -> &'a [Arc<str>],
+    ) -> &mut Self {
+        let mut column = StringChunkedBuilder::new(name.into(), rows.len());
+        let mut text = String::new();
+        for r in rows {
+            text.clear();
+            for (i, part) in get(r).iter().enumerate() {
+                if i > 0 {
+                    text.push(';');
+                }
+                text.push_str(part);
+            }
+            column.append_value(&text);
+        }
+        self.columns.push(column.finish().into_column());
+        self
+    }
+
     fn finish(self) -> PolarsResult<DataFrame> {
         DataFrame::new(self.height, self.columns)
     }
@@ -120,7 +144,6 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
-    let joined = |ids: &[Arc<str>]| ids.join(";");
     let severity = Names::of(rows.iter().map(|r| r.severity));
     let autofix = Names::of(rows.iter().map(|r| r.autofix));
     let tier = Names::of(rows.iter().map(|r| r.tier));
@@ -134,9 +157,9 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
         .of("severity", rows, |r| severity.name(r.severity))
         .of("location", rows, |r| &*r.location)
         .of("line", rows, |r| r.line)
-        .of("reviewers", rows, |r| joined(&r.reviewers))
+        .joined("reviewers", rows, |r| &r.reviewers)
         .of("contributions", rows, |r| r.contributions)
-        .of("ids", rows, |r| joined(&r.ids))
+        .joined("ids", rows, |r| &r.ids)
         .of("autofix_class", rows, |r| autofix.name(r.autofix))
         .of("confidence_before", rows, |r| r.confidence_before)
         .of("confidence", rows, |r| r.confidence)
