@@ -218,10 +218,13 @@ pub struct Prechecked {
     /// The `file` field as written, for the index of files the findings name.
     file: Option<Arc<str>>,
     mode: Mode,
-    /// By scale (float, anchor): what [`validate`] made of it, for each scale it was checked on,
-    /// until [`Unchecked::check`] takes it (each selection reads a record on its own scale, so
-    /// no scale's result is asked for twice).
-    checked: [std::cell::Cell<Option<Result<Finding, FieldError>>>; 2],
+    /// What [`validate`] made of it on the first scale its reading wants, until
+    /// [`Unchecked::check`] takes it (each selection reads a record on its own scale, so no
+    /// scale's result is asked for twice). None when no arm reads its source.
+    checked: Option<Checked>,
+    /// The same on the other scale, when two arms read its source on two scales (rare: kept
+    /// out of line, so that a finding checked once is not twice its size).
+    other: Option<Box<Checked>>,
     hashes: [u64; 2],
 }
 
@@ -235,21 +238,31 @@ impl std::fmt::Debug for Prechecked {
     }
 }
 
-/// Where a scale's check sits in [`Prechecked`].
-fn scale_slot(scale: Scale) -> usize {
-    match scale {
-        Scale::Float => 0,
-        Scale::Anchor => 1,
+/// A finding validated on one scale, until it is taken.
+struct Checked {
+    scale: Scale,
+    result: std::cell::Cell<Option<Result<Finding, FieldError>>>,
+}
+
+impl Checked {
+    fn new(raw: &RawFinding, mode: Mode, scale: Scale) -> Self {
+        Checked {
+            scale,
+            result: std::cell::Cell::new(Some(validate(raw, mode, scale))),
+        }
     }
 }
 
 impl Prechecked {
+    /// `scales` is the distinct scales the finding's arm is read on: none, one, or two.
     fn new(raw: RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
         use std::hash::BuildHasher;
-        let mut checked = [None, None];
-        for &scale in scales {
-            checked[scale_slot(scale)] = Some(validate(&raw, reading.mode, scale));
-        }
+        let checked = scales
+            .first()
+            .map(|&scale| Checked::new(&raw, reading.mode, scale));
+        let other = scales
+            .get(1)
+            .map(|&scale| Box::new(Checked::new(&raw, reading.mode, scale)));
         let text = |f: &Finding| {
             let place = match &f.location {
                 Location::Doc { section, .. } => section,
@@ -260,16 +273,23 @@ impl Prechecked {
                 reading.state.hash_one(&**place),
             ]
         };
+        let valid = |c: &Checked| {
+            let result = c.result.take();
+            let hashes = result.as_ref().and_then(|r| r.as_ref().ok()).map(text);
+            c.result.set(result);
+            hashes
+        };
         let hashes = checked
-            .iter()
-            .find_map(|c| c.as_ref()?.as_ref().ok())
-            .map_or([0; 2], text);
-        let checked = checked.map(std::cell::Cell::new);
+            .as_ref()
+            .and_then(valid)
+            .or_else(|| other.as_deref().and_then(valid))
+            .unwrap_or([0; 2]);
         Prechecked {
             id: raw.keyed_id(&reading.state),
             file: raw.shared("file"),
             mode: reading.mode,
             checked,
+            other,
             hashes,
         }
     }
@@ -291,9 +311,11 @@ impl Unchecked for Prechecked {
         }
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
-        let checked = (mode == self.mode)
-            .then(|| self.checked[scale_slot(scale)].take())
-            .flatten();
+        let checked = [self.checked.as_ref(), self.other.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|c| mode == self.mode && c.scale == scale)
+            .and_then(|c| c.result.take());
         match checked {
             Some(result) => result,
             None => unreachable!("a finding is prechecked once for every scale its reading wants"),
