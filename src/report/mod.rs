@@ -10,6 +10,7 @@
 //!
 //! Pure: [`render`] returns the files' bytes; the commands write them.
 
+mod csv;
 pub mod document;
 pub mod html;
 pub mod index;

@@ -312,6 +312,13 @@ pub fn write_frames(
         let (to_parquet, parquet_frames) = sync_channel::<DataFrame>(1);
         let csv_schema = schema.clone();
         let csv = scope.spawn(move || -> PolarsResult<()> {
+            if super::csv::handles(&csv_schema) {
+                let mut w = super::csv::Csv::new(csv, &csv_schema)?;
+                for df in csv_frames {
+                    w.frame(&df)?;
+                }
+                return Ok(());
+            }
             let mut w = CsvWriter::new(csv)
                 .include_header(true)
                 .batched(&csv_schema)?;

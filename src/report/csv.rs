@@ -1,0 +1,405 @@
+//! The tables' CSV text, written straight from a frame's arrays, byte for byte what polars' CSV
+//! writer writes with its defaults: `,` between fields and `\n` after each row, a header of the
+//! column names, a text quoted only when it holds `,`, `"`, `\n` or `\r` (with each `"`
+//! doubled), `""` for an empty text and nothing for a missing value, `true`/`false`, integers
+//! in full and floats as their shortest round-trip text (`zmij`, the formatter polars uses).
+//!
+//! polars' writer spends most of a findings table's time looking for a character to quote with
+//! two searches per text, each a call for a few bytes; here one look-up per byte does it.
+//! A frame holding a column of any other type is written by polars' writer instead
+//! ([`handles`]); the tests hold both to the same text.
+
+use std::io::Write;
+
+use polars::prelude::*;
+
+/// A table's CSV text, a frame at a time, to `out`.
+pub struct Csv<W: Write> {
+    out: W,
+    /// One frame's text, written to `out` in one call.
+    text: Vec<u8>,
+}
+
+impl<W: Write> Csv<W> {
+    /// Starts the table: its header, the names of `schema`'s columns.
+    pub fn new(out: W, schema: &Schema) -> PolarsResult<Self> {
+        let mut csv = Csv {
+            out,
+            text: Vec::new(),
+        };
+        for (i, name) in schema.iter_names().enumerate() {
+            if i > 0 {
+                csv.text.push(b',');
+            }
+            text(&mut csv.text, name.as_bytes());
+        }
+        csv.text.push(b'\n');
+        csv.flush()?;
+        Ok(csv)
+    }
+
+    /// Writes `df`'s rows, its columns in the order of the header.
+    pub fn frame(&mut self, df: &DataFrame) -> PolarsResult<()> {
+        let columns: Vec<Series> = df
+            .columns()
+            .iter()
+            .filter(|c| c.as_scalar_column().is_none())
+            .map(|c| c.as_materialized_series().rechunk())
+            .collect();
+        let mut materialized = columns.iter();
+        let mut cells: Vec<Cells<'_>> = Vec::with_capacity(df.width());
+        for c in df.columns() {
+            cells.push(match c.as_scalar_column() {
+                // A column of one value (the run's id): its text once, written on every row.
+                Some(s) => {
+                    let one = s.scalar().clone().into_series(c.name().clone());
+                    let mut text = Vec::new();
+                    Cells::of(&one)?.write(0, &mut text);
+                    Cells::Same(text)
+                }
+                None => Cells::of(materialized.next().expect("one series per array column"))?,
+            });
+        }
+        for row in 0..df.height() {
+            for (i, column) in cells.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(b',');
+                }
+                column.write(row, &mut self.text);
+            }
+            self.text.push(b'\n');
+        }
+        self.flush()
+    }
+
+    fn flush(&mut self) -> PolarsResult<()> {
+        self.out.write_all(&self.text)?;
+        self.text.clear();
+        Ok(())
+    }
+}
+
+/// Whether every column of `schema` is of a type written here.
+pub fn handles(schema: &Schema) -> bool {
+    schema.iter_values().all(|dtype| {
+        dtype.is_integer()
+            || matches!(
+                dtype,
+                DataType::String
+                    | DataType::Boolean
+                    | DataType::Float32
+                    | DataType::Float64
+                    | DataType::Null
+            )
+    })
+}
+
+/// One column's cells, by type.
+enum Cells<'a> {
+    Text(Box<dyn Fn(usize) -> Option<&'a str> + 'a>),
+    Flag(Box<dyn Fn(usize) -> Option<bool> + 'a>),
+    Whole(Box<dyn Fn(usize) -> Option<i128> + 'a>),
+    Real(Box<dyn Fn(usize) -> Option<f64> + 'a>),
+    Real32(Box<dyn Fn(usize) -> Option<f32> + 'a>),
+    Missing,
+    Same(Vec<u8>),
+}
+
+impl<'a> Cells<'a> {
+    /// `series` (of one chunk) as cells to write.
+    fn of(series: &'a Series) -> PolarsResult<Self> {
+        fn one<T>(chunks: impl Iterator<Item = T>) -> PolarsResult<T> {
+            let mut chunks = chunks;
+            match (chunks.next(), chunks.next()) {
+                (Some(chunk), None) => Ok(chunk),
+                _ => Err(PolarsError::ComputeError(
+                    "a CSV column is written from one chunk".into(),
+                )),
+            }
+        }
+        // Each column's one array, read a cell at a time.
+        macro_rules! cells {
+            ($kind:ident, $get:ident) => {{
+                let a = one(series.$get()?.downcast_iter())?;
+                Cells::$kind(Box::new(move |i| a.get(i)))
+            }};
+        }
+        macro_rules! whole {
+            ($get:ident) => {{
+                let a = one(series.$get()?.downcast_iter())?;
+                Cells::Whole(Box::new(move |i| a.get(i).map(i128::from)))
+            }};
+        }
+        Ok(match series.dtype() {
+            DataType::String => cells!(Text, str),
+            DataType::Boolean => cells!(Flag, bool),
+            DataType::Float64 => cells!(Real, f64),
+            DataType::Float32 => cells!(Real32, f32),
+            DataType::UInt8 => whole!(u8),
+            DataType::UInt16 => whole!(u16),
+            DataType::UInt32 => whole!(u32),
+            DataType::UInt64 => whole!(u64),
+            DataType::Int8 => whole!(i8),
+            DataType::Int16 => whole!(i16),
+            DataType::Int32 => whole!(i32),
+            DataType::Int64 => whole!(i64),
+            DataType::Null => Cells::Missing,
+            other => {
+                return Err(PolarsError::ComputeError(
+                    format!("no CSV text for a column of {other}").into(),
+                ))
+            }
+        })
+    }
+
+    /// Row `i`'s cell, appended to `out` (nothing for a missing value).
+    fn write(&self, i: usize, out: &mut Vec<u8>) {
+        match self {
+            Cells::Text(get) => {
+                if let Some(s) = get(i) {
+                    text(out, s.as_bytes());
+                }
+            }
+            Cells::Flag(get) => {
+                if let Some(b) = get(i) {
+                    out.extend_from_slice(if b { b"true" } else { b"false" });
+                }
+            }
+            Cells::Whole(get) => {
+                if let Some(n) = get(i) {
+                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                }
+            }
+            Cells::Real(get) => {
+                if let Some(x) = get(i) {
+                    out.extend_from_slice(zmij::Buffer::new().format(x).as_bytes());
+                }
+            }
+            Cells::Real32(get) => {
+                if let Some(x) = get(i) {
+                    out.extend_from_slice(zmij::Buffer::new().format(x).as_bytes());
+                }
+            }
+            Cells::Missing => {}
+            Cells::Same(text) => out.extend_from_slice(text),
+        }
+    }
+}
+
+/// Per byte: whether a text holding it is quoted (`,` `"` `\n` `\r`).
+const QUOTED: [bool; 256] = {
+    let mut quoted = [false; 256];
+    quoted[b',' as usize] = true;
+    quoted[b'"' as usize] = true;
+    quoted[b'\n' as usize] = true;
+    quoted[b'\r' as usize] = true;
+    quoted
+};
+
+/// Whether `s` holds a byte that makes it quoted: eight bytes at a time, each compared with the
+/// four at once (a byte equal to `c` is a zero byte of `x ^ c…c`, which `(y - 1…1) & !y & 80…80`
+/// finds), the last few by [`QUOTED`].
+fn needs_quotes(s: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let has = |x: u64, c: u8| {
+        let y = x ^ (ONES * u64::from(c));
+        y.wrapping_sub(ONES) & !y & HIGH
+    };
+    let mut words = s.chunks_exact(8);
+    for word in &mut words {
+        let x = u64::from_ne_bytes(word.try_into().expect("eight bytes"));
+        if has(x, b',') | has(x, b'"') | has(x, b'\n') | has(x, b'\r') != 0 {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| QUOTED[usize::from(b)])
+}
+
+/// A text field: as it is, or quoted with its quotes doubled when it holds a byte that needs
+/// it; `""` when empty, which an empty field (a missing value) is not.
+fn text(out: &mut Vec<u8>, s: &[u8]) {
+    if s.is_empty() {
+        out.extend_from_slice(b"\"\"");
+        return;
+    }
+    if !needs_quotes(s) {
+        out.extend_from_slice(s);
+        return;
+    }
+    out.push(b'"');
+    for part in s.split_inclusive(|&b| b == b'"') {
+        out.extend_from_slice(part);
+        if part.ends_with(b"\"") {
+            out.push(b'"');
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What polars' own writer makes of `df`.
+    fn polars_text(df: &DataFrame) -> String {
+        let mut text = Vec::new();
+        CsvWriter::new(&mut text)
+            .include_header(true)
+            .finish(&mut df.clone())
+            .unwrap();
+        String::from_utf8(text).unwrap()
+    }
+
+    fn ours(frames: &[DataFrame]) -> String {
+        let mut text = Vec::new();
+        let mut csv = Csv::new(&mut text, frames[0].schema()).unwrap();
+        for df in frames {
+            csv.frame(df).unwrap();
+        }
+        String::from_utf8(text).unwrap()
+    }
+
+    // Texts that are quoted and texts that are not, with every byte polars looks for, missing
+    // values of every type, floats at their edges and integers at theirs, and a column of one
+    // value: the same text polars writes, whole or a frame at a time.
+    #[test]
+    fn a_frame_is_written_as_polars_writes_it() {
+        let texts: Vec<Option<&str>> = vec![
+            Some("plain"),
+            Some(""),
+            None,
+            Some("a,b"),
+            Some("say \"hi\""),
+            Some("\""),
+            Some("line\nbreak"),
+            Some("cr\rhere"),
+            Some("both \"q\", and comma"),
+            Some("  spaces  "),
+            Some("tab\there"),
+            Some("ünïcødé — ‘quotes’"),
+            Some("a long title that runs well past thirty-two bytes, with a comma"),
+            Some("a long title that runs well past thirty-two bytes and has none"),
+            Some(";"),
+            Some("'single'"),
+        ];
+        let n = texts.len();
+        let floats = [
+            0.0,
+            -0.0,
+            0.1,
+            0.65,
+            1.0,
+            100.0,
+            1e-7,
+            1.5e300,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            2.0 / 3.0,
+            123_456_789.125,
+            -42.5,
+            5e-324,
+        ];
+        let mut df = DataFrame::new(
+            n,
+            vec![
+                Column::new("text".into(), &texts),
+                Column::new(
+                    "count".into(),
+                    (0..n as u64).map(|i| i * 1_000_003).collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "maybe count".into(),
+                    (0..n as u32)
+                        .map(|i| (i % 3 != 0).then_some(i))
+                        .collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "signed".into(),
+                    (0..n as i64)
+                        .map(|i| {
+                            if i % 2 == 0 {
+                                i64::MIN + i
+                            } else {
+                                i64::MAX - i
+                            }
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                Column::new("real".into(), &floats[..n]),
+                Column::new(
+                    "maybe real".into(),
+                    floats[..n]
+                        .iter()
+                        .enumerate()
+                        .map(|(i, x)| (i % 4 != 1).then_some(*x))
+                        .collect::<Vec<_>>(),
+                ),
+                Column::new(
+                    "single".into(),
+                    floats[..n].iter().map(|x| *x as f32).collect::<Vec<f32>>(),
+                ),
+                Column::new(
+                    "flag".into(),
+                    (0..n)
+                        .map(|i| match i % 3 {
+                            0 => Some(true),
+                            1 => Some(false),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>(),
+                ),
+                Column::full_null("nothing".into(), n, &DataType::Null),
+                Column::new(
+                    "quoted, \"name\"".into(),
+                    (0..n as i32).map(|i| -i).collect::<Vec<_>>(),
+                ),
+            ],
+        )
+        .unwrap();
+        df.insert_column(
+            0,
+            Column::new_scalar(
+                "run_id".into(),
+                Scalar::new(
+                    DataType::String,
+                    AnyValue::StringOwned("run, \"one\"".into()),
+                ),
+                n,
+            ),
+        )
+        .unwrap();
+        assert!(handles(df.schema()));
+        let whole = polars_text(&df);
+        assert_eq!(ours(std::slice::from_ref(&df)), whole);
+        let parts = [df.slice(0, 5), df.slice(5, 1), df.slice(6, n - 6)];
+        assert_eq!(ours(&parts), whole);
+        // A frame of several chunks per column is written as one.
+        let mut chunked = df.slice(0, 5);
+        chunked.vstack_mut(&df.slice(5, n - 5)).unwrap();
+        assert_eq!(ours(&[chunked]), whole);
+    }
+
+    // The word-at-a-time search finds each of the four bytes wherever it sits, and no other.
+    #[test]
+    fn a_text_is_quoted_for_exactly_the_four_bytes() {
+        for len in [1, 7, 8, 9, 16, 20] {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    let want = matches!(b, b',' | b'"' | b'\n' | b'\r');
+                    assert_eq!(needs_quotes(&s), want, "byte {b} at {at} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_column_of_another_type_is_left_to_polars() {
+        let df = DataFrame::new(1, vec![Column::new("bytes".into(), [&b"\x00"[..]])]).unwrap();
+        assert!(!handles(df.schema()));
+    }
+}
