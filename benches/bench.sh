@@ -2,7 +2,7 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect]
+# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]
 # (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
@@ -17,7 +17,8 @@
 # against the fixed sizes `plan` names (examples/sequential_savings.rs), and `run --sequential`
 # on 100,000 queries beside the same `run` without it. `collect` is what `calibench collect`
 # adds to each reviewer call: 400 calls of a reviewer that answers at once, against the same
-# calls made by a shell loop.
+# calls made by a shell loop. `instructions` counts what `run` executes on 100,000 findings
+# under valgrind's callgrind, a figure the machine's load does not move.
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -31,11 +32,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect]" >&2; exit 2 ;;
+    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect|instructions) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential collect"
+[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential collect instructions"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -445,4 +446,28 @@ printf '\ncollect, %s calls of a reviewer that answers at once (concurrency 1): 
   "$CALLS" "$(wall_s "$c")" "$(rss_mb "$c")" "$(wall_s "$l")"
 printf '  calibench per call %s ms, of which its own overhead %s ms (bar: 5 ms)\n' \
   "$(echo "scale=2; 1000 * $(wall_s "$c") / $CALLS" | bc)" "$(echo "scale=2; 1000 * ($(wall_s "$c") - $(wall_s "$l")) / $CALLS" | bc)"
+fi
+
+# Instructions executed by `run` on the 100,000-finding corpus (callgrind): the same count for
+# the same build whatever else the machine runs, for comparing two builds where wall time on a
+# shared 2-core machine cannot tell 10% apart. The manifest's SHA-256 is counted apart: under
+# valgrind it runs without the CPU's SHA instructions, so it weighs far more than natively.
+if want instructions; then
+command -v valgrind > /dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+IL="$DATA/large-reviews-100000"
+[ -f "$IL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- 100000 "$IL"
+ci="$DATA/out-instructions"
+rm -rf "$ci.runs" "$ci.reports"
+valgrind --tool=callgrind --callgrind-out-file="$ci.callgrind" "$BIN" run "$IL/experiment.toml" \
+  --no-plots --runs-dir "$ci.runs" --reports-dir "$ci.reports" --quiet 2> "$ci.stderr"
+# The first count on a line matching $1 (the whole listing is read: an early exit would break
+# the pipe under pipefail).
+count() { callgrind_annotate --inclusive=yes "$ci.callgrind" 2>/dev/null | awk -v pat="$1" '!n && $0 ~ pat {gsub(",", "", $1); print $1; n=1}'; }
+total=$(count "PROGRAM TOTALS"); sha=$(count "sha2::sha256::compress256 ")
+printf '\ninstructions of run on 100,000 findings (callgrind): %s million, of which SHA-256 of the inputs %s million; the run itself %s million\n' \
+  "$((total / 1000000))" "$((${sha:-0} / 1000000))" "$(((total - ${sha:-0}) / 1000000))"
+for part in "JSON to field values|corpus::raw::fast_line" "checking findings|corpus::raw::RawReturn<F>::map_findings" \
+    "both arms' replay|replay::arm::replay_arm_each \\[" "CSV text|report::csv::Csv<W>::frame" "Parquet (polars)|write_batch \\["; do
+  printf '  %-22s %s million\n' "${part%%|*}" "$(( $(count "${part#*|}") / 1000000 ))"
+done
 fi
