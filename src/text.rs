@@ -388,6 +388,22 @@ fn parts(s: &str) -> Vec<String> {
 }
 
 /// For tests: `f` maps each case's input to its expected output.
+/// Whether two byte strings are equal, in a `const` (where `==` on slices is not yet allowed):
+/// what the catalogues' name look-ups that run as the code is compiled compare with.
+pub const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 #[cfg(test)]
 #[track_caller]
 pub(crate) fn assert_maps<O: PartialEq<&'static str> + std::fmt::Debug>(

@@ -155,6 +155,42 @@ pub const FINDING_FIELDS: [&str; 16] = [
     "pre_existing",
 ];
 
+/// A field of [`FINDING_FIELDS`] and its place there. Made by [`field!`] in a `const`, so that
+/// the place is found as the code is compiled (the rules read about ten fields of each of a
+/// million findings) and a name that is not a finding field does not compile.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    pub name: &'static str,
+    at: u8,
+}
+
+impl Field {
+    /// The field `name`; in a `const`, a name that is not a finding field stops the build:
+    ///
+    /// ```compile_fail
+    /// use calibench::corpus::raw::Field;
+    /// const TITLE: Field = Field::named("titel"); // misspelt: the build stops here
+    /// ```
+    pub const fn named(name: &'static str) -> Field {
+        let mut i = 0;
+        while i < FINDING_FIELDS.len() {
+            if crate::text::same_bytes(FINDING_FIELDS[i].as_bytes(), name.as_bytes()) {
+                return Field { name, at: i as u8 };
+            }
+            i += 1;
+        }
+        panic!("not a field of FINDING_FIELDS")
+    }
+}
+
+/// The finding field named `$name` ([`Field`]), its place found as the code is compiled.
+macro_rules! field {
+    ($name:literal) => {
+        const { $crate::corpus::raw::Field::named($name) }
+    };
+}
+pub(crate) use field;
+
 /// Marks a field entry that holds an unknown key one slip from a known field (`confidnce`),
 /// kept as its text so that a finding missing the field can say "did you mean". The entry's
 /// index is `NEAR | i`, `i` the known field's place: [`RawFinding::get`] never finds it.
@@ -205,7 +241,15 @@ impl RawFinding {
     pub fn get(&self, name: &str) -> Option<&Slot> {
         let i = FINDING_FIELDS.iter().position(|f| *f == name);
         debug_assert!(i.is_some(), "`{name}` is not in FINDING_FIELDS");
-        let i = i? as u8;
+        self.at(i? as u8)
+    }
+
+    /// The field `field`, if the finding is an object that has it.
+    pub fn field(&self, field: Field) -> Option<&Slot> {
+        self.at(field.at)
+    }
+
+    fn at(&self, i: u8) -> Option<&Slot> {
         match self {
             RawFinding::Object(fields) => fields.iter().find(|(at, _)| *at == i).map(|(_, s)| s),
             RawFinding::Not(_) => None,

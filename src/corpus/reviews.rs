@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::raw::{self, RawFinding, Slot};
+use super::raw::{self, field, Field, RawFinding, Slot};
 pub use super::raw::{RawReturn, Status};
 use super::Lines;
 use crate::error::{InputError, Problems};
@@ -915,22 +915,22 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
         );
     }
     let f = Fields(f);
-    let id = f.string("id")?.cloned();
-    let title = f.required("title")?;
+    let id = f.string(field!("id"))?.cloned();
+    let title = f.required(field!("title"))?;
     let chars = title.chars().count();
     if chars == 0 || chars > 100 {
         return fail("title", format!("must be 1 to 100 characters, not {chars}"));
     }
     let severity = severity(&f)?;
     let autofix = autofix(&f, mode)?;
-    let confidence = match f.0.get("confidence") {
+    let confidence = match f.0.field(field!("confidence")) {
         None => return Err(missing(f.0, "confidence")),
         v => confidence(v, scale)?,
     };
     let has_fix = f
-        .string("suggested_fix")?
+        .string(field!("suggested_fix"))?
         .is_some_and(|s| !s.trim().is_empty());
-    f.string("why_it_matters")?;
+    f.string(field!("why_it_matters"))?;
     let evidence = evidence(&f)?;
     let location = match mode {
         Mode::Doc => doc_location(&f)?,
@@ -958,27 +958,28 @@ fn fail<T>(field: &str, reason: String) -> Result<T, FieldError> {
 struct Fields<'a>(&'a RawFinding);
 
 impl Fields<'_> {
-    fn string(&self, field: &str) -> Result<Option<&Arc<str>>, FieldError> {
-        match self.0.get(field) {
+    fn string(&self, field: Field) -> Result<Option<&Arc<str>>, FieldError> {
+        match self.0.field(field) {
             None | Some(Slot::Null) => Ok(None),
             Some(Slot::Str(s)) => Ok(Some(s)),
             Some(other) => fail(
-                field,
+                field.name,
                 format!("must be a string, not {}", other.kind().words()),
             ),
         }
     }
 
-    fn required(&self, field: &str) -> Result<&Arc<str>, FieldError> {
-        self.string(field)?.ok_or_else(|| missing(self.0, field))
+    fn required(&self, field: Field) -> Result<&Arc<str>, FieldError> {
+        self.string(field)?
+            .ok_or_else(|| missing(self.0, field.name))
     }
 
-    fn boolean(&self, field: &str) -> Result<bool, FieldError> {
-        match self.0.get(field) {
+    fn boolean(&self, field: Field) -> Result<bool, FieldError> {
+        match self.0.field(field) {
             Some(Slot::Bool(b)) => Ok(*b),
-            None => Err(missing(self.0, field)),
+            None => Err(missing(self.0, field.name)),
             Some(other) => fail(
-                field,
+                field.name,
                 format!("must be true or false, not {}", other.kind().words()),
             ),
         }
@@ -999,7 +1000,7 @@ fn missing(f: &RawFinding, field: &str) -> FieldError {
 }
 
 fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
-    match &**f.required("severity")? {
+    match &**f.required(field!("severity"))? {
         "P0" => Ok(Severity::P0),
         "P1" => Ok(Severity::P1),
         "P2" => Ok(Severity::P2),
@@ -1010,7 +1011,7 @@ fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
 
 /// `autofix_class`: `advisory` is code review's alone.
 fn autofix(f: &Fields<'_>, mode: Mode) -> Result<Autofix, FieldError> {
-    match (&**f.required("autofix_class")?, mode) {
+    match (&**f.required(field!("autofix_class"))?, mode) {
         ("safe_auto", _) => Ok(Autofix::SafeAuto),
         ("gated_auto", _) => Ok(Autofix::GatedAuto),
         ("manual", _) => Ok(Autofix::Manual),
@@ -1028,7 +1029,7 @@ fn autofix(f: &Fields<'_>, mode: Mode) -> Result<Autofix, FieldError> {
 
 /// `evidence`: absent, or a non-empty list of strings.
 fn evidence(f: &Fields<'_>) -> Result<Vec<Arc<str>>, FieldError> {
-    match f.0.get("evidence") {
+    match f.0.field(field!("evidence")) {
         None | Some(Slot::Null) => Ok(Vec::new()),
         Some(Slot::Array(a)) if a.is_empty() => fail(
             "evidence",
@@ -1052,8 +1053,8 @@ fn evidence(f: &Fields<'_>) -> Result<Vec<Arc<str>>, FieldError> {
 /// Where a doc finding is: its section, whether it is an error or an omission, its premise.
 fn doc_location(f: &Fields<'_>) -> Result<Location, FieldError> {
     Ok(Location::Doc {
-        section: f.required("section")?.clone(),
-        finding_type: match &**f.required("finding_type")? {
+        section: f.required(field!("section"))?.clone(),
+        finding_type: match &**f.required(field!("finding_type"))? {
             "error" => FindingType::Error,
             "omission" => FindingType::Omission,
             other => {
@@ -1063,17 +1064,17 @@ fn doc_location(f: &Fields<'_>) -> Result<Location, FieldError> {
                 )
             }
         },
-        premise: f.string("premise")?.cloned(),
+        premise: f.string(field!("premise"))?.cloned(),
     })
 }
 
 /// Where a code finding is: file and line, who owns the fix, and its two flags.
 fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
-    let file = f.required("file")?;
+    let file = f.required(field!("file"))?;
     if file.trim().is_empty() {
         return fail("file", "is empty".into());
     }
-    let line = match f.0.get("line") {
+    let line = match f.0.field(field!("line")) {
         Some(Slot::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
             Some(l) if l >= 1 => l,
             _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
@@ -1086,7 +1087,7 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
             )
         }
     };
-    let owner = match &**f.required("owner")? {
+    let owner = match &**f.required(field!("owner"))? {
         "review-fixer" => Owner::ReviewFixer,
         "downstream-resolver" => Owner::DownstreamResolver,
         "human" => Owner::Human,
@@ -1102,8 +1103,8 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
         file: file.clone(),
         line,
         owner,
-        requires_verification: f.boolean("requires_verification")?,
-        pre_existing: f.boolean("pre_existing")?,
+        requires_verification: f.boolean(field!("requires_verification"))?,
+        pre_existing: f.boolean(field!("pre_existing"))?,
     }))
 }
 

@@ -475,26 +475,12 @@ pub struct ArmId {
 pub const fn id(name: &str) -> Id {
     let mut i = 0;
     while i < REVIEW_METRICS.len() {
-        if eq(REVIEW_METRICS[i].name.as_bytes(), name.as_bytes()) {
+        if crate::text::same_bytes(REVIEW_METRICS[i].name.as_bytes(), name.as_bytes()) {
             return Id(i);
         }
         i += 1;
     }
     panic!("not a metric of REVIEW_METRICS")
-}
-
-const fn eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 impl Id {
