@@ -387,7 +387,6 @@ fn parts(s: &str) -> Vec<String> {
     out
 }
 
-/// For tests: `f` maps each case's input to its expected output.
 /// Whether two byte strings are equal, in a `const` (where `==` on slices is not yet allowed):
 /// what the catalogues' name look-ups that run as the code is compiled compare with.
 pub const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
@@ -404,6 +403,7 @@ pub const fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
+/// For tests: `f` maps each case's input to its expected output.
 #[cfg(test)]
 #[track_caller]
 pub(crate) fn assert_maps<O: PartialEq<&'static str> + std::fmt::Debug>(

@@ -155,7 +155,7 @@ pub const FINDING_FIELDS: [&str; 16] = [
     "pre_existing",
 ];
 
-/// A field of [`FINDING_FIELDS`] and its place there. Made by [`field!`] in a `const`, so that
+/// A field of [`FINDING_FIELDS`] and its place there. Made by `field!` in a `const`, so that
 /// the place is found as the code is compiled (the rules read about ten fields of each of a
 /// million findings) and a name that is not a finding field does not compile.
 #[derive(Clone, Copy, Debug)]

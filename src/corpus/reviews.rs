@@ -244,52 +244,36 @@ struct Checked {
     result: std::cell::Cell<Option<Result<Finding, FieldError>>>,
 }
 
-impl Checked {
-    fn new(raw: &RawFinding, mode: Mode, scale: Scale) -> Self {
-        Checked {
-            scale,
-            result: std::cell::Cell::new(Some(validate(raw, mode, scale))),
-        }
-    }
-}
-
 impl Prechecked {
     /// `scales` is the distinct scales the finding's arm is read on: none, one, or two.
     fn new(raw: RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
         use std::hash::BuildHasher;
-        let checked = scales
-            .first()
-            .map(|&scale| Checked::new(&raw, reading.mode, scale));
-        let other = scales
-            .get(1)
-            .map(|&scale| Box::new(Checked::new(&raw, reading.mode, scale)));
-        let text = |f: &Finding| {
-            let place = match &f.location {
-                Location::Doc { section, .. } => section,
-                Location::Code(CodeSite { file, .. }) => file,
-            };
-            [
-                reading.state.hash_one(&*f.claim.title),
-                reading.state.hash_one(&**place),
-            ]
+        let check = |&scale: &Scale| (scale, validate(&raw, reading.mode, scale));
+        let (first, second) = (scales.first().map(check), scales.get(1).map(check));
+        // The title's and the place's hashes, from the first valid check.
+        let hashes = [&first, &second]
+            .into_iter()
+            .find_map(|c| c.as_ref()?.1.as_ref().ok())
+            .map_or([0; 2], |f| {
+                let place = match &f.location {
+                    Location::Doc { section, .. } => section,
+                    Location::Code(CodeSite { file, .. }) => file,
+                };
+                [
+                    reading.state.hash_one(&*f.claim.title),
+                    reading.state.hash_one(&**place),
+                ]
+            });
+        let held = |(scale, result)| Checked {
+            scale,
+            result: std::cell::Cell::new(Some(result)),
         };
-        let valid = |c: &Checked| {
-            let result = c.result.take();
-            let hashes = result.as_ref().and_then(|r| r.as_ref().ok()).map(text);
-            c.result.set(result);
-            hashes
-        };
-        let hashes = checked
-            .as_ref()
-            .and_then(valid)
-            .or_else(|| other.as_deref().and_then(valid))
-            .unwrap_or([0; 2]);
         Prechecked {
             id: raw.keyed_id(&reading.state),
             file: raw.shared("file"),
             mode: reading.mode,
-            checked,
-            other,
+            checked: first.map(held),
+            other: second.map(|c| Box::new(held(c))),
             hashes,
         }
     }
@@ -314,7 +298,8 @@ impl Unchecked for Prechecked {
         let checked = [self.checked.as_ref(), self.other.as_deref()]
             .into_iter()
             .flatten()
-            .find(|c| mode == self.mode && c.scale == scale)
+            .find(|c| c.scale == scale)
+            .filter(|_| mode == self.mode)
             .and_then(|c| c.result.take());
         match checked {
             Some(result) => result,

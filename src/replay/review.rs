@@ -273,21 +273,25 @@ const ASCII_CLASS: [u8; 256] = {
 };
 
 /// What makes two findings "the same finding" (step 2): their normalized place (section or
-/// file) and title, with a separator that keeps "a"+"bc" apart from "ab"+"c". One allocation.
-pub fn fingerprint_of(place: &str, title: &str) -> String {
-    let mut key = String::with_capacity(place.len() + title.len() + 1);
+/// file) and title, with a separator that keeps "a"+"bc" apart from "ab"+"c". The replay numbers
+/// them ([`Fingerprints`]); the tests read them whole.
+#[cfg(test)]
+fn fingerprint_of(place: &str, title: &str) -> String {
+    let mut key = String::new();
     fingerprint_into(&mut key, place, title);
     key
 }
 
+/// A fingerprint (`fingerprint_of`), appended to `key`.
 fn fingerprint_into(key: &mut String, place: &str, title: &str) {
     normalize_into(key, place);
     key.push('\u{1f}');
     normalize_into(key, title);
 }
 
-/// The fingerprints ([`fingerprint_of`]) of one target's findings, each worked out once however
-/// many runs and reviewers repeat it, as a number per distinct fingerprint. A corpus holds one
+/// The fingerprints (normalized place and title, as `fingerprint_into` writes them) of one
+/// target's findings, each worked out once however many runs and reviewers repeat it, as a
+/// number per distinct fingerprint. A corpus holds one
 /// copy of a repeated title or section, so texts are first looked up by where they are held;
 /// the borrow keeps each of them alive, and so at one place, while the memo lives.
 #[derive(Default)]
