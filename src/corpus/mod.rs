@@ -5,6 +5,7 @@ pub mod ledger;
 pub mod queries;
 pub mod raw;
 pub mod reviews;
+pub mod scan;
 pub mod schema;
 pub mod scores;
 pub mod sources;

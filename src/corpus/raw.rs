@@ -12,6 +12,10 @@
 //! (`strict_json`, then the derived envelope type), whose message is the one reported, so every
 //! refusal reads as it always did. A line it accepts is one the general way accepts with the same
 //! values (a test holds the two to that on every example corpus and on hostile lines).
+//!
+//! A run tries a narrower route first: `scan::line` reads the lines writers usually write
+//! without any [`Slot`], checking each finding by the same rules ([`Written`]); a line it is not
+//! sure of comes here.
 
 use std::fmt;
 use std::sync::Arc;
@@ -134,6 +138,102 @@ impl Slot {
     }
 }
 
+/// A text a finding holds, as its rules read it and as a checked finding keeps it.
+pub trait SharedText {
+    fn as_str(&self) -> &str;
+    /// The text as a string the checked finding can share.
+    fn shared(&self) -> Arc<str>;
+}
+
+impl SharedText for Arc<str> {
+    fn as_str(&self) -> &str {
+        self
+    }
+    fn shared(&self) -> Arc<str> {
+        self.clone()
+    }
+}
+
+/// A field's value as the finding's rules read it ([`Written::value`]), held by [`Slot`]s or
+/// straight from the line's text (`scan`): the same rules, the same messages, for both.
+pub enum Val<'a, T> {
+    Null,
+    Bool(bool),
+    Number(&'a Number),
+    Str(&'a T),
+    Array(Items<'a, T>),
+    Object,
+}
+
+/// An array's elements: any values, or texts only.
+pub enum Items<'a, T> {
+    Slots(&'a [Slot]),
+    Texts(&'a [T]),
+}
+
+impl<T: SharedText> Items<'_, T> {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Items::Slots(s) => s.is_empty(),
+            Items::Texts(t) => t.is_empty(),
+        }
+    }
+
+    /// Every element as a shared string, when every element is a string.
+    pub fn texts(&self) -> Option<Vec<Arc<str>>> {
+        match self {
+            Items::Slots(s) => s
+                .iter()
+                .map(|v| match v {
+                    Slot::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect(),
+            Items::Texts(t) => Some(t.iter().map(SharedText::shared).collect()),
+        }
+    }
+}
+
+impl<T> Val<'_, T> {
+    /// What kind of JSON value it is: `kind().words()` is what messages say of it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Val::Null => Kind::Null,
+            Val::Bool(_) => Kind::Bool,
+            Val::Number(_) => Kind::Number,
+            Val::Str(_) => Kind::String,
+            Val::Array(_) => Kind::Array,
+            Val::Object => Kind::Object,
+        }
+    }
+}
+
+/// A finding object's fields as written, however they are held: what its rules read.
+pub trait Written {
+    type Text: SharedText;
+    /// The value of `field`, if the finding has it.
+    fn value(&self, field: Field) -> Option<Val<'_, Self::Text>>;
+    /// A key the finding has that is one slip from the field `name`, if any.
+    fn near(&self, name: &str) -> Option<&str>;
+}
+
+impl Written for RawFinding {
+    type Text = Arc<str>;
+    fn value(&self, field: Field) -> Option<Val<'_, Arc<str>>> {
+        Some(match self.field(field)? {
+            Slot::Null => Val::Null,
+            Slot::Bool(b) => Val::Bool(*b),
+            Slot::Number(n) => Val::Number(n),
+            Slot::Str(s) => Val::Str(s),
+            Slot::Array(a) => Val::Array(Items::Slots(a)),
+            Slot::Object => Val::Object,
+        })
+    }
+    fn near(&self, name: &str) -> Option<&str> {
+        RawFinding::near(self, name)
+    }
+}
+
 /// The fields of a finding that its rules read. Any other key is read
 /// (a key repeated inside it still refuses the line) and not kept.
 pub const FINDING_FIELDS: [&str; 16] = [
@@ -154,6 +254,32 @@ pub const FINDING_FIELDS: [&str; 16] = [
     "requires_verification",
     "pre_existing",
 ];
+
+/// Where a key may be in [`FINDING_FIELDS`], by its length and first byte: the one field that
+/// could be it, found with one comparison (the sixteen fields differ in that pair, and the
+/// table is built, and checked to have no two in one entry, as the code is compiled).
+const BY_SHAPE: [u8; 64] = {
+    let mut table = [u8::MAX; 64];
+    let mut i = 0;
+    while i < FINDING_FIELDS.len() {
+        let at = shape(FINDING_FIELDS[i].as_bytes());
+        assert!(table[at] == u8::MAX, "two finding fields share a shape");
+        table[at] = i as u8;
+        i += 1;
+    }
+    table
+};
+
+const fn shape(key: &[u8]) -> usize {
+    let first = if key.is_empty() { 0 } else { key[0] as usize };
+    (key.len() * 7 + first) % 64
+}
+
+/// The place of `key` in [`FINDING_FIELDS`], if it is a finding field.
+pub fn finding_field(key: &str) -> Option<usize> {
+    let at = usize::from(BY_SHAPE[shape(key.as_bytes())]);
+    (FINDING_FIELDS.get(at)? == &key).then_some(at)
+}
 
 /// A field of [`FINDING_FIELDS`] and its place there. Made by `field!` in a `const`, so that
 /// the place is found as the code is compiled (the rules read about ten fields of each of a
@@ -181,6 +307,11 @@ impl Field {
         }
         panic!("not a field of FINDING_FIELDS")
     }
+
+    /// Its place in [`FINDING_FIELDS`].
+    pub const fn place(self) -> usize {
+        self.at as usize
+    }
 }
 
 /// The finding field named `$name` ([`Field`]), its place found as the code is compiled.
@@ -198,7 +329,7 @@ const NEAR: u8 = 0x80;
 
 /// The known field `key` most likely meant, when `key` is not one: the same but for case, or
 /// close enough to be a typo.
-fn near_field(key: &str) -> Option<u8> {
+pub(crate) fn near_field(key: &str) -> Option<u8> {
     let lower = key.to_lowercase();
     FINDING_FIELDS
         .iter()
@@ -398,15 +529,6 @@ fn unknown<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
-/// Sets a field read once; a second time refuses the line.
-fn once<T, E: de::Error>(slot: &mut Option<T>, value: T) -> Result<(), E> {
-    if slot.is_some() {
-        return Err(refuse());
-    }
-    *slot = Some(value);
-    Ok(())
-}
-
 const ENVELOPE: [&str; 11] = [
     "target",
     "arm",
@@ -437,49 +559,96 @@ impl<'de> Visitor<'de> for FastVisitor {
         f.write_str("a return")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Fast, A::Error> {
-        let mut target: Option<Text> = None;
-        let mut arm: Option<Text> = None;
-        let mut reviewer: Option<Text> = None;
-        let mut run: Option<Option<u64>> = None;
-        let mut status: Option<Option<Status>> = None;
-        let mut reason: Option<Option<String>> = None;
-        let mut findings: Option<Option<Findings>> = None;
-        let mut residual: Option<Option<Vec<String>>> = None;
-        let mut deferred: Option<Option<Vec<String>>> = None;
-        let mut gaps: Option<Option<Vec<String>>> = None;
-        let mut model: Option<Option<Text>> = None;
+        let mut r = Envelope::default();
         let mut seen = Vec::new();
         while let Some(key) = map.next_key_seed(Names(&ENVELOPE))? {
-            match key {
-                Key::Known(0) => once(&mut target, map.next_value()?)?,
-                Key::Known(1) => once(&mut arm, map.next_value()?)?,
-                Key::Known(2) => once(&mut reviewer, map.next_value()?)?,
-                Key::Known(3) => once(&mut run, map.next_value()?)?,
-                Key::Known(4) => once(&mut status, map.next_value()?)?,
-                Key::Known(5) => once(&mut reason, map.next_value()?)?,
-                Key::Known(6) => once(&mut findings, map.next_value()?)?,
-                Key::Known(7) => once(&mut residual, map.next_value()?)?,
-                Key::Known(8) => once(&mut deferred, map.next_value()?)?,
-                Key::Known(9) => once(&mut gaps, map.next_value()?)?,
-                Key::Known(10) => once(&mut model, map.next_value()?)?,
-                Key::Known(_) => return Err(refuse()),
-                Key::Other(key) => unknown(&mut map, &mut seen, key)?,
-            }
+            let read = match key {
+                Key::Known(0) => once(&mut r.target, map.next_value()?),
+                Key::Known(1) => once(&mut r.arm, map.next_value()?),
+                Key::Known(2) => once(&mut r.reviewer, map.next_value()?),
+                Key::Known(3) => once(&mut r.run, map.next_value()?),
+                Key::Known(4) => once(&mut r.status, map.next_value()?),
+                Key::Known(5) => once(&mut r.reason, map.next_value()?),
+                Key::Known(6) => once(
+                    &mut r.findings,
+                    map.next_value::<Option<Findings>>()?.map(|f| f.0),
+                ),
+                Key::Known(7) => once(&mut r.residual, map.next_value()?),
+                Key::Known(8) => once(&mut r.deferred, map.next_value()?),
+                Key::Known(9) => once(&mut r.gaps, map.next_value()?),
+                Key::Known(10) => once(&mut r.model, map.next_value()?),
+                Key::Known(_) => None,
+                Key::Other(key) => {
+                    unknown(&mut map, &mut seen, key)?;
+                    Some(())
+                }
+            };
+            read.ok_or_else(refuse)?;
         }
-        Ok(Fast(RawReturn {
-            target: target.ok_or_else(refuse)?,
-            arm: arm.ok_or_else(refuse)?,
-            reviewer: reviewer.ok_or_else(refuse)?,
-            run: run.flatten(),
-            status: status.flatten(),
-            reason: reason.flatten(),
-            findings: findings.flatten().map(|f| f.0),
-            residual_risks: residual.flatten(),
-            deferred_questions: deferred.flatten(),
-            testing_gaps: gaps.flatten(),
-            model: model.flatten(),
-        }))
+        r.finish().map(Fast).ok_or_else(refuse)
     }
+}
+
+/// A return's envelope as its keys are read, each at most once ([`once`]): what both fast
+/// readers fill ([`fast_line`] and `scan::line`) and turn into the return.
+pub(crate) struct Envelope<F> {
+    pub target: Option<Text>,
+    pub arm: Option<Text>,
+    pub reviewer: Option<Text>,
+    pub run: Option<Option<u64>>,
+    pub status: Option<Option<Status>>,
+    pub reason: Option<Option<String>>,
+    pub findings: Option<Option<Vec<F>>>,
+    pub residual: Option<Option<Vec<String>>>,
+    pub deferred: Option<Option<Vec<String>>>,
+    pub gaps: Option<Option<Vec<String>>>,
+    pub model: Option<Option<Text>>,
+}
+
+impl<F> Default for Envelope<F> {
+    fn default() -> Self {
+        Envelope {
+            target: None,
+            arm: None,
+            reviewer: None,
+            run: None,
+            status: None,
+            reason: None,
+            findings: None,
+            residual: None,
+            deferred: None,
+            gaps: None,
+            model: None,
+        }
+    }
+}
+
+impl<F> Envelope<F> {
+    /// The return, when its required keys were read.
+    pub fn finish(self) -> Option<RawReturn<F>> {
+        Some(RawReturn {
+            target: self.target?,
+            arm: self.arm?,
+            reviewer: self.reviewer?,
+            run: self.run.flatten(),
+            status: self.status.flatten(),
+            reason: self.reason.flatten(),
+            findings: self.findings.flatten(),
+            residual_risks: self.residual.flatten(),
+            deferred_questions: self.deferred.flatten(),
+            testing_gaps: self.gaps.flatten(),
+            model: self.model.flatten(),
+        })
+    }
+}
+
+/// Sets a key's value read once; `None` (the line goes the general way) the second time.
+pub(crate) fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(value);
+    Some(())
 }
 
 impl<'de> Deserialize<'de> for RawFinding {
@@ -599,7 +768,7 @@ std::thread_local! {
 /// `s` as a shared string. The fields a finding repeats from one finding to the next (severity,
 /// finding type, autofix class, owner, often the section) are short: each is allocated once per
 /// run of repeats on the reading thread instead of once per finding.
-fn short_text(s: &str) -> Arc<str> {
+pub(crate) fn short_text(s: &str) -> Arc<str> {
     if s.len() > SHORT {
         return s.into();
     }

@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::raw::{self, field, Field, RawFinding, Slot};
+use super::raw::{self, field, Field, RawFinding, SharedText, Slot, Val, Written};
 pub use super::raw::{RawReturn, Status};
 use super::Lines;
 use crate::error::{InputError, Problems};
@@ -246,9 +246,27 @@ struct Checked {
 
 impl Prechecked {
     /// `scales` is the distinct scales the finding's arm is read on: none, one, or two.
-    fn new(raw: RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
+    fn new(raw: &RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
+        Self::checked(raw, reading, scales, |scale| {
+            validate(raw, reading.mode, scale)
+        })
+    }
+
+    /// The same for a finding object held in any form (read straight from its line's text).
+    pub(crate) fn of_object<W: Written>(raw: &W, reading: &Reading, scales: &[Scale]) -> Self {
+        Self::checked(raw, reading, scales, |scale| {
+            check_object(raw, reading.mode, scale)
+        })
+    }
+
+    fn checked<W: Written>(
+        raw: &W,
+        reading: &Reading,
+        scales: &[Scale],
+        validate: impl Fn(Scale) -> Result<Finding, FieldError>,
+    ) -> Self {
         use std::hash::BuildHasher;
-        let check = |&scale: &Scale| (scale, validate(&raw, reading.mode, scale));
+        let check = |&scale: &Scale| (scale, validate(scale));
         let (first, second) = (scales.first().map(check), scales.get(1).map(check));
         // The title's and the place's hashes, from the first valid check.
         let hashes = [&first, &second]
@@ -268,9 +286,13 @@ impl Prechecked {
             scale,
             result: std::cell::Cell::new(Some(result)),
         };
+        let text = |field: Field| match raw.value(field) {
+            Some(Val::Str(t)) => Some(t.shared()),
+            _ => None,
+        };
         Prechecked {
-            id: raw.keyed_id(&reading.state),
-            file: raw.shared("file"),
+            id: text(field!("id")).map(|id| Keyed::new(&reading.state, id)),
+            file: text(field!("file")),
             mode: reading.mode,
             checked: first.map(held),
             other: second.map(|c| Box::new(held(c))),
@@ -447,67 +469,88 @@ pub type Line = Result<(u64, RawReturn<RawFinding>), InputError>;
 /// reader thread can work through one block while the previous one is checked.
 pub fn read_block(name: &str, first: u64, block: &[u8]) -> Vec<Line> {
     super::lines_from(block, first)
-        .map(|(line, raw)| {
-            let text = super::line_text(name, line, raw)?;
-            match raw::fast_line(text) {
-                Ok(r) => return Ok((line, r)),
-                Err(raw::Refused::TooManyFindings) => {
-                    return Err(super::field_error(
-                        name,
-                        line,
-                        "findings",
-                        format!("holds more than {} findings", raw::MAX_FINDINGS),
-                    )
-                    .hint("a return is one reviewer's review of one target; a writer that emits millions of findings in one line is broken"))
-                }
-                // The general reader builds the line as a JSON value, some thirty times its
-                // text: a line this long is refused with what the fast reader saw instead.
-                Err(raw::Refused::Other(e)) if raw.len() > LONG_LINE => {
-                    return Err(InputError::new(
-                        name,
-                        format!(
-                            "a line of {} MiB that is not a return calibench can read ({})",
-                            raw.len() >> 20,
-                            e.to_string().replace("read the general way", "a required field is missing or a field is repeated, or holds the wrong kind of value")
-                        ),
-                    )
-                    .at_line(line)
-                    .hint(LINES.holds))
-                }
-                Err(raw::Refused::Other(_)) => {}
-            }
-            let (line, object) = super::object(name, line, raw, LINES.holds)?;
-            let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
-            // Only a line the general reader accepts and the fast one does not gets here.
-            Ok((
-                line,
-                r.map_findings(|f| f.iter().map(RawFinding::from).collect()),
-            ))
-        })
+        .map(|(line, raw)| read_line(name, line, raw, super::line_text(name, line, raw)?))
         .collect()
+}
+
+/// One line of [`read_block`], its text `text`.
+fn read_line(name: &str, line: u64, raw: &[u8], text: &str) -> Line {
+    match raw::fast_line(text) {
+        Ok(r) => return Ok((line, r)),
+        Err(raw::Refused::TooManyFindings) => {
+            return Err(super::field_error(
+                name,
+                line,
+                "findings",
+                format!("holds more than {} findings", raw::MAX_FINDINGS),
+            )
+            .hint("a return is one reviewer's review of one target; a writer that emits millions of findings in one line is broken"))
+        }
+        // The general reader builds the line as a JSON value, some thirty times its
+        // text: a line this long is refused with what the fast reader saw instead.
+        Err(raw::Refused::Other(e)) if raw.len() > LONG_LINE => {
+            return Err(InputError::new(
+                name,
+                format!(
+                    "a line of {} MiB that is not a return calibench can read ({})",
+                    raw.len() >> 20,
+                    e.to_string().replace("read the general way", "a required field is missing or a field is repeated, or holds the wrong kind of value")
+                ),
+            )
+            .at_line(line)
+            .hint(LINES.holds))
+        }
+        Err(raw::Refused::Other(_)) => {}
+    }
+    let (line, object) = super::object(name, line, raw, LINES.holds)?;
+    let r: RawReturn = super::typed(name, line, object, LINES.hints)?;
+    // Only a line the general reader accepts and the fast one does not gets here.
+    Ok((
+        line,
+        r.map_findings(|f| f.iter().map(RawFinding::from).collect()),
+    ))
+}
+
+impl Reading {
+    /// The distinct scales the arm `label` is read on: none, one, or two.
+    fn scales(&self, label: &str) -> Vec<Scale> {
+        let mut scales: Vec<Scale> = Vec::new();
+        for (source, scale) in &self.wants {
+            if source == label && !scales.contains(scale) {
+                scales.push(*scale);
+            }
+        }
+        scales
+    }
 }
 
 /// [`read_block`] for a run: each finding checked there, as `reading` wants it
 /// ([`Prechecked`]), so that blocks read on several threads leave the thread that keeps the
-/// returns only what must see the file in order.
+/// returns only what must see the file in order. A line is read straight from its text
+/// (`scan::line`, each finding checked as it is read) when it can be, else as [`read_block`]
+/// reads it.
 pub fn read_block_for(
     name: &str,
     first: u64,
     block: &[u8],
     reading: &Reading,
 ) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
-    read_block(name, first, block)
-        .into_iter()
-        .map(|line| {
-            let (line, r) = line?;
-            let mut scales: Vec<Scale> = Vec::new();
-            for (source, scale) in &reading.wants {
-                if *source == r.arm.0 && !scales.contains(scale) {
-                    scales.push(*scale);
-                }
+    super::lines_from(block, first)
+        .map(|(line, raw)| {
+            let text = super::line_text(name, line, raw)?;
+            // Every finding of a line is of its arm: its scales are found once.
+            let mut scales: Option<Vec<Scale>> = None;
+            let direct = super::scan::line(text, |arm, f| {
+                let scales = scales.get_or_insert_with(|| reading.scales(arm));
+                Prechecked::of_object(f, reading, scales)
+            });
+            if let Some(r) = direct {
+                return Ok((line, r));
             }
+            let (line, r) = read_line(name, line, raw, text)?;
+            let scales = reading.scales(&r.arm.0);
             let checked = r.map_findings(|fs| {
-                fs.into_iter()
+                fs.iter()
                     .map(|f| Prechecked::new(f, reading, &scales))
                     .collect()
             });
@@ -899,22 +942,35 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
             format!("must be an object, not {}", kind.words()),
         );
     }
+    check_object(f, mode, scale)
+}
+
+/// [`validate`] of a finding object, however its fields are held.
+pub(crate) fn check_object<W: Written>(
+    f: &W,
+    mode: Mode,
+    scale: Scale,
+) -> Result<Finding, FieldError> {
     let f = Fields(f);
-    let id = f.string(field!("id"))?.cloned();
+    let id = f.string(field!("id"))?.map(SharedText::shared);
     let title = f.required(field!("title"))?;
-    let chars = title.chars().count();
-    if chars == 0 || chars > 100 {
-        return fail("title", format!("must be 1 to 100 characters, not {chars}"));
+    // 1 to 100 bytes are 1 to 100 characters: only a longer title is counted.
+    let title_len = title.as_str().len();
+    if title_len == 0 || title_len > 100 {
+        let chars = title.as_str().chars().count();
+        if chars == 0 || chars > 100 {
+            return fail("title", format!("must be 1 to 100 characters, not {chars}"));
+        }
     }
     let severity = severity(&f)?;
     let autofix = autofix(&f, mode)?;
-    let confidence = match f.0.field(field!("confidence")) {
+    let confidence = match f.0.value(field!("confidence")) {
         None => return Err(missing(f.0, "confidence")),
-        v => confidence(v, scale)?,
+        Some(v) => confidence(v, scale)?,
     };
     let has_fix = f
         .string(field!("suggested_fix"))?
-        .is_some_and(|s| !s.trim().is_empty());
+        .is_some_and(|s| !s.as_str().trim().is_empty());
     f.string(field!("why_it_matters"))?;
     let evidence = evidence(&f)?;
     let location = match mode {
@@ -924,7 +980,7 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
     Ok(Finding {
         id,
         claim: Claim {
-            title: title.clone(),
+            title: title.shared(),
             severity,
             autofix,
             has_fix,
@@ -940,13 +996,13 @@ fn fail<T>(field: &str, reason: String) -> Result<T, FieldError> {
 }
 
 /// A finding's fields, read by type.
-struct Fields<'a>(&'a RawFinding);
+struct Fields<'a, W>(&'a W);
 
-impl Fields<'_> {
-    fn string(&self, field: Field) -> Result<Option<&Arc<str>>, FieldError> {
-        match self.0.field(field) {
-            None | Some(Slot::Null) => Ok(None),
-            Some(Slot::Str(s)) => Ok(Some(s)),
+impl<'a, W: Written> Fields<'a, W> {
+    fn string(&self, field: Field) -> Result<Option<&'a W::Text>, FieldError> {
+        match self.0.value(field) {
+            None | Some(Val::Null) => Ok(None),
+            Some(Val::Str(s)) => Ok(Some(s)),
             Some(other) => fail(
                 field.name,
                 format!("must be a string, not {}", other.kind().words()),
@@ -954,14 +1010,14 @@ impl Fields<'_> {
         }
     }
 
-    fn required(&self, field: Field) -> Result<&Arc<str>, FieldError> {
+    fn required(&self, field: Field) -> Result<&'a W::Text, FieldError> {
         self.string(field)?
             .ok_or_else(|| missing(self.0, field.name))
     }
 
     fn boolean(&self, field: Field) -> Result<bool, FieldError> {
-        match self.0.field(field) {
-            Some(Slot::Bool(b)) => Ok(*b),
+        match self.0.value(field) {
+            Some(Val::Bool(b)) => Ok(b),
             None => Err(missing(self.0, field.name)),
             Some(other) => fail(
                 field.name,
@@ -973,7 +1029,7 @@ impl Fields<'_> {
 
 /// A required field the finding lacks: "is missing", and the key it has one slip from the
 /// field's name, when it has one (`confidnce`).
-fn missing(f: &RawFinding, field: &str) -> FieldError {
+fn missing(f: &impl Written, field: &str) -> FieldError {
     let reason = match f.near(field) {
         Some(key) => format!(
             "is missing; the finding has `{}`: did you mean `{field}`?",
@@ -984,8 +1040,8 @@ fn missing(f: &RawFinding, field: &str) -> FieldError {
     (field.to_string(), reason)
 }
 
-fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
-    match &**f.required(field!("severity"))? {
+fn severity(f: &Fields<'_, impl Written>) -> Result<Severity, FieldError> {
+    match f.required(field!("severity"))?.as_str() {
         "P0" => Ok(Severity::P0),
         "P1" => Ok(Severity::P1),
         "P2" => Ok(Severity::P2),
@@ -995,8 +1051,8 @@ fn severity(f: &Fields<'_>) -> Result<Severity, FieldError> {
 }
 
 /// `autofix_class`: `advisory` is code review's alone.
-fn autofix(f: &Fields<'_>, mode: Mode) -> Result<Autofix, FieldError> {
-    match (&**f.required(field!("autofix_class"))?, mode) {
+fn autofix(f: &Fields<'_, impl Written>, mode: Mode) -> Result<Autofix, FieldError> {
+    match (f.required(field!("autofix_class"))?.as_str(), mode) {
         ("safe_auto", _) => Ok(Autofix::SafeAuto),
         ("gated_auto", _) => Ok(Autofix::GatedAuto),
         ("manual", _) => Ok(Autofix::Manual),
@@ -1013,20 +1069,15 @@ fn autofix(f: &Fields<'_>, mode: Mode) -> Result<Autofix, FieldError> {
 }
 
 /// `evidence`: absent, or a non-empty list of strings.
-fn evidence(f: &Fields<'_>) -> Result<Vec<Arc<str>>, FieldError> {
-    match f.0.field(field!("evidence")) {
-        None | Some(Slot::Null) => Ok(Vec::new()),
-        Some(Slot::Array(a)) if a.is_empty() => fail(
+fn evidence(f: &Fields<'_, impl Written>) -> Result<Vec<Arc<str>>, FieldError> {
+    match f.0.value(field!("evidence")) {
+        None | Some(Val::Null) => Ok(Vec::new()),
+        Some(Val::Array(a)) if a.is_empty() => fail(
             "evidence",
             "must not be empty when present (omit it instead)".into(),
         ),
-        Some(Slot::Array(a)) => a
-            .iter()
-            .map(|v| match v {
-                Slot::Str(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect::<Option<Vec<_>>>()
+        Some(Val::Array(a)) => a
+            .texts()
             .map_or_else(|| fail("evidence", "must be a list of strings".into()), Ok),
         Some(other) => fail(
             "evidence",
@@ -1036,10 +1087,10 @@ fn evidence(f: &Fields<'_>) -> Result<Vec<Arc<str>>, FieldError> {
 }
 
 /// Where a doc finding is: its section, whether it is an error or an omission, its premise.
-fn doc_location(f: &Fields<'_>) -> Result<Location, FieldError> {
+fn doc_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
     Ok(Location::Doc {
-        section: f.required(field!("section"))?.clone(),
-        finding_type: match &**f.required(field!("finding_type"))? {
+        section: f.required(field!("section"))?.shared(),
+        finding_type: match f.required(field!("finding_type"))?.as_str() {
             "error" => FindingType::Error,
             "omission" => FindingType::Omission,
             other => {
@@ -1049,18 +1100,18 @@ fn doc_location(f: &Fields<'_>) -> Result<Location, FieldError> {
                 )
             }
         },
-        premise: f.string(field!("premise"))?.cloned(),
+        premise: f.string(field!("premise"))?.map(SharedText::shared),
     })
 }
 
 /// Where a code finding is: file and line, who owns the fix, and its two flags.
-fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
+fn code_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
     let file = f.required(field!("file"))?;
-    if file.trim().is_empty() {
+    if file.as_str().trim().is_empty() {
         return fail("file", "is empty".into());
     }
-    let line = match f.0.field(field!("line")) {
-        Some(Slot::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
+    let line = match f.0.value(field!("line")) {
+        Some(Val::Number(n)) => match n.as_u64().and_then(|l| u32::try_from(l).ok()) {
             Some(l) if l >= 1 => l,
             _ => return fail("line", format!("{n} is not a whole number ≥ 1")),
         },
@@ -1072,7 +1123,7 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
             )
         }
     };
-    let owner = match &**f.required(field!("owner"))? {
+    let owner = match f.required(field!("owner"))?.as_str() {
         "review-fixer" => Owner::ReviewFixer,
         "downstream-resolver" => Owner::DownstreamResolver,
         "human" => Owner::Human,
@@ -1085,7 +1136,7 @@ fn code_location(f: &Fields<'_>) -> Result<Location, FieldError> {
         }
     };
     Ok(Location::Code(CodeSite {
-        file: file.clone(),
+        file: file.shared(),
         line,
         owner,
         requires_verification: f.boolean(field!("requires_verification"))?,
@@ -1190,14 +1241,13 @@ pub fn finding_schema(mode: Mode, scale: Scale) -> Value {
 }
 
 /// A confidence on the declared scale, or why not.
-fn confidence(v: Option<&Slot>, scale: Scale) -> Result<f64, FieldError> {
+fn confidence<T>(v: Val<'_, T>, scale: Scale) -> Result<f64, FieldError> {
     let field = || "confidence".to_string();
     let x = match v {
-        Some(Slot::Number(n)) => n
+        Val::Number(n) => n
             .as_f64()
             .ok_or_else(|| (field(), format!("{n} is not a number")))?,
-        None => return Err((field(), "is missing".into())),
-        Some(other) => {
+        other => {
             return Err((
                 field(),
                 format!("must be a number, not {}", other.kind().words()),
@@ -1430,5 +1480,266 @@ not json
         assert_eq!(over.problems.len(), 1);
         assert_eq!(over.problems[0].field.as_deref(), Some("field `findings`"));
         assert!(over.selections[0].returns.is_empty());
+    }
+
+    /// What a run keeps of a line: its envelope and, per finding, its id, file, hashes and its
+    /// check on every scale `reading` wants of the line's arm.
+    fn kept(r: RawReturn<Prechecked>, reading: &Reading) -> String {
+        let scales = reading.scales(&r.arm.0);
+        let findings: Vec<_> = (r.findings.iter().flatten())
+            .map(|f| {
+                let checks: Vec<_> = scales.iter().map(|s| f.check(reading.mode, *s)).collect();
+                (f.text("id"), f.text("file"), f.hashes, checks)
+            })
+            .collect();
+        format!(
+            "{:?}",
+            (
+                &r.target,
+                &r.arm,
+                &r.reviewer,
+                r.run,
+                &r.status,
+                &r.reason,
+                &r.residual_risks,
+                &r.deferred_questions,
+                &r.testing_gaps,
+                &r.model,
+                r.findings.is_some(),
+                findings
+            )
+        )
+    }
+
+    /// A line read straight from its text (`None` when that route declines it), and read the
+    /// way it was read before that route existed.
+    fn both_routes(text: &str, mode: Mode) -> (Option<String>, Result<String, String>) {
+        let arm = |t: &str| {
+            serde_json::from_str::<Value>(t).ok()?["arm"]
+                .as_str()
+                .map(str::to_string)
+        };
+        let arm = arm(text).unwrap_or_else(|| "baseline".into());
+        let reading = Reading::new(mode, &[(arm.clone(), Scale::Float), (arm, Scale::Anchor)]);
+        let mut scales = None;
+        let direct = super::super::scan::line(text, |arm, f| {
+            let scales = scales.get_or_insert_with(|| reading.scales(arm));
+            Prechecked::of_object(f, &reading, scales)
+        })
+        .map(|r| kept(r, &reading));
+        let before = read_line("reviews.jsonl", 1, text.as_bytes(), text)
+            .map(|(_, r)| {
+                let scales = reading.scales(&r.arm.0);
+                let r = r.map_findings(|fs| {
+                    fs.iter()
+                        .map(|f| Prechecked::new(f, &reading, &scales))
+                        .collect()
+                });
+                kept(r, &reading)
+            })
+            .map_err(|e| e.to_string());
+        (direct, before)
+    }
+
+    fn example_lines() -> Vec<(String, Mode)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora");
+        let mut out = Vec::new();
+        for dir in std::fs::read_dir(root).unwrap() {
+            let dir = dir.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(dir.join("reviews.jsonl")) else {
+                continue;
+            };
+            let toml = std::fs::read_to_string(dir.join("experiment.toml")).unwrap_or_default();
+            let mode = if toml.contains("mode = \"code\"") {
+                Mode::Code
+            } else {
+                Mode::Doc
+            };
+            out.extend(text.lines().map(|l| (l.to_string(), mode)));
+        }
+        out
+    }
+
+    // The route that reads a line straight from its text is only a faster way to the same
+    // answer, and only worth having if the lines users write take it: every line of every
+    // example corpus does, in both modes, and gives what the fast route gives.
+    #[test]
+    fn every_example_line_is_read_straight_from_its_text_with_the_same_values() {
+        let lines = example_lines();
+        assert!(lines.len() > 100, "{}", lines.len());
+        for (line, mode) in &lines {
+            for mode in [*mode, Mode::Doc, Mode::Code] {
+                let (direct, before) = both_routes(line, mode);
+                let direct = direct.unwrap_or_else(|| panic!("declined: {line}"));
+                assert_eq!(Ok(direct), before, "{line}");
+            }
+        }
+    }
+
+    // Lines written by hand to reach each thing the direct route reads, and each it declines.
+    #[test]
+    fn the_direct_route_reads_escapes_spacing_and_unknown_keys_and_declines_the_rest() {
+        let f = r#""id":"f1","title":"Rollback","severity":"P1","section":"Deploy","finding_type":"omission","autofix_class":"manual","confidence":0.75"#;
+        let line = |finding: &str| {
+            format!(
+                r#"{{"target":"plan","arm":"baseline","reviewer":"r","run":0,"findings":[{{{finding}}}]}}"#
+            )
+        };
+        let read = [
+            line(f),
+            line(&f.replace("Rollback", r#"Say \"no\" \\ \/ \b\f\n\r\t \u00e9 \ud83d\ude00 \u0000"#)),
+            line(&f.replace(':', " :\t").replace(',', " ,\r\n ")),
+            format!("  {}  \r", line(f)),
+            line(&format!(r#"{f},"extra":[1,-2.5e3,"x",true,null,[]],"more":"s","n":-0"#)),
+            line(&format!(r#"{f},"evidence":["a","b\"c"],"premise":null,"suggested_fix":" ""#)),
+            line(&format!(r#"{f},"evidence":[]"#)),
+            line(&format!(r#"{f},"evidence":"x","why_it_matters":3"#)),
+            line(&f.replace("0.75", "75")),
+            line(&f.replace("0.75", "7.5e-1")),
+            line(&f.replace("0.75", "1E0")),
+            line(&f.replace("0.75", "1.5")),
+            line(&f.replace("0.75", "0.1234567891234")),
+            line(&f.replace("0.75", "1e-400")),
+            line(&f.replace("0.75", "\"0.75\"")),
+            line(&f.replace("0.75", "true")),
+            line(&f.replace(r#""P1""#, r#""p1""#)),
+            line(&f.replace(r#""Rollback""#, r#""""#)),
+            line(&f.replace(r#""Rollback""#, &format!("\"{}\"", "é".repeat(101)))),
+            line(&f.replace(r#""title":"Rollback","#, "")),
+            line(&format!(
+                r#""file":"src/a.rs","line":12,"owner":"human","requires_verification":false,"pre_existing":true,{}"#,
+                f.replace("0.75", "50")
+            )),
+            line(&format!(r#""file":" ","line":12.0,{f}"#)),
+            line(&format!(r#""line":4294967296,{f}"#)),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","status":"failed","reason":"timeout\u0021"}"#.into(),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","findings":null,"status":null,"run":null,"model":"m","residual_risks":["a"],"deferred_questions":[],"testing_gaps":null}"#.into(),
+            r#"{"arm":"baseline","findings":[],"reviewer":"r","target":"p","x":{}}"#.replace(r#","x":{}"#, ""),
+        ];
+        for l in &read {
+            for mode in [Mode::Doc, Mode::Code] {
+                let (direct, before) = both_routes(l, mode);
+                let direct = direct.unwrap_or_else(|| panic!("declined: {l}"));
+                assert_eq!(Ok(direct), before, "{l}");
+            }
+        }
+        let declined = [
+            r#"{"target":"p","findings":[],"arm":"baseline","reviewer":"r"}"#.to_string(),
+            line(&f.replace("0.75", "-0.5")),
+            line(&f.replace("0.75", "1e400")),
+            line(&f.replace("0.75", "07")),
+            line(&f.replace("0.75", "0.")),
+            line(&format!(r#"{f},"confidnce":1"#)),
+            line(&format!(r#"{f},"Title":"x""#)),
+            line(&format!(r#"{f},"x":1,"x":2"#)),
+            line(&format!(r#"{f},"x":{{"a":1}}"#)),
+            line(&format!(r#"{f},"title":"again""#)),
+            line(&format!(r#"{f},"evidence":["a",1]"#)),
+            line(&f.replace("Rollback", r"\x")),
+            line(&f.replace("Rollback", r"\ud83d")),
+            line(&f.replace("Rollback", "tab\there")),
+            line(&f.replace(r#""id""#, r#""\u0069d""#)),
+            format!("{} x", line(f)),
+            format!("{}}}", line(f)),
+            r#"{"target":" ","arm":"baseline","reviewer":"r","findings":[]}"#.into(),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","findings":[1]}"#.into(),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","findings":[],"run":-1}"#.into(),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","findings":[],"status":"maybe"}"#
+                .into(),
+            r#"{"target":"p","arm":"baseline","reviewer":"r","findings":[],}"#.into(),
+            r#"[{"target":"p"}]"#.into(),
+        ];
+        for l in &declined {
+            assert_eq!(both_routes(l, Mode::Doc).0, None, "{l}");
+        }
+    }
+
+    // Seeded damage to example lines: whatever the direct route reads, the fast route reads
+    // the same way; a line refused must never be read.
+    #[test]
+    fn damaged_lines_read_straight_are_read_as_the_fast_route_reads_them() {
+        let pieces = [
+            "\"",
+            "\\",
+            "\\\"",
+            "\\u0041",
+            "\\ud83d\\ude00",
+            "\\ud83d",
+            ",",
+            ":",
+            "{",
+            "}",
+            "[",
+            "]",
+            " ",
+            "-",
+            "0",
+            "1e400",
+            "e5",
+            ".",
+            "null",
+            "true",
+            "\"x\":1,",
+            "\"id\":\"d\",",
+            "\"confidnce\":0.5,",
+            "\"extra\":{\"a\":1},",
+            "\"e\":[1,[2,\"x\"]],",
+            "\t",
+            "\u{1}",
+            "é",
+            "-0",
+            "00",
+            "1.",
+            "75",
+            "0.5E-1",
+            "\"title\":\"t\",",
+            "\"arm\":\"x\",",
+        ];
+        let lines = example_lines();
+        let mut rng = crate::stats::rng::Rng::for_replicate(51, 0);
+        let (mut read, mut tried) = (0, 0);
+        for (line, mode) in lines.iter().step_by(3) {
+            for _ in 0..12 {
+                let mut text = line.clone();
+                for _ in 0..=rng.below(2) {
+                    // Half the time just after a `{`, `[` or `,`, where a key or value may go.
+                    let after: Vec<usize> = (text.match_indices(['{', '[', ',']))
+                        .map(|(i, _)| i + 1)
+                        .collect();
+                    let mut at = match rng.below(2) {
+                        0 if !after.is_empty() => after[rng.below(after.len() as u64) as usize],
+                        _ => rng.below(text.len() as u64 + 1) as usize,
+                    };
+                    while !text.is_char_boundary(at) {
+                        at -= 1;
+                    }
+                    match rng.below(3) {
+                        0 => text.insert_str(at, pieces[rng.below(pieces.len() as u64) as usize]),
+                        1 => {
+                            if let Some(c) = text[at..].chars().next() {
+                                text.replace_range(at..at + c.len_utf8(), "");
+                            }
+                        }
+                        _ => {
+                            if let Some(c) = text[at..].chars().next() {
+                                let p = pieces[rng.below(pieces.len() as u64) as usize];
+                                text.replace_range(at..at + c.len_utf8(), p);
+                            }
+                        }
+                    }
+                }
+                tried += 1;
+                let (direct, before) = both_routes(&text, *mode);
+                if let Some(direct) = direct {
+                    read += 1;
+                    assert_eq!(Ok(direct), before, "{text}");
+                }
+            }
+        }
+        // The damage reaches both sides: many lines still read, many declined.
+        assert!(
+            read > tried / 10 && read < tried * 9 / 10,
+            "{read} of {tried}"
+        );
     }
 }
