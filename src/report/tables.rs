@@ -328,7 +328,11 @@ pub fn write_frames(
             w.finish()
         });
         let parquet = scope.spawn(move || -> PolarsResult<()> {
-            let mut w = ParquetWriter::new(parquet).batched(&schema)?;
+            // Snappy, the codec every Parquet reader has: at a million findings polars' default
+            // (zstd) spent half the writer's time compressing, for a file two thirds the size.
+            let mut w = ParquetWriter::new(parquet)
+                .with_compression(ParquetCompression::Snappy)
+                .batched(&schema)?;
             for df in parquet_frames {
                 w.write_batch(&df)?;
             }
