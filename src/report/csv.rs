@@ -105,7 +105,9 @@ pub fn handles(schema: &Schema) -> bool {
 enum Cells<'a> {
     Text(Box<dyn Fn(usize) -> Option<&'a str> + 'a>),
     Flag(Box<dyn Fn(usize) -> Option<bool> + 'a>),
-    Whole(Box<dyn Fn(usize) -> Option<i128> + 'a>),
+    /// Integers, as 64 bits (formatting an `i128` costs several times more).
+    Signed(Box<dyn Fn(usize) -> Option<i64> + 'a>),
+    Unsigned(Box<dyn Fn(usize) -> Option<u64> + 'a>),
     Real(Box<dyn Fn(usize) -> Option<f64> + 'a>),
     Real32(Box<dyn Fn(usize) -> Option<f32> + 'a>),
     Missing,
@@ -132,9 +134,9 @@ impl<'a> Cells<'a> {
             }};
         }
         macro_rules! whole {
-            ($get:ident) => {{
+            ($kind:ident, $get:ident, $as:ty) => {{
                 let a = one(series.$get()?.downcast_iter())?;
-                Cells::Whole(Box::new(move |i| a.get(i).map(i128::from)))
+                Cells::$kind(Box::new(move |i| a.get(i).map(<$as>::from)))
             }};
         }
         Ok(match series.dtype() {
@@ -142,14 +144,14 @@ impl<'a> Cells<'a> {
             DataType::Boolean => cells!(Flag, bool),
             DataType::Float64 => cells!(Real, f64),
             DataType::Float32 => cells!(Real32, f32),
-            DataType::UInt8 => whole!(u8),
-            DataType::UInt16 => whole!(u16),
-            DataType::UInt32 => whole!(u32),
-            DataType::UInt64 => whole!(u64),
-            DataType::Int8 => whole!(i8),
-            DataType::Int16 => whole!(i16),
-            DataType::Int32 => whole!(i32),
-            DataType::Int64 => whole!(i64),
+            DataType::UInt8 => whole!(Unsigned, u8, u64),
+            DataType::UInt16 => whole!(Unsigned, u16, u64),
+            DataType::UInt32 => whole!(Unsigned, u32, u64),
+            DataType::UInt64 => whole!(Unsigned, u64, u64),
+            DataType::Int8 => whole!(Signed, i8, i64),
+            DataType::Int16 => whole!(Signed, i16, i64),
+            DataType::Int32 => whole!(Signed, i32, i64),
+            DataType::Int64 => whole!(Signed, i64, i64),
             DataType::Null => Cells::Missing,
             other => {
                 return Err(PolarsError::ComputeError(
@@ -172,7 +174,12 @@ impl<'a> Cells<'a> {
                     out.extend_from_slice(if b { b"true" } else { b"false" });
                 }
             }
-            Cells::Whole(get) => {
+            Cells::Signed(get) => {
+                if let Some(n) = get(i) {
+                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                }
+            }
+            Cells::Unsigned(get) => {
                 if let Some(n) = get(i) {
                     out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
                 }
