@@ -194,7 +194,8 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
 
     // Each table with rows is written straight into the claimed run directory, a batch of rows
     // at a time, each frame built as the writers reach it; the rows are let go after their
-    // table. At a million findings the rows, a whole frame and the CSV text are never all held.
+    // table (the findings' as their frames are built). At a million findings the rows, a whole
+    // frame and the CSV text are never all held.
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
     let write_table =
         |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
@@ -212,15 +213,29 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         };
     write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
     let controls = controls_replayed(&metrics);
+    // A million rows take a quarter of a second to free: that happens beside the rest, a frame's
+    // rows at a time as soon as its frame is built, so that the rows still held shrink as the
+    // table is written.
+    let (to_free, freed) = std::sync::mpsc::channel::<Vec<crate::model::FindingRow>>();
+    let freeing = std::thread::spawn(move || freed.into_iter().for_each(drop));
     write_table(
         "findings",
         &mut findings
-            .iter()
-            .flat_map(|rows| rows.chunks(tables::FRAME_ROWS))
-            .map(|rows| tables::findings(rows, controls)),
+            .into_iter()
+            .flat_map(|rows| {
+                let mut rows = rows.into_iter();
+                std::iter::from_fn(move || {
+                    let frame: Vec<_> = rows.by_ref().take(tables::FRAME_ROWS).collect();
+                    (!frame.is_empty()).then_some(frame)
+                })
+            })
+            .map(|rows| {
+                let table = tables::findings(&rows, controls);
+                let _ = to_free.send(rows);
+                table
+            }),
     )?;
-    // A million rows take a quarter of a second to free: that happens beside the rest.
-    let freeing = std::thread::spawn(move || drop(findings));
+    drop(to_free);
     write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
     drop(queries);
     write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
