@@ -246,28 +246,42 @@ struct Checked {
 
 impl Prechecked {
     /// `scales` is the distinct scales the finding's arm is read on: none, one, or two.
-    fn new(raw: &RawFinding, reading: &Reading, scales: &[Scale]) -> Self {
-        Self::checked(raw, reading, scales, |scale| {
+    fn new(raw: &RawFinding, reading: &Reading, scales: &[Scale], held: &mut Interner) -> Self {
+        Self::checked(raw, reading, scales, held, |scale, _| {
             validate(raw, reading.mode, scale)
         })
     }
 
     /// The same for a finding object held in any form (read straight from its line's text).
-    pub(crate) fn of_object<W: Written>(raw: &W, reading: &Reading, scales: &[Scale]) -> Self {
-        Self::checked(raw, reading, scales, |scale| {
-            check_object(raw, reading.mode, scale)
+    pub(crate) fn of_object<W: Written>(
+        raw: &W,
+        reading: &Reading,
+        scales: &[Scale],
+        held: &mut Interner,
+    ) -> Self {
+        Self::checked(raw, reading, scales, held, |scale, held| {
+            let mut places = Sharing {
+                held,
+                state: &reading.state,
+            };
+            check_object(raw, reading.mode, scale, &mut places)
         })
     }
 
+    /// `held` holds the titles and places of the block's findings before it, for `validate`
+    /// to share ([`Sharing`]): the thread that keeps the returns then finds most of them
+    /// already shared, and frees none of them.
     fn checked<W: Written>(
         raw: &W,
         reading: &Reading,
         scales: &[Scale],
-        validate: impl Fn(Scale) -> Result<Finding, FieldError>,
+        held: &mut Interner,
+        validate: impl Fn(Scale, &mut Interner) -> Result<Finding, FieldError>,
     ) -> Self {
         use std::hash::BuildHasher;
-        let check = |&scale: &Scale| (scale, validate(scale));
-        let (first, second) = (scales.first().map(check), scales.get(1).map(check));
+        let mut check = |&scale: &Scale| (scale, validate(scale, &mut *held));
+        let first = scales.first().map(&mut check);
+        let second = scales.get(1).map(&mut check);
         // The title's and the place's hashes, from the first valid check.
         let hashes = [&first, &second]
             .into_iter()
@@ -282,6 +296,7 @@ impl Prechecked {
                     reading.state.hash_one(&**place),
                 ]
             });
+
         let held = |(scale, result)| Checked {
             scale,
             result: std::cell::Cell::new(Some(result)),
@@ -535,6 +550,10 @@ pub fn read_block_for(
     block: &[u8],
     reading: &Reading,
 ) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
+    // Room for a block's distinct titles and places (a block is about 5,000 findings), so that
+    // the table is not grown a few entries at a time in every block.
+    let mut held = Interner::with_state(reading.state.clone());
+    held.held.reserve(1 << 10, |(h, _)| *h);
     super::lines_from(block, first)
         .map(|(line, raw)| {
             let text = super::line_text(name, line, raw)?;
@@ -542,7 +561,7 @@ pub fn read_block_for(
             let mut scales: Option<Vec<Scale>> = None;
             let direct = super::scan::line(text, |arm, f| {
                 let scales = scales.get_or_insert_with(|| reading.scales(arm));
-                Prechecked::of_object(f, reading, scales)
+                Prechecked::of_object(f, reading, scales, &mut held)
             });
             if let Some(r) = direct {
                 return Ok((line, r));
@@ -551,7 +570,7 @@ pub fn read_block_for(
             let scales = reading.scales(&r.arm.0);
             let checked = r.map_findings(|fs| {
                 fs.iter()
-                    .map(|f| Prechecked::new(f, reading, &scales))
+                    .map(|f| Prechecked::new(f, reading, &scales, &mut held))
                     .collect()
             });
             Ok((line, checked))
@@ -848,7 +867,7 @@ pub fn check_for<F: Unchecked>(
 /// One copy of each text findings repeat: the sections and files they point at, and the titles
 /// several reviewers (or arms) give one issue. A large corpus holds each once.
 #[derive(Default)]
-struct Interner {
+pub(crate) struct Interner {
     /// Each text with its hash, so that the table grows without hashing any text again.
     held: hashbrown::HashTable<(u64, Arc<str>)>,
     state: RandomState,
@@ -866,10 +885,10 @@ impl Interner {
     fn get(&mut self, s: &mut Arc<str>, hash: Option<u64>) {
         use std::hash::BuildHasher;
         let hash = hash.unwrap_or_else(|| self.state.hash_one(&**s));
-        match self
-            .held
-            .find(hash, |(h, held)| *h == hash && **held == **s)
-        {
+        // Most texts arrive already shared by the block they were read in: the same string.
+        let same =
+            |(h, held): &(u64, Arc<str>)| *h == hash && (Arc::ptr_eq(held, s) || **held == **s);
+        match self.held.find(hash, same) {
             Some((_, held)) => {
                 if !Arc::ptr_eq(held, s) {
                     *s = held.clone();
@@ -954,14 +973,54 @@ pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, Fie
             format!("must be an object, not {}", kind.words()),
         );
     }
-    check_object(f, mode, scale)
+    check_object(f, mode, scale, &mut Apart)
 }
 
-/// [`validate`] of a finding object, however its fields are held.
+/// Where a checked finding's title and place (section or file) come from: texts of their own
+/// ([`Apart`]), or the same texts as the findings read before it ([`Sharing`]).
+pub(crate) trait Places {
+    fn share<T: SharedText>(&mut self, text: &T) -> Arc<str>;
+}
+
+/// Each finding's texts its own.
+pub(crate) struct Apart;
+
+impl Places for Apart {
+    fn share<T: SharedText>(&mut self, text: &T) -> Arc<str> {
+        text.shared()
+    }
+}
+
+/// Texts shared with those `held` holds, looked up before a copy is made.
+pub(crate) struct Sharing<'a> {
+    held: &'a mut Interner,
+    state: &'a RandomState,
+}
+
+impl Places for Sharing<'_> {
+    fn share<T: SharedText>(&mut self, text: &T) -> Arc<str> {
+        use std::hash::BuildHasher;
+        let s = text.as_str();
+        let hash = self.state.hash_one(s);
+        let held = &mut self.held.held;
+        match held.find(hash, |(h, held)| *h == hash && **held == *s) {
+            Some((_, held)) => held.clone(),
+            None => {
+                let new = text.shared();
+                held.insert_unique(hash, (hash, new.clone()), |(h, _)| *h);
+                new
+            }
+        }
+    }
+}
+
+/// [`validate`] of a finding object, however its fields are held, its title and place taken
+/// from `places`.
 pub(crate) fn check_object<W: Written>(
     f: &W,
     mode: Mode,
     scale: Scale,
+    places: &mut impl Places,
 ) -> Result<Finding, FieldError> {
     let f = Fields(f);
     let id = f.string(field!("id"))?.map(SharedText::shared);
@@ -986,13 +1045,13 @@ pub(crate) fn check_object<W: Written>(
     f.string(field!("why_it_matters"))?;
     let evidence = evidence(&f)?;
     let location = match mode {
-        Mode::Doc => doc_location(&f)?,
-        Mode::Code => code_location(&f)?,
+        Mode::Doc => doc_location(&f, places)?,
+        Mode::Code => code_location(&f, places)?,
     };
     Ok(Finding {
         id,
         claim: Claim {
-            title: title.shared(),
+            title: places.share(title),
             severity,
             autofix,
             has_fix,
@@ -1099,9 +1158,12 @@ fn evidence(f: &Fields<'_, impl Written>) -> Result<Vec<Arc<str>>, FieldError> {
 }
 
 /// Where a doc finding is: its section, whether it is an error or an omission, its premise.
-fn doc_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
+fn doc_location(
+    f: &Fields<'_, impl Written>,
+    places: &mut impl Places,
+) -> Result<Location, FieldError> {
     Ok(Location::Doc {
-        section: f.required(field!("section"))?.shared(),
+        section: places.share(f.required(field!("section"))?),
         finding_type: match f.required(field!("finding_type"))?.as_str() {
             "error" => FindingType::Error,
             "omission" => FindingType::Omission,
@@ -1117,7 +1179,10 @@ fn doc_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
 }
 
 /// Where a code finding is: file and line, who owns the fix, and its two flags.
-fn code_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
+fn code_location(
+    f: &Fields<'_, impl Written>,
+    places: &mut impl Places,
+) -> Result<Location, FieldError> {
     let file = f.required(field!("file"))?;
     if file.as_str().trim().is_empty() {
         return fail("file", "is empty".into());
@@ -1148,7 +1213,7 @@ fn code_location(f: &Fields<'_, impl Written>) -> Result<Location, FieldError> {
         }
     };
     Ok(Location::Code(CodeSite {
-        file: file.shared(),
+        file: places.share(file),
         line,
         owner,
         requires_verification: f.boolean(field!("requires_verification"))?,
@@ -1534,17 +1599,19 @@ not json
         let arm = arm(text).unwrap_or_else(|| "baseline".into());
         let reading = Reading::new(mode, &[(arm.clone(), Scale::Float), (arm, Scale::Anchor)]);
         let mut scales = None;
+        let mut held = Interner::with_state(reading.state.clone());
         let direct = super::super::scan::line(text, |arm, f| {
             let scales = scales.get_or_insert_with(|| reading.scales(arm));
-            Prechecked::of_object(f, &reading, scales)
+            Prechecked::of_object(f, &reading, scales, &mut held)
         })
         .map(|r| kept(r, &reading));
+        let mut held = Interner::with_state(reading.state.clone());
         let before = read_line("reviews.jsonl", 1, text.as_bytes(), text)
             .map(|(_, r)| {
                 let scales = reading.scales(&r.arm.0);
                 let r = r.map_findings(|fs| {
                     fs.iter()
-                        .map(|f| Prechecked::new(f, &reading, &scales))
+                        .map(|f| Prechecked::new(f, &reading, &scales, &mut held))
                         .collect()
                 });
                 kept(r, &reading)
