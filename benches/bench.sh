@@ -161,13 +161,13 @@ fi
 if want replay; then
 FINDINGS=1000000
 [ -n "$QUICK" ] && FINDINGS=100000
-# Three runs of `run` on the generated corpus in folder $1 (made with the generator's extra
-# argument $3 when it is missing), their outputs under $2.
+# Three runs of `run --no-plots` (the issue's figure) on the generated corpus in folder $1
+# (made with the generator's extra argument $3 when it is missing), their outputs under $2.
 replay_runs() {
   [ -f "$1/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$1" ${3:+"$3"}
   for i in 1 2 3; do
     rm -rf "$DATA/replay-runs" "$DATA/replay-reports"
-    measure "$2.$i" "$BIN" run "$1/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings
+    measure "$2.$i" "$BIN" run "$1/experiment.toml" --runs-dir "$DATA/replay-runs" --reports-dir "$DATA/replay-reports" --quiet --timings --no-plots
   done
   cat "$2".[123].stderr > "$2.stderr"
 }
