@@ -466,10 +466,10 @@ count() { callgrind_annotate --inclusive=yes "$ci.callgrind" 2>/dev/null | awk -
 total=$(count "PROGRAM TOTALS"); sha=$(count "sha2::sha256::compress256 ")
 printf '\ninstructions of run on 100,000 findings (callgrind): %s million, of which SHA-256 of the inputs %s million; the run itself %s million\n' \
   "$((total / 1000000))" "$((${sha:-0} / 1000000))" "$(((total - ${sha:-0}) / 1000000))"
-for part in "reading and checking|corpus::scan::line " "the general reader|corpus::raw::fast_line " \
+for part in "reading and checking|corpus::reviews::read_block_for " "of which the general reader|corpus::raw::fast_line " \
     "keeping the returns|calibench::corpus::unique " "both arms' replay|replay::arm::replay_arm_each \\[" \
     "CSV text|report::csv::Csv<W>::frame" "Parquet (polars)|write_batch \\["; do
   n=$(count "${part#*|}")
-  printf '  %-22s %s million\n' "${part%%|*}" "$(( ${n:-0} / 1000000 ))"
+  printf '  %-27s %s million\n' "${part%%|*}" "$(( ${n:-0} / 1000000 ))"
 done
 fi
