@@ -1693,6 +1693,8 @@ not json
             line(&format!(r#""line":4294967296,{f}"#)),
             r#"{"target":"p","arm":"baseline","reviewer":"r","status":"failed","reason":"timeout\u0021"}"#.into(),
             r#"{"target":"p","arm":"baseline","reviewer":"r","findings":null,"status":null,"run":null,"model":"m","residual_risks":["a"],"deferred_questions":[],"testing_gaps":null}"#.into(),
+            // Every key of the envelope with a value, so that none is dropped as unknown.
+            r#"{"target":"p","arm":"baseline","reviewer":"r","run":3,"status":"ok","reason":"x","findings":[],"residual_risks":["a"],"deferred_questions":["d"],"testing_gaps":["g"],"model":"m"}"#.into(),
             r#"{"arm":"baseline","findings":[],"reviewer":"r","target":"p","x":{}}"#.replace(r#","x":{}"#, ""),
         ];
         for l in &read {
