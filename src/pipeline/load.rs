@@ -126,17 +126,12 @@ fn stream_by<T: Send, R>(
             loop {
                 let start = buf.len();
                 if start < want && !end_of_file {
-                    buf.resize(want, 0);
-                    let mut n = 0;
-                    while start + n < want {
-                        match file.read(&mut buf[start + n..]) {
-                            Ok(0) => break,
-                            Ok(k) => n += k,
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                    buf.truncate(start + n);
+                    // Read into the buffer's spare room (not zeroed first, as a resize would
+                    // zero every byte of the file once more), up to `want` or the end.
+                    buf.reserve_exact(want - start);
+                    let n = (&mut file)
+                        .take((want - start) as u64)
+                        .read_to_end(&mut buf)?;
                     hasher.update(&buf[start..]);
                     total += n;
                     end_of_file = start + n < want;
