@@ -215,6 +215,10 @@ pub trait Written {
     fn value(&self, field: Field) -> Option<Val<'_, Self::Text>>;
     /// A key the finding has that is one slip from the field `name`, if any.
     fn near(&self, name: &str) -> Option<&str>;
+    /// What it was instead of an object, if it is not one (a malformed finding).
+    fn not_object(&self) -> Option<Kind> {
+        None
+    }
 }
 
 impl Written for RawFinding {
@@ -231,6 +235,12 @@ impl Written for RawFinding {
     }
     fn near(&self, name: &str) -> Option<&str> {
         RawFinding::near(self, name)
+    }
+    fn not_object(&self) -> Option<Kind> {
+        match self {
+            RawFinding::Not(kind) => Some(*kind),
+            RawFinding::Object(_) => None,
+        }
     }
 }
 

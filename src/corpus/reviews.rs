@@ -245,41 +245,13 @@ struct Checked {
 }
 
 impl Prechecked {
-    /// `scales` is the distinct scales the finding's arm is read on: none, one, or two.
-    fn new(raw: &RawFinding, reading: &Reading, scales: &[Scale], held: &mut Interner) -> Self {
-        Self::checked(raw, reading, scales, held, |scale, _| {
-            validate(raw, reading.mode, scale)
-        })
-    }
-
-    /// The same for a finding object held in any form (read straight from its line's text).
-    pub(crate) fn of_object<W: Written>(
-        raw: &W,
-        reading: &Reading,
-        scales: &[Scale],
-        held: &mut Interner,
-    ) -> Self {
-        Self::checked(raw, reading, scales, held, |scale, held| {
-            let mut places = Sharing {
-                held,
-                state: &reading.state,
-            };
-            check_object(raw, reading.mode, scale, &mut places)
-        })
-    }
-
-    /// `held` holds the titles and places of the block's findings before it, for `validate`
-    /// to share ([`Sharing`]): the thread that keeps the returns then finds most of them
-    /// already shared, and frees none of them.
-    fn checked<W: Written>(
-        raw: &W,
-        reading: &Reading,
-        scales: &[Scale],
-        held: &mut Interner,
-        validate: impl Fn(Scale, &mut Interner) -> Result<Finding, FieldError>,
-    ) -> Self {
+    /// `raw` checked on each of `scales`, the distinct scales its arm is read on (none, one or
+    /// two), its title and place shared with the block's findings before it (`held`): the
+    /// thread that keeps the returns then finds most of them already shared, and frees none.
+    fn new<W: Written>(raw: &W, reading: &Reading, scales: &[Scale], held: &mut Interner) -> Self {
         use std::hash::BuildHasher;
-        let mut check = |&scale: &Scale| (scale, validate(scale, &mut *held));
+        let mut check =
+            |&scale: &Scale| (scale, check_object(raw, reading.mode, scale, &mut *held));
         let first = scales.first().map(&mut check);
         let second = scales.get(1).map(&mut check);
         // The title's and the place's hashes, from the first valid check.
@@ -296,7 +268,6 @@ impl Prechecked {
                     reading.state.hash_one(&**place),
                 ]
             });
-
         let held = |(scale, result)| Checked {
             scale,
             result: std::cell::Cell::new(Some(result)),
@@ -550,10 +521,7 @@ pub fn read_block_for(
     block: &[u8],
     reading: &Reading,
 ) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
-    // Room for a block's distinct titles and places (a block is about 5,000 findings), so that
-    // the table is not grown a few entries at a time in every block.
     let mut held = Interner::with_state(reading.state.clone());
-    held.held.reserve(1 << 10, |(h, _)| *h);
     super::lines_from(block, first)
         .map(|(line, raw)| {
             let text = super::line_text(name, line, raw)?;
@@ -561,7 +529,7 @@ pub fn read_block_for(
             let mut scales: Option<Vec<Scale>> = None;
             let direct = super::scan::line(text, |arm, f| {
                 let scales = scales.get_or_insert_with(|| reading.scales(arm));
-                Prechecked::of_object(f, reading, scales, &mut held)
+                Prechecked::new(f, reading, scales, &mut held)
             });
             if let Some(r) = direct {
                 return Ok((line, r));
@@ -885,18 +853,26 @@ impl Interner {
     fn get(&mut self, s: &mut Arc<str>, hash: Option<u64>) {
         use std::hash::BuildHasher;
         let hash = hash.unwrap_or_else(|| self.state.hash_one(&**s));
-        // Most texts arrive already shared by the block they were read in: the same string.
-        let same =
-            |(h, held): &(u64, Arc<str>)| *h == hash && (Arc::ptr_eq(held, s) || **held == **s);
+        let held = self.held_or(s, hash, || s.clone());
+        if !Arc::ptr_eq(&held, s) {
+            *s = held;
+        }
+    }
+
+    /// The copy of `text` (hashed `hash`) already held, or the one `make` makes, held from now
+    /// on. Most texts reach the thread that keeps the returns already shared by the block they
+    /// were read in: the very same string, found without comparing its text.
+    fn held_or(&mut self, text: &str, hash: u64, make: impl FnOnce() -> Arc<str>) -> Arc<str> {
+        let same = |(h, held): &(u64, Arc<str>)| {
+            *h == hash && (std::ptr::eq(&**held, text) || **held == *text)
+        };
         match self.held.find(hash, same) {
-            Some((_, held)) => {
-                if !Arc::ptr_eq(held, s) {
-                    *s = held.clone();
-                }
-            }
+            Some((_, held)) => held.clone(),
             None => {
+                let new = make();
                 self.held
-                    .insert_unique(hash, (hash, s.clone()), |(h, _)| *h);
+                    .insert_unique(hash, (hash, new.clone()), |(h, _)| *h);
+                new
             }
         }
     }
@@ -967,17 +943,11 @@ pub type FieldError = (String, String);
 
 /// Validates one finding's values, not only their presence.
 pub fn validate(f: &RawFinding, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
-    if let RawFinding::Not(kind) = f {
-        return fail(
-            "finding",
-            format!("must be an object, not {}", kind.words()),
-        );
-    }
     check_object(f, mode, scale, &mut Apart)
 }
 
 /// Where a checked finding's title and place (section or file) come from: texts of their own
-/// ([`Apart`]), or the same texts as the findings read before it ([`Sharing`]).
+/// ([`Apart`]), or the same texts as the findings read before it (an [`Interner`]).
 pub(crate) trait Places {
     fn share<T: SharedText>(&mut self, text: &T) -> Arc<str>;
 }
@@ -991,37 +961,29 @@ impl Places for Apart {
     }
 }
 
-/// Texts shared with those `held` holds, looked up before a copy is made.
-pub(crate) struct Sharing<'a> {
-    held: &'a mut Interner,
-    state: &'a RandomState,
-}
-
-impl Places for Sharing<'_> {
+/// The text held, looked up before a copy is made.
+impl Places for Interner {
     fn share<T: SharedText>(&mut self, text: &T) -> Arc<str> {
         use std::hash::BuildHasher;
-        let s = text.as_str();
-        let hash = self.state.hash_one(s);
-        let held = &mut self.held.held;
-        match held.find(hash, |(h, held)| *h == hash && **held == *s) {
-            Some((_, held)) => held.clone(),
-            None => {
-                let new = text.shared();
-                held.insert_unique(hash, (hash, new.clone()), |(h, _)| *h);
-                new
-            }
-        }
+        let hash = self.state.hash_one(text.as_str());
+        self.held_or(text.as_str(), hash, || text.shared())
     }
 }
 
-/// [`validate`] of a finding object, however its fields are held, its title and place taken
-/// from `places`.
+/// [`validate`] of a finding, however its fields are held, its title and place taken from
+/// `places`.
 pub(crate) fn check_object<W: Written>(
     f: &W,
     mode: Mode,
     scale: Scale,
     places: &mut impl Places,
 ) -> Result<Finding, FieldError> {
+    if let Some(kind) = f.not_object() {
+        return fail(
+            "finding",
+            format!("must be an object, not {}", kind.words()),
+        );
+    }
     let f = Fields(f);
     let id = f.string(field!("id"))?.map(SharedText::shared);
     let title = f.required(field!("title"))?;
@@ -1602,7 +1564,7 @@ not json
         let mut held = Interner::with_state(reading.state.clone());
         let direct = super::super::scan::line(text, |arm, f| {
             let scales = scales.get_or_insert_with(|| reading.scales(arm));
-            Prechecked::of_object(f, &reading, scales, &mut held)
+            Prechecked::new(f, &reading, scales, &mut held)
         })
         .map(|r| kept(r, &reading));
         let mut held = Interner::with_state(reading.state.clone());

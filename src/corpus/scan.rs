@@ -160,30 +160,27 @@ impl<'a> Scan<'a> {
 
     /// An object, each key and value read by `entry` (which reads the value).
     fn object(&mut self, mut entry: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.key()?;
-            self.eat(b':')?;
-            entry(self, key)?;
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.sequence(b'{', b'}', |s| {
+            let key = s.key()?;
+            s.eat(b':')?;
+            entry(s, key)
+        })
     }
 
     /// An array, each element read by `item`.
-    fn array(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
-        if self.peek()? == b']' {
+    fn array(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.sequence(b'[', b']', item)
+    }
+
+    /// `open`, items read by `item` and separated by commas, `close`.
+    fn sequence(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(open)?;
+        if self.peek()? == close {
             self.at += 1;
             return Some(());
         }
@@ -191,7 +188,7 @@ impl<'a> Scan<'a> {
             item(self)?;
             match self.peek()? {
                 b',' => self.at += 1,
-                b']' => {
+                c if c == close => {
                     self.at += 1;
                     return Some(());
                 }

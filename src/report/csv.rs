@@ -174,16 +174,8 @@ impl<'a> Cells<'a> {
                     out.extend_from_slice(if b { b"true" } else { b"false" });
                 }
             }
-            Cells::Signed(get) => {
-                if let Some(n) = get(i) {
-                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                }
-            }
-            Cells::Unsigned(get) => {
-                if let Some(n) = get(i) {
-                    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                }
-            }
+            Cells::Signed(get) => whole(out, get(i)),
+            Cells::Unsigned(get) => whole(out, get(i)),
             Cells::Real(get) => {
                 if let Some(x) = get(i) {
                     out.extend_from_slice(zmij::Buffer::new().format(x).as_bytes());
@@ -197,6 +189,13 @@ impl<'a> Cells<'a> {
             Cells::Missing => {}
             Cells::Same(text) => out.extend_from_slice(text),
         }
+    }
+}
+
+/// An integer cell: its digits, or nothing for a missing value.
+fn whole(out: &mut Vec<u8>, n: Option<impl itoa::Integer>) {
+    if let Some(n) = n {
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 }
 
