@@ -243,7 +243,13 @@ impl FindingRow {
             line,
             reviewers: m.reviewers.into_boxed_slice(),
             contributions: m.contributions.len() as u32,
-            ids: m.contributions.into_iter().filter_map(|c| c.id).collect(),
+            ids: {
+                // Sized to the contributions, which usually all have ids: the box is then this
+                // allocation, not a copy of a grown one.
+                let mut ids = Vec::with_capacity(m.contributions.len());
+                ids.extend(m.contributions.into_iter().filter_map(|c| c.id));
+                ids.into_boxed_slice()
+            },
             autofix: m.claim.autofix,
             confidence_before: m.confidence_before,
             confidence: m.confidence,

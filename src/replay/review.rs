@@ -392,25 +392,21 @@ pub fn replay_remembering<'a>(
     returns: &[ReturnRef<'a>],
     fingerprints: &mut Fingerprints<'a>,
 ) -> Vec<Merged> {
-    let mut working = Vec::new();
+    let mut working = Vec::with_capacity(returns.iter().map(|r| r.findings.len()).sum());
     for ret in returns {
-        let mut mine: Vec<Working> = ret
-            .findings
-            .iter()
-            .map(|finding| Working {
-                reviewer: ret.reviewer,
-                finding,
-                confidence: finding.confidence,
-                promotable: true,
-                order: 0,
-            })
-            .collect();
+        let start = working.len();
+        working.extend(ret.findings.iter().map(|finding| Working {
+            reviewer: ret.reviewer,
+            finding,
+            confidence: finding.confidence,
+            promotable: true,
+            order: 0,
+        }));
         if let ReviewPolicy::Anchored(a) = policy {
             if a.collapse && mode == Mode::Doc {
-                collapse_same_persona(&mut mine, a.scale);
+                collapse_same_persona(&mut working[start..], a.scale);
             }
         }
-        working.extend(mine);
     }
     for (i, w) in working.iter_mut().enumerate() {
         w.order = i;
@@ -625,7 +621,9 @@ fn by_fingerprint<'a>(
 fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
     let members: Vec<&Working> = group.iter().map(|&i| &working[i]).collect();
     let first = members[0];
-    let mut reviewers: Vec<Arc<str>> = Vec::new();
+    // Room for every member: the usual distinct reviewers fill it, and the row's boxed list
+    // (`FindingRow::new`) is then this allocation, not a smaller copy of it.
+    let mut reviewers: Vec<Arc<str>> = Vec::with_capacity(members.len());
     let mut evidence: Vec<Arc<str>> = Vec::new();
     for w in &members {
         if !reviewers.iter().any(|r| r == w.reviewer) {

@@ -827,6 +827,49 @@ pub fn by_target_of(per_target: &[TargetMetrics], id: Id) -> Vec<(String, f64)> 
     by_target(per_target, |t| t.figure(id).number())
 }
 
+/// Which target each of an arm's per-(target, run) entries belongs to, worked out once for all
+/// the arm's metrics: [`by_target`]'s means without a text or a hash per metric.
+struct TargetGroups {
+    /// Each entry's target, numbered by first appearance.
+    group: Vec<usize>,
+    targets: usize,
+}
+
+impl TargetGroups {
+    fn of(per_target: &[TargetMetrics]) -> Self {
+        let mut numbers: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
+        let group = per_target
+            .iter()
+            .map(|t| {
+                let next = numbers.len();
+                *numbers.entry(&t.target).or_insert(next)
+            })
+            .collect();
+        TargetGroups {
+            group,
+            targets: numbers.len(),
+        }
+    }
+
+    /// The values of [`by_target`] (the same means, in the same order: a target's place is
+    /// where its first value is).
+    fn means(&self, per_target: &[TargetMetrics], id: Id) -> Vec<f64> {
+        let mut place: Vec<Option<usize>> = vec![None; self.targets];
+        let mut sums: Vec<(f64, usize)> = Vec::new();
+        for (t, &g) in per_target.iter().zip(&self.group) {
+            if let Some(v) = t.figure(id).number() {
+                let at = *place[g].get_or_insert_with(|| {
+                    sums.push((0.0, 0));
+                    sums.len() - 1
+                });
+                sums[at].0 += v;
+                sums[at].1 += 1;
+            }
+        }
+        sums.into_iter().map(|(s, n)| s / n as f64).collect()
+    }
+}
+
 /// Aggregates one arm's per-(target, run) metrics.
 pub fn arm_metrics(
     policy: &str,
@@ -840,6 +883,7 @@ pub fn arm_metrics(
             .zip(&t.figures)
             .any(|(m, f)| m.precision && *f != Figure::Absent)
     });
+    let groups = TargetGroups::of(&per_target);
     let figures = ArmFigures {
         controls,
         values: arm_figure_names()
@@ -849,12 +893,12 @@ pub fn arm_metrics(
                 if m.precision && !controls {
                     return None;
                 }
-                let values = by_target_of(&per_target, Id(*i));
+                let values = groups.means(&per_target, Id(*i));
                 // An optional count known for no target is unknown for the arm, never 0.
                 if m.kind == Kind::OptionalCount && values.is_empty() {
                     return None;
                 }
-                let all = values.iter().map(|(_, v)| *v);
+                let all = values.iter().copied();
                 Some(match aggregate {
                     Aggregate::Sum => all.sum::<f64>(),
                     Aggregate::Mean if values.is_empty() => 0.0,
@@ -1280,6 +1324,47 @@ mod tests {
             calibration_sums: BTreeMap::new(),
             values: value_counts(raw.iter().copied()),
         }
+    }
+
+    // The arm's per-target means, worked out from targets numbered once, are by_target's to
+    // the bit and in its order: targets interleaved, runs of one target far apart, and an
+    // optional figure first known on a target's later run (its place is where its first value
+    // is, not where the target first appears).
+    #[test]
+    fn grouped_means_are_by_targets_means() {
+        let optional = REVIEW_METRICS
+            .iter()
+            .position(|m| m.kind == Kind::Optional && !m.precision)
+            .expect("an optional figure");
+        let entries = [
+            ("a", 0, 3, None),
+            ("b", 0, 5, Some(0.1)),
+            ("a", 1, 4, Some(0.2)),
+            ("c", 0, 7, Some(0.3)),
+            ("b", 1, 1, Some(0.7)),
+            ("a", 2, 9, Some(0.1)),
+            ("d", 0, 2, None),
+        ];
+        let per_target: Vec<TargetMetrics> = entries
+            .iter()
+            .map(|&(name, run, merged, x)| {
+                let mut t = target(name, run, merged, 0, &[]);
+                t.figures[optional] = Figure::Optional(x);
+                t
+            })
+            .collect();
+        let groups = TargetGroups::of(&per_target);
+        for id in [MERGED, Id(optional)] {
+            let want: Vec<u64> = (by_target_of(&per_target, id).iter())
+                .map(|(_, v)| v.to_bits())
+                .collect();
+            let got: Vec<u64> = (groups.means(&per_target, id).iter())
+                .map(|v| v.to_bits())
+                .collect();
+            assert_eq!(got, want, "{}", REVIEW_METRICS[id.index()].name);
+        }
+        // b's mean comes before a's for the optional figure: b has the first value.
+        assert_eq!(by_target_of(&per_target, Id(optional))[0].0, "b");
     }
 
     /// A run without the precision controls writes none of their figures and reads back as
