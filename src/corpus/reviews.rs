@@ -169,6 +169,15 @@ pub trait Unchecked {
     fn text_hashes(&self) -> Option<[u64; 2]> {
         None
     }
+    /// Takes back kept returns' emptied lists of these for the reading's next lines
+    /// ([`Reading::spares`]), or lets them go.
+    fn give_back(lists: &mut Vec<Vec<Self>>, reading: &Reading)
+    where
+        Self: Sized,
+    {
+        let _ = reading;
+        lists.clear();
+    }
 }
 
 /// A text with its hash, worked out once (on the thread that read its line): the tables of
@@ -190,14 +199,22 @@ impl Keyed {
 }
 
 /// What a run reads, the same on the threads that read blocks of lines and on the one that
-/// checks them: the corpus's mode, the (source, scale) pairs its arms want, and the state the
-/// texts are hashed with.
-#[derive(Clone, Debug)]
+/// checks them: the corpus's mode, the (source, scale) pairs its arms want, the state the
+/// texts are hashed with, and the emptied findings lists passed back for reuse.
+#[derive(Debug)]
 pub struct Reading {
     pub mode: Mode,
     pub wants: Vec<(String, Scale)>,
     state: RandomState,
+    /// Emptied lists of a return's checked findings, handed back by the thread that keeps the
+    /// returns to the threads that read lines: a million findings otherwise take a fresh
+    /// couple of hundred megabytes on the readers, freed on another thread as they go.
+    spares: std::sync::Mutex<Vec<Vec<Prechecked>>>,
 }
+
+/// How many emptied lists go back to [`Reading::spares`] at a time, and the most it holds.
+const SPARES_BATCH: usize = 256;
+const SPARES_HELD: usize = 8 * SPARES_BATCH;
 
 impl Reading {
     pub fn new(mode: Mode, wants: &[(String, Scale)]) -> Self {
@@ -205,7 +222,22 @@ impl Reading {
             mode,
             wants: wants.to_vec(),
             state: RandomState::default(),
+            spares: std::sync::Mutex::default(),
         }
+    }
+
+    /// Up to a batch of emptied lists, for one block's returns.
+    fn spare_lists(&self) -> Vec<Vec<Prechecked>> {
+        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        let keep = spares.len().saturating_sub(SPARES_BATCH);
+        spares.split_off(keep)
+    }
+
+    /// Takes `lists` (emptied) back, as far as there is room.
+    fn give_back(&self, lists: &mut Vec<Vec<Prechecked>>) {
+        let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        let room = SPARES_HELD.saturating_sub(spares.len());
+        spares.extend(lists.drain(..).take(room));
     }
 }
 
@@ -316,6 +348,9 @@ impl Unchecked for Prechecked {
     }
     fn keyed_id(&self, _: &RandomState) -> Option<Keyed> {
         self.id.clone()
+    }
+    fn give_back(lists: &mut Vec<Vec<Self>>, reading: &Reading) {
+        reading.give_back(lists);
     }
     fn text_hashes(&self) -> Option<[u64; 2]> {
         Some(self.hashes)
@@ -522,12 +557,14 @@ pub fn read_block_for(
     reading: &Reading,
 ) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
     let mut held = Interner::with_state(reading.state.clone());
+    let mut spares = reading.spare_lists();
     super::lines_from(block, first)
         .map(|(line, raw)| {
             let text = super::line_text(name, line, raw)?;
             // Every finding of a line is of its arm: its scales are found once.
             let mut scales: Option<Vec<Scale>> = None;
-            let direct = super::scan::line(text, |arm, f| {
+            let list = spares.pop().unwrap_or_default();
+            let direct = super::scan::line(text, list, |arm, f| {
                 let scales = scales.get_or_insert_with(|| reading.scales(arm));
                 Prechecked::new(f, reading, scales, &mut held)
             });
@@ -816,13 +853,20 @@ pub fn check_for<F: Unchecked>(
     }
     let mut labels = super::LabelCounts::new();
     let mut interner = Interner::with_state(reading.state.clone());
-    let problems = each_record(name, lines, &reading.state, |record| {
+    let mut emptied: Vec<Vec<F>> = Vec::new();
+    let problems = each_record(name, lines, &reading.state, |mut record| {
         index.add(&record);
         for sel in out.iter_mut().filter(|s| s.source == record.arm) {
             sel.returns
                 .push(to_return(&record, reading.mode, sel.scale, &mut interner));
         }
         super::count_label(&mut labels, &record.arm, record.line);
+        let mut list = std::mem::take(&mut record.findings);
+        list.clear();
+        emptied.push(list);
+        if emptied.len() == SPARES_BATCH {
+            F::give_back(&mut emptied, reading);
+        }
     });
     Parsed {
         selections: out,
@@ -1552,6 +1596,43 @@ not json
 
     /// A line read straight from its text (`None` when that route declines it), and read the
     /// way it was read before that route existed.
+    // Emptied lists go back a batch at a time, up to what the reading holds, and come out a
+    // batch at a time; a list read into is cleared first, whatever it held.
+    #[test]
+    fn spare_lists_are_bounded_and_reused_empty() {
+        let reading = Reading::new(Mode::Doc, &[("baseline".into(), Scale::Float)]);
+        assert!(reading.spare_lists().is_empty());
+        let mut lists: Vec<Vec<Prechecked>> = (0..SPARES_HELD + 5)
+            .map(|_| Vec::with_capacity(8))
+            .collect();
+        reading.give_back(&mut lists);
+        assert!(lists.is_empty());
+        let batch = reading.spare_lists();
+        assert_eq!(batch.len(), SPARES_BATCH);
+        assert!(batch.iter().all(|l| l.is_empty() && l.capacity() >= 8));
+        let mut taken = SPARES_BATCH;
+        while !reading.spare_lists().is_empty() {
+            taken += SPARES_BATCH;
+        }
+        assert_eq!(taken, SPARES_HELD);
+        let text = r#"{"target":"t","arm":"baseline","reviewer":"r","findings":[{"title":"T","severity":"P1","section":"S","autofix_class":"manual","confidence":0.5}]}"#;
+        let mut held = Interner::with_state(reading.state.clone());
+        let mut read = |list: Vec<Prechecked>| {
+            let mut scales = None;
+            super::super::scan::line(text, list, |arm, f| {
+                let scales = scales.get_or_insert_with(|| reading.scales(arm));
+                Prechecked::new(f, &reading, scales, &mut held)
+            })
+            .expect("read directly")
+        };
+        let fresh = read(Vec::new());
+        let filled = read(Vec::new()).findings.expect("findings");
+        assert_eq!(filled.len(), 1);
+        // A list that still holds a finding is read into as if it were empty.
+        let again = read(filled);
+        assert_eq!(kept(again, &reading), kept(fresh, &reading));
+    }
+
     fn both_routes(text: &str, mode: Mode) -> (Option<String>, Result<String, String>) {
         let arm = |t: &str| {
             serde_json::from_str::<Value>(t).ok()?["arm"]
@@ -1562,7 +1643,7 @@ not json
         let reading = Reading::new(mode, &[(arm.clone(), Scale::Float), (arm, Scale::Anchor)]);
         let mut scales = None;
         let mut held = Interner::with_state(reading.state.clone());
-        let direct = super::super::scan::line(text, |arm, f| {
+        let direct = super::super::scan::line(text, Vec::new(), |arm, f| {
             let scales = scales.get_or_insert_with(|| reading.scales(arm));
             Prechecked::new(f, &reading, scales, &mut held)
         })

@@ -85,11 +85,14 @@ impl<'a> Written for Direct<'a> {
 }
 
 /// The line `text` as a return, each finding turned into an `F` by `finding` (given the line's
-/// arm) as soon as it is read; `None` when the line must be read by [`raw::fast_line`].
+/// arm) as soon as it is read, into `list` (an empty list, whose room is reused); `None` when
+/// the line must be read by [`raw::fast_line`].
 pub fn line<'a, F>(
     text: &'a str,
+    list: Vec<F>,
     mut finding: impl FnMut(&str, &Direct<'a>) -> F,
 ) -> Option<RawReturn<F>> {
+    let mut list = Some(list);
     let mut s = Scan { text, at: 0 };
     let mut r = Envelope::default();
     let mut others: Vec<&str> = Vec::new();
@@ -105,7 +108,8 @@ pub fn line<'a, F>(
         ),
         "findings" => {
             let arm = &r.arm.as_ref()?.0;
-            let read = s.or_null(|s| s.findings(|d| finding(arm, d)))?;
+            let list = list.take()?;
+            let read = s.or_null(|s| s.findings(list, |d| finding(arm, d)))?;
             once(&mut r.findings, read)
         }
         "residual_risks" => once(&mut r.residual, s.or_null(Scan::strings)?),
@@ -425,9 +429,14 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// A return's findings, each read into one [`Direct`] and handed to `finding`.
-    fn findings<F>(&mut self, mut finding: impl FnMut(&Direct<'a>) -> F) -> Option<Vec<F>> {
-        let mut out = Vec::with_capacity(8);
+    /// A return's findings, each read into one [`Direct`] and handed to `finding`, into `out`.
+    fn findings<F>(
+        &mut self,
+        mut out: Vec<F>,
+        mut finding: impl FnMut(&Direct<'a>) -> F,
+    ) -> Option<Vec<F>> {
+        out.clear();
+        out.reserve(8);
         let mut others: Vec<&'a str> = Vec::new();
         self.array(|s| {
             if out.len() == raw::MAX_FINDINGS {

@@ -215,17 +215,29 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     let controls = controls_replayed(&metrics);
     // A million rows take a quarter of a second to free: that happens beside the rest, a frame's
     // rows at a time as soon as its frame is built, so that the rows still held shrink as the
-    // table is written.
-    let (to_free, freed) = std::sync::mpsc::channel::<Vec<crate::model::FindingRow>>();
-    let freeing = std::thread::spawn(move || freed.into_iter().for_each(drop));
+    // table is written. The emptied frames come back to hold the next rows: the same few
+    // blocks are reused, not a fresh one taken (and its pages faulted in) for every frame.
+    type Rows = Vec<crate::model::FindingRow>;
+    let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
+    let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
+    let freeing = std::thread::spawn(move || {
+        for mut rows in freed {
+            rows.clear();
+            let _ = to_reuse.send(rows);
+        }
+    });
     write_table(
         "findings",
         &mut findings
             .into_iter()
             .flat_map(|rows| {
                 let mut rows = rows.into_iter();
+                let reusable = &reusable;
                 std::iter::from_fn(move || {
-                    let frame: Vec<_> = rows.by_ref().take(tables::FRAME_ROWS).collect();
+                    let mut frame = reusable
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
+                    frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
                     (!frame.is_empty()).then_some(frame)
                 })
             })
