@@ -22,7 +22,7 @@ use crate::replay;
 use crate::replay::query_metrics::{self, QueryRow};
 use crate::replay::review::Check;
 use crate::replay::review_metrics::{
-    self, arm_metrics, by_target_of, ArmMetrics, FailedCall, Figure, TargetInput, REVIEW_METRICS,
+    self, arm_metrics, ArmMetrics, FailedCall, Figure, TargetGroups, TargetInput, REVIEW_METRICS,
 };
 use crate::replay::review_metrics::{MERGED, PROMOTED};
 use crate::replay::scores::{self as imported};
@@ -1198,14 +1198,25 @@ fn deltas(
 ) -> (BTreeMap<String, Delta>, Vec<PairRow>) {
     let mut out = BTreeMap::new();
     let mut pairs = Vec::new();
+    // Each arm's targets numbered once, and each treatment target's number in the baseline:
+    // every metric's means are then paired without a text hashed or copied.
+    let (bt, tt) = (&b.per_target, &t.per_target);
+    let (in_b, in_t) = (TargetGroups::of(bt), TargetGroups::of(tt));
+    let numbers: HashMap<&str, usize> = (0..in_b.len()).map(|g| (in_b.name(bt, g), g)).collect();
+    let in_baseline: Vec<Option<usize>> = (0..in_t.len())
+        .map(|g| numbers.get(in_t.name(tt, g)).copied())
+        .collect();
     for (i, m) in review_metrics::catalogue().filter(|(_, m)| m.delta) {
         let name = m.name;
-        let base: HashMap<String, f64> = by_target_of(&b.per_target, i).into_iter().collect();
-        let units: Vec<UnitPair> = by_target_of(&t.per_target, i)
-            .into_iter()
-            .filter_map(|(target, y)| {
-                base.get(&target).map(|&x| UnitPair {
-                    unit: target,
+        let mut base: Vec<Option<f64>> = vec![None; in_b.len()];
+        for (g, x) in in_b.means_of(bt, i) {
+            base[g] = Some(x);
+        }
+        let units: Vec<UnitPair> = (in_t.means_of(tt, i).into_iter())
+            .filter_map(|(g, y)| {
+                let x = base[in_baseline[g]?]?;
+                Some(UnitPair {
+                    unit: in_t.name(tt, g).to_string(),
                     run: None,
                     baseline: x,
                     treatment: y,

@@ -171,11 +171,10 @@ pub trait Unchecked {
     }
     /// Takes back kept returns' emptied lists of these for the reading's next lines
     /// ([`Reading::spares`]), or lets them go.
-    fn give_back(lists: &mut Vec<Vec<Self>>, reading: &Reading)
+    fn give_back(lists: &mut Vec<Vec<Self>>, _: &Reading)
     where
         Self: Sized,
     {
-        let _ = reading;
         lists.clear();
     }
 }
@@ -1594,8 +1593,6 @@ not json
         )
     }
 
-    /// A line read straight from its text (`None` when that route declines it), and read the
-    /// way it was read before that route existed.
     // Emptied lists go back a batch at a time, up to what the reading holds, and come out a
     // batch at a time; a list read into is cleared first, whatever it held.
     #[test]
@@ -1633,6 +1630,8 @@ not json
         assert_eq!(kept(again, &reading), kept(fresh, &reading));
     }
 
+    /// A line read straight from its text (`None` when that route declines it), and read the
+    /// way it was read before that route existed.
     fn both_routes(text: &str, mode: Mode) -> (Option<String>, Result<String, String>) {
         let arm = |t: &str| {
             serde_json::from_str::<Value>(t).ok()?["arm"]

@@ -829,44 +829,64 @@ pub fn by_target_of(per_target: &[TargetMetrics], id: Id) -> Vec<(String, f64)> 
 
 /// Which target each of an arm's per-(target, run) entries belongs to, worked out once for all
 /// the arm's metrics: [`by_target`]'s means without a text or a hash per metric.
-struct TargetGroups {
+pub(crate) struct TargetGroups {
     /// Each entry's target, numbered by first appearance.
     group: Vec<usize>,
-    targets: usize,
+    /// Each target's first entry.
+    first: Vec<usize>,
 }
 
 impl TargetGroups {
-    fn of(per_target: &[TargetMetrics]) -> Self {
+    pub(crate) fn of(per_target: &[TargetMetrics]) -> Self {
         let mut numbers: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
-        let group = per_target
-            .iter()
-            .map(|t| {
-                let next = numbers.len();
-                *numbers.entry(&t.target).or_insert(next)
+        let mut first = Vec::new();
+        let group = (per_target.iter().enumerate())
+            .map(|(i, t)| {
+                *numbers.entry(&t.target).or_insert_with(|| {
+                    first.push(i);
+                    first.len() - 1
+                })
             })
             .collect();
-        TargetGroups {
-            group,
-            targets: numbers.len(),
-        }
+        TargetGroups { group, first }
     }
 
-    /// The values of [`by_target`] (the same means, in the same order: a target's place is
-    /// where its first value is).
-    fn means(&self, per_target: &[TargetMetrics], id: Id) -> Vec<f64> {
-        let mut place: Vec<Option<usize>> = vec![None; self.targets];
-        let mut sums: Vec<(f64, usize)> = Vec::new();
+    /// How many targets there are.
+    pub(crate) fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// The name of target `g`.
+    pub(crate) fn name<'a>(&self, per_target: &'a [TargetMetrics], g: usize) -> &'a str {
+        &per_target[self.first[g]].target
+    }
+
+    /// [`by_target`]'s means, each with its target's number: the same means in the same order
+    /// (a target's place is where its first value is).
+    pub(crate) fn means_of(&self, per_target: &[TargetMetrics], id: Id) -> Vec<(usize, f64)> {
+        let mut place: Vec<Option<usize>> = vec![None; self.len()];
+        let mut sums: Vec<(usize, f64, usize)> = Vec::new();
         for (t, &g) in per_target.iter().zip(&self.group) {
             if let Some(v) = t.figure(id).number() {
                 let at = *place[g].get_or_insert_with(|| {
-                    sums.push((0.0, 0));
+                    sums.push((g, 0.0, 0));
                     sums.len() - 1
                 });
-                sums[at].0 += v;
-                sums[at].1 += 1;
+                sums[at].1 += v;
+                sums[at].2 += 1;
             }
         }
-        sums.into_iter().map(|(s, n)| s / n as f64).collect()
+        sums.into_iter()
+            .map(|(g, s, n)| (g, s / n as f64))
+            .collect()
+    }
+
+    /// The values of [`TargetGroups::means_of`].
+    fn means(&self, per_target: &[TargetMetrics], id: Id) -> Vec<f64> {
+        self.means_of(per_target, id)
+            .into_iter()
+            .map(|(_, m)| m)
+            .collect()
     }
 }
 
@@ -1355,13 +1375,20 @@ mod tests {
             .collect();
         let groups = TargetGroups::of(&per_target);
         for id in [MERGED, Id(optional)] {
-            let want: Vec<u64> = (by_target_of(&per_target, id).iter())
-                .map(|(_, v)| v.to_bits())
+            let by_name = by_target_of(&per_target, id);
+            let want: Vec<(&str, u64)> = (by_name.iter())
+                .map(|(t, v)| (t.as_str(), v.to_bits()))
                 .collect();
-            let got: Vec<u64> = (groups.means(&per_target, id).iter())
-                .map(|v| v.to_bits())
+            let got: Vec<(&str, u64)> = (groups.means_of(&per_target, id).iter())
+                .map(|&(g, v)| (groups.name(&per_target, g), v.to_bits()))
                 .collect();
             assert_eq!(got, want, "{}", REVIEW_METRICS[id.index()].name);
+            let values: Vec<u64> = want.iter().map(|(_, v)| *v).collect();
+            let means = groups.means(&per_target, id);
+            assert_eq!(
+                means.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                values
+            );
         }
         // b's mean comes before a's for the optional figure: b has the first value.
         assert_eq!(by_target_of(&per_target, Id(optional))[0].0, "b");
