@@ -796,39 +796,17 @@ pub struct RateIntervals {
     pub corroboration_rate: Option<[f64; 2]>,
 }
 
-/// Per-target values averaged over the target's runs, in target order of first appearance.
-fn by_target(
-    per_target: &[TargetMetrics],
-    metric: impl Fn(&TargetMetrics) -> Option<f64>,
-) -> Vec<(String, f64)> {
-    let mut order: Vec<String> = Vec::new();
-    let mut sums: HashMap<&str, (f64, usize), foldhash::fast::RandomState> = HashMap::default();
-    for t in per_target {
-        if let Some(v) = metric(t) {
-            let e = sums.entry(&t.target).or_insert_with(|| {
-                order.push(t.target.clone());
-                (0.0, 0)
-            });
-            e.0 += v;
-            e.1 += 1;
-        }
-    }
-    order
-        .into_iter()
-        .map(|t| {
-            let (s, n) = sums[t.as_str()];
-            (t, s / n as f64)
-        })
+/// The catalogue entry `id`'s per-target values averaged over each target's runs, by target, in
+/// the order of each target's first value.
+pub fn by_target_of(per_target: &[TargetMetrics], id: Id) -> Vec<(String, f64)> {
+    let groups = TargetGroups::of(per_target);
+    (groups.means_of(per_target, id).into_iter())
+        .map(|(g, mean)| (groups.name(per_target, g).to_string(), mean))
         .collect()
 }
 
-/// `by_target` of the catalogue entry at `index`.
-pub fn by_target_of(per_target: &[TargetMetrics], id: Id) -> Vec<(String, f64)> {
-    by_target(per_target, |t| t.figure(id).number())
-}
-
 /// Which target each of an arm's per-(target, run) entries belongs to, worked out once for all
-/// the arm's metrics: [`by_target`]'s means without a text or a hash per metric.
+/// the arm's metrics: their per-target means without a text or a hash per metric.
 pub(crate) struct TargetGroups {
     /// Each entry's target, numbered by first appearance.
     group: Vec<usize>,
@@ -861,8 +839,8 @@ impl TargetGroups {
         &per_target[self.first[g]].target
     }
 
-    /// [`by_target`]'s means, each with its target's number: the same means in the same order
-    /// (a target's place is where its first value is).
+    /// Metric `id`'s mean over each target's runs, with the target's number, in the order of
+    /// each target's first value (a target whose runs have none has no mean).
     pub(crate) fn means_of(&self, per_target: &[TargetMetrics], id: Id) -> Vec<(usize, f64)> {
         let mut place: Vec<Option<usize>> = vec![None; self.len()];
         let mut sums: Vec<(usize, f64, usize)> = Vec::new();
@@ -1346,8 +1324,8 @@ mod tests {
         }
     }
 
-    // The arm's per-target means, worked out from targets numbered once, are by_target's to
-    // the bit and in its order: targets interleaved, runs of one target far apart, and an
+    // The arm's per-target means, worked out from targets numbered once, are the named ones to
+    // the bit and in their order: targets interleaved, runs of one target far apart, and an
     // optional figure first known on a target's later run (its place is where its first value
     // is, not where the target first appears).
     #[test]
@@ -1392,6 +1370,28 @@ mod tests {
         }
         // b's mean comes before a's for the optional figure: b has the first value.
         assert_eq!(by_target_of(&per_target, Id(optional))[0].0, "b");
+        // Worked by hand: each target's values summed in run order, divided by their count.
+        let by_hand = |id: Id, want: &[(&str, f64)]| {
+            let got: Vec<(String, u64)> = (by_target_of(&per_target, id).into_iter())
+                .map(|(t, v)| (t, v.to_bits()))
+                .collect();
+            let want: Vec<(String, u64)> = (want.iter())
+                .map(|(t, v)| (t.to_string(), v.to_bits()))
+                .collect();
+            assert_eq!(got, want);
+        };
+        by_hand(
+            MERGED,
+            &[("a", 16.0 / 3.0), ("b", 3.0), ("c", 7.0), ("d", 2.0)],
+        );
+        by_hand(
+            Id(optional),
+            &[
+                ("b", (0.1 + 0.7) / 2.0),
+                ("a", (0.2 + 0.1) / 2.0),
+                ("c", 0.3),
+            ],
+        );
     }
 
     /// A run without the precision controls writes none of their figures and reads back as
