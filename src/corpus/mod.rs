@@ -203,6 +203,7 @@ pub(crate) fn parse_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
     let mut kept = Vec::new();
     let problems = unique(
         records(name, bytes, lines),
+        || None,
         |line, raw| check(name, line, raw),
         repeats.key,
         |t, line, first| {
@@ -219,9 +220,11 @@ pub(crate) fn parse_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
 }
 
 /// Lines already read as `R`, each checked into `T` and passed to `keep` unless its `key`
-/// repeats an earlier line's (refused with `repeat(t, line, first_line)`).
+/// repeats an earlier line's (refused with `repeat(t, line, first_line)`). `expect`, asked once
+/// the first line is read, is how many lines to take room for.
 pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     raws: impl Iterator<Item = Result<(u64, R), InputError>>,
+    expect: impl FnOnce() -> Option<usize>,
     check: impl Fn(u64, R) -> Result<T, InputError>,
     key: impl Fn(&T) -> K,
     repeat: impl Fn(&T, u64, u64) -> InputError,
@@ -230,6 +233,11 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     let mut problems = Problems::default();
     let mut first: std::collections::HashMap<K, u64, foldhash::fast::RandomState> =
         std::collections::HashMap::default();
+    let mut raws = raws.peekable();
+    // Room for the lines `expect` says there are, once the first has been read.
+    if raws.peek().is_some() {
+        first.reserve(expect().unwrap_or(0));
+    }
     for raw in raws {
         match raw.and_then(|(line, raw)| Ok((line, check(line, raw)?))) {
             Ok((line, t)) => match first.entry(key(&t)) {

@@ -209,6 +209,36 @@ pub struct Reading {
     /// returns to the threads that read lines: a million findings otherwise take a fresh
     /// couple of hundred megabytes on the readers, freed on another thread as they go.
     spares: std::sync::Mutex<Vec<Vec<Prechecked>>>,
+    /// Emptied tables of one block's shared texts, for the next block: grown afresh for each
+    /// block, a table was rebuilt a dozen times over pages not touched before.
+    block_texts: std::sync::Mutex<Vec<Interner>>,
+    /// The file's size in bytes, when known ([`Reading::of_file`]).
+    size: u64,
+    /// What the file holds, as the first block read says ([`Expected`]).
+    expected: std::sync::OnceLock<Expected>,
+}
+
+/// How many lines and findings a file holds, judged from one block read of it by its share of
+/// the file's bytes: the thread that keeps the returns takes room for them once, rather than
+/// growing its tables by doubling, each time into pages not touched before. A guess only: the
+/// tables grow past it as they would have.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Expected {
+    pub lines: usize,
+    pub findings: usize,
+}
+
+impl Expected {
+    /// `lines` and `findings` of a block of `block` bytes, scaled to a file of `file` bytes;
+    /// never more than a file of two-byte lines and eight-byte findings could hold.
+    fn scaled(lines: usize, findings: usize, block: usize, file: u64) -> Self {
+        let share = file as f64 / block.max(1) as f64;
+        let at_most = |n: usize, cap: u64| ((n as f64 * share).ceil() as u64).min(cap) as usize;
+        Expected {
+            lines: at_most(lines, file / 2 + 1),
+            findings: at_most(findings, file / 8 + 1),
+        }
+    }
 }
 
 /// How many emptied lists go back to [`Reading::spares`] at a time, and the most it holds.
@@ -222,7 +252,38 @@ impl Reading {
             wants: wants.to_vec(),
             state: RandomState::default(),
             spares: std::sync::Mutex::default(),
+            block_texts: std::sync::Mutex::default(),
+            size: 0,
+            expected: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The reading of a file of `bytes` bytes: its first block says what to expect of it.
+    pub fn of_file(self, bytes: u64) -> Self {
+        Reading {
+            size: bytes,
+            ..self
+        }
+    }
+
+    /// What the file holds, once a block of it has been read (never without its size).
+    pub fn expected(&self) -> Option<Expected> {
+        self.expected.get().copied()
+    }
+
+    /// A table for one block's shared texts: an emptied one if there is one.
+    fn block_texts(&self) -> Interner {
+        let mut tables = self.block_texts.lock().unwrap_or_else(|e| e.into_inner());
+        tables
+            .pop()
+            .unwrap_or_else(|| Interner::with_state(self.state.clone()))
+    }
+
+    /// Takes a block's table back, emptied (its texts are let go, its room kept).
+    fn block_done(&self, mut table: Interner) {
+        table.held.clear();
+        let mut tables = self.block_texts.lock().unwrap_or_else(|e| e.into_inner());
+        tables.push(table);
     }
 
     /// Up to a batch of emptied lists, for one block's returns.
@@ -471,9 +532,13 @@ const LINES: Lines = Lines {
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Record>, Problems) {
     let mut records = Vec::new();
     let state = RandomState::default();
-    let problems = each_record(name, super::records(name, bytes, &LINES), &state, |r| {
-        records.push(r)
-    });
+    let problems = each_record(
+        name,
+        super::records(name, bytes, &LINES),
+        &state,
+        || None,
+        |r| records.push(r),
+    );
     (records, problems)
 }
 
@@ -555,31 +620,44 @@ pub fn read_block_for(
     block: &[u8],
     reading: &Reading,
 ) -> Vec<Result<(u64, RawReturn<Prechecked>), InputError>> {
-    let mut held = Interner::with_state(reading.state.clone());
+    let mut held = reading.block_texts();
     let mut spares = reading.spare_lists();
-    super::lines_from(block, first)
-        .map(|(line, raw)| {
-            let text = super::line_text(name, line, raw)?;
-            // Every finding of a line is of its arm: its scales are found once.
-            let mut scales: Option<Vec<Scale>> = None;
-            let list = spares.pop().unwrap_or_default();
-            let direct = super::scan::line(text, list, |arm, f| {
-                let scales = scales.get_or_insert_with(|| reading.scales(arm));
-                Prechecked::new(f, reading, scales, &mut held)
-            });
-            if let Some(r) = direct {
-                return Ok((line, r));
-            }
-            let (line, r) = read_line(name, line, raw, text)?;
-            let scales = reading.scales(&r.arm.0);
-            let checked = r.map_findings(|fs| {
-                fs.iter()
-                    .map(|f| Prechecked::new(f, reading, &scales, &mut held))
-                    .collect()
-            });
-            Ok((line, checked))
-        })
-        .collect()
+    // One result per line, in room taken once: grown by doubling, a thousand-line block's
+    // results were copied ten times, each time into pages the reading had not touched yet.
+    let lines = memchr::memchr_iter(b'\n', block).count() + 1;
+    let mut results = Vec::with_capacity(lines);
+    results.extend(super::lines_from(block, first).map(|(line, raw)| {
+        let text = super::line_text(name, line, raw)?;
+        // Every finding of a line is of its arm: its scales are found once.
+        let mut scales: Option<Vec<Scale>> = None;
+        let list = spares.pop().unwrap_or_default();
+        let direct = super::scan::line(text, list, |arm, f| {
+            let scales = scales.get_or_insert_with(|| reading.scales(arm));
+            Prechecked::new(f, reading, scales, &mut held)
+        });
+        if let Some(r) = direct {
+            return Ok((line, r));
+        }
+        let (line, r) = read_line(name, line, raw, text)?;
+        let scales = reading.scales(&r.arm.0);
+        let checked = r.map_findings(|fs| {
+            fs.iter()
+                .map(|f| Prechecked::new(f, reading, &scales, &mut held))
+                .collect()
+        });
+        Ok((line, checked))
+    }));
+    reading.block_done(held);
+    if reading.size > 0 {
+        reading.expected.get_or_init(|| {
+            let findings = results
+                .iter()
+                .filter_map(|r| r.as_ref().ok()?.1.findings.as_ref().map(Vec::len))
+                .sum();
+            Expected::scaled(lines, findings, block.len(), reading.size)
+        });
+    }
+    results
 }
 
 /// Calls `f` with every readable record, in file order, with duplicate ids marked; returns the
@@ -589,6 +667,7 @@ fn each_record<F: Unchecked>(
     name: &str,
     raws: impl Iterator<Item = Result<(u64, RawReturn<F>), InputError>>,
     state: &RandomState,
+    expect: impl Fn() -> Option<Expected>,
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
     // Each id with the line it first appears on, in the order first seen, found through a table
@@ -598,8 +677,10 @@ fn each_record<F: Unchecked>(
     // million findings the table is 18 MB (a full hash and a `usize` per entry made it 34 MB).
     let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
     let mut ids: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
+    let mut room_taken = false;
     super::unique(
         raws,
+        || expect().map(|e| e.lines),
         |line, raw| check_record(name, line, raw),
         |r: &Record<F>| (r.target.clone(), r.arm.clone(), r.reviewer.clone(), r.run),
         |r, line, first| {
@@ -614,6 +695,12 @@ fn each_record<F: Unchecked>(
             .hint("each (target, arm, reviewer, run) has one return; a concatenated file must not count a review twice (give repeats their own `run`)")
         },
         |mut record| {
+            if !std::mem::replace(&mut room_taken, true) {
+                if let Some(e) = expect() {
+                    first_ids.reserve(e.findings);
+                    ids.reserve(e.findings, |&(_, h)| spread(h));
+                }
+            }
             record.duplicate_id_of = record
                 .findings
                 .iter()
@@ -853,20 +940,36 @@ pub fn check_for<F: Unchecked>(
     let mut labels = super::LabelCounts::new();
     let mut interner = Interner::with_state(reading.state.clone());
     let mut emptied: Vec<Vec<F>> = Vec::new();
-    let problems = each_record(name, lines, &reading.state, |mut record| {
-        index.add(&record);
-        for sel in out.iter_mut().filter(|s| s.source == record.arm) {
-            sel.returns
-                .push(to_return(&record, reading.mode, sel.scale, &mut interner));
-        }
-        super::count_label(&mut labels, &record.arm, record.line);
-        let mut list = std::mem::take(&mut record.findings);
-        list.clear();
-        emptied.push(list);
-        if emptied.len() == SPARES_BATCH {
-            F::give_back(&mut emptied, reading);
-        }
-    });
+    let mut room_taken = false;
+    let problems = each_record(
+        name,
+        lines,
+        &reading.state,
+        || reading.expected(),
+        |mut record| {
+            if !std::mem::replace(&mut room_taken, true) {
+                if let Some(e) = reading.expected() {
+                    // Each arm's share is not known yet: room for every line is only address
+                    // space where an arm has fewer (pages are taken as they are written).
+                    for sel in &mut out {
+                        sel.returns.reserve(e.lines);
+                    }
+                }
+            }
+            index.add(&record);
+            for sel in out.iter_mut().filter(|s| s.source == record.arm) {
+                sel.returns
+                    .push(to_return(&record, reading.mode, sel.scale, &mut interner));
+            }
+            super::count_label(&mut labels, &record.arm, record.line);
+            let mut list = std::mem::take(&mut record.findings);
+            list.clear();
+            emptied.push(list);
+            if emptied.len() == SPARES_BATCH {
+                F::give_back(&mut emptied, reading);
+            }
+        },
+    );
     Parsed {
         selections: out,
         index,
@@ -882,6 +985,12 @@ pub(crate) struct Interner {
     /// Each text with its hash, so that the table grows without hashing any text again.
     held: hashbrown::HashTable<(u64, Arc<str>)>,
     state: RandomState,
+}
+
+impl std::fmt::Debug for Interner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Interner({} texts)", self.held.len())
+    }
 }
 
 impl Interner {
@@ -1628,6 +1737,61 @@ not json
         // A list that still holds a finding is read into as if it were empty.
         let again = read(filled);
         assert_eq!(kept(again, &reading), kept(fresh, &reading));
+    }
+
+    // A block's counts scaled by its share of the file's bytes, worked by hand; a first block
+    // of absurdly short lines cannot ask for more than the file could hold.
+    #[test]
+    fn expected_counts_scale_with_the_files_size() {
+        let e = Expected::scaled(900, 5_400, 1 << 20, 193 << 20);
+        assert_eq!((e.lines, e.findings), (900 * 193, 5_400 * 193));
+        assert_eq!(
+            Expected::scaled(3, 7, 1_000, 2_500),
+            Expected {
+                lines: 8,
+                findings: 18
+            }
+        );
+        let capped = Expected::scaled(16_384, 16_384, 16_384, 1 << 30);
+        assert_eq!(
+            (capped.lines, capped.findings),
+            ((1 << 29) + 1, (1 << 27) + 1)
+        );
+    }
+
+    // A reading told its file's size knows, once a block is read, what the file holds: for a
+    // file of one block, exactly its lines (the last with no newline counts) and findings; a
+    // reading not told the size guesses nothing. The blocks' results are the same either way.
+    #[test]
+    fn the_first_block_read_says_what_the_file_holds() {
+        let line = |t: &str, n: usize| {
+            let f = r#"{"title":"T","severity":"P1","section":"S","autofix_class":"manual","confidence":0.5}"#;
+            format!(
+                r#"{{"target":"{t}","arm":"baseline","reviewer":"r","findings":[{}]}}"#,
+                vec![f; n].join(",")
+            )
+        };
+        let text = [line("a", 2), line("b", 0), line("c", 3)].join("\n");
+        let wants = [("baseline".to_string(), Scale::Float)];
+        let sized = Reading::new(Mode::Doc, &wants).of_file(text.len() as u64);
+        let unsized_ = Reading::new(Mode::Doc, &wants);
+        assert_eq!(sized.expected(), None);
+        let a = read_block_for("r", 1, text.as_bytes(), &sized);
+        let b = read_block_for("r", 1, text.as_bytes(), &unsized_);
+        assert_eq!(
+            sized.expected(),
+            Some(Expected {
+                lines: 3,
+                findings: 5
+            })
+        );
+        assert_eq!(unsized_.expected(), None);
+        let lines = |r: Vec<Result<(u64, RawReturn<Prechecked>), InputError>>| {
+            r.into_iter()
+                .map(|r| r.map(|(l, raw)| (l, raw.findings.map_or(0, |f| f.len()))))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(a), lines(b));
     }
 
     /// A line read straight from its text (`None` when that route declines it), and read the

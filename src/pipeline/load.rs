@@ -884,7 +884,9 @@ fn load_reviews(
         reviews::Index::without_ids()
     };
     // The blocks' findings are checked where they are read, as the checking thread reads them.
-    let reading = reviews::Reading::new(exp.mode, &wants);
+    // Its size is a guess's scale: a file that cannot be asked is read without one.
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    let reading = reviews::Reading::new(exp.mode, &wants).of_file(size);
     let parsed = stream(
         path,
         &mut loaded.inputs,
