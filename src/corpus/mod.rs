@@ -226,7 +226,7 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     raws: impl Iterator<Item = Result<(u64, R), InputError>>,
     expect: impl FnOnce() -> Option<usize>,
     check: impl Fn(u64, R) -> Result<T, InputError>,
-    key: impl Fn(&T) -> K,
+    mut key: impl FnMut(&T) -> K,
     repeat: impl Fn(&T, u64, u64) -> InputError,
     mut keep: impl FnMut(T),
 ) -> Problems {
