@@ -211,53 +211,59 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
                 tables::write_frames(frames, csv, parquet).map_err(table_error)
             })
         };
-    write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
-    let controls = controls_replayed(&metrics);
-    // A million rows take a quarter of a second to free: that happens beside the rest, a frame's
-    // rows at a time as soon as its frame is built, so that the rows still held shrink as the
-    // table is written. The emptied frames come back to hold the next rows: the same few
-    // blocks are reused, not a fresh one taken (and its pages faulted in) for every frame.
-    type Rows = Vec<crate::model::FindingRow>;
-    let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
-    let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
-    let freeing = std::thread::spawn(move || {
-        for mut rows in freed {
-            rows.clear();
-            let _ = to_reuse.send(rows);
-        }
-    });
-    write_table(
-        "findings",
-        &mut findings
-            .into_iter()
-            .flat_map(|rows| {
-                let mut rows = rows.into_iter();
-                let reusable = &reusable;
-                std::iter::from_fn(move || {
-                    let mut frame = reusable
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
-                    frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
-                    (!frame.is_empty()).then_some(frame)
+    // metrics.json is written straight into its file on a thread of its own while the tables
+    // are: it is the last of the run's large outputs, and the tables leave a core part idle.
+    let (freeing, json) = std::thread::scope(|scope| -> Result<_, Error> {
+        let json =
+            scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, &metrics)));
+        write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
+        let controls = controls_replayed(&metrics);
+        // A million rows take a quarter of a second to free: that happens beside the rest, a frame's
+        // rows at a time as soon as its frame is built, so that the rows still held shrink as the
+        // table is written. The emptied frames come back to hold the next rows: the same few
+        // blocks are reused, not a fresh one taken (and its pages faulted in) for every frame.
+        type Rows = Vec<crate::model::FindingRow>;
+        let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
+        let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
+        let freeing = std::thread::spawn(move || {
+            for mut rows in freed {
+                rows.clear();
+                let _ = to_reuse.send(rows);
+            }
+        });
+        write_table(
+            "findings",
+            &mut findings
+                .into_iter()
+                .flat_map(|rows| {
+                    let mut rows = rows.into_iter();
+                    let reusable = &reusable;
+                    std::iter::from_fn(move || {
+                        let mut frame = reusable
+                            .try_recv()
+                            .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
+                        frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
+                        (!frame.is_empty()).then_some(frame)
+                    })
                 })
-            })
-            .map(|rows| {
-                let table = tables::findings(&rows, controls);
-                let _ = to_free.send(rows);
-                table
-            }),
-    )?;
-    drop(to_free);
-    write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
-    drop(queries);
-    write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
-    drop(scores);
-    write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
+                .map(|rows| {
+                    let table = tables::findings(&rows, controls);
+                    let _ = to_free.send(rows);
+                    table
+                }),
+        )?;
+        drop(to_free);
+        write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
+        drop(queries);
+        write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
+        drop(scores);
+        write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
+        let json = json.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        Ok((freeing, json))
+    })?;
+    json?;
     timer.lap("tables", &mut lap);
-    // Serialized after the tables, while their rows are being freed: the JSON text is never
-    // held beside the rows and the tables' frames at their largest.
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-    files.push(("metrics.json".into(), to_json(&metrics)));
     if let Some(trust) = &metrics.trust {
         #[derive(Serialize)]
         struct TrustFile<'a> {
@@ -393,6 +399,12 @@ fn exp_label(path: &Path) -> String {
 
 /// Pretty JSON with a final newline. Serializing plain data cannot fail; if it ever did, the
 /// file says so rather than the run dying half-written.
+/// `v` as [`to_json`] writes it, straight into `out`.
+fn write_json<T: Serialize>(out: &mut impl std::io::Write, v: &T) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, v).map_err(std::io::Error::other)?;
+    out.write_all(b"\n")
+}
+
 pub(super) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v)
         .unwrap_or_else(|e| format!("{{\"error\": \"could not serialize: {e}\"}}").into_bytes());
