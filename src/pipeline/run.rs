@@ -218,10 +218,11 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
             scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, &metrics)));
         write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
         let controls = controls_replayed(&metrics);
-        // A million rows take a quarter of a second to free: that happens beside the rest, a frame's
-        // rows at a time as soon as its frame is built, so that the rows still held shrink as the
-        // table is written. The emptied frames come back to hold the next rows: the same few
-        // blocks are reused, not a fresh one taken (and its pages faulted in) for every frame.
+        // A million rows take a quarter of a second to free: that happens beside the rest, a
+        // frame's rows at a time as soon as its frame is built, so that the rows still held
+        // shrink as the table is written. The emptied frames come back to hold the next rows:
+        // the same few blocks are reused, not a fresh one taken (and its pages faulted in) for
+        // every frame.
         type Rows = Vec<crate::model::FindingRow>;
         let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
         let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
