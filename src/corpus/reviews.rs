@@ -626,16 +626,22 @@ pub fn read_block_for(
     // results were copied ten times, each time into pages the reading had not touched yet.
     let lines = memchr::memchr_iter(b'\n', block).count() + 1;
     let mut results = Vec::with_capacity(lines);
+    // A list taken fresh has room for half as many again as the line before held: grown from
+    // nothing, most lists were reallocated twice.
+    let mut last = 0;
     results.extend(super::lines_from(block, first).map(|(line, raw)| {
         let text = super::line_text(name, line, raw)?;
         // Every finding of a line is of its arm: its scales are found once.
         let mut scales: Option<Vec<Scale>> = None;
-        let list = spares.pop().unwrap_or_default();
+        let list = spares
+            .pop()
+            .unwrap_or_else(|| Vec::with_capacity(last + last / 2));
         let direct = super::scan::line(text, list, |arm, f| {
             let scales = scales.get_or_insert_with(|| reading.scales(arm));
             Prechecked::new(f, reading, scales, &mut held)
         });
         if let Some(r) = direct {
+            last = r.findings.as_ref().map_or(0, Vec::len);
             return Ok((line, r));
         }
         let (line, r) = read_line(name, line, raw, text)?;
