@@ -218,25 +218,27 @@ pub struct Reading {
     expected: std::sync::OnceLock<Expected>,
 }
 
-/// How many lines and findings a file holds, judged from one block read of it by its share of
-/// the file's bytes: the thread that keeps the returns takes room for them once, rather than
-/// growing its tables by doubling, each time into pages not touched before. A guess only: the
-/// tables grow past it as they would have.
+/// How many returns and finding ids a file holds, judged from one block read of it by its
+/// share of the file's bytes: the thread that keeps the returns takes room for them once,
+/// rather than growing its tables by doubling, each time into pages not touched before. A
+/// guess only: the tables grow past it as they would have. Lines that are not returns, and
+/// findings without an id, count for nothing: a file of ten million refused lines takes no
+/// room for them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Expected {
-    pub lines: usize,
-    pub findings: usize,
+    pub returns: usize,
+    pub ids: usize,
 }
 
 impl Expected {
-    /// `lines` and `findings` of a block of `block` bytes, scaled to a file of `file` bytes;
+    /// `returns` and `ids` of a block of `block` bytes, scaled to a file of `file` bytes;
     /// never more than a file of two-byte lines and eight-byte findings could hold.
-    fn scaled(lines: usize, findings: usize, block: usize, file: u64) -> Self {
+    fn scaled(returns: usize, ids: usize, block: usize, file: u64) -> Self {
         let share = file as f64 / block.max(1) as f64;
         let at_most = |n: usize, cap: u64| ((n as f64 * share).ceil() as u64).min(cap) as usize;
         Expected {
-            lines: at_most(lines, file / 2 + 1),
-            findings: at_most(findings, file / 8 + 1),
+            returns: at_most(returns, file / 2 + 1),
+            ids: at_most(ids, file / 8 + 1),
         }
     }
 }
@@ -244,6 +246,10 @@ impl Expected {
 /// How many emptied lists go back to [`Reading::spares`] at a time, and the most it holds.
 const SPARES_BATCH: usize = 256;
 const SPARES_HELD: usize = 8 * SPARES_BATCH;
+/// The most findings a list kept for reuse, or taken fresh, has room for: a return of ten
+/// thousand findings lets its list go, so that what the spares hold stays a few megabytes
+/// (lists kept at any size held 1.2 GB on a file of a thousand such returns).
+const SPARE_ROOM: usize = 64;
 
 impl Reading {
     pub fn new(mode: Mode, wants: &[(String, Scale)]) -> Self {
@@ -293,11 +299,17 @@ impl Reading {
         spares.split_off(keep)
     }
 
-    /// Takes `lists` (emptied) back, as far as there is room.
+    /// Takes `lists` (emptied) back, as far as there is room; a list with room for more than
+    /// [`SPARE_ROOM`] findings is let go.
     fn give_back(&self, lists: &mut Vec<Vec<Prechecked>>) {
         let mut spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
         let room = SPARES_HELD.saturating_sub(spares.len());
-        spares.extend(lists.drain(..).take(room));
+        spares.extend(
+            lists
+                .drain(..)
+                .filter(|l| l.capacity() <= SPARE_ROOM)
+                .take(room),
+        );
     }
 }
 
@@ -626,8 +638,8 @@ pub fn read_block_for(
     // results were copied ten times, each time into pages the reading had not touched yet.
     let lines = memchr::memchr_iter(b'\n', block).count() + 1;
     let mut results = Vec::with_capacity(lines);
-    // A list taken fresh has room for half as many again as the line before held: grown from
-    // nothing, most lists were reallocated twice.
+    // A list taken fresh has room for half as many again as the line before held (up to
+    // SPARE_ROOM): grown from nothing, most lists were reallocated twice.
     let mut last = 0;
     results.extend(super::lines_from(block, first).map(|(line, raw)| {
         let text = super::line_text(name, line, raw)?;
@@ -635,7 +647,7 @@ pub fn read_block_for(
         let mut scales: Option<Vec<Scale>> = None;
         let list = spares
             .pop()
-            .unwrap_or_else(|| Vec::with_capacity(last + last / 2));
+            .unwrap_or_else(|| Vec::with_capacity((last + last / 2).min(SPARE_ROOM)));
         let direct = super::scan::line(text, list, |arm, f| {
             let scales = scales.get_or_insert_with(|| reading.scales(arm));
             Prechecked::new(f, reading, scales, &mut held)
@@ -656,11 +668,12 @@ pub fn read_block_for(
     reading.block_done(held);
     if reading.size > 0 {
         reading.expected.get_or_init(|| {
-            let findings = results
-                .iter()
-                .filter_map(|r| r.as_ref().ok()?.1.findings.as_ref().map(Vec::len))
-                .sum();
-            Expected::scaled(lines, findings, block.len(), reading.size)
+            let returns = results.iter().filter_map(|r| r.as_ref().ok());
+            let ids = returns
+                .clone()
+                .flat_map(|(_, r)| r.findings.iter().flatten());
+            let ids = ids.filter(|f| f.id.is_some()).count();
+            Expected::scaled(returns.count(), ids, block.len(), reading.size)
         });
     }
     results
@@ -697,7 +710,7 @@ fn each_record<F: Unchecked>(
     };
     super::unique(
         raws,
-        || expect().map(|e| e.lines),
+        || expect().map(|e| e.returns),
         |line, raw| check_record(name, line, raw),
         |r: &Record<F>| {
             let target = number(&r.target);
@@ -717,8 +730,8 @@ fn each_record<F: Unchecked>(
         |mut record| {
             if !std::mem::replace(&mut room_taken, true) {
                 if let Some(e) = expect() {
-                    first_ids.reserve(e.findings);
-                    ids.reserve(e.findings, |&(_, h)| spread(h));
+                    first_ids.reserve(e.ids);
+                    ids.reserve(e.ids, |&(_, h)| spread(h));
                 }
             }
             record.duplicate_id_of = record
@@ -972,7 +985,7 @@ pub fn check_for<F: Unchecked>(
                     // Each arm's share is not known yet: room for every line is only address
                     // space where an arm has fewer (pages are taken as they are written).
                     for sel in &mut out {
-                        sel.returns.reserve(e.lines);
+                        sel.returns.reserve(e.returns);
                     }
                 }
             }
@@ -983,8 +996,11 @@ pub fn check_for<F: Unchecked>(
             }
             super::count_label(&mut labels, &record.arm, record.line);
             let mut list = std::mem::take(&mut record.findings);
-            list.clear();
-            emptied.push(list);
+            // A list with room for a huge return's findings goes now, not with its batch.
+            if list.capacity() <= SPARE_ROOM {
+                list.clear();
+                emptied.push(list);
+            }
             if emptied.len() == SPARES_BATCH {
                 F::give_back(&mut emptied, reading);
             }
@@ -1738,6 +1754,15 @@ not json
     fn spare_lists_are_bounded_and_reused_empty() {
         let reading = Reading::new(Mode::Doc, &[("baseline".into(), Scale::Float)]);
         assert!(reading.spare_lists().is_empty());
+        // A list with room for a huge return's findings is let go, not held.
+        let mut huge = vec![
+            Vec::with_capacity(SPARE_ROOM + 1),
+            Vec::with_capacity(SPARE_ROOM),
+        ];
+        reading.give_back(&mut huge);
+        let small = reading.spare_lists();
+        assert_eq!(small.len(), 1);
+        assert!(small[0].capacity() <= SPARE_ROOM);
         let mut lists: Vec<Vec<Prechecked>> = (0..SPARES_HELD + 5)
             .map(|_| Vec::with_capacity(8))
             .collect();
@@ -1774,47 +1799,46 @@ not json
     #[test]
     fn expected_counts_scale_with_the_files_size() {
         let e = Expected::scaled(900, 5_400, 1 << 20, 193 << 20);
-        assert_eq!((e.lines, e.findings), (900 * 193, 5_400 * 193));
+        assert_eq!((e.returns, e.ids), (900 * 193, 5_400 * 193));
         assert_eq!(
             Expected::scaled(3, 7, 1_000, 2_500),
             Expected {
-                lines: 8,
-                findings: 18
+                returns: 8,
+                ids: 18
             }
         );
         let capped = Expected::scaled(16_384, 16_384, 16_384, 1 << 30);
-        assert_eq!(
-            (capped.lines, capped.findings),
-            ((1 << 29) + 1, (1 << 27) + 1)
-        );
+        assert_eq!((capped.returns, capped.ids), ((1 << 29) + 1, (1 << 27) + 1));
     }
 
     // A reading told its file's size knows, once a block is read, what the file holds: for a
-    // file of one block, exactly its lines (the last with no newline counts) and findings; a
-    // reading not told the size guesses nothing. The blocks' results are the same either way.
+    // file of one block, exactly its returns and the findings with an id (a refused line, and
+    // a finding without an id or malformed without one, count for nothing); a reading not
+    // told the size guesses nothing. The blocks' results are the same either way.
     #[test]
     fn the_first_block_read_says_what_the_file_holds() {
         let line = |t: &str, n: usize| {
-            let f = r#"{"title":"T","severity":"P1","section":"S","autofix_class":"manual","confidence":0.5}"#;
+            let f = |i: usize| {
+                format!(
+                    r#"{{"id":"{t}{i}","title":"T","severity":"P1","section":"S","autofix_class":"manual","confidence":0.5}}"#
+                )
+            };
+            let mut fs: Vec<String> = (0..n).map(f).collect();
+            fs.push(r#"{"title":"no id","severity":"P1","section":"S","autofix_class":"manual","confidence":0.5}"#.into());
+            fs.push("{}".into());
             format!(
                 r#"{{"target":"{t}","arm":"baseline","reviewer":"r","findings":[{}]}}"#,
-                vec![f; n].join(",")
+                fs.join(",")
             )
         };
-        let text = [line("a", 2), line("b", 0), line("c", 3)].join("\n");
+        let text = [line("a", 2), "{}".into(), line("b", 0), line("c", 3)].join("\n");
         let wants = [("baseline".to_string(), Scale::Float)];
         let sized = Reading::new(Mode::Doc, &wants).of_file(text.len() as u64);
         let unsized_ = Reading::new(Mode::Doc, &wants);
         assert_eq!(sized.expected(), None);
         let a = read_block_for("r", 1, text.as_bytes(), &sized);
         let b = read_block_for("r", 1, text.as_bytes(), &unsized_);
-        assert_eq!(
-            sized.expected(),
-            Some(Expected {
-                lines: 3,
-                findings: 5
-            })
-        );
+        assert_eq!(sized.expected(), Some(Expected { returns: 3, ids: 5 }));
         assert_eq!(unsized_.expected(), None);
         let lines = |r: Vec<Result<(u64, RawReturn<Prechecked>), InputError>>| {
             r.into_iter()
