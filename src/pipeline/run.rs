@@ -212,7 +212,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
             })
         };
     // metrics.json is written straight into its file on a thread of its own while the tables
-    // are: it is the last of the run's large outputs, and the tables leave a core part idle.
+    // are: it is the last of the run's large outputs, and the tables leave part of a core idle.
     let (freeing, json) = std::thread::scope(|scope| -> Result<_, Error> {
         let json =
             scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, &metrics)));
