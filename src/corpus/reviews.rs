@@ -696,7 +696,6 @@ fn each_record<F: Unchecked>(
     // million findings the table is 18 MB (a full hash and a `usize` per entry made it 34 MB).
     let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
     let mut ids: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
-    let mut room_taken = false;
     // A return's key names its target, arm and reviewer by number: a few thousand distinct
     // names, each held once, rather than three copied strings for every one of a million lines.
     let mut numbers: HashMap<Box<str>, u32, RandomState> = HashMap::with_hasher(state.clone());
@@ -728,7 +727,8 @@ fn each_record<F: Unchecked>(
             .hint("each (target, arm, reviewer, run) has one return; a concatenated file must not count a review twice (give repeats their own `run`)")
         },
         |mut record| {
-            if !std::mem::replace(&mut room_taken, true) {
+            // Room for the ids the file is expected to hold, taken before the first is kept.
+            if first_ids.capacity() == 0 {
                 if let Some(e) = expect() {
                     first_ids.reserve(e.ids);
                     ids.reserve(e.ids, |&(_, h)| spread(h));
@@ -973,21 +973,17 @@ pub fn check_for<F: Unchecked>(
     let mut labels = super::LabelCounts::new();
     let mut interner = Interner::with_state(reading.state.clone());
     let mut emptied: Vec<Vec<F>> = Vec::new();
-    let mut room_taken = false;
     let problems = each_record(
         name,
         lines,
         &reading.state,
         || reading.expected(),
         |mut record| {
-            if !std::mem::replace(&mut room_taken, true) {
-                if let Some(e) = reading.expected() {
-                    // Each arm's share is not known yet: room for every line is only address
-                    // space where an arm has fewer (pages are taken as they are written).
-                    for sel in &mut out {
-                        sel.returns.reserve(e.returns);
-                    }
-                }
+            // Each arm's share is not known yet: room for every return is only address space
+            // where an arm has fewer (pages are taken as they are written).
+            for sel in out.iter_mut().filter(|s| s.returns.capacity() == 0) {
+                sel.returns
+                    .reserve(reading.expected().map_or(0, |e| e.returns));
             }
             index.add(&record);
             for sel in out.iter_mut().filter(|s| s.source == record.arm) {
