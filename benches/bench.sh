@@ -468,7 +468,7 @@ printf '\ninstructions of run on 100,000 findings (callgrind): %s million, of wh
   "$((total / 1000000))" "$((${sha:-0} / 1000000))" "$(((total - ${sha:-0}) / 1000000))"
 for part in "reading and checking|corpus::reviews::read_block_for " "of which the general reader|corpus::raw::fast_line " \
     "keeping the returns|calibench::corpus::unique " "both arms' replay|replay::arm::replay_arm_each \\[" \
-    "CSV text|report::csv::Csv<W>::frame" "Parquet (polars)|write_batch \\["; do
+    "CSV text|report::csv::Csv<W>::frame" "Parquet|report::parquet::Parquet<W>::frame"; do
   n=$(count "${part#*|}")
   printf '  %-27s %s million\n' "${part%%|*}" "$(( ${n:-0} / 1000000 ))"
 done

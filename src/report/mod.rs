@@ -15,6 +15,7 @@ pub mod document;
 pub mod html;
 pub mod index;
 pub mod markdown;
+mod parquet;
 pub mod plots;
 mod raster;
 pub mod sweep;

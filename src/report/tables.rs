@@ -331,15 +331,11 @@ pub fn write_frames(
             w.finish()
         });
         let parquet = scope.spawn(move || -> PolarsResult<()> {
-            // Snappy, the codec every Parquet reader has: at a million findings polars' default
-            // (zstd) spent half the writer's time compressing, for a file two thirds the size.
-            let mut w = ParquetWriter::new(parquet)
-                .with_compression(ParquetCompression::Snappy)
-                .batched(&schema)?;
+            let mut w = super::parquet::Parquet::new(parquet, &schema)?;
             for df in parquet_frames {
-                w.write_batch(&df)?;
+                w.frame(&df)?;
             }
-            w.finish().map(|_| ())
+            w.finish()
         });
         // A frame that fails to build stops both; a writer that fails stops taking frames,
         // and its error is the one returned.
