@@ -288,8 +288,9 @@ mod tests {
         assert_eq!(choose(&whole), Choice::Polars);
     }
 
-    /// Frames of every kind of column, the choices made on the first: the file reads back as
-    /// the table, as polars' own writer's does, with the same schema.
+    /// Frames of every kind of column (a text column never given, texts to quote, empty and
+    /// not ASCII among them), the choices made on the first: the file reads back as the
+    /// table, as polars' own writer's does, with the same schema.
     #[test]
     fn a_table_reads_back_as_written_whatever_each_column_was_chosen_as() {
         let n = 1_000;
@@ -305,6 +306,8 @@ mod tests {
             "anchor" => (0..n).map(|i| [0.0, 25.0, 50.0, 75.0, 100.0][i % 5]).collect::<Vec<_>>(),
             "line" => (0..n).map(|i| (i % 3 != 0).then_some(i as u32)).collect::<Vec<_>>(),
             "promoted" => (0..n).map(|i| i % 2 == 0).collect::<Vec<_>>(),
+            "never" => (0..n).map(|_| None).collect::<Vec<Option<&str>>>(),
+            "words" => (0..n).map(|i| ["é", "", "日本語のとても長いテキストです", "a,\"b\"\n"][i % 4]).collect::<Vec<_>>(),
         )
         .unwrap();
         let mut out = Vec::new();
@@ -324,7 +327,9 @@ mod tests {
                 Choice::Plain,
                 Choice::Polars,
                 Choice::Polars,
-                Choice::Polars
+                Choice::Polars,
+                Choice::Dictionary,
+                Choice::Dictionary
             ]
         );
         let back = ParquetReader::new(std::io::Cursor::new(&out))
