@@ -6,9 +6,9 @@
 //! call) and, when they are few, builds the dictionary by hashing every value. At a million
 //! findings, written 4,096 rows at a time, that was a tenth of the run's own work. Here the
 //! first frame decides, by polars' own rule counted exactly (a dictionary unless more than
-//! three quarters of more than 128 values are distinct): a column of many distinct values is written plain from
-//! then on, with no estimate; a text column of few is given to the encoder as a dictionary
-//! built from its arrays' views (a text of up to twelve bytes is its view, so most values are
+//! three quarters of more than 128 values are distinct): a column of many distinct values is
+//! written plain from then on, with no estimate; a text column of few is given to the encoder
+//! as a dictionary built from its arrays' views (a text of up to twelve bytes is its view, so most values are
 //! matched without reading their text). Other columns keep polars' own choice. The file reads
 //! back as the same table (tests below), with the schema polars writes.
 
@@ -78,11 +78,22 @@ impl<W: Write> Parquet<W> {
                 .zip(&self.fields)
                 .zip(&mut self.choices)
             {
-                let choice = *choice.get_or_insert_with(|| choose(array.as_ref()));
+                // The first frame's text dictionary, built to choose, is the one written.
+                let (choice, built) = match *choice {
+                    Some(chosen) => (chosen, None),
+                    None => {
+                        let (chosen, built) = choose(array.as_ref())?;
+                        (*choice.insert(chosen), built)
+                    }
+                };
                 let text = array.as_any().downcast_ref::<Utf8ViewArray>();
                 let pages = match (choice, text) {
                     (Choice::Dictionary, Some(text)) => array_to_columns(
-                        dictionary(text)?.boxed(),
+                        match built {
+                            Some(built) => built,
+                            None => dictionary(text)?,
+                        }
+                        .boxed(),
                         field.clone(),
                         self.options,
                         &[Encoding::RleDictionary],
@@ -131,17 +142,18 @@ fn worth_a_dictionary(distinct: usize, len: usize) -> bool {
 }
 
 /// A column's encoding, from its first frame: plain for a column of many distinct texts or
-/// floats, a dictionary built here for a text column of few; polars' own choice for the rest
-/// (whole numbers and flags, which it decides without an estimate).
-fn choose(array: &dyn Array) -> Choice {
+/// floats, a dictionary built here for a text column of few (given with the choice, so that
+/// the frame's is not built twice); polars' own choice for the rest (whole numbers and flags,
+/// which it decides without an estimate).
+fn choose(array: &dyn Array) -> PolarsResult<(Choice, Option<DictionaryArray<u32>>)> {
     let len = array.len();
     if let Some(text) = array.as_any().downcast_ref::<Utf8ViewArray>() {
-        let distinct = dictionary(text).map_or(len, |d| d.values().len());
-        return if worth_a_dictionary(distinct, len) {
-            Choice::Dictionary
+        let built = dictionary(text)?;
+        return Ok(if worth_a_dictionary(built.values().len(), len) {
+            (Choice::Dictionary, Some(built))
         } else {
-            Choice::Plain
-        };
+            (Choice::Plain, None)
+        });
     }
     let floats: Option<Vec<u64>> =
         if let Some(a) = array.as_any().downcast_ref::<PrimitiveArray<f64>>() {
@@ -160,7 +172,7 @@ fn choose(array: &dyn Array) -> Choice {
                         .collect()
                 })
         };
-    match floats {
+    let choice = match floats {
         Some(mut bits) => {
             bits.sort_unstable();
             bits.dedup();
@@ -171,7 +183,8 @@ fn choose(array: &dyn Array) -> Choice {
             }
         }
         None => Choice::Polars,
-    }
+    };
+    Ok((choice, None))
 }
 
 /// `text` as a dictionary: each distinct value once, in order of first appearance, and each
@@ -268,24 +281,24 @@ mod tests {
     fn the_first_frame_chooses_by_polars_rule() {
         let many: Vec<String> = (0..200).map(|i| format!("finding {i}")).collect();
         let many: Vec<Option<&str>> = many.iter().map(|s| Some(s.as_str())).collect();
-        assert_eq!(choose(&texts(&many)), Choice::Plain);
+        assert_eq!(choose(&texts(&many)).unwrap().0, Choice::Plain);
         // Three quarters distinct (149 texts and one repeated: 150 of 200) is still worth a
         // dictionary; one more is not.
         let mut some = many.clone();
         for v in some.iter_mut().skip(149) {
             *v = Some("repeated");
         }
-        assert_eq!(choose(&texts(&some)), Choice::Dictionary);
+        assert_eq!(choose(&texts(&some)).unwrap().0, Choice::Dictionary);
         some[149] = Some("one more");
-        assert_eq!(choose(&texts(&some)), Choice::Plain);
+        assert_eq!(choose(&texts(&some)).unwrap().0, Choice::Plain);
         // 128 values or fewer: a dictionary, however many are distinct.
-        assert_eq!(choose(&texts(&many[..128])), Choice::Dictionary);
+        assert_eq!(choose(&texts(&many[..128])).unwrap().0, Choice::Dictionary);
         let floats = PrimitiveArray::<f64>::from_vec((0..200).map(|i| i as f64 / 7.0).collect());
-        assert_eq!(choose(&floats), Choice::Plain);
+        assert_eq!(choose(&floats).unwrap().0, Choice::Plain);
         let anchors = PrimitiveArray::<f64>::from_vec((0..200).map(|i| (i % 5) as f64).collect());
-        assert_eq!(choose(&anchors), Choice::Polars);
+        assert_eq!(choose(&anchors).unwrap().0, Choice::Polars);
         let whole = PrimitiveArray::<i64>::from_vec((0..200).collect());
-        assert_eq!(choose(&whole), Choice::Polars);
+        assert_eq!(choose(&whole).unwrap().0, Choice::Polars);
     }
 
     /// Frames of every kind of column (a text column never given, texts to quote, empty and
@@ -349,6 +362,10 @@ mod tests {
 
     fn w_choices(df: &DataFrame) -> Vec<Choice> {
         let batch = df.iter_chunks(CompatLevel::newest(), false).next().unwrap();
-        batch.columns().iter().map(|a| choose(a.as_ref())).collect()
+        batch
+            .columns()
+            .iter()
+            .map(|a| choose(a.as_ref()).unwrap().0)
+            .collect()
     }
 }
