@@ -177,7 +177,7 @@ replay_runs "$L" "$r"
 printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
 printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
   "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(phase "$r" report)" "$(wall_s "$r")" "$(rss_mb "$r")"
-printf '  slowest of the three runs %ss; bars (issue 17): 5 s and 600 MB\n' \
+printf '  slowest of the three runs %ss; bars: 2 s and 400 MB\n' \
   "$(awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$r.stderr" | sort -g | tail -1)"
 
 # The same corpus with titles and sections as long as a reviewer writes them (~90 and ~40
@@ -365,7 +365,7 @@ for g in $(seq -f %.2f 0.20 0.08 0.92); do
 done
 ten=$(echo "$(date +%s.%N) - $start" | bc)
 printf '\nsweep of 100 recovery gates over %s queries (2,000 bootstrap replicates):\n' "$QUERIES"
-printf '  calibench sweep %ss, %s MB; one calibench run %ss (sweep / run = %s; bar: 10)\n' \
+printf '  calibench sweep %ss, %s MB; one calibench run %ss (sweep / run = %s; bar: 5)\n' \
   "$(wall_s "$s2")" "$(rss_mb "$s2")" "$(wall_s "$s1")" "$(echo "scale=1; $(wall_s "$s2") / $(wall_s "$s1")" | bc)"
 printf '  instead, calibench run --set per point: 10 points %.2fs, so about %.0fs for the 100\n' "$ten" "$(echo "$ten * 10" | bc)"
 s4="$DATA/out-sweep-reviews"
