@@ -40,6 +40,7 @@
 //!   are one enum in `error`, and exit statuses are decided in `exit`.
 
 pub mod analysis;
+mod bytes;
 pub mod collect;
 pub mod commands;
 pub mod config;

@@ -27,6 +27,7 @@ use super::raw::{
     self, once, Envelope, Field, Items, RawReturn, SharedText, Status, Val, Written, FINDING_FIELDS,
 };
 use super::Text;
+use crate::bytes::ByteSet;
 
 /// A string of the line: borrowed when it has no escapes, shared once when a checked finding
 /// keeps it (its id is both the finding's and the duplicate check's).
@@ -221,7 +222,7 @@ impl<'a> Scan<'a> {
     fn string(&mut self) -> Option<Cow<'a, str>> {
         self.eat(b'"')?;
         let start = self.at;
-        let end = plain_end(self.text.as_bytes(), start)?;
+        let end = PLAIN_END.find(self.text.as_bytes(), start)?;
         match self.text.as_bytes()[end] {
             b'"' => {
                 self.at = end + 1;
@@ -480,70 +481,9 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// Where the plain run of a string's bytes from `i` ends: at the first quote, backslash or
-/// control character (`None` if there is none before the line ends).
-fn plain_end(b: &[u8], i: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: every x86-64 CPU has SSE2.
-    return unsafe { plain_end_sse2(b, i) };
-    #[cfg(not(target_arch = "x86_64"))]
-    plain_end_words(b, i)
-}
-
-/// [`plain_end`] sixteen bytes at a time, then [`plain_end_words`] for the rest.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-fn plain_end_sse2(b: &[u8], mut i: usize) -> Option<usize> {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let (quote, backslash, below) = (
-        _mm_set1_epi8(b'"' as i8),
-        _mm_set1_epi8(b'\\' as i8),
-        _mm_set1_epi8(0x1f),
-    );
-    while let Some(chunk) = b.get(i..i + 16) {
-        // SAFETY: `chunk` is sixteen readable bytes; the load needs no alignment.
-        let x = unsafe { _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>()) };
-        // A byte is at most 0x1f exactly when the smaller of it and 0x1f is itself.
-        let marks = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, backslash)),
-            _mm_cmpeq_epi8(_mm_min_epu8(x, below), x),
-        );
-        let mask = _mm_movemask_epi8(marks);
-        if mask != 0 {
-            return Some(i + mask.trailing_zeros() as usize);
-        }
-        i += 16;
-    }
-    plain_end_words(b, i)
-}
-
-/// [`plain_end`] eight bytes at a time, as `report::csv` looks for bytes to quote: a byte equal
-/// to `c` is a zero byte of `x ^ c…c`, which `(y - 1…1) & !y & 80…80` marks, and a byte below
-/// 0x20 is marked by `(x - 20…20) & !x & 80…80`; either test can mark a byte above one it
-/// rightly marks, never below, so the lowest mark is the first such byte.
-fn plain_end_words(b: &[u8], mut i: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    while let Some(word) = b.get(i..i + 8) {
-        let x = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let equal = |c: u8| {
-            let y = x ^ (ONES * u64::from(c));
-            y.wrapping_sub(ONES) & !y & HIGH
-        };
-        let marks = equal(b'"') | equal(b'\\') | (x.wrapping_sub(ONES * 0x20) & !x & HIGH);
-        if marks != 0 {
-            return Some(i + (marks.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-    }
-    let rest = b.get(i..)?;
-    rest.iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|at| i + at)
-}
+/// Where the plain run of a string's bytes ends: at the first quote, backslash or control
+/// character.
+const PLAIN_END: ByteSet = ByteSet::new(b"\"\\", true);
 
 fn piece(text: Cow<'_, str>) -> Piece<'_> {
     Piece {
@@ -556,32 +496,20 @@ fn piece(text: Cow<'_, str>) -> Piece<'_> {
 mod tests {
     use super::*;
 
-    // The sixteen-at-a-time and word-at-a-time searches find what a byte-at-a-time one finds:
-    // every byte value at every place of a text long enough for whole chunks, whole words and
-    // a remainder, after a start that may fall anywhere.
+    // A string's plain run ends at the first quote, backslash or control byte, found wherever
+    // it sits (how, sixteen bytes at a time or eight, `crate::bytes` tests).
     #[test]
     fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
-        let naive = |b: &[u8], i: usize| {
-            (b[i..].iter())
-                .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-                .map(|at| i + at)
-        };
-        for len in [0, 1, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 47] {
-            for at in 0..len {
-                for byte in 0..=255u8 {
-                    let mut b = vec![b'a'; len];
-                    b[at] = byte;
-                    // Bytes after the first mark must not move it.
-                    if at + 2 < len {
-                        b[at + 2] = b'"';
-                    }
-                    for start in 0..=at.min(18) {
-                        assert_eq!(plain_end(&b, start), naive(&b, start), "{b:?} from {start}");
-                        let words = plain_end_words(&b, start);
-                        assert_eq!(words, naive(&b, start), "{b:?} from {start}");
-                    }
-                }
-            }
+        for byte in 0..=255u8 {
+            let mut b = vec![b'a'; 40];
+            b[21] = byte;
+            b[23] = b'"';
+            let want = if byte == b'"' || byte == b'\\' || byte < 0x20 {
+                21
+            } else {
+                23
+            };
+            assert_eq!(PLAIN_END.find(&b, 3), Some(want), "byte {byte}");
         }
     }
 

@@ -12,6 +12,7 @@
 
 use std::io::Write;
 
+use crate::bytes::ByteSet;
 use polars::prelude::*;
 
 /// A table's CSV text, a frame at a time, to `out`.
@@ -199,67 +200,12 @@ fn whole(out: &mut Vec<u8>, n: Option<impl itoa::Integer>) {
     }
 }
 
-/// Per byte: whether a text holding it is quoted (`,` `"` `\n` `\r`).
-const QUOTED: [bool; 256] = {
-    let mut quoted = [false; 256];
-    quoted[b',' as usize] = true;
-    quoted[b'"' as usize] = true;
-    quoted[b'\n' as usize] = true;
-    quoted[b'\r' as usize] = true;
-    quoted
-};
+/// The bytes that make a text quoted: `,` `"` `\n` `\r`.
+const QUOTED: ByteSet = ByteSet::new(b",\"\n\r", false);
 
-/// Whether `s` holds a byte that makes it quoted: sixteen bytes at a time where the CPU
-/// compares sixteen at once (every x86-64 has SSE2), the rest by [`needs_quotes_words`].
+/// Whether `s` holds a byte that makes it quoted.
 fn needs_quotes(s: &[u8]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: every x86-64 CPU has SSE2.
-    return unsafe { needs_quotes_sse2(s) };
-    #[cfg(not(target_arch = "x86_64"))]
-    needs_quotes_words(s)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-fn needs_quotes_sse2(s: &[u8]) -> bool {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    let (comma, quote) = (_mm_set1_epi8(b',' as i8), _mm_set1_epi8(b'"' as i8));
-    let (newline, ret) = (_mm_set1_epi8(b'\n' as i8), _mm_set1_epi8(b'\r' as i8));
-    let mut chunks = s.chunks_exact(16);
-    for chunk in &mut chunks {
-        // SAFETY: `chunk` is sixteen readable bytes; the load needs no alignment.
-        let x = unsafe { _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>()) };
-        let marks = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(x, comma), _mm_cmpeq_epi8(x, quote)),
-            _mm_or_si128(_mm_cmpeq_epi8(x, newline), _mm_cmpeq_epi8(x, ret)),
-        );
-        if _mm_movemask_epi8(marks) != 0 {
-            return true;
-        }
-    }
-    needs_quotes_words(chunks.remainder())
-}
-
-/// [`needs_quotes`] eight bytes at a time, each compared with the four at once (a byte equal to
-/// `c` is a zero byte of `x ^ c…c`, which `(y - 1…1) & !y & 80…80` finds), the last few by
-/// [`QUOTED`].
-fn needs_quotes_words(s: &[u8]) -> bool {
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let has = |x: u64, c: u8| {
-        let y = x ^ (ONES * u64::from(c));
-        y.wrapping_sub(ONES) & !y & HIGH
-    };
-    let mut words = s.chunks_exact(8);
-    for word in &mut words {
-        let x = u64::from_ne_bytes(word.try_into().expect("eight bytes"));
-        if has(x, b',') | has(x, b'"') | has(x, b'\n') | has(x, b'\r') != 0 {
-            return true;
-        }
-    }
-    words.remainder().iter().any(|&b| QUOTED[usize::from(b)])
+    QUOTED.find(s, 0).is_some()
 }
 
 /// A text field: as it is, or quoted with its quotes doubled when it holds a byte that needs
@@ -428,8 +374,8 @@ mod tests {
         assert_eq!(ours(&[chunked]), whole);
     }
 
-    // The sixteen-at-a-time and word-at-a-time searches find each of the four bytes wherever it
-    // sits, and no other.
+    // Each of the four bytes is found wherever it sits, and no other (how, sixteen bytes at a
+    // time or eight, `crate::bytes` tests).
     #[test]
     fn a_text_is_quoted_for_exactly_the_four_bytes() {
         for len in [1, 7, 8, 9, 15, 16, 17, 20, 31, 32, 33, 47] {
@@ -439,7 +385,6 @@ mod tests {
                     s[at] = b;
                     let want = matches!(b, b',' | b'"' | b'\n' | b'\r');
                     assert_eq!(needs_quotes(&s), want, "byte {b} at {at} of {len}");
-                    assert_eq!(needs_quotes_words(&s), want, "byte {b} at {at} of {len}");
                 }
             }
         }
