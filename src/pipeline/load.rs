@@ -66,11 +66,14 @@ fn stream<T: Send, R>(
     per_block: impl Fn(u64, &[u8]) -> T + Sync,
     consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
 ) -> Result<R, Error> {
-    // About 1 MB: a thousand returns or so, small next to the file and large next to a line.
-    // Each worker holds a block waiting, one being parsed and one parsed, so blocks this size
-    // keep what is in flight near ten megabytes.
+    // A quarter of a megabyte: a few hundred returns, small next to the file and large next to
+    // a line. Each worker holds a block waiting, one being parsed and one parsed. What a block
+    // becomes follows the findings it holds, not its bytes: a finding written `{}` is three
+    // bytes and a checked record of about two hundred, so on such input the block size is what
+    // bounds memory (a thousand returns of 10,000 `{}` findings peaked at 445 MB with 1 MB
+    // blocks, 170 MB with these; docs/benchmarks.md). The million-finding run is as fast.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    stream_by(1 << 20, workers, path, inputs, per_block, consume)
+    stream_by(1 << 18, workers, path, inputs, per_block, consume)
 }
 
 /// The most lines a block holds. A block's result holds something per line (an error, for a
