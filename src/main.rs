@@ -26,14 +26,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     output::set_color(cli.color);
     // mimalloc 3 keeps freed pages for a second before giving them back. Replaying a corpus
-    // frees parse buffers and merge scratch as it goes, and that second is a few hundred MB of
-    // peak memory on a million findings (docs/benchmarks.md), so the commands that replay give
-    // memory back after 10 ms (mimalloc 2's default). `alpha`, which allocates its table once,
-    // keeps the default: there the prompt return only costs page faults. An explicit
+    // frees the returns, parse buffers and merge scratch as it goes while its rows grow, and
+    // that second is a few hundred MB of peak memory on a million findings; even 10 ms left the
+    // peak 30-80 MB higher, by how the threads happened to run (docs/benchmarks.md). So the
+    // commands that replay give freed pages back at once. `alpha`, which allocates its table
+    // once, keeps the default: there the prompt return only costs page faults. An explicit
     // MIMALLOC_PURGE_DELAY in the environment wins.
     if cli.command.replays() && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets a plain integer option; mimalloc reads options atomically.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 10) };
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
     }
     let json = cli.json;
     let result = cli.run();
