@@ -29,12 +29,14 @@ fn main() -> ExitCode {
     // frees the returns, parse buffers and merge scratch as it goes while its rows grow, and
     // that second is a few hundred MB of peak memory on a million findings; even 10 ms left the
     // peak 30-80 MB higher, by how the threads happened to run (docs/benchmarks.md). So the
-    // commands that replay give freed pages back at once. `alpha`, which allocates its table
-    // once, keeps the default: there the prompt return only costs page faults. An explicit
-    // MIMALLOC_PURGE_DELAY in the environment wins.
-    if cli.command.replays() && std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
+    // commands that replay say how soon they give freed pages back (`Run::PURGE_DELAY_MS`):
+    // at once, but for a sweep, which takes them again at its next point. `alpha`, which
+    // allocates its table once, keeps the default: there the prompt return only costs page
+    // faults. An explicit MIMALLOC_PURGE_DELAY in the environment wins.
+    let delay = cli.command.purge_delay_ms();
+    if let (Some(delay), None) = (delay, std::env::var_os("MIMALLOC_PURGE_DELAY")) {
         // SAFETY: sets a plain integer option; mimalloc reads options atomically.
-        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) };
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay as std::ffi::c_long) };
     }
     let json = cli.json;
     let result = cli.run();

@@ -445,7 +445,7 @@ impl Render for MetricList {
 }
 
 impl super::Run for GateArgs {
-    const REPLAYS: bool = true;
+    const PURGE_DELAY_MS: Option<i64> = Some(0);
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         if self.list_metrics {

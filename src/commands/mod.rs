@@ -111,15 +111,15 @@ pub struct Answer {
 
 /// A command, by its arguments.
 pub trait Run {
-    /// Whether it replays corpora: those give freed memory back to the system sooner
-    /// (`main.rs`).
-    const REPLAYS: bool = false;
+    /// For a command that replays corpora, how many milliseconds freed memory is kept before
+    /// it goes back to the system (`main.rs`); `None` keeps the allocator's default, a second.
+    const PURGE_DELAY_MS: Option<i64> = None;
 
     fn run(self, ctx: &Context) -> Result<Answer, Error>;
 }
 
 /// Declares the commands once: the subcommand enum (each variant's doc comment is its line in
-/// `calibench --help`), its dispatch, and which commands replay corpora.
+/// `calibench --help`), its dispatch, and how soon each gives freed memory back.
 macro_rules! commands {
     ($($(#[$doc:meta])* $variant:ident($args:ty),)*) => {
         #[derive(Debug, clap::Subcommand)]
@@ -128,10 +128,10 @@ macro_rules! commands {
         }
 
         impl Command {
-            /// Whether the command replays corpora.
-            pub fn replays(&self) -> bool {
+            /// How soon the command gives freed memory back ([`Run::PURGE_DELAY_MS`]).
+            pub fn purge_delay_ms(&self) -> Option<i64> {
                 match self {
-                    $(Command::$variant(_) => <$args as Run>::REPLAYS,)*
+                    $(Command::$variant(_) => <$args as Run>::PURGE_DELAY_MS,)*
                 }
             }
 

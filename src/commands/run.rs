@@ -251,7 +251,7 @@ impl Render for RunReport {
 }
 
 impl super::Run for RunArgs {
-    const REPLAYS: bool = true;
+    const PURGE_DELAY_MS: Option<i64> = Some(0);
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         Ok(ctx.answer(

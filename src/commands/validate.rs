@@ -261,7 +261,7 @@ impl Render for Validation {
 }
 
 impl super::Run for ValidateArgs {
-    const REPLAYS: bool = true;
+    const PURGE_DELAY_MS: Option<i64> = Some(0);
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         let validation = run(&self)?;

@@ -691,7 +691,7 @@ impl CollectReport {
 }
 
 impl super::Run for CollectArgs {
-    const REPLAYS: bool = true;
+    const PURGE_DELAY_MS: Option<i64> = Some(0);
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         let report = run(&self, ctx.progress)?;
