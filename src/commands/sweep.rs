@@ -111,7 +111,7 @@ impl Render for SweepReport {
 
 impl super::Run for SweepArgs {
     // A sweep replays the same corpus at every point: pages freed by one point are taken again
-    // by the next, and giving them back at once cost two seconds of system time in 100 points.
+    // by the next, and giving them back at once cost 100 points a second of wall time.
     const PURGE_DELAY_MS: Option<i64> = Some(10);
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
