@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::{Want, Wanted};
 use crate::stats::holm::{pairs_for_floor, sign_test_floor};
-use crate::stats::paired::Test;
 use crate::stats::power::{needed_for, ALPHA, POWER};
+use crate::stats::test::Test;
 
 /// The fewest labelled pairs the lift in human units decides on: fewer give an interval too
 /// rough to call better or worse (hostile round 3: "better, p adj. <0.001" from two).

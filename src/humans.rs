@@ -16,7 +16,7 @@ use crate::corpus::verdicts::Item;
 use crate::policy::{AltTestUse, Trust};
 use crate::stats::alttest::{alt_test, Alignment, AltTest, HumanResult, Settings};
 use crate::stats::judges::{effective_judges, error_correlation};
-use crate::stats::power::mean;
+use crate::stats::test::mean;
 
 /// The candidate name of the panel's composite in the alt-test.
 pub use crate::corpus::labels::PANEL;

@@ -978,7 +978,7 @@ fn whole_set_delta(
         delta: t - b,
         ci,
         p_value,
-        test: crate::stats::paired::Test::Bootstrap,
+        test: crate::stats::test::Test::Bootstrap,
         mde: None,
         sd: None,
         discordant: None,
@@ -1335,7 +1335,7 @@ mod tests {
             .expect("ECE is compared");
         assert!((ece.baseline - 0.4).abs() < 1e-12 && (ece.treatment - 0.15).abs() < 1e-12);
         assert!((ece.delta + 0.25).abs() < 1e-12);
-        assert_eq!(ece.test, crate::stats::paired::Test::Bootstrap);
+        assert_eq!(ece.test, crate::stats::test::Test::Bootstrap);
         assert_eq!((ece.pairs, ece.mde), (2, None));
         let [lo, hi] = ece.ci.unwrap();
         assert!(lo <= ece.delta && ece.delta <= hi, "{lo} {hi}");

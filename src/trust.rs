@@ -723,7 +723,7 @@ mod tests {
         assert!(v.trustworthy, "{:?}", v.trust_reasons);
         let l = lift(&items, &["base"], &["cand"], &BTreeMap::new(), &v, plan());
         let p = l.paired.unwrap();
-        assert_eq!(p.test, crate::stats::paired::Test::Mcnemar);
+        assert_eq!(p.test, crate::stats::test::Test::Mcnemar);
         assert_eq!((p.discordant, p.p_value), (Some(2), Some(1.0)));
         let json = serde_json::to_value(&p).unwrap();
         assert_eq!(json["discordant"], 2);

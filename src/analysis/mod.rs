@@ -297,7 +297,7 @@ fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Dec
                                 p_adjusted: l.p_adjusted,
                                 mde: se.map(|se| se * z_sum(ALPHA, POWER)),
                                 pairs: l.ppi.labelled,
-                                test: crate::stats::paired::Test::ZTest,
+                                test: crate::stats::test::Test::ZTest,
                                 // The labelled pairs' spread as the z-test sees it.
                                 sd: se.map(|se| se * (l.ppi.labelled as f64).sqrt()),
                                 discordant: None,

@@ -18,11 +18,11 @@ use crate::pipeline::read_file;
 use crate::policy::Wanted;
 use crate::replay::{compared_named, Compared, DeltaTable};
 use crate::stats::holm::pairs_for_floor;
-use crate::stats::paired::Test;
 use crate::stats::power::{
-    mcnemar_power, mean, needed_for, power_for, sd, simulated_power_for, ALPHA, MAX_COUNT,
+    mcnemar_power, needed_for, power_for, simulated_power_for, ALPHA, MAX_COUNT,
     MAX_SIMULATED_PAIRS, STUDIES,
 };
+use crate::stats::test::{mean, sd, Test};
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -13,9 +13,10 @@ use crate::corpus::queries::Query;
 use crate::policy::{Bands, ConfidencePolicy};
 use crate::stats::bootstrap::{multinomial, parallel, Plan, UNITS_PER_PATTERN};
 use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
-use crate::stats::paired::{p_value as p_value_of, wilson, PairedDelta, Test};
+use crate::stats::paired::{wilson, PairedDelta};
 use crate::stats::patterns::patterns_of;
 use crate::stats::quantile::percentile;
+use crate::stats::test::{p_value as p_value_of, Test};
 
 /// Equal-width calibration bins (docs/guides/alpha-and-calibration.md's default).
 pub const BINS: usize = 10;
@@ -782,7 +783,7 @@ pub fn deltas(baseline: &[QueryRow], treatment: &[QueryRow], plan: Plan) -> Vec<
                 mde: diffs
                     .as_deref()
                     .and_then(|d| crate::stats::power::mde_for(test, d)),
-                sd: diffs.as_deref().and_then(crate::stats::power::sd),
+                sd: diffs.as_deref().and_then(crate::stats::test::sd),
                 discordant: diffs
                     .as_deref()
                     .filter(|_| test == Test::Mcnemar)

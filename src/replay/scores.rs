@@ -430,7 +430,7 @@ mod tests {
             })
         );
         assert!((acc.delta.p_value.unwrap() - 0.25).abs() < 1e-12);
-        assert_eq!(acc.delta.test, crate::stats::paired::Test::Mcnemar);
+        assert_eq!(acc.delta.test, crate::stats::test::Test::Mcnemar);
         assert!((acc.delta.delta - 0.6).abs() < 1e-12);
         assert_eq!(acc.delta.pairs, 5);
         assert!(acc.wilson.is_some());

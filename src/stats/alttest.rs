@@ -13,7 +13,7 @@ use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use super::calibration::round9;
-use super::power::{mean, sd};
+use super::test::{mean, sd};
 
 /// How a value's alignment with the other humans is scored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -113,7 +113,7 @@ mod tests {
         assert_eq!(pairs_for_floor(1.0), 1);
         // The floor is what the sign test itself gives with every difference on one side.
         for n in 1..12 {
-            let p = crate::stats::paired::sign_test(&vec![1.0; n]);
+            let p = crate::stats::test::sign_test(&vec![1.0; n]);
             assert!((p - sign_test_floor(n)).abs() < 1e-15);
         }
     }

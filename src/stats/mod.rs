@@ -15,6 +15,7 @@ pub mod ppi;
 pub mod quantile;
 pub mod rng;
 pub mod sequence;
+pub mod test;
 
 /// For the statistics' tests: `a` equals `b` to within 1e-9.
 #[cfg(test)]

@@ -1,14 +1,14 @@
 //! Power (docs/guides/ab-rubric-change.md): the minimum detectable effect of a paired
 //! comparison, the number of pairs a study needs to detect an effect, and the seeded
 //! simulation that checks that number, each **for the test the decision runs**
-//! ([`Test`](super::paired::Test)): the paired t-test's with Student's t quantiles, McNemar's
+//! ([`Test`](super::test::Test)): the paired t-test's with Student's t quantiles, McNemar's
 //! exactly (its power summed over the binomial counts of changed units, so small studies and
 //! the test's floor are counted as they are).
 
 use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
 
 use super::bootstrap::{parallel, Method, Plan};
-use super::paired::Test;
+use super::test::{mean, sd, Test};
 
 /// The two-sided level and the power every `mde` is reported at.
 pub const ALPHA: f64 = 0.05;
@@ -126,25 +126,6 @@ pub fn power_for(test: Test, sd: f64, effect: f64, pairs: u64, alpha: f64) -> f6
         _ => z_upper(alpha / 2.0),
     };
     phi(shift - critical) + phi(-shift - critical)
-}
-
-/// The sample standard deviation of the differences (n − 1 in the denominator): `None` with
-/// fewer than 2, exactly 0 when they are all equal.
-pub fn sd(diffs: &[f64]) -> Option<f64> {
-    let n = diffs.len();
-    if n < 2 {
-        return None;
-    }
-    if diffs.iter().all(|&d| d == diffs[0]) {
-        return Some(0.0);
-    }
-    let mean = mean(diffs);
-    let ss: f64 = diffs.iter().map(|d| (d - mean).powi(2)).sum();
-    Some((ss / (n - 1) as f64).sqrt())
-}
-
-pub fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
 }
 
 /// The smallest true mean difference these `diffs` would detect with 80% power at two-sided
@@ -380,7 +361,7 @@ pub fn simulated_power_for(
                             0.0
                         });
                     }
-                    super::paired::mcnemar(drawn) <= alpha
+                    super::test::mcnemar(drawn) <= alpha
                 },
             )
         }
@@ -571,8 +552,9 @@ mod tests {
 #[cfg(test)]
 mod promises {
     use super::*;
-    use crate::stats::paired::{paired_delta, Test};
+    use crate::stats::paired::paired_delta;
     use crate::stats::rng::Rng;
+    use crate::stats::test::Test;
 
     fn uniform(rng: &mut Rng) -> f64 {
         (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -680,7 +662,7 @@ mod promises {
                         }
                     })
                     .collect();
-                if crate::stats::paired::mcnemar(&diffs) < ALPHA {
+                if crate::stats::test::mcnemar(&diffs) < ALPHA {
                     detected += 1;
                 }
             }

@@ -12,7 +12,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::power::{mean, z_upper};
+use super::power::z_upper;
+use super::test::mean;
 
 /// A 95% estimate of a mean.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -789,8 +789,8 @@ fn big_enough(
     deltas: &std::collections::BTreeMap<String, Delta>,
 ) -> Option<Block> {
     use crate::stats::holm::{pairs_for_floor, sign_test_floor};
-    use crate::stats::paired::Test;
     use crate::stats::power::{ALPHA, POWER};
+    use crate::stats::test::Test;
     deltas.values().map(|d| d.paired.pairs).max()?;
     let units = table.units();
     let mut s = String::from("Is this A/B big enough?");

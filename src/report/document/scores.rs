@@ -89,7 +89,7 @@ fn reading(m: &Metrics, sc: &ScoresSection) -> String {
         .map(|(scorer, d)| {
             let p = &d.paired;
             let test = match p.test {
-                crate::stats::paired::Test::Mcnemar => "McNemar",
+                crate::stats::test::Test::Mcnemar => "McNemar",
                 _ => "paired t",
             };
             format!(
