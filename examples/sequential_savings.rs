@@ -11,10 +11,10 @@
 //! (an undecided stream counts as that cap in the median, so the median never flatters the
 //! sequence).
 
-use calibench::stats::test::Test;
 use calibench::stats::power::{mcnemar_needed, needed_for};
 use calibench::stats::rng::Rng;
 use calibench::stats::sequence::of_differences;
+use calibench::stats::test::Test;
 
 const STREAMS: u64 = 1000;
 

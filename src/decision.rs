@@ -189,7 +189,7 @@ pub struct Decision {
     /// The input ledger's caveats (docs/reference.md, "The input ledger"): what the run read
     /// that could change this decision without being seen. Every decision line says how many.
     #[serde(default)]
-    pub caveats: Vec<String>,
+    pub caveats: Vec<crate::corpus::ledger::Caveat>,
 }
 
 /// One decision metric's figures, as the run measured them.

@@ -20,7 +20,7 @@
 //! * `config`: the experiment file, typed, defaults resolved, unknown keys refused.
 //! * `corpus`: the JSON Lines readers (returns, traces, verdicts, and code review's validator
 //!   calls, PR metadata and source snapshots, imported scores), each reading a line through its
-//!   serde-derived line type (whose JSON Schema `corpus::schema` derives) and then checking the
+//!   serde-derived line type (whose JSON Schema `corpus::files` derives) and then checking the
 //!   rules across values; and `pipeline::load`, the one loader `run`, `gate` and `validate`
 //!   share, so that `validate` reports exactly what `run` refuses.
 //! * `input`: the CSV readers of `alpha` and `calibrate`, and the TOML reader.

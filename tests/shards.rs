@@ -44,6 +44,22 @@ impl Live {
         String::from_utf8(out.stderr).unwrap()
     }
 
+    /// The live example collected in `n` shards, `runs/s1` to `runs/sN`.
+    fn shards(&self, n: u32) {
+        for k in 1..=n {
+            self.ok(&[
+                "collect",
+                ".",
+                "--shard",
+                &format!("{k}/{n}"),
+                "--run-id",
+                &format!("s{k}"),
+                "--runs-dir",
+                "runs",
+            ]);
+        }
+    }
+
     /// `run` of the corpus `dir` as run id `id`: its metrics.json with the id blanked.
     fn figures(&self, dir: &str, id: &str) -> String {
         self.ok(&[
@@ -214,4 +230,62 @@ fn arms_collected_apart_are_joined_and_their_harness_compared() {
     assert!(e.contains("holds no arm labelled `nope`"), "{e}");
     let e = l.refused(&["merge", "x", "--arm", "float"]);
     assert!(e.contains("`float` is not LABEL=DIR"), "{e}");
+}
+
+// Regression (hostile-4/03): a target named like an arm label (`float`) broke merge's order —
+// a finding's qualified id was searched for a target's name, and the label matched first — so the
+// merged files differed from one collection's, and with the order the shards were given. Each
+// line's place now comes from its own call: its target, or the target of the finding it names.
+#[test]
+fn a_target_named_like_an_arm_label_merges_in_one_collection_s_order() {
+    let l = Live::new();
+    std::fs::rename(
+        l.root.join("documents/pricing.md"),
+        l.root.join("documents/float.md"),
+    )
+    .unwrap();
+    l.ok(&["collect", ".", "--run-id", "whole", "--runs-dir", "runs"]);
+    l.shards(2);
+    l.ok(&["merge", "m12", "runs/s1", "runs/s2"]);
+    l.ok(&["merge", "m21", "runs/s2", "runs/s1"]);
+    for merged in ["m12", "m21"] {
+        for file in [
+            "reviews.jsonl",
+            "judges.jsonl",
+            "verdicts.jsonl",
+            "validations.jsonl",
+        ] {
+            let whole = std::fs::read(l.root.join("runs/whole").join(file)).ok();
+            assert_eq!(
+                std::fs::read(l.root.join(merged).join(file)).ok(),
+                whole,
+                "{merged}/{file}"
+            );
+        }
+    }
+}
+
+// Regression (hostile-4/05): merge followed a link in a shard and copied whatever it pointed
+// at into the merged corpus. A shard holds regular files only; anything else is refused.
+#[test]
+fn a_link_inside_a_shard_is_refused_never_followed() {
+    let l = Live::new();
+    l.shards(2);
+    std::fs::write(l.root.join("outside.txt"), "SECRET").unwrap();
+    let folder = l.root.join("runs/s1/sources/x");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(l.root.join("outside.txt"), folder.join("leak.txt")).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(
+        e.contains("runs/s1/sources/x/leak.txt: is a symbolic link, not a regular file"),
+        "{e}"
+    );
+    assert!(!l.root.join("m").exists());
+    // A stage's file that is a link is refused too.
+    std::fs::remove_dir_all(l.root.join("runs/s1/sources")).unwrap();
+    let reviews = l.root.join("runs/s2/reviews.jsonl");
+    std::fs::rename(&reviews, l.root.join("elsewhere.jsonl")).unwrap();
+    std::os::unix::fs::symlink(l.root.join("elsewhere.jsonl"), &reviews).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(e.contains("reviews.jsonl: is a symbolic link"), "{e}");
 }

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::plan::{Call, Kind};
+use super::plan::Call;
 use super::runner::Protocol;
+use crate::corpus::collection::Kind;
 use crate::corpus::{queries, reviews};
 use crate::policy::{Mode, Scale};
 

@@ -9,60 +9,8 @@ use std::time::Duration;
 use crate::input::toml::Spanned;
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::collection::{Kind, Stage};
 use crate::error::{line_at, InputError};
-
-/// What a collection records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Reviewer returns, into `reviews.jsonl`.
-    Reviews,
-    /// Agent query traces, into `queries.jsonl`.
-    Queries,
-}
-
-impl Kind {
-    pub fn file(self) -> &'static str {
-        match self {
-            Kind::Reviews => "reviews.jsonl",
-            Kind::Queries => "queries.jsonl",
-        }
-    }
-}
-
-/// A collection's stages, in the order they run (docs/guides/live-collection.md).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// The `[collect]` command: reviewer returns, or an agent's query traces.
-    Reviewers,
-    /// `[collect.validators]`: a verdict per finding the validation pass selects.
-    Validators,
-    /// `[collect.judges]`: a panel's verdicts per finding and target.
-    Judges,
-}
-
-impl Stage {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Reviewers => "reviewers",
-            Stage::Validators => "validators",
-            Stage::Judges => "judges",
-        }
-    }
-}
 
 /// A parsed `[collect]` table.
 #[serde_with::skip_serializing_none]
@@ -673,14 +621,24 @@ pub struct Call {
 }
 
 impl Call {
-    /// What identifies the call in the corpus: a recorded line with this key means done.
-    pub fn key(&self) -> (String, String, String, u32) {
-        (
-            self.arm.clone(),
-            self.target.name.clone(),
-            self.reviewer.clone(),
-            self.run,
-        )
+    /// The call as its line in the corpus records it (`corpus::call`): a recorded line of this
+    /// call means done. A query collection's one reviewer is the agent, which its traces do not
+    /// name: the call is the query's.
+    pub fn call(&self, kind: Kind) -> crate::corpus::call::Call {
+        use crate::corpus::call::Call as Recorded;
+        match kind {
+            Kind::Reviews => Recorded::Review {
+                arm: self.arm.as_str().into(),
+                target: self.target.name.as_str().into(),
+                reviewer: self.reviewer.as_str().into(),
+                run: self.run,
+            },
+            Kind::Queries => Recorded::Query {
+                arm: self.arm.as_str().into(),
+                query_id: self.target.name.as_str().into(),
+                run: self.run,
+            },
+        }
     }
 }
 
@@ -862,6 +820,6 @@ retries = 1
                 .components()
                 .all(|c| matches!(c, std::path::Component::Normal(_))));
         }
-        assert_eq!(calls.last().unwrap().key().3, 2);
+        assert_eq!(calls.last().unwrap().run, 2);
     }
 }

@@ -7,33 +7,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use super::plan::Collect;
-
-/// collect.json `provenance`: each recorded arm label's record.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Provenance {
-    pub arms: BTreeMap<String, ArmRecord>,
-}
-
-/// One arm label's harness.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ArmRecord {
-    pub calibench: String,
-    /// Each `provenance_env` variable's value (`sha256:…` for a secret's; `(unset)` when unset).
-    pub env: BTreeMap<String, String>,
-    /// Role (`reviewer`, `validator`, `judge`) → name → its command.
-    pub roles: BTreeMap<String, BTreeMap<String, Command>>,
-}
-
-/// One role's command as the arm ran it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Command {
-    pub argv: Vec<String>,
-    /// Each argument that names a file, with the file's SHA-256.
-    pub files: BTreeMap<String, String>,
-}
+use crate::corpus::collection::{ArmRecord, Command, Provenance};
+use crate::corpus::ledger::{Aspect, Drifted};
 
 /// Whether an environment variable's value is a secret, recorded as its hash only.
 pub fn secret(name: &str) -> bool {
@@ -118,7 +94,7 @@ pub fn record(
 /// that declares it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Difference {
-    pub what: String,
+    pub what: Drifted,
     pub baseline: String,
     pub treatment: String,
     pub key: String,
@@ -131,7 +107,7 @@ pub fn compare(
     (t_label, t): (&str, &ArmRecord),
 ) -> Vec<Difference> {
     let mut out = Vec::new();
-    let mut differ = |what: String, x: String, y: String, key: &str| {
+    let mut differ = |what: Drifted, x: String, y: String, key: &str| {
         if x != y {
             out.push(Difference {
                 what,
@@ -142,7 +118,7 @@ pub fn compare(
         }
     };
     differ(
-        "calibench's version".into(),
+        Drifted::Version,
         b.calibench.clone(),
         t.calibench.clone(),
         "calibench",
@@ -156,7 +132,7 @@ pub fn compare(
                 .unwrap_or_else(|| "(not recorded)".into())
         };
         differ(
-            format!("environment variable {name}"),
+            Drifted::Env(name.clone()),
             get(b),
             get(t),
             &format!("env.{name}"),
@@ -182,8 +158,13 @@ pub fn compare(
             let Some(ct) = other.get(name) else {
                 continue;
             };
+            let what = |aspect| Drifted::Role {
+                role: role.clone(),
+                names: vec![name.clone()],
+                aspect,
+            };
             differ(
-                format!("{role} `{name}` command"),
+                what(Aspect::Command),
                 shown(&cb.argv, b_label),
                 shown(&ct.argv, t_label),
                 "command",
@@ -198,12 +179,7 @@ pub fn compare(
             // The same argument naming another file's content (a prompt edited between the
             // arms), compared on the files both name.
             if shown(&cb.argv, b_label) == shown(&ct.argv, t_label) {
-                differ(
-                    format!("{role} `{name}` files"),
-                    files(cb),
-                    files(ct),
-                    "files",
-                );
+                differ(what(Aspect::Files), files(cb), files(ct), "files");
             }
         }
     }
@@ -242,7 +218,7 @@ mod tests {
         let keys: Vec<&str> = d.iter().map(|d| d.key.as_str()).collect();
         assert_eq!(keys, ["calibench", "env.MODEL", "files"]);
         assert_eq!(d[1].baseline, "claude-x");
-        assert_eq!(d[2].what, "reviewer `coherence` files");
+        assert_eq!(d[2].what.to_string(), "reviewer `coherence` files");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::corpus::ledger::Caveat;
 use crate::error::{Error, InputError};
 use crate::exit::Verdict;
 use crate::gate::format::{self, About};
@@ -62,7 +63,7 @@ pub struct GateReport {
     pub decision: Option<String>,
     /// The caveats of the run's inputs (docs/reference.md, "The input ledger").
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub caveats: Vec<String>,
+    pub caveats: Vec<Caveat>,
     /// The accepted runs the policy names that are not there yet: the folder each is stored in.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_accepted_run: Vec<PathBuf>,
@@ -148,14 +149,7 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         decision: serde_json::from_value::<crate::decision::Decision>(metrics["decision"].clone())
             .ok()
             .map(|d| crate::decision::headline(&d)),
-        caveats: metrics["inputs"]["caveats"]
-            .as_array()
-            .map(|c| {
-                c.iter()
-                    .filter_map(|v| v.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        caveats: serde_json::from_value(metrics["inputs"]["caveats"].clone()).unwrap_or_default(),
         no_accepted_run: policy
             .baselines()
             .into_iter()

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::Cli;
 use crate::config::RawExperiment;
-use crate::corpus::{reviews, schema as files};
+use crate::corpus::{files, reviews};
 use crate::error::Error;
 use crate::generate::starter::InitKind;
 use crate::output::Render;
@@ -385,14 +385,15 @@ fn input_files() -> String {
          checks a folder against them. A line of each, as `calibench init` writes it, follows \
          its table.\n\n",
     );
-    for f in files::FILES {
-        s += &format!("### `{}.jsonl`: {}\n\n", f.stem, f.holds);
+    for f in files::corpus() {
+        s += &format!("### `{}`: {}\n\n", f.name, f.holds);
         let schema = serde_json::to_value(f.schema()).unwrap_or(Value::Null);
         if let Some(d) = schema.get("description").and_then(Value::as_str) {
             s += &format!("{d}\n\n");
         }
+        s += &file_rules(f);
         s += &table(&schema_rows(schema), true);
-        if f.stem == "reviews" {
+        if f.file == files::File::Reviews {
             for (mode, scale, what) in [
                 (
                     Mode::Doc,
@@ -414,12 +415,37 @@ fn input_files() -> String {
                 s += &table(&schema_rows(reviews::finding_schema(mode, scale)), true);
             }
         }
-        if let Some(line) = example_line(f.stem) {
+        if let Some(line) = example_line(f.stem()) {
             s += &format!("\n```json\n{line}\n```\n");
         }
         s += "\n";
     }
     s
+}
+
+/// What the corpus file table declares of a file beyond its fields: the call a line is (its
+/// key), where a line may end in the ledger, and what it is checked against.
+fn file_rules(f: &files::Def) -> String {
+    let key: Vec<String> = f.key.iter().map(|k| format!("`{k}`")).collect();
+    let excluded: Vec<String> = f
+        .excluded
+        .iter()
+        .map(|r| format!("`{}`", r.key()))
+        .collect();
+    let filed = match f.arm {
+        Some(field) => format!(" Each line is filed under the arm label its `{field}` names."),
+        None => String::new(),
+    };
+    let last = excluded.last().cloned().unwrap_or_default();
+    let excluded = match excluded.len() {
+        0 | 1 => last,
+        n => format!("{} or {last}", excluded[..n - 1].join(", ")),
+    };
+    format!(
+        "A line's key is ({}), the call it records: a second line with the same key is refused.{filed} The [ledger](#the-input-ledger) uses each line or excludes it as {excluded}. Checked: {}.\n\n",
+        key.join(", "),
+        f.checks
+    )
 }
 
 /// The input ledger: what becomes of every line, each exclusion reason from its declaration,

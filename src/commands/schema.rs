@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::collect::stages::{JudgeVerdict, ValidatorVerdict};
 use crate::config::RawExperiment;
-use crate::corpus::{reviews, schema as files};
+use crate::corpus::{files, reviews};
 use crate::error::{Error, InputError};
 use crate::output::Render;
 use crate::policy::{Mode, Scale};
@@ -89,7 +89,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
     let derived = |s: schemars::Schema| serde_json::to_value(s).unwrap_or(Value::Null);
     let out = match name {
         "reviews" => {
-            let mut s = files::of("reviews").map(derived).unwrap_or_default();
+            let mut s = files::schema_of("reviews").map(derived).unwrap_or_default();
             match findings(false)? {
                 Some(f) => embed_findings(&mut s, f),
                 // Neither flag: a finding's shape in either mode, on either scale; --mode and
@@ -99,7 +99,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
             s
         }
         "review-return" => {
-            let mut s = files::of("reviews").map(derived).unwrap_or_default();
+            let mut s = files::schema_of("reviews").map(derived).unwrap_or_default();
             // The call names target, arm, reviewer and run; a return may repeat them.
             s["required"] = json!([]);
             s["title"] = json!("review return");
@@ -112,7 +112,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
             s
         }
         "query-trace" => {
-            let mut s = files::of("queries").map(derived).unwrap_or_default();
+            let mut s = files::schema_of("queries").map(derived).unwrap_or_default();
             s["required"] = json!(["tools"]);
             s["title"] = json!("query trace");
             s["description"] = json!(
@@ -147,7 +147,7 @@ pub fn schema(args: &SchemaArgs) -> Result<Value, Error> {
             s
         }
         "experiment" => derived(schemars::schema_for!(RawExperiment)),
-        stem => match files::of(stem) {
+        stem => match files::schema_of(stem) {
             Some(s) => derived(s),
             None => {
                 return Err(refuse(
@@ -247,7 +247,7 @@ fn schema_help() -> String {
     format!(
         "Names: {} (review-return with --scale and --mode, judge-verdict with --dimensions); the corpus files {} (reviews optionally with --scale and --mode); experiment for experiment.toml.",
         crate::collect::RETURNS.join(", "),
-        crate::corpus::schema::stems().join(", ")
+        files::stems().join(", ")
     )
 }
 
@@ -263,8 +263,8 @@ mod tests {
 
     use super::*;
     use crate::collect::arrival::{self, Expect};
-    use crate::collect::plan::Kind;
     use crate::collect::stages;
+    use crate::corpus::collection::Kind;
     use crate::corpus::{queries, targets, validations, verdicts};
 
     fn args(

@@ -28,6 +28,17 @@ pub struct Label {
     pub scores: Scores,
 }
 
+impl Label {
+    /// The call the line records: one annotator's label on one item of one arm.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Label {
+            arm: self.arm.clone(),
+            item_id: self.item_id.clone(),
+            annotator: self.annotator.clone(),
+        }
+    }
+}
+
 /// A label's score per dimension, sorted by dimension.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Scores(Box<[(Arc<str>, f64)]>);
@@ -119,7 +130,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
     let repeats: super::Repeats<Label, _> = super::Repeats {
         field: "annotator",
         hint: Some("one line per (arm, item, annotator)"),
-        key: |l| (l.arm.clone(), l.item_id.clone(), l.annotator.clone()),
+        key: Label::call,
         says: |l| {
             format!(
                 "`{}` labels item `{}` in arm `{}` a second time",

@@ -184,9 +184,10 @@ pub struct Inputs {
     /// Per arm, by its name: units only that arm has.
     #[serde(default)]
     pub unpaired: BTreeMap<String, Unpaired>,
-    /// What the run read that could change its decision without being seen, one sentence each.
+    /// What the run read that could change its decision without being seen, one caveat per
+    /// cause (`metrics.json` records each as its sentence).
     #[serde(default)]
-    pub caveats: Vec<String>,
+    pub caveats: Vec<Caveat>,
     /// Whether the corpus records the harness that made it (collect.json `provenance`), so
     /// that the arms' commands, files, environment and calibench version were compared.
     #[serde(default)]
@@ -198,10 +199,25 @@ impl Inputs {
     pub fn file(&mut self, name: &str) -> &mut FileLedger {
         self.files.entry(name.to_string()).or_default()
     }
+
+    /// Records caveat `c`, unless it has a cause already recorded: then it joins that caveat
+    /// (one environment variable or file every reviewer shares, one model they all report, is
+    /// one caveat naming the roles it touches). Whether `c` is a caveat of its own.
+    pub fn caveat(&mut self, c: Caveat) -> bool {
+        for held in &mut self.caveats {
+            if held.join(&c) {
+                return false;
+            }
+        }
+        self.caveats.push(c);
+        true
+    }
 }
 
 /// Something the run read that could change its decision without being seen. The run
-/// completes; each caveat is one sentence with its count and first example (docs/reference.md).
+/// completes; each caveat is one sentence with its count and first example
+/// (docs/reference.md), put into words here and nowhere else. `metrics.json` records a caveat
+/// as its sentence; a stored run's caveats read back as [`Caveat::Recorded`].
 #[derive(Clone, Debug, PartialEq)]
 pub enum Caveat {
     /// Findings an arm read and dropped as malformed.
@@ -232,16 +248,84 @@ pub enum Caveat {
         first: String,
     },
     /// Something the harness records that differs between the arms and that the treatment does
-    /// not declare (`[arms.treatment] differs`): a reviewer's reported model.
+    /// not declare (`[arms.treatment] differs`).
     Drift {
-        /// What differs: "reviewer `coherence` model".
-        what: String,
+        what: Drifted,
         baseline: String,
         treatment: String,
         /// The `differs` entry that would declare it.
         key: String,
         first: String,
     },
+    /// A caveat as a stored run's `metrics.json` records it: its sentence.
+    Recorded(String),
+}
+
+/// What of the harness differs between the arms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Drifted {
+    /// calibench's version.
+    Version,
+    /// An environment variable the collection records (`provenance_env`).
+    Env(String),
+    /// What the named commands of one role run (`command`), the files their arguments name
+    /// (`files`), or the model they report (`model`).
+    Role {
+        role: String,
+        names: Vec<String>,
+        aspect: Aspect,
+    },
+}
+
+/// What of a role's commands differs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aspect {
+    Command,
+    Files,
+    Model,
+}
+
+impl Aspect {
+    fn word(self) -> &'static str {
+        match self {
+            Aspect::Command => "command",
+            Aspect::Files => "files",
+            Aspect::Model => "model",
+        }
+    }
+}
+
+impl std::fmt::Display for Drifted {
+    /// "calibench's version", "environment variable MODEL", "reviewer `coherence` model",
+    /// "reviewers `a` and `b` files".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Drifted::Version => f.write_str("calibench's version"),
+            Drifted::Env(name) => write!(f, "environment variable {name}"),
+            Drifted::Role {
+                role,
+                names,
+                aspect,
+            } => {
+                let shown: Vec<String> = names
+                    .iter()
+                    .map(|n| format!("`{}`", crate::text::terminal(n)))
+                    .collect();
+                match shown.split_last() {
+                    Some((last, [])) => write!(f, "{role} {last} {}", aspect.word()),
+                    Some((last, rest)) => {
+                        write!(
+                            f,
+                            "{role}s {} and {last} {}",
+                            rest.join(", "),
+                            aspect.word()
+                        )
+                    }
+                    None => write!(f, "{role} {}", aspect.word()),
+                }
+            }
+        }
+    }
 }
 
 impl Caveat {
@@ -309,10 +393,96 @@ impl Caveat {
                 treatment,
                 key,
                 first,
-            } => format!(
-                "{what} differs between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"{key}\"]"
-            ),
+            } => {
+                let differ = match what {
+                    Drifted::Role { names, .. } if names.len() > 1 => "differ",
+                    _ => "differs",
+                };
+                format!(
+                    "{what} {differ} between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"{key}\"]"
+                )
+            }
+            Caveat::Recorded(sentence) => sentence.clone(),
         }
+    }
+
+    /// Takes `other` in when the two have one cause: the same change of one role's commands,
+    /// files or reported model in several of its names. Whether it did.
+    fn join(&mut self, other: &Caveat) -> bool {
+        let (
+            Caveat::Drift {
+                what:
+                    Drifted::Role {
+                        role,
+                        names,
+                        aspect,
+                    },
+                baseline,
+                treatment,
+                key,
+                ..
+            },
+            Caveat::Drift {
+                what:
+                    Drifted::Role {
+                        role: role2,
+                        names: names2,
+                        aspect: aspect2,
+                    },
+                baseline: baseline2,
+                treatment: treatment2,
+                key: key2,
+                ..
+            },
+        ) = (&mut *self, other)
+        else {
+            return false;
+        };
+        if (&*role, &*aspect, &*baseline, &*treatment, &*key)
+            != (role2, aspect2, baseline2, treatment2, key2)
+        {
+            return false;
+        }
+        for n in names2 {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        true
+    }
+}
+
+impl std::fmt::Display for Caveat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.sentence())
+    }
+}
+
+/// A caveat is written as its sentence: what `metrics.json`, the reports and the gate show.
+impl Serialize for Caveat {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.sentence())
+    }
+}
+
+impl<'de> Deserialize<'de> for Caveat {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(Caveat::Recorded)
+    }
+}
+
+impl JsonSchema for Caveat {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Caveat".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "One caveat, as one sentence with its count and first example.",
+            "type": "string"
+        })
     }
 }
 
@@ -381,5 +551,52 @@ mod tests {
         assert_eq!(with_caveats(0), "");
         assert_eq!(with_caveats(1), " — with 1 caveat");
         assert_eq!(with_caveats(2), " — with 2 caveats");
+    }
+
+    // Regression (issue 63): one MODEL change (or one shared prompt file edited) was a caveat per
+    // reviewer. A caveat of one cause joins the first: one caveat naming every role it touches.
+    #[test]
+    fn one_cause_is_one_caveat_naming_the_roles_it_touches() {
+        let drift = |name: &str, aspect, treatment: &str| Caveat::Drift {
+            what: Drifted::Role {
+                role: "reviewer".into(),
+                names: vec![name.into()],
+                aspect,
+            },
+            baseline: "claude-x".into(),
+            treatment: treatment.into(),
+            key: "model".into(),
+            first: format!("reviews.jsonl:{}", name.len()),
+        };
+        let mut inputs = Inputs::default();
+        assert!(inputs.caveat(drift("coherence", Aspect::Model, "claude-y")));
+        assert!(!inputs.caveat(drift("feasibility", Aspect::Model, "claude-y")));
+        assert!(!inputs.caveat(drift("scope", Aspect::Model, "claude-y")));
+        // Another value, another aspect, another kind: other causes.
+        assert!(inputs.caveat(drift("scope", Aspect::Model, "claude-z")));
+        assert!(inputs.caveat(drift("scope", Aspect::Files, "claude-y")));
+        assert!(inputs.caveat(Caveat::Drift {
+            what: Drifted::Env("MODEL".into()),
+            baseline: "claude-x".into(),
+            treatment: "claude-y".into(),
+            key: "env.MODEL".into(),
+            first: "collect.json".into(),
+        }));
+        assert_eq!(inputs.caveats.len(), 4);
+        assert_eq!(
+            inputs.caveats[0].sentence(),
+            "reviewers `coherence`, `feasibility` and `scope` model differ between the arms: claude-x (baseline), claude-y (treatment) (first: reviews.jsonl:9); the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"model\"]"
+        );
+        assert!(inputs.caveats[1]
+            .sentence()
+            .starts_with("reviewer `scope` model differs between the arms"));
+        // Written as its sentence, read back as it.
+        let json = serde_json::to_string(&inputs.caveats[3]).unwrap();
+        assert_eq!(
+            json,
+            serde_json::to_string(&inputs.caveats[3].sentence()).unwrap()
+        );
+        let back: Caveat = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.sentence(), inputs.caveats[3].sentence());
     }
 }

@@ -1,12 +1,15 @@
 //! Corpora: the recorded files an experiment replays, read and validated into typed values.
 
+pub mod call;
+pub mod collection;
+pub mod files;
+pub mod judges;
 pub mod labels;
 pub mod ledger;
 pub mod queries;
 pub mod raw;
 pub mod reviews;
 pub mod scan;
-pub mod schema;
 pub mod scores;
 pub mod sources;
 pub mod targets;
@@ -43,6 +46,23 @@ pub struct Corpus {
     pub scores: Option<(String, Vec<scores::Score>)>,
     /// `labels.jsonl`: its name for messages, and every human label in file order.
     pub labels: Option<(String, Vec<labels::Label>)>,
+}
+
+impl Corpus {
+    /// Whether the corpus holds `file` (a collection's own `judges.jsonl` is never read).
+    pub fn has(&self, file: files::File) -> bool {
+        use files::File;
+        match file {
+            File::Reviews => self.reviews.is_some(),
+            File::Validations => self.validations.is_some(),
+            File::Targets => self.targets.is_some(),
+            File::Verdicts => self.verdicts.is_some(),
+            File::Labels => self.labels.is_some(),
+            File::Queries => self.queries.is_some(),
+            File::Scores => self.scores.is_some(),
+            File::Judges => false,
+        }
+    }
 }
 
 /// The non-blank lines of a JSON Lines file, numbered from 1. A UTF-8 byte-order mark before

@@ -159,6 +159,15 @@ pub struct Query {
 }
 
 impl Query {
+    /// The call the line records: one query of one arm in one run.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Query {
+            arm: self.arm.as_str().into(),
+            query_id: self.query_id.as_str().into(),
+            run: self.run,
+        }
+    }
+
     /// The trace holds at least one recovery-phase tool (errored ones included): the recorded
     /// agent did go back to look again, so `correct` is the answer after recovery.
     pub fn recovery_recorded(&self) -> bool {
@@ -256,7 +265,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Problems) {
     let repeats: super::Repeats<Query, _> = super::Repeats {
         field: "query_id",
         hint: Some("a query id is unique per (arm, run); repeats of a query go in another `run`"),
-        key: |q| (q.arm.clone(), q.run, q.query_id.clone()),
+        key: Query::call,
         says: |q| {
             format!(
                 "query `{}` appears a second time in arm `{}`, run {}",

@@ -134,6 +134,20 @@ pub struct Record<F = Value> {
     pub model: Option<String>,
 }
 
+impl<F> Record<F> {
+    /// The call the line records: one reviewer's return on one target of one arm, in one run.
+    /// The reader's repeat check numbers these four fields rather than copying them
+    /// ([`each_record`]): the same identity, compared as numbers.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Review {
+            arm: self.arm.as_str().into(),
+            target: self.target.as_str().into(),
+            reviewer: self.reviewer.as_str().into(),
+            run: self.run,
+        }
+    }
+}
+
 /// What the corpus's other files are checked against: every finding `id` of every return, valid
 /// or malformed, by the return's (arm, target, run) (`validations.jsonl` names them), and every
 /// code finding's `file` by target (`sources/<target>/` holds them).
@@ -696,8 +710,9 @@ fn each_record<F: Unchecked>(
     // million findings the table is 18 MB (a full hash and a `usize` per entry made it 34 MB).
     let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
     let mut ids: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
-    // A return's key names its target, arm and reviewer by number: a few thousand distinct
-    // names, each held once, rather than three copied strings for every one of a million lines.
+    // A return's key is its call ([`Record::call`]) with its target, arm and reviewer named by
+    // number: a few thousand distinct names, each held once, rather than three copied strings
+    // for every one of a million lines.
     let mut numbers: HashMap<Box<str>, u32, RandomState> = HashMap::with_hasher(state.clone());
     let mut number = move |name: &str| match numbers.get(name) {
         Some(&n) => n,

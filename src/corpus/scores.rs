@@ -127,14 +127,14 @@ pub const MAX_SCORE: f64 = 1e15;
 struct ScoreValue(#[schemars(range(min = -1e15, max = 1e15))] f64);
 
 impl Score {
-    /// What makes a line unique in a file: arm, item, repeat, scorer.
-    pub fn key(&self) -> (String, ItemId, u32, String) {
-        (
-            self.arm.0.clone(),
-            self.item.clone(),
-            self.repeat,
-            self.scorer.0.clone(),
-        )
+    /// The call the line records, what makes it unique in a file: arm, item, repeat, scorer.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Score {
+            arm: self.arm.0.as_str().into(),
+            item: self.item.clone(),
+            repeat: self.repeat,
+            scorer: self.scorer.0.as_str().into(),
+        }
     }
 
     /// The order lines are written in: by arm, item, repeat and scorer, never by the order the
@@ -159,7 +159,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Problems) {
     let repeats: super::Repeats<Score, _> = super::Repeats {
         field: "scorer",
         hint: None,
-        key: Score::key,
+        key: Score::call,
         says: |s| {
             format!(
                 "scorer `{}` scores item {} (repeat {}) of arm `{}` a second time",

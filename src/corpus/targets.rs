@@ -59,6 +59,15 @@ pub struct Target {
     pub pr: Option<Pr>,
 }
 
+impl Target {
+    /// The call the line records: one target's metadata.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Target {
+            target: self.target.as_str().into(),
+        }
+    }
+}
+
 const LINES: Lines = Lines {
     holds: "each line holds one target: {\"target\", \"pr\": {\"state\", \"draft\", \"title\", \"body\", \"reviewed\", \"trivial\"}}",
     hints: &[("pr.state", "OPEN, CLOSED or MERGED, as GitHub writes it")],
@@ -69,7 +78,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Target>, Problems) {
     let repeats: super::Repeats<Target, _> = super::Repeats {
         field: "target",
         hint: None,
-        key: |t| t.target.clone(),
+        key: Target::call,
         says: |t| format!("target `{}` is described a second time", t.target),
     };
     super::parse_unique(

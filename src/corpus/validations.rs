@@ -66,6 +66,18 @@ pub struct Validation {
     pub reason: Option<String>,
 }
 
+impl Validation {
+    /// The call the line records: one validator's verdict on one finding of a return.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Validation {
+            arm: self.arm.as_str().into(),
+            target: self.target.as_str().into(),
+            run: self.run,
+            finding: self.finding.as_str().into(),
+        }
+    }
+}
+
 /// The reason a call whose output was not a verdict is recorded with.
 pub const MALFORMED: &str = "malformed validator output";
 
@@ -74,8 +86,9 @@ const LINES: Lines = Lines {
     hints: &[("finding", "the `id` of the finding the validator was asked about")],
 };
 
-/// Every validator call, with the record-level problems (refusals) and the calls recorded as
-/// failed because their output was malformed (listed, not refused).
+/// Every validator call, with the record-level problems (refusals: a line that does not read,
+/// or a call recorded twice) and the calls recorded as failed because their output was
+/// malformed (listed, not refused).
 pub struct Parsed {
     pub calls: Vec<Validation>,
     pub problems: Problems,
@@ -88,6 +101,8 @@ pub fn parse(name: &str, bytes: &[u8]) -> Parsed {
         problems: Problems::default(),
         malformed: Problems::default(),
     };
+    let mut seen: std::collections::HashMap<super::call::Call, u64> =
+        std::collections::HashMap::new();
     for raw in super::records::<RawValidation>(name, bytes, &LINES) {
         let (line, raw) = match raw {
             Ok(r) => r,
@@ -121,7 +136,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> Parsed {
                 (Verdict::Failed, Some(MALFORMED.to_string()))
             }
         };
-        out.calls.push(Validation {
+        let call = Validation {
             line,
             arm: raw.arm.0,
             target: raw.target.0,
@@ -130,7 +145,24 @@ pub fn parse(name: &str, bytes: &[u8]) -> Parsed {
             validator: raw.validator,
             verdict,
             reason,
-        });
+        };
+        // A finding validated twice would count its verdict twice.
+        if let Some(first) = seen.insert(call.call(), line) {
+            out.problems.push(
+                super::field_error(
+                    name,
+                    line,
+                    "finding",
+                    format!(
+                        "finding `{}` of arm `{}`, target `{}`, run {} is validated a second time (first on line {first})",
+                        call.finding, call.arm, call.target, call.run
+                    ),
+                )
+                .hint("one validator call per finding: a concatenated file must not count a verdict twice"),
+            );
+            continue;
+        }
+        out.calls.push(call);
     }
     out
 }

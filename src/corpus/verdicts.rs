@@ -26,6 +26,14 @@ pub struct Item {
 }
 
 impl Item {
+    /// The call the line records: the panel's verdicts on one item of one arm.
+    pub fn call(&self) -> super::call::Call {
+        super::call::Call::Verdicts {
+            arm: self.arm.as_str().into(),
+            item_id: self.item_id.as_str().into(),
+        }
+    }
+
     /// The surviving (non-failed) verdicts.
     pub fn survivors(&self) -> impl Iterator<Item = &BTreeMap<String, f64>> {
         self.verdicts.iter().filter_map(|v| v.scores.as_ref())
@@ -107,7 +115,7 @@ pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Problems) {
     let repeats: super::Repeats<Item, _> = super::Repeats {
         field: "item_id",
         hint: None,
-        key: |item| (item.arm.clone(), item.item_id.clone()),
+        key: Item::call,
         says: |item| {
             format!(
                 "item `{}` in arm `{}` is judged a second time",

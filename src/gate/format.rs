@@ -17,7 +17,7 @@ pub struct About<'a> {
     /// The run's decision in words, when it has one.
     pub decision: Option<&'a str>,
     /// The caveats of the run's inputs (docs/reference.md, "The input ledger").
-    pub caveats: &'a [String],
+    pub caveats: &'a [crate::corpus::ledger::Caveat],
 }
 
 /// The value as the human summary and the Markdown print it.
@@ -137,7 +137,7 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
             text::count(about.caveats.len() as u64, "Caveat", "Caveats")
         );
         for c in about.caveats {
-            s += &format!("- {}\n", cell(c));
+            s += &format!("- {}\n", cell(&c.sentence()));
         }
         s += "\n";
     }

@@ -145,20 +145,20 @@ fn decision_check(
     let decision = &run["decision"];
     let value = decision["verdict"].clone();
     let wanted: Vec<&str> = accepted.iter().map(|v| v.name()).collect();
-    let strings = |key: &str| -> Vec<&str> {
-        decision[key]
-            .as_array()
-            .map(|r| r.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
-    };
-    let (reasons, caveats) = (strings("reasons"), strings("caveats"));
+    let reasons: Vec<&str> = decision["reasons"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let caveats: Vec<crate::corpus::ledger::Caveat> =
+        serde_json::from_value(decision["caveats"].clone()).unwrap_or_default();
+    let said: Vec<String> = caveats.iter().map(|c| c.sentence()).collect();
     let (passed, message) = match value.as_str() {
         Some(v) if wanted.contains(&v) && !caveats.is_empty() && !allow_caveats => (
             false,
             format!(
                 "the decision is {v}{}, and a decision with caveats does not pass require_decision unless the policy sets allow_caveats = true: {}",
                 crate::corpus::ledger::with_caveats(caveats.len()),
-                caveats.join("; ")
+                said.join("; ")
             ),
         ),
         Some(v) => (

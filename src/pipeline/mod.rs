@@ -3,12 +3,19 @@
 //! and rendered as a report (`run`), and a stored run read back (`stored`). `run`, `gate`,
 //! `collect`, `report`, `plan` and `accept` call it instead of each other.
 
-pub mod account;
+mod account;
+mod checks;
+mod collection;
+mod items;
 pub mod load;
+pub mod loaded;
+pub mod read;
 pub mod run;
 pub mod sequential;
 pub mod stored;
 pub mod sweep;
+mod tally;
+mod units;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

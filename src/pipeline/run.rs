@@ -7,10 +7,12 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use super::load::{self, InputFile};
+use super::load;
+use super::read::InputFile;
 use super::{RunOptions, Timer};
-use crate::analysis::{self, Corpus, Settings};
+use crate::analysis::{self, Settings};
 use crate::config::Experiment;
+use crate::corpus::ledger::Caveat;
 use crate::error::{Error, InputError};
 use crate::model::{Analysis, Metrics};
 use crate::output;
@@ -61,71 +63,17 @@ pub fn prepare_folders(options: &RunOptions) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads the experiment (a file, or a folder holding `experiment.toml`) and its corpus — or
-/// `corpus` instead of the one it names — through the corpus loader. Every problem the loader
-/// finds refuses the run, so `validate` (the same loader) reports exactly what is refused here.
-pub fn load(path: &Path, args: &RunOptions) -> Result<Loaded, Error> {
-    let corpus = args.corpus.as_deref();
-    let path = &super::experiment_file(path);
-    let (mut exp, experiment_input) = load::experiment(path, &args.set)?;
-    if args.aa {
-        exp = exp.aa();
-    }
-    if let Some(dir) = corpus {
-        if !dir.is_dir() {
-            return Err(InputError::new(dir.display().to_string(), "is not a folder")
-                .field("`--corpus`")
-                .hint("a folder holding reviews.jsonl, queries.jsonl or verdicts.jsonl, such as a collect run directory")
-                .into());
-        }
-        exp.corpus = dir.to_path_buf();
-    }
-    let loaded = load::load(&exp.corpus, Some((path, &exp)), args.allow_incomplete)?;
-    loaded.refusals.refuse()?;
-    if args.strict {
-        // The first malformed finding names its own field; every other caveat, its line.
-        let malformed = loaded.malformed.first().map(|(_, e)| e.clone());
-        if let Some(e) = malformed.or_else(|| loaded.caveats_at.first().cloned()) {
-            return Err(e.into());
-        }
-    }
-    let mut inputs = vec![experiment_input];
-    inputs.extend(loaded.inputs);
-    Ok(Loaded {
-        experiment: exp,
-        corpus: loaded.corpus,
-        inputs,
-        incomplete: loaded.incomplete,
-        suspect: loaded.suspect,
-        ledger: loaded.ledger,
-    })
-}
-
-/// An experiment and its corpus, read for a run.
-pub struct Loaded {
-    pub experiment: Experiment,
-    pub corpus: Corpus,
-    /// Every file read, for the manifest.
-    pub inputs: Vec<InputFile>,
-    /// What the report must say when an unfinished collection was replayed on purpose.
-    pub incomplete: Option<String>,
-    /// Arms most of whose findings are malformed: warned of, and said in the report.
-    pub suspect: Vec<crate::corpus::MalformedShare>,
-    /// What became of every line and finding, with the caveats the decision carries.
-    pub ledger: crate::corpus::ledger::Inputs,
-}
-
 pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Completed, Error> {
     let started = SystemTime::now();
     let mut lap = std::time::Instant::now();
-    let Loaded {
+    let load::Run {
         experiment: mut exp,
         mut corpus,
         inputs,
         incomplete,
         suspect,
         ledger,
-    } = load(path, args)?;
+    } = load::for_run(path, args)?;
     warn_caveats(
         &exp_label(path),
         &ledger.caveats,
@@ -382,7 +330,7 @@ fn noise_floor(
 
 /// The input ledger's caveats as one warning on stderr: what the run read that could change
 /// its answer unseen, and that it goes on (`goes_on`).
-pub(super) fn warn_caveats(experiment: &str, caveats: &[String], goes_on: &str) {
+pub(super) fn warn_caveats(experiment: &str, caveats: &[Caveat], goes_on: &str) {
     if caveats.is_empty() {
         return;
     }

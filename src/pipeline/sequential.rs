@@ -201,35 +201,17 @@ pub fn withheld(qualified: &[Qualified], m: &crate::model::Metrics) -> Vec<Strin
 }
 
 /// The arrival order a sequential collection recorded in `dir/collect.json`
-/// (`sequential.order`), if it did.
+/// (`sequential.order`), if it did. The record is read through its type: one that does not
+/// read is an error naming its field.
 pub fn recorded_order(dir: &std::path::Path) -> Result<Option<Vec<String>>, crate::error::Error> {
-    let path = dir.join("collect.json");
+    use crate::corpus::collection::{Collection, FILE};
+    let path = dir.join(FILE);
     if !path.is_file() {
         return Ok(None);
     }
     let bytes = super::read_file(&path)?;
-    let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-        InputError::new(path.display().to_string(), format!("is not JSON: {e}"))
-            .at_line(e.line() as u64)
-    })?;
-    let Some(order) = v.pointer("/sequential/order") else {
-        return Ok(None);
-    };
-    let ids = order
-        .as_array()
-        .and_then(|a| {
-            a.iter()
-                .map(|x| x.as_str().map(String::from))
-                .collect::<Option<Vec<_>>>()
-        })
-        .ok_or_else(|| {
-            InputError::new(
-                path.display().to_string(),
-                "`sequential.order` is not a list of target names",
-            )
-            .field("`sequential.order`")
-        })?;
-    Ok(Some(ids))
+    let record = Collection::read(&path.display().to_string(), &bytes)?;
+    Ok(record.sequential.map(|s| s.order))
 }
 
 /// The sequential decision of the experiment at `path` over the corpus in `dir`, in the order
@@ -256,7 +238,7 @@ pub fn replay(
         aa: false,
     };
     let file = super::experiment_file(path).display().to_string();
-    let mut loaded = super::run::load(path, &options)?;
+    let mut loaded = super::load::for_run(path, &options)?;
     let exp = loaded.experiment;
     let qualified = qualify(&exp, &file)?;
     let analysis = crate::analysis::analyse(

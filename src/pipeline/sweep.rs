@@ -508,7 +508,7 @@ fn load(
     name: &str,
     warn: bool,
 ) -> Result<(Experiment, crate::corpus::Corpus), Error> {
-    let loaded = super::run::load(path, options)?;
+    let loaded = super::load::for_run(path, options)?;
     if warn {
         super::run::warn_caveats(
             name,

@@ -21,7 +21,7 @@ pub(super) struct Planned {
     pub(super) program: PathBuf,
     pub(super) limits: Limits,
     pub(super) jobs: Vec<Job>,
-    pub(super) keys: Vec<CallKey>,
+    pub(super) keys: Vec<Key>,
     /// What each call is about, for the summary's failures and `--dry-run`.
     pub(super) about: Vec<String>,
     pub(super) protocol: Arc<dyn Protocol>,
@@ -31,7 +31,7 @@ impl StageContext<'_> {
     /// The reviewers (or agent) stage, over the calls `place` found unrecorded.
     pub(super) fn reviewers(&self, recorded: &HashSet<Key>) -> Result<StageReport, Error> {
         let p = self.p;
-        let file = self.run_dir.join(p.collect.kind.file());
+        let file = self.run_dir.join(p.collect.kind.file().name());
         let stdin: HashMap<&str, Arc<Vec<u8>>> = p
             .stdin
             .iter()
@@ -56,7 +56,7 @@ impl StageContext<'_> {
             program: p.program.clone(),
             limits: p.collect.limits,
             jobs,
-            keys: p.calls.iter().map(|c| reviewer_key(&c.key())).collect(),
+            keys: p.calls.iter().map(|c| c.call(p.collect.kind)).collect(),
             about: p
                 .calls
                 .iter()
@@ -73,14 +73,13 @@ impl StageContext<'_> {
                 expect: arm_expectations(&p.exp, &p.collect),
             }),
         };
-        let recorded: HashSet<CallKey> = recorded.iter().map(reviewer_key).collect();
-        self.execute(planned, &recorded)
+        self.execute(planned, recorded)
     }
 
     /// The validators or the judges, planned from the reviewer returns the run holds.
     pub(super) fn later(&self, stage: Stage) -> Result<StageReport, Error> {
         let p = self.p;
-        let reviews_path = self.run_dir.join(Kind::Reviews.file());
+        let reviews_path = self.run_dir.join(Kind::Reviews.file().name());
         let file = self.run_dir.join(stage_file(stage, p.collect.kind));
         if self.args.dry_run && !reviews_path.is_file() {
             // Nothing collected yet: the stage is planned from the returns once they are.
@@ -94,12 +93,7 @@ impl StageContext<'_> {
         problems.refuse()?;
         let mut index = reviews::Index::default();
         records.iter().for_each(|r| index.add(r));
-        let mut loaded = load::Loaded::default();
-        let returns = load::Returns {
-            path: &reviews_path,
-            index: &index,
-        };
-        load::targets_and_sources(&mut loaded, self.run_dir, returns, &mut Default::default())?;
+        let loaded = load::targets_and_sources(self.run_dir, &index)?;
         loaded.refusals.refuse()?;
         let targets = loaded.corpus.targets.map(|(_, t)| t).unwrap_or_default();
         let paths: HashMap<String, PathBuf> = p
@@ -137,7 +131,12 @@ impl StageContext<'_> {
                         stdin: Arc::new(json_line(&s.object)),
                         artifact: None,
                     });
-                    keys.push(call_key(&[&string(&s.arm), &string(&s.id)]));
+                    keys.push(Key::Validation {
+                        arm: s.arm.as_str().into(),
+                        target: s.target.as_str().into(),
+                        run: s.run,
+                        finding: s.id.as_str().into(),
+                    });
                     about.push(format!("{} · {}", s.arm, s.id));
                 }
                 (&v.limits, Arc::new(Validations { subjects: selected }))
@@ -165,11 +164,11 @@ impl StageContext<'_> {
                             stdin: stdin.clone(),
                             artifact: None,
                         });
-                        keys.push(call_key(&[
-                            &string(&item.arm),
-                            &string(&item.item_id),
-                            &string(judge),
-                        ]));
+                        keys.push(Key::Judge {
+                            arm: item.arm.as_str().into(),
+                            item_id: item.item_id.as_str().into(),
+                            judge: judge.as_str().into(),
+                        });
                         about.push(format!("{} · {} · {judge}", item.arm, item.item_id));
                     }
                 }
@@ -230,7 +229,7 @@ impl StageContext<'_> {
 
     /// Runs what `planned` holds that `recorded` does not, appending each line as its call
     /// ends; when every call is recorded, rewrites the file in plan order.
-    fn execute(&self, planned: Planned, recorded: &HashSet<CallKey>) -> Result<StageReport, Error> {
+    fn execute(&self, planned: Planned, recorded: &HashSet<Key>) -> Result<StageReport, Error> {
         let started = Instant::now();
         let mut report = StageReport::new(planned.stage, planned.file.clone());
         report.planned = Some(planned.jobs.len());
@@ -330,11 +329,7 @@ impl StageReport {
 
 /// The file a stage appends its lines to.
 pub(super) fn stage_file(stage: Stage, kind: Kind) -> &'static str {
-    match stage {
-        Stage::Reviewers => kind.file(),
-        Stage::Validators => "validations.jsonl",
-        Stage::Judges => "judges.jsonl",
-    }
+    stage.file(kind).name()
 }
 
 /// What a stage runs, recorded in `collect.json` so that a resume runs the same.

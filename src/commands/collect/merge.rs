@@ -3,8 +3,15 @@
 //! given twice, their plans or harness differ, or a call is recorded twice; and `merge OUT --arm
 //! LABEL=DIR …`, collections of different arm labels (a stored baseline beside a new treatment)
 //! joined, each label keeping its own harness record for `run` to compare.
+//!
+//! Merging reads what a collection writes the way `collect`'s resume reads it: each file of the
+//! corpus file table that a stage writes, through its own reader (a line it refuses is an error
+//! naming the file and line), each line's identity its [`Call`](crate::corpus::call::Call), so
+//! "the same call" means here what it means everywhere.
 
 use super::*;
+use crate::corpus::collection::FILE;
+use crate::corpus::files::Made;
 
 #[derive(Debug, clap::Args)]
 pub struct MergeArgs {
@@ -50,68 +57,139 @@ impl crate::commands::Run for MergeArgs {
     }
 }
 
-/// The corpus files a collection holds that `run` reads, and the gathered judges' lines.
-const FILES: [&str; 5] = [
-    "reviews.jsonl",
-    "queries.jsonl",
-    "validations.jsonl",
-    "judges.jsonl",
-    "verdicts.jsonl",
-];
+/// A line of a collection's file: its call, the text as written, and where it stands in
+/// one collection of the whole plan.
+struct Line {
+    call: Key,
+    text: Vec<u8>,
+    /// Arm label position, target position, the collection it came from, its line.
+    rank: (usize, usize, usize, u64),
+}
 
 fn refuse(dir: &Path, field: &str, problem: String) -> Error {
-    InputError::new(dir.join("collect.json").display().to_string(), problem)
+    InputError::new(dir.join(FILE).display().to_string(), problem)
         .field(format!("`{field}`"))
         .into()
 }
 
-/// A line's identity in its file: the call that recorded it.
-fn identity(file: &str, line: &Map<String, Value>) -> String {
-    let get = |k: &str| line.get(k).cloned().unwrap_or(Value::Null);
-    let run = Value::from(line.get("run").and_then(Value::as_u64).unwrap_or(0));
-    let parts = match file {
-        "reviews.jsonl" => vec![get("arm"), get("target"), get("reviewer"), run],
-        "queries.jsonl" => vec![get("arm"), get("query_id"), run],
-        "validations.jsonl" => vec![get("arm"), get("finding")],
-        "judges.jsonl" => vec![get("arm"), get("item_id"), get("judge")],
-        _ => vec![get("arm"), get("item_id")],
-    };
-    serde_json::to_string(&parts).unwrap_or_default()
+/// The collections to merge: each with the arm label to take from it (`--arm`), or none
+/// (a shard, all of whose lines are taken).
+fn sources(args: &MergeArgs) -> Result<Vec<(Option<String>, PathBuf)>, Error> {
+    if args.arms.is_empty() {
+        if args.dirs.len() < 2 {
+            return Err(InputError::new(
+                "calibench merge",
+                "needs the shards to join: two or more run directories, or --arm LABEL=DIR",
+            )
+            .into());
+        }
+        return Ok(args.dirs.iter().map(|d| (None, d.clone())).collect());
+    }
+    args.arms
+        .iter()
+        .map(|a| match a.split_once('=') {
+            Some((label, dir)) if !label.is_empty() && !dir.is_empty() => {
+                Ok((Some(label.to_string()), PathBuf::from(dir)))
+            }
+            _ => Err(Error::from(
+                InputError::new("--arm", format!("`{a}` is not LABEL=DIR"))
+                    .hint("--arm baseline=runs/last-week --arm treatment=runs/today"),
+            )),
+        })
+        .collect()
 }
 
-/// A line of a collection's file: its number, its JSON object and its text.
-type Line = (u64, Map<String, Value>, String);
+/// Shards: every K of one N once, one plan, one harness.
+fn check_shards(
+    sources: &[(Option<String>, PathBuf)],
+    records: &[Collection],
+) -> Result<(), Error> {
+    let (first, dir0) = (&records[0], &sources[0].1);
+    let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
+    let Some(first_shard) = &first.shard else {
+        return Err(refuse(
+            dir0,
+            "shard",
+            "is not a shard (collected without --shard K/N)".into(),
+        ));
+    };
+    let n = first_shard.n;
+    for ((_, dir), m) in sources.iter().zip(records) {
+        let Some(s) = &m.shard else {
+            return Err(refuse(
+                dir,
+                "shard",
+                "is not a shard (collected without --shard K/N)".into(),
+            ));
+        };
+        if s.n != n {
+            return Err(refuse(
+                dir,
+                "shard",
+                format!(
+                    "is shard {}/{} of another split than {}/{n}",
+                    s.k, s.n, first_shard.k
+                ),
+            ));
+        }
+        if s.plan != first_shard.plan {
+            return Err(refuse(dir, "shard.plan", format!("collects another plan than {} (the experiment, its targets or their content differ)", dir0.display())));
+        }
+        if let Some(other) = seen.insert(s.k, dir) {
+            return Err(refuse(
+                dir,
+                "shard",
+                format!("is shard {}/{n}, and so is {}", s.k, other.display()),
+            ));
+        }
+        if m.provenance != first.provenance {
+            return Err(refuse(dir, "provenance", format!("was collected by another harness than {} (commands, files, environment or calibench): shards of one collection share one", dir0.display())));
+        }
+    }
+    if let Some(k) = (1..=n).find(|k| !seen.contains_key(k)) {
+        return Err(InputError::new(
+            "calibench merge",
+            format!("shard {k}/{n} is missing: merging part of a plan would look whole"),
+        )
+        .hint("give every shard's run directory, 1 to N")
+        .into());
+    }
+    Ok(())
+}
 
-/// Each whole line of `dir/file` as its JSON object, with its line number.
-fn lines_of(dir: &Path, file: &str) -> Result<Vec<Line>, Error> {
-    let path = dir.join(file);
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let text = String::from_utf8(read_file(&path)?).map_err(|_| {
-        Error::from(InputError::new(
-            path.display().to_string(),
-            "is not UTF-8 text",
-        ))
-    })?;
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
+/// Collections of different arms: each holds the label taken from it, all collected the same
+/// targets, and no label is given twice.
+fn check_arms(sources: &[(Option<String>, PathBuf)], records: &[Collection]) -> Result<(), Error> {
+    let (first, dir0) = (&records[0], &sources[0].1);
+    for ((label, dir), m) in sources.iter().zip(records) {
+        let label = label.as_deref().unwrap_or_default();
+        if !m.arms.iter().any(|a| a == label) {
+            return Err(refuse(
+                dir,
+                "arms",
+                format!(
+                    "holds no arm labelled `{label}` (it collected {})",
+                    m.arms.join(", ")
+                ),
+            ));
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(m)) => out.push((i as u64 + 1, m, line.to_string())),
-            _ => {
-                return Err(InputError::new(
-                    path.display().to_string(),
-                    "is not one JSON object per line",
-                )
-                .at_line(i as u64 + 1)
-                .into())
-            }
+        if m.targets != first.targets {
+            return Err(refuse(dir, "targets", format!("collected other targets (or other content) than {}: an A/B compares the same targets", dir0.display())));
         }
     }
-    Ok(out)
+    let labels: Vec<&str> = sources.iter().filter_map(|(l, _)| l.as_deref()).collect();
+    if let Some((i, l)) = labels
+        .iter()
+        .enumerate()
+        .find(|(i, l)| labels[..*i].contains(l))
+    {
+        return Err(InputError::new(
+            "--arm",
+            format!("`{l}` is given twice (the {}th --arm)", i + 1),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
@@ -122,128 +200,29 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
                 .into(),
         );
     }
-    let sources: Vec<(Option<String>, PathBuf)> = if args.arms.is_empty() {
-        if args.dirs.len() < 2 {
-            return Err(InputError::new(
-                "calibench merge",
-                "needs the shards to join: two or more run directories, or --arm LABEL=DIR",
-            )
-            .into());
-        }
-        args.dirs.iter().map(|d| (None, d.clone())).collect()
-    } else {
-        args.arms
-            .iter()
-            .map(|a| match a.split_once('=') {
-                Some((label, dir)) if !label.is_empty() && !dir.is_empty() => {
-                    Ok((Some(label.to_string()), PathBuf::from(dir)))
-                }
-                _ => Err(Error::from(
-                    InputError::new("--arm", format!("`{a}` is not LABEL=DIR"))
-                        .hint("--arm baseline=runs/last-week --arm treatment=runs/today"),
-                )),
-            })
-            .collect::<Result<_, _>>()?
-    };
-    let manifests: Vec<Manifest> = sources
+    let sources = sources(args)?;
+    let records: Vec<Collection> = sources
         .iter()
         .map(|(_, d)| read_manifest(d))
         .collect::<Result<_, _>>()?;
-    for ((_, dir), m) in sources.iter().zip(&manifests) {
-        if m.status != "complete" {
+    for ((_, dir), m) in sources.iter().zip(&records) {
+        if m.status != Status::Complete {
             return Err(refuse(
                 dir,
                 "status",
                 format!(
                     "is not complete (status `{}`): a merged corpus would miss its calls",
-                    m.status
+                    m.status.name()
                 ),
             ));
         }
     }
-    let first = &manifests[0];
-    let dir0 = &sources[0].1;
     if args.arms.is_empty() {
-        // Shards: every K of one N once, one plan, one harness.
-        let mut seen: BTreeMap<u32, &Path> = BTreeMap::new();
-        let Some(first_shard) = &first.shard else {
-            return Err(refuse(
-                dir0,
-                "shard",
-                "is not a shard (collected without --shard K/N)".into(),
-            ));
-        };
-        let n = first_shard.n;
-        for ((_, dir), m) in sources.iter().zip(&manifests) {
-            let Some(s) = &m.shard else {
-                return Err(refuse(
-                    dir,
-                    "shard",
-                    "is not a shard (collected without --shard K/N)".into(),
-                ));
-            };
-            if s.n != n {
-                return Err(refuse(
-                    dir,
-                    "shard",
-                    format!(
-                        "is shard {}/{} of another split than {}/{n}",
-                        s.k, s.n, first_shard.k
-                    ),
-                ));
-            }
-            if s.plan != first_shard.plan {
-                return Err(refuse(dir, "shard.plan", format!("collects another plan than {} (the experiment, its targets or their content differ)", dir0.display())));
-            }
-            if let Some(other) = seen.insert(s.k, dir) {
-                return Err(refuse(
-                    dir,
-                    "shard",
-                    format!("is shard {}/{n}, and so is {}", s.k, other.display()),
-                ));
-            }
-            if m.provenance != first.provenance {
-                return Err(refuse(dir, "provenance", format!("was collected by another harness than {} (commands, files, environment or calibench): shards of one collection share one", dir0.display())));
-            }
-        }
-        if let Some(k) = (1..=n).find(|k| !seen.contains_key(k)) {
-            return Err(InputError::new(
-                "calibench merge",
-                format!("shard {k}/{n} is missing: merging part of a plan would look whole"),
-            )
-            .hint("give every shard's run directory, 1 to N")
-            .into());
-        }
+        check_shards(&sources, &records)?;
     } else {
-        for ((label, dir), m) in sources.iter().zip(&manifests) {
-            let label = label.as_deref().unwrap_or_default();
-            if !m.arms.iter().any(|a| a == label) {
-                return Err(refuse(
-                    dir,
-                    "arms",
-                    format!(
-                        "holds no arm labelled `{label}` (it collected {})",
-                        m.arms.join(", ")
-                    ),
-                ));
-            }
-            if m.targets != first.targets {
-                return Err(refuse(dir, "targets", format!("collected other targets (or other content) than {}: an A/B compares the same targets", dir0.display())));
-            }
-        }
-        let labels: Vec<&str> = sources.iter().filter_map(|(l, _)| l.as_deref()).collect();
-        if let Some((i, l)) = labels
-            .iter()
-            .enumerate()
-            .find(|(i, l)| labels[..*i].contains(l))
-        {
-            return Err(InputError::new(
-                "--arm",
-                format!("`{l}` is given twice (the {}th --arm)", i + 1),
-            )
-            .into());
-        }
+        check_arms(&sources, &records)?;
     }
+    let first = &records[0];
     // The lines, each call once, in the order one collection of the whole plan writes them:
     // by arm label, then target (as the plan lists them), then as the collection that holds
     // the target wrote them (every line of a target comes from one shard).
@@ -258,108 +237,59 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
         .enumerate()
         .map(|(i, t)| (t.name.as_str(), i))
         .collect();
-    let rank_of = |line: &Map<String, Value>| -> (usize, usize) {
-        let label = line.get("arm").and_then(Value::as_str).unwrap_or_default();
-        let l = label_order
-            .iter()
-            .position(|x| x == label)
-            .unwrap_or(usize::MAX);
-        // A line names its target, its query, or an item or finding whose qualified id
-        // (`arm/target/reviewer/run/id`) holds it.
-        let t = ["target", "query_id", "item_id", "finding"]
-            .iter()
-            .filter_map(|k| line.get(*k).and_then(Value::as_str))
-            .find_map(|v| {
-                target_rank
-                    .get(v)
-                    .or_else(|| v.split('/').find_map(|part| target_rank.get(part)))
-                    .copied()
-            })
-            .unwrap_or(usize::MAX);
-        (l, t)
-    };
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     let mut lines: BTreeMap<String, usize> = BTreeMap::new();
-    for file in FILES {
-        let mut kept: Vec<((usize, usize, usize, usize), String)> = Vec::new();
-        let mut at: HashMap<String, (PathBuf, u64)> = HashMap::new();
+    for def in crate::corpus::files::FILES {
+        if !matches!(def.made, Made::Collected(_)) {
+            continue;
+        }
+        let mut kept: Vec<Line> = Vec::new();
+        let mut at: HashMap<Key, (PathBuf, u64)> = HashMap::new();
         for (source, (label, dir)) in sources.iter().enumerate() {
-            for (n, line, text) in lines_of(dir, file)? {
-                if let Some(l) = label {
-                    if line.get("arm").and_then(Value::as_str) != Some(l) {
-                        continue;
-                    }
+            let order = Order {
+                labels: &label_order,
+                targets: &target_rank,
+                findings: findings_of(dir)?,
+                source,
+            };
+            for line in lines_of(dir, def, &order)? {
+                if label.as_deref().is_some_and(|l| line.call.arm() != Some(l)) {
+                    continue;
                 }
-                let key = identity(file, &line);
-                if let Some((other, m)) = at.insert(key.clone(), (dir.clone(), n)) {
+                if let Some((other, m)) = at.insert(line.call.clone(), (dir.clone(), line.rank.3)) {
                     return Err(InputError::new(
-                        dir.join(file).display().to_string(),
-                        format!("records the call {key} again (also {}:{m})", other.join(file).display()),
+                        dir.join(def.name).display().to_string(),
+                        format!("records the call {} again (also {}:{m})", line.call, other.join(def.name).display()),
                     )
-                    .at_line(n)
+                    .at_line(line.rank.3)
                     .hint("shards of one plan are disjoint: was one collected twice, or a directory given twice?")
                     .into());
                 }
-                let (l, t) = rank_of(&line);
-                kept.push(((l, t, source, n as usize), text));
+                kept.push(line);
             }
         }
         if kept.is_empty() {
             continue;
         }
-        kept.sort_by_key(|k| k.0);
+        kept.sort_by_key(|l| l.rank);
         let mut bytes = Vec::new();
-        for (_, text) in &kept {
-            bytes.extend_from_slice(text.as_bytes());
+        for l in &kept {
+            bytes.extend_from_slice(&l.text);
             bytes.push(b'\n');
         }
-        lines.insert(file.to_string(), kept.len());
-        files.push((file.to_string(), bytes));
+        lines.insert(def.name.to_string(), kept.len());
+        files.push((def.name.to_string(), bytes));
     }
     // The controls every collection copied from the corpus (targets.jsonl, sources/), once.
+    let dir0 = &sources[0].1;
     let mut controls = Vec::new();
     collect_tree(dir0, Path::new(""), &mut controls)?;
     files.extend(controls);
-    let mut manifest = first.clone();
-    manifest.run_id = args
-        .out
-        .file_name()
-        .map_or_else(|| "merged".into(), |n| n.to_string_lossy().into_owned());
-    manifest.shard = None;
-    manifest.sequential = None;
-    manifest.merged = Some(
-        sources
-            .iter()
-            .map(|(_, d)| d.display().to_string())
-            .collect(),
-    );
-    if !args.arms.is_empty() {
-        manifest.arms = sources.iter().filter_map(|(l, _)| l.clone()).collect();
-        let mut p = crate::collect::provenance::Provenance::default();
-        for ((label, _), m) in sources.iter().zip(&manifests) {
-            let label = label.clone().unwrap_or_default();
-            if let Some(r) = m.provenance.as_ref().and_then(|p| p.arms.get(&label)) {
-                p.arms.insert(label, r.clone());
-            }
-        }
-        manifest.provenance = (!p.arms.is_empty()).then_some(p);
-    }
-    for (i, stage) in manifest.stages.iter_mut().enumerate() {
-        stage.recorded = manifests
-            .iter()
-            .filter_map(|m| m.stages.get(i))
-            .map(|s| s.recorded)
-            .sum();
-        stage.failed = manifests
-            .iter()
-            .filter_map(|m| m.stages.get(i))
-            .map(|s| s.failed)
-            .sum();
-    }
-    let mut text = serde_json::to_string_pretty(&manifest)
-        .map_err(|e| Error::Write(std::io::Error::other(format!("collect.json: {e}"))))?;
-    text.push('\n');
-    files.push(("collect.json".into(), text.into_bytes()));
+    let merged = merged_record(args, &sources, &records);
+    let text = merged
+        .text()
+        .map_err(|e| Error::Write(std::io::Error::other(format!("{FILE}: {e}"))))?;
+    files.push((FILE.into(), text.into_bytes()));
     rundir::replace_dir(&args.out, &files)?;
     Ok(MergeReport {
         out: args.out.clone(),
@@ -368,15 +298,169 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
     })
 }
 
-/// `targets.jsonl` and every file under `sources/` of `dir`, as (relative name, bytes).
+/// The merged corpus's collect.json: the first collection's, named after the output folder,
+/// with every stage's calls summed, the collections it was joined from, and for `--arm` each
+/// label's own harness record.
+fn merged_record(
+    args: &MergeArgs,
+    sources: &[(Option<String>, PathBuf)],
+    records: &[Collection],
+) -> Collection {
+    let mut merged = records[0].clone();
+    merged.run_id = args
+        .out
+        .file_name()
+        .map_or_else(|| "merged".into(), |n| n.to_string_lossy().into_owned());
+    merged.shard = None;
+    merged.sequential = None;
+    merged.merged = Some(
+        sources
+            .iter()
+            .map(|(_, d)| d.display().to_string())
+            .collect(),
+    );
+    if !args.arms.is_empty() {
+        merged.arms = sources.iter().filter_map(|(l, _)| l.clone()).collect();
+        let mut p = crate::corpus::collection::Provenance::default();
+        for ((label, _), m) in sources.iter().zip(records) {
+            let label = label.clone().unwrap_or_default();
+            if let Some(r) = m.provenance.as_ref().and_then(|p| p.arms.get(&label)) {
+                p.arms.insert(label, r.clone());
+            }
+        }
+        merged.provenance = (!p.arms.is_empty()).then_some(p);
+    }
+    for (i, stage) in merged.stages.iter_mut().enumerate() {
+        let of = |m: &Collection| m.stages.get(i).map_or((0, 0), |s| (s.recorded, s.failed));
+        stage.recorded = records.iter().map(|m| of(m).0).sum();
+        stage.failed = records.iter().map(|m| of(m).1).sum();
+    }
+    merged
+}
+
+/// Where a collection's lines stand in one collection of the whole plan.
+struct Order<'a> {
+    labels: &'a [String],
+    targets: &'a HashMap<&'a str, usize>,
+    /// Each (arm label, finding id) of the collection's returns, with the return's target: what
+    /// a validator or judge call on a finding is about.
+    findings: HashMap<(String, String), String>,
+    source: usize,
+}
+
+impl Order<'_> {
+    /// The rank of a line recording `call`, the `line`-th of its file.
+    fn rank(&self, call: &Key, line: u64) -> (usize, usize, usize, u64) {
+        let arm = call.arm().unwrap_or_default();
+        let l = self
+            .labels
+            .iter()
+            .position(|x| x == arm)
+            .unwrap_or(usize::MAX);
+        // The line's target, as its own fields name it: a return's or a trace's, a validated
+        // finding's return's, or a judged item's (a target, or a finding of a return).
+        let target = match call {
+            Key::Review { target, .. } | Key::Validation { target, .. } => Some(&**target),
+            Key::Query { query_id, .. } => Some(&**query_id),
+            Key::Judge { item_id, .. } | Key::Verdicts { item_id, .. } => {
+                if self.targets.contains_key(&**item_id) {
+                    Some(&**item_id)
+                } else {
+                    self.findings
+                        .get(&(arm.to_string(), item_id.to_string()))
+                        .map(String::as_str)
+                }
+            }
+            _ => None,
+        };
+        let t = target
+            .and_then(|t| self.targets.get(t).copied())
+            .unwrap_or(usize::MAX);
+        (l, t, self.source, line)
+    }
+}
+
+/// The finding ids of `dir`'s returns, with their arm label and target.
+fn findings_of(dir: &Path) -> Result<HashMap<(String, String), String>, Error> {
+    let path = dir.join(crate::corpus::files::File::Reviews.name());
+    let mut out = HashMap::new();
+    let Some(bytes) = regular_file(&path)? else {
+        return Ok(out);
+    };
+    let (records, problems) = reviews::parse(&path.display().to_string(), &bytes);
+    problems.refuse()?;
+    for r in records {
+        for f in &r.findings {
+            if let Some(id) = f.get("id").and_then(Value::as_str) {
+                out.insert((r.arm.clone(), id.to_string()), r.target.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The lines of `dir`'s file of `def`, read by its reader: each with its call and its rank.
+fn lines_of(
+    dir: &Path,
+    def: &crate::corpus::files::Def,
+    order: &Order<'_>,
+) -> Result<Vec<Line>, Error> {
+    let path = dir.join(def.name);
+    let Some(bytes) = regular_file(&path)? else {
+        return Ok(Vec::new());
+    };
+    let (calls, problems) = def.calls(&path.display().to_string(), &bytes);
+    problems.refuse()?;
+    let texts: HashMap<u64, &[u8]> = crate::corpus::nonblank_lines(&bytes).collect();
+    Ok(calls
+        .into_iter()
+        .map(|c| Line {
+            rank: order.rank(&c.call, c.line),
+            text: texts.get(&c.line).map_or_else(Vec::new, |t| t.to_vec()),
+            call: c.call,
+        })
+        .collect())
+}
+
+/// The bytes of `path` when it is a regular file, `None` when there is nothing there. Anything
+/// else a collection never writes — a link, a pipe, a device — is refused, never followed: a
+/// shard (a CI artifact) must not pull in a file from outside it, or block on a pipe.
+fn regular_file(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::read(path, e)),
+        Ok(m) if m.file_type().is_file() => Ok(Some(read_file(path)?)),
+        Ok(m) => Err(InputError::new(
+            path.display().to_string(),
+            format!(
+                "is {}, not a regular file: a collection holds regular files only",
+                if m.file_type().is_symlink() {
+                    "a symbolic link"
+                } else if m.is_dir() {
+                    "a folder"
+                } else {
+                    "a special file (a pipe, socket or device)"
+                }
+            ),
+        )
+        .hint("merge the run directories `calibench collect` wrote, as it wrote them")
+        .into()),
+    }
+}
+
+/// `targets.jsonl` and every file under `sources/` of `dir`, as (relative name, bytes): regular
+/// files and folders only.
 fn collect_tree(dir: &Path, rel: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<(), Error> {
     if rel.as_os_str().is_empty() {
-        let t = dir.join("targets.jsonl");
-        if t.is_file() {
-            out.push(("targets.jsonl".into(), read_file(&t)?));
+        let name = crate::corpus::files::File::Targets.name();
+        if let Some(bytes) = regular_file(&dir.join(name))? {
+            out.push((name.into(), bytes));
         }
-        if dir.join("sources").is_dir() {
-            collect_tree(dir, Path::new("sources"), out)?;
+        match std::fs::symlink_metadata(dir.join("sources")) {
+            Ok(m) if m.is_dir() => collect_tree(dir, Path::new("sources"), out)?,
+            // A link or a special file named so is refused; a plain file is no snapshot folder.
+            Ok(_) => drop(regular_file(&dir.join("sources"))?),
+            Err(_) => {}
         }
         return Ok(());
     }
@@ -389,10 +473,11 @@ fn collect_tree(dir: &Path, rel: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Res
     entries.sort();
     for path in entries {
         let name = rel.join(path.file_name().unwrap_or_default());
-        if path.is_dir() {
+        let kind = std::fs::symlink_metadata(&path).map_err(|e| Error::read(&path, e))?;
+        if kind.is_dir() {
             collect_tree(dir, &name, out)?;
-        } else {
-            out.push((name.display().to_string(), read_file(&path)?));
+        } else if let Some(bytes) = regular_file(&path)? {
+            out.push((name.display().to_string(), bytes));
         }
     }
     Ok(())

@@ -37,16 +37,20 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use indicatif::ProgressBar;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::collect::arrival::{Expect, Returns};
-use crate::collect::plan::{self, safe_name, Call, Collect, Kind, Limits, Stage, Target, AGENT};
+use crate::collect::plan::{self, safe_name, Call, Collect, Limits, Target};
 use crate::collect::runner::{self, Context, Failure, Finished, Job, Protocol, Sink};
 use crate::collect::stages::{self, Collected, Validations, Verdicts};
 use crate::config::Experiment;
-use crate::corpus::{queries, reviews};
+use crate::corpus::collection::{
+    Collection, Kind, Look, Sequential, ShardEntry, Stage, StageEntry, StageStatus, Status,
+    TargetEntry,
+};
+use crate::corpus::reviews;
 use crate::error::{Error, InputError};
 use crate::output::{self, Render};
 use crate::pipeline::load;
@@ -72,7 +76,7 @@ pub struct CollectArgs {
     /// Run one stage only: reviewers (starts a run, as collect does), validators or judges
     /// (over the run named by --resume)
     #[arg(long, value_enum, value_name = "NAME")]
-    pub stage: Option<crate::collect::plan::Stage>,
+    pub stage: Option<Stage>,
     /// Collect targets in a seeded random order, a batch at a time, and stop launching once
     /// the sequential decision is better or worse (docs/guides/stop-when-you-know.md)
     #[arg(long, conflicts_with_all = ["stage", "dry_run"])]
@@ -109,7 +113,7 @@ pub struct CollectReport {
     pub dry_run: bool,
     /// `--until-decided`: each look and why the collection stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub sequential: Option<until::Log>,
+    pub sequential: Option<Sequential>,
     /// `--aa`: an A/A collection, replayed with `run --aa`.
     pub aa: bool,
 }
@@ -141,22 +145,6 @@ pub struct StageReport {
     pub calls: Option<Vec<DryCall>>,
 }
 
-/// How far a stage got.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StageStatus {
-    /// Every call is recorded.
-    Complete,
-    /// Interrupted with calls left unrecorded.
-    Interrupted,
-    /// Not run yet: an earlier stage is not complete.
-    Waiting,
-    /// Not asked for (`--stage` named another); as far as an earlier collection took it.
-    Skipped,
-    /// `--dry-run` listed its calls.
-    Planned,
-}
-
 /// One planned call, as `--dry-run` lists it.
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Serialize)]
@@ -167,42 +155,6 @@ pub struct DryCall {
     pub argv: Vec<String>,
     pub artifact: Option<PathBuf>,
     pub recorded: bool,
-}
-
-/// `collect.json`: what the run collects, checked again on `--resume`, and each stage's state.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct Manifest {
-    pub(super) run_id: String,
-    pub(super) calibench_version: String,
-    pub(super) experiment_file: String,
-    pub(super) kind: String,
-    pub(super) command: Vec<String>,
-    pub(super) reviewers: Vec<String>,
-    pub(super) arms: Vec<String>,
-    pub(super) runs: u32,
-    pub(super) targets: Vec<TargetEntry>,
-    pub(super) calls: usize,
-    pub(super) started_at: String,
-    /// `complete` when every stage is; `running`, `interrupted` or `partial` (a stage not run
-    /// yet) otherwise.
-    pub(super) status: String,
-    #[serde(default)]
-    pub(super) finished_at: Option<String>,
-    #[serde(default)]
-    pub(super) stages: Vec<StageEntry>,
-    /// `--until-decided`: the targets' order, each look, and why it stopped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) sequential: Option<until::Log>,
-    /// The harness that made each arm's lines: commands, the files they name, the
-    /// `provenance_env` variables, calibench's version (docs/guides/live-collection.md).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) provenance: Option<crate::collect::provenance::Provenance>,
-    /// `--shard K/N`: which part of the plan this collection holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) shard: Option<ShardEntry>,
-    /// `calibench merge`: the collections this corpus was joined from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(super) merged: Option<Vec<String>>,
 }
 
 /// `--shard K/N`.
@@ -239,17 +191,9 @@ impl Shard {
     }
 }
 
-/// collect.json `shard`: K of N, and the hash of the whole plan every shard must share.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct ShardEntry {
-    pub(super) k: u32,
-    pub(super) n: u32,
-    pub(super) plan: String,
-}
-
 /// The SHA-256 of a collection's whole plan: what it collects (kind, command, reviewers, arms,
 /// repeats) from which targets (names and contents), and each later stage's plan.
-pub(super) fn plan_hash(m: &Manifest, collect: &Collect) -> String {
+pub(super) fn plan_hash(m: &Collection, collect: &Collect) -> String {
     let stages: Vec<Value> = collect
         .stages()
         .iter()
@@ -267,63 +211,9 @@ pub(super) fn plan_hash(m: &Manifest, collect: &Collect) -> String {
     format!("{:x}", Sha256::digest(whole.to_string().as_bytes()))
 }
 
-/// A stage's line in `collect.json`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct StageEntry {
-    pub(super) stage: Stage,
-    pub(super) status: StageStatus,
-    /// What the stage runs (its command, and for judges the panel): a resume must run the same.
-    pub(super) plan: Value,
-    pub(super) calls: Option<usize>,
-    pub(super) recorded: usize,
-    pub(super) failed: usize,
-    /// Seconds spent on it, over every collection that ran it.
-    pub(super) seconds: f64,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(super) struct TargetEntry {
-    pub(super) name: String,
-    pub(super) path: String,
-    pub(super) sha256: String,
-}
-
-pub(super) type Key = (String, String, String, u32);
-
-/// A call's identity in its stage's file: what marks it recorded, and its plan position.
-pub(super) type CallKey = String;
-
-pub(super) fn string(v: &str) -> Value {
-    Value::String(v.to_string())
-}
-
-pub(super) fn call_key(parts: &[&Value]) -> CallKey {
-    serde_json::to_string(parts).unwrap_or_default()
-}
-
-/// The key of a recorded line of `stage`'s file, from the fields that identify its call.
-pub(super) fn key_of(stage: Stage, kind: Kind, line: &Map<String, Value>) -> CallKey {
-    let get = |k: &str| line.get(k).unwrap_or(&Value::Null);
-    let run = Value::from(line.get("run").and_then(Value::as_u64).unwrap_or(0));
-    let agent = Value::String(AGENT.into());
-    match (stage, kind) {
-        (Stage::Reviewers, Kind::Reviews) => {
-            call_key(&[get("arm"), get("target"), get("reviewer"), &run])
-        }
-        (Stage::Reviewers, Kind::Queries) => call_key(&[get("arm"), get("query_id"), &agent, &run]),
-        (Stage::Validators, _) => call_key(&[get("arm"), get("finding")]),
-        (Stage::Judges, _) => call_key(&[get("arm"), get("item_id"), get("judge")]),
-    }
-}
-
-pub(super) fn reviewer_key(k: &Key) -> CallKey {
-    call_key(&[
-        &string(&k.0),
-        &string(&k.1),
-        &string(&k.2),
-        &Value::from(k.3),
-    ])
-}
+/// A call's identity in its stage's file ("the same call", `corpus::call`): what marks it
+/// recorded, and its plan position.
+pub(super) use crate::corpus::call::Call as Key;
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     if args.until_decided {
@@ -338,7 +228,7 @@ fn run_with(
     args: &CollectArgs,
     progress: bool,
     only: Option<&[String]>,
-    log: Option<until::Log>,
+    log: Option<Sequential>,
 ) -> Result<CollectReport, Error> {
     let started = Instant::now();
     let mut p = prepare(args)?;
@@ -378,7 +268,7 @@ fn run_with(
             .calls
             .iter()
             .enumerate()
-            .map(|(i, c)| (c.key(), i))
+            .map(|(i, c)| (c.call(p.collect.kind), i))
             .collect();
     }
     let run_dir = args.runs_dir.join(&run_id);
@@ -483,13 +373,12 @@ fn run_with(
         .all(|s| s.status == StageStatus::Complete);
     if !args.dry_run {
         p.manifest.status = if report.complete {
-            "complete"
+            Status::Complete
         } else if report.interrupted {
-            "interrupted"
+            Status::Interrupted
         } else {
-            "partial"
-        }
-        .into();
+            Status::Partial
+        };
         p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
         write_manifest(&run_dir, &p.manifest)?;
     }

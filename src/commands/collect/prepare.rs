@@ -66,7 +66,7 @@ pub(super) struct Prepared {
     pub(super) index: HashMap<Key, usize>,
     /// Each target's content, given on stdin.
     pub(super) stdin: HashMap<String, Arc<Vec<u8>>>,
-    pub(super) manifest: Manifest,
+    pub(super) manifest: Collection,
 }
 
 pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
@@ -151,7 +151,7 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let index: HashMap<Key, usize> = calls
         .iter()
         .enumerate()
-        .map(|(i, c)| (c.key(), i))
+        .map(|(i, c)| (c.call(collect.kind), i))
         .collect();
     let mut stdin = HashMap::new();
     let mut entries = Vec::new();
@@ -169,11 +169,11 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         });
         stdin.insert(t.name.clone(), Arc::new(bytes));
     }
-    let manifest = Manifest {
+    let manifest = Collection {
         run_id: String::new(),
         calibench_version: env!("CARGO_PKG_VERSION").into(),
         experiment_file: exp_path.display().to_string(),
-        kind: format!("{:?}", collect.kind).to_lowercase(),
+        kind: collect.kind,
         command: collect.command.clone(),
         reviewers: collect.reviewers.clone(),
         arms: arms.clone(),
@@ -181,7 +181,7 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         targets: entries,
         calls: calls.len(),
         started_at: rundir::timestamp(SystemTime::now()),
-        status: "running".into(),
+        status: Status::Running,
         finished_at: None,
         stages: Vec::new(),
         sequential: None,
@@ -235,7 +235,7 @@ pub(super) struct Place {
 pub(super) fn place(
     args: &CollectArgs,
     name: &str,
-    manifest: &mut Manifest,
+    manifest: &mut Collection,
     kind: Kind,
     index: &HashMap<Key, usize>,
 ) -> Result<Place, Error> {
@@ -253,8 +253,9 @@ pub(super) fn place(
             manifest.started_at = earlier.started_at;
             earlier_stages = earlier.stages;
             manifest.stages = earlier_stages.clone();
-            let file = dir.join(kind.file());
-            let recorded = read_recorded(&file, kind, index)?;
+            let file = dir.join(kind.file().name());
+            let planned = |k: &Key| index.contains_key(k);
+            let recorded = recorded_calls(&file, kind.file().def(), &planned, Stage::Reviewers)?;
             (id.clone(), recorded)
         }
         None => {

@@ -2,16 +2,18 @@
 //! calls already recorded.
 
 use super::*;
+use crate::corpus::collection::FILE;
+use crate::corpus::files;
 
-pub(super) fn write_manifest(run_dir: &Path, manifest: &Manifest) -> Result<(), Error> {
-    let mut text = serde_json::to_string_pretty(manifest)
-        .map_err(|e| Error::Write(std::io::Error::other(format!("collect.json: {e}"))))?;
-    text.push('\n');
-    rundir::replace_file(&run_dir.join("collect.json"), &text)
+pub(super) fn write_manifest(run_dir: &Path, manifest: &Collection) -> Result<(), Error> {
+    let text = manifest
+        .text()
+        .map_err(|e| Error::Write(std::io::Error::other(format!("{FILE}: {e}"))))?;
+    rundir::replace_file(&run_dir.join(FILE), &text)
 }
 
-pub(super) fn read_manifest(run_dir: &Path) -> Result<Manifest, Error> {
-    let path = run_dir.join("collect.json");
+pub(super) fn read_manifest(run_dir: &Path) -> Result<Collection, Error> {
+    let path = run_dir.join(FILE);
     if !path.is_file() {
         return Err(InputError::new(
             run_dir.display().to_string(),
@@ -22,19 +24,12 @@ pub(super) fn read_manifest(run_dir: &Path) -> Result<Manifest, Error> {
         .into());
     }
     let bytes = read_file(&path)?;
-    serde_json::from_slice(&bytes).map_err(|e| {
-        InputError::new(
-            path.display().to_string(),
-            format!("is not a collect manifest: {e}"),
-        )
-        .at_line(e.line() as u64)
-        .into()
-    })
+    Ok(Collection::read(&path.display().to_string(), &bytes)?)
 }
 
 /// A resumed run must collect what it began collecting: same kind, command, reviewers, arms,
 /// repeats and targets with the same content. Concurrency, timeout and retries may change.
-pub(super) fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Result<(), Error> {
+pub(super) fn check_same(run_dir: &Path, was: &Collection, now: &Collection) -> Result<(), Error> {
     let differs = |field: &str, before: String, after: String| -> Error {
         InputError::new(
             run_dir.join("collect.json").display().to_string(),
@@ -71,7 +66,7 @@ pub(super) fn check_same(run_dir: &Path, was: &Manifest, now: &Manifest) -> Resu
     if was.runs != now.runs {
         return Err(differs("runs", was.runs.to_string(), now.runs.to_string()));
     }
-    let names = |m: &Manifest| m.targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    let names = |m: &Collection| m.targets.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
     if names(was) != names(now) {
         return Err(differs("targets", show(&names(was)), show(&names(now))));
     }
@@ -142,52 +137,36 @@ pub(super) fn check_stage_plans(
     Ok(())
 }
 
-/// The keys of the calls `file` records. A torn last line (no newline: the writer was killed
-/// mid-line) is cut off, and its call runs again; any other unreadable line refuses the resume.
-pub(super) fn read_recorded(
+/// The calls `file` (a stage's file of a collection of `kind`) records, read by the file's
+/// reader: a line it refuses (a call recorded twice among them), or one that records a call the
+/// experiment does not plan, refuses the resume. A torn last line (no newline: the writer was
+/// killed mid-line) is cut off first, and its call runs again.
+pub(super) fn recorded_calls(
     file: &Path,
-    kind: Kind,
-    index: &HashMap<Key, usize>,
+    def: &'static files::Def,
+    planned: &dyn Fn(&Key) -> bool,
+    stage: Stage,
 ) -> Result<HashSet<Key>, Error> {
     let bytes = whole_lines(file)?;
     let name = file.display().to_string();
-    let keys: Vec<(u64, Key)> = match kind {
-        Kind::Reviews => {
-            let (records, problems) = reviews::parse(&name, &bytes);
-            problems.refuse()?;
-            records
-                .into_iter()
-                .map(|r| (r.line, (r.arm, r.target, r.reviewer, r.run)))
-                .collect()
-        }
-        Kind::Queries => {
-            let (all, problems) = queries::parse(&name, &bytes);
-            problems.refuse()?;
-            all.into_iter()
-                .map(|q| (q.line, (q.arm, q.query_id, AGENT.to_string(), q.run)))
-                .collect()
-        }
-    };
-    let mut recorded = HashSet::new();
-    for (line, key) in keys {
-        let call = format!(
-            "arm {:?}, target {:?}, reviewer {:?}, run {}",
-            key.0, key.1, key.2, key.3
-        );
-        if !index.contains_key(&key) {
+    let (calls, problems) = def.calls(&name, &bytes);
+    problems.refuse()?;
+    let mut recorded = HashSet::with_capacity(calls.len());
+    for c in calls {
+        if !planned(&c.call) {
             return Err(InputError::new(
                 &name,
-                format!("records {call}, which the experiment does not plan"),
+                format!(
+                    "records a {} call ({}) that the experiment does not plan",
+                    stage.name(),
+                    c.call
+                ),
             )
-            .at_line(line)
-            .hint("resume with the experiment that began this collection")
+            .at_line(c.line)
+            .hint("resume with the experiment that began this collection, or start a new one")
             .into());
         }
-        if !recorded.insert(key) {
-            return Err(InputError::new(&name, format!("records {call} twice"))
-                .at_line(line)
-                .into());
-        }
+        recorded.insert(c.call);
     }
     Ok(recorded)
 }
@@ -215,71 +194,40 @@ pub(super) fn whole_lines(file: &Path) -> Result<Vec<u8>, Error> {
     Ok(bytes)
 }
 
-/// The keys of the calls a later stage's file records; a line that is not an object, names a
-/// call the stage does not plan, or repeats one refuses the resume.
-pub(super) fn read_keys(planned: &Planned) -> Result<HashSet<CallKey>, Error> {
-    let bytes = whole_lines(&planned.file)?;
-    let name = planned.file.display().to_string();
-    let known: HashSet<&CallKey> = planned.keys.iter().collect();
-    let mut recorded = HashSet::new();
-    let text = String::from_utf8_lossy(&bytes);
-    for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let at = |problem: String| -> Error {
-            InputError::new(&name, problem)
-                .at_line(i as u64 + 1)
-                .hint("resume with the experiment that began this collection, or start a new one")
-                .into()
-        };
-        let Ok(Value::Object(o)) = serde_json::from_str::<Value>(line) else {
-            return Err(at("is not a JSON object".into()));
-        };
-        let key = key_of(planned.stage, planned.kind, &o);
-        if !known.contains(&key) {
-            return Err(at(format!(
-                "records a {} call ({key}) that the experiment does not plan",
-                planned.stage.name()
-            )));
-        }
-        if !recorded.insert(key.clone()) {
-            return Err(at(format!("records the call {key} twice")));
-        }
-    }
-    Ok(recorded)
+/// The calls a later stage's file records.
+pub(super) fn read_keys(planned: &Planned) -> Result<HashSet<Key>, Error> {
+    let known: HashSet<&Key> = planned.keys.iter().collect();
+    let def = planned.stage.file(planned.kind).def();
+    recorded_calls(&planned.file, def, &|k| known.contains(k), planned.stage)
 }
 
-/// Rewrites a stage's complete file in plan order, through a temporary file and a rename.
+/// Rewrites a stage's complete file in plan order, through a temporary file and a rename: each
+/// line placed by its call, as the file's reader reads it.
 pub(super) fn in_plan_order(file: &Path, planned: &Planned) -> Result<(), Error> {
-    let index: HashMap<&CallKey, usize> = planned
+    let index: HashMap<&Key, usize> = planned
         .keys
         .iter()
         .enumerate()
         .map(|(i, k)| (k, i))
         .collect();
-    let kind = planned.kind;
     let bytes = read_file(file)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let mut lines: Vec<(usize, &str)> = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let v: Value = serde_json::from_str(line).map_err(|e| {
-            InputError::new(
-                file.display().to_string(),
-                format!("a line is not JSON: {e}"),
-            )
-        })?;
-        let key = v
-            .as_object()
-            .map(|o| key_of(planned.stage, kind, o))
-            .unwrap_or_default();
-        lines.push((index.get(&key).copied().unwrap_or(usize::MAX), line));
-    }
+    let name = file.display().to_string();
+    let (calls, problems) = planned.stage.file(planned.kind).def().calls(&name, &bytes);
+    problems.refuse()?;
+    let position: HashMap<u64, usize> = calls
+        .iter()
+        .map(|c| (c.line, index.get(&c.call).copied().unwrap_or(usize::MAX)))
+        .collect();
+    let mut lines: Vec<(usize, &[u8])> = crate::corpus::nonblank_lines(&bytes)
+        .map(|(line, text)| (position.get(&line).copied().unwrap_or(usize::MAX), text))
+        .collect();
     lines.sort_by_key(|(i, _)| *i);
-    let mut out = String::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len());
     for (_, line) in lines {
-        out.push_str(line);
-        out.push('\n');
+        out.extend_from_slice(line);
+        out.push(b'\n');
     }
+    let out = String::from_utf8(out)
+        .map_err(|_| Error::from(InputError::new(&name, "is not UTF-8 text")))?;
     rundir::replace_file(file, &out)
 }

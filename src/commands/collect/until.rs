@@ -9,35 +9,6 @@ use super::*;
 
 use crate::pipeline::sequential as seq;
 
-/// The record of a sequential collection, in collect.json `sequential`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Log {
-    /// Every target, in the order the collection takes them (seeded by the experiment's seed).
-    pub order: Vec<String>,
-    /// Targets collected between looks.
-    pub batch: usize,
-    /// The most targets it may collect.
-    pub max_targets: usize,
-    pub looks: Vec<Look>,
-    /// Why it stopped: `better`, `worse` (decided) or `budget`; absent while it goes on.
-    pub stopped: Option<String>,
-}
-
-/// One look: after how many targets, with how many calls recorded, and what the sequences said.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Look {
-    pub targets: usize,
-    pub calls: usize,
-    pub verdict: String,
-}
-
-impl Log {
-    /// Targets collected at the last look.
-    fn collected(&self) -> usize {
-        self.looks.last().map_or(0, |l| l.targets)
-    }
-}
-
 pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
     let p = prepare(args)?;
     let file = p.exp_path.display().to_string();
@@ -70,7 +41,7 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
                         .stopped
                         .clone()
                         .filter(|s| s != "budget" || max_targets <= collected);
-                    Log {
+                    Sequential {
                         batch: given_batch.unwrap_or(log.batch),
                         max_targets,
                         stopped,
@@ -97,7 +68,7 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
                 }
             }
         }
-        None => Log {
+        None => Sequential {
             order: order.clone(),
             batch,
             max_targets: budget,
@@ -185,7 +156,7 @@ fn add(mut a: CollectReport, b: CollectReport) -> CollectReport {
 }
 
 /// "stopped after 34 of 120 targets (better): 408 calls instead of about 1,440 for all 120".
-pub(super) fn summary(log: &Log) -> String {
+pub(super) fn summary(log: &Sequential) -> String {
     let all = log.order.len();
     let (n, calls) = log.looks.last().map_or((0, 0), |l| (l.targets, l.calls));
     let why = match log.stopped.as_deref() {

@@ -345,7 +345,9 @@ fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> St
         blocks.push(Block::Text(
             "Caveats: what the run read that could change its decision without being seen (the decision line counts them; `run --strict` refuses them):".into(),
         ));
-        blocks.push(Block::List(inputs.caveats.clone()));
+        blocks.push(Block::List(
+            inputs.caveats.iter().map(|c| c.sentence()).collect(),
+        ));
     }
     let lines: u64 = inputs.files.values().map(|f| f.lines).sum();
     let used: u64 = inputs.files.values().map(|f| f.used).sum();

@@ -1,0 +1,135 @@
+//! "The same call", defined once: the recorded call a line of a corpus file is the record of.
+//! Two lines of one call are one call recorded twice. The corpus readers refuse the second
+//! ([`super::parse_unique`]), `collect` skips a call already recorded when it resumes, and
+//! `merge` refuses a call two shards recorded — each by comparing [`Call`]s, built by the line
+//! types' own `call()` and by `collect`'s plan from the same fields (docs/architecture.md,
+//! "Adding an input file").
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::scores::ItemId;
+
+/// What one line of a corpus file records: its file's key fields, by name. The texts are
+/// shared (`Arc<str>`), so that a reader holding a million lines' keys copies no string it
+/// already holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Call {
+    /// A reviewer's return on a target in one run (`reviews.jsonl`).
+    Review {
+        arm: Arc<str>,
+        target: Arc<str>,
+        reviewer: Arc<str>,
+        run: u32,
+    },
+    /// An agent's trace of one query in one run (`queries.jsonl`): one agent, so no reviewer.
+    Query {
+        arm: Arc<str>,
+        query_id: Arc<str>,
+        run: u32,
+    },
+    /// A validator's verdict on one finding of a return (`validations.jsonl`).
+    Validation {
+        arm: Arc<str>,
+        target: Arc<str>,
+        run: u32,
+        finding: Arc<str>,
+    },
+    /// One judge on one item (`judges.jsonl`, a collection's record of each judge call).
+    Judge {
+        arm: Arc<str>,
+        item_id: Arc<str>,
+        judge: Arc<str>,
+    },
+    /// The panel's verdicts on one item (`verdicts.jsonl`).
+    Verdicts { arm: Arc<str>, item_id: Arc<str> },
+    /// A scorer's score of one item in one repeat (`scores.jsonl`).
+    Score {
+        arm: Arc<str>,
+        item: ItemId,
+        repeat: u32,
+        scorer: Arc<str>,
+    },
+    /// One annotator's label on one item (`labels.jsonl`).
+    Label {
+        arm: Arc<str>,
+        item_id: Arc<str>,
+        annotator: Arc<str>,
+    },
+    /// A target's metadata (`targets.jsonl`): one line per target, whatever the arm.
+    Target { target: Arc<str> },
+}
+
+impl Call {
+    /// The recorded arm label the call was made under; none for a target's metadata.
+    pub fn arm(&self) -> Option<&str> {
+        match self {
+            Call::Review { arm, .. }
+            | Call::Query { arm, .. }
+            | Call::Validation { arm, .. }
+            | Call::Judge { arm, .. }
+            | Call::Verdicts { arm, .. }
+            | Call::Score { arm, .. }
+            | Call::Label { arm, .. } => Some(arm),
+            Call::Target { .. } => None,
+        }
+    }
+}
+
+/// The call as messages name it: `arm "b", target "t", reviewer "r", run 0`.
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Call::Review {
+                arm,
+                target,
+                reviewer,
+                run,
+            } => write!(
+                f,
+                "arm {arm:?}, target {target:?}, reviewer {reviewer:?}, run {run}"
+            ),
+            Call::Query { arm, query_id, run } => {
+                write!(f, "arm {arm:?}, query {query_id:?}, run {run}")
+            }
+            Call::Validation {
+                arm,
+                target,
+                run,
+                finding,
+            } => write!(
+                f,
+                "arm {arm:?}, target {target:?}, run {run}, finding {finding:?}"
+            ),
+            Call::Judge {
+                arm,
+                item_id,
+                judge,
+            } => write!(f, "arm {arm:?}, item {item_id:?}, judge {judge:?}"),
+            Call::Verdicts { arm, item_id } => write!(f, "arm {arm:?}, item {item_id:?}"),
+            Call::Score {
+                arm,
+                item,
+                repeat,
+                scorer,
+            } => write!(
+                f,
+                "arm {arm:?}, item {item}, repeat {repeat}, scorer {scorer:?}"
+            ),
+            Call::Label {
+                arm,
+                item_id,
+                annotator,
+            } => write!(f, "arm {arm:?}, item {item_id:?}, annotator {annotator:?}"),
+            Call::Target { target } => write!(f, "target {target:?}"),
+        }
+    }
+}
+
+/// A line's call, with where it stands in its file: what `collect`'s resume and `merge` read
+/// of a stage's file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    pub line: u64,
+    pub call: Call,
+}

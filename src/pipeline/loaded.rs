@@ -1,0 +1,60 @@
+//! What the loader makes of a corpus folder: the parsed corpus, every file read, and everything
+//! wrong with it (refusals, malformed findings, caveats, the input ledger), which `run`,
+//! `validate`, the ledger's accounting and the checks against the experiment all read.
+
+use std::path::Path;
+
+use super::read::{read, InputFile};
+use crate::corpus::{reviews, Corpus, MalformedShare};
+use crate::error::{Error, InputError, Problems};
+
+/// A corpus as read, with everything wrong with it.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub corpus: Corpus,
+    /// Every file read, in order, for the manifest.
+    pub inputs: Vec<InputFile>,
+    /// Problems that refuse a run.
+    pub refusals: Problems,
+    /// Set when the folder is a collection that did not finish and `allow_incomplete` let it
+    /// through: what the report must say.
+    pub incomplete: Option<String>,
+    /// The arm labels such a collection collects (its `collect.json` `arms`): an arm it has not
+    /// reached yet is not a typo.
+    pub collecting: Vec<String>,
+    /// Findings a run drops and counts (and `--strict` refuses), each with the arms that read
+    /// it (``arm `baseline` ``, ``arms `baseline` and `treatment` ``): `validate` lists them.
+    /// The first [`Problems::KEPT`] are kept; `malformed_more` counts the rest.
+    pub malformed: Vec<(String, InputError)>,
+    pub malformed_more: u64,
+    /// Validator outputs that were not a verdict: a run counts each as a failed call;
+    /// `validate` lists them.
+    pub failed_validations: Problems,
+    /// The arms more than half of whose findings are malformed (but not all: that is refused):
+    /// the run completes, warns, and its report says its inputs are suspect.
+    pub suspect: Vec<MalformedShare>,
+    /// What became of every line and finding, and the caveats a decision carries
+    /// (docs/reference.md, "The input ledger").
+    pub ledger: crate::corpus::ledger::Inputs,
+    /// Each caveat as the refusal `--strict` makes of it, at its file and line.
+    pub caveats_at: Vec<InputError>,
+    /// The harness record of a collection (collect.json `provenance`), with the file's name.
+    pub provenance: Option<(String, crate::corpus::collection::Provenance)>,
+}
+
+impl Loaded {
+    /// Reads the corpus file at `path`, recording it among the inputs: its name as messages
+    /// give it, and its bytes.
+    pub(super) fn read_at(&mut self, path: &Path) -> Result<(String, Vec<u8>), Error> {
+        let bytes = read(path, &mut self.inputs)?;
+        Ok((path.display().to_string(), bytes))
+    }
+}
+
+/// The reviewer returns the controls' files are checked against: where they were read from (for
+/// messages) and which findings and files they hold.
+#[derive(Clone, Copy)]
+pub struct Returns<'a> {
+    pub path: &'a Path,
+    pub index: &'a reviews::Index,
+}
