@@ -15,6 +15,7 @@
 //! `cargo run --example generate_corpora` rewrites the corpora; a test checks that the
 //! committed files are exactly what these functions produce.
 
+use crate::corpus::files::File;
 use serde_json::{json, Value};
 
 mod capacity;
@@ -338,7 +339,10 @@ pub fn doc_review(seed: u64) -> Files {
     let (mut d, plans) = (Draw::new(seed, 11), PLANS.iter().map(|p| p.0));
     let whole = whole_target_verdicts(&mut d, plans, (0.45, 0.12), None, &mut verdicts);
     let mut files = review_files(reviews, verdicts, DOC_EXPERIMENT);
-    files.push(("labels.jsonl".into(), human_labels(seed, &judged, &whole)));
+    files.push((
+        File::Labels.name().into(),
+        human_labels(seed, &judged, &whole),
+    ));
     files
 }
 
@@ -648,10 +652,10 @@ pub fn code_review(seed: u64) -> Files {
     let _ = whole_target_verdicts(&mut d, changes, (0.5, 0.08), dissent, &mut verdicts);
     let mut files = review_files(reviews, verdicts, CODE_EXPERIMENT);
     files.push((
-        "validations.jsonl".into(),
+        File::Validations.name().into(),
         lines(validator_calls(seed, &latent, &treated)),
     ));
-    files.push(("targets.jsonl".into(), lines(pull_requests())));
+    files.push((File::Targets.name().into(), lines(pull_requests())));
     files.extend(source_snapshots(seed, &latent));
     files
 }
@@ -766,8 +770,8 @@ const CODE_EXPERIMENT: &str = include_str!("generate/code-review-ab.toml");
 /// A review example's files: its returns, its verdicts and its experiment.
 fn review_files(reviews: Vec<String>, verdicts: Vec<String>, experiment: &str) -> Files {
     vec![
-        ("reviews.jsonl".into(), lines(reviews)),
-        ("verdicts.jsonl".into(), lines(verdicts)),
+        (File::Reviews.name().into(), lines(reviews)),
+        (File::Verdicts.name().into(), lines(verdicts)),
         ("experiment.toml".into(), experiment.to_string()),
     ]
 }

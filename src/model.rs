@@ -88,7 +88,7 @@ impl Metrics {
             DeltaTable::Review => self.review.as_ref().map(|r| &r.delta),
             DeltaTable::Queries => self.queries.as_ref().map(|q| &q.delta),
             DeltaTable::Scores => self.scores.as_ref().map(|s| &s.delta),
-            DeltaTable::Lift => None,
+            DeltaTable::Lift | DeltaTable::LiftHuman => None,
         }
     }
 
@@ -96,7 +96,7 @@ impl Metrics {
     pub fn withheld(&self, table: DeltaTable) -> &[String] {
         let w = match table {
             DeltaTable::Review => self.review.as_ref().and_then(|r| r.withheld.as_ref()),
-            DeltaTable::Queries | DeltaTable::Lift => None,
+            DeltaTable::Queries | DeltaTable::Lift | DeltaTable::LiftHuman => None,
             DeltaTable::Scores => self.scores.as_ref().and_then(|s| s.withheld.as_ref()),
         };
         w.map_or(&[], |w| w.metrics.as_slice())

@@ -16,6 +16,8 @@
 //!
 //! This is the IO edge of the program: nothing in the pure core calls it.
 
+pub mod manifest;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 

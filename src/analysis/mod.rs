@@ -30,7 +30,7 @@ use crate::replay::{Comparison, DeltaTable, UnitPair};
 use crate::stats::alpha::{Level, Units};
 use crate::stats::bootstrap::{self, Method, Plan};
 use crate::stats::holm::holm;
-use crate::stats::paired::{wilson, PairedDelta};
+use crate::stats::paired::wilson;
 use crate::trust::{self, Lift, TrustVerdict};
 
 pub use crate::corpus::Corpus;
@@ -196,7 +196,7 @@ pub fn analyse(
     if let Some(l) = metrics.lift.as_ref().filter(|l| l.paired.is_some()) {
         pairs.extend(l.pairs.iter().map(|(item, b, t)| PairRow {
             table: DeltaTable::Lift,
-            metric: Cow::Borrowed("lift"),
+            metric: Cow::Borrowed(crate::replay::LIFT.name),
             pair: UnitPair {
                 unit: item.clone(),
                 run: None,
@@ -247,11 +247,12 @@ fn adjust(
         families.push(others);
     }
     // The lifts' p-values, each where the experiment names it.
-    let named: Vec<(usize, f64)> = ["lift", "lift_human"]
+    let named: Vec<(usize, f64)> = crate::replay::LIFTS
         .iter()
+        .map(|c| c.name)
         .zip(lifts)
         .enumerate()
-        .filter(|(_, (name, _))| family.iter().any(|f| f == *name))
+        .filter(|(_, (name, _))| family.iter().any(|f| f == name))
         .filter_map(|(i, (_, p))| Some((i, p?)))
         .collect();
     let mut adjusted_lifts = [None, None];
@@ -277,84 +278,83 @@ fn adjust(
 /// The decision (docs/reference.md, "The decision") over `wanted`, from the deltas as
 /// adjusted over the decision's family.
 fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Decision {
-    use crate::decision::{Measured, Reading, Words};
-    let measured = |d: &PairedDelta, p: Option<f64>| Reading::Measured(Measured::of(d, p));
+    use crate::decision::Words;
     let rows: Vec<_> = wanted
         .iter()
         .map(|w| {
             let name = w.metric.as_str();
-            let (reading, words) = if name == "lift_human" {
-                let reading = match &m.lift_human {
-                    Some(l) => match (l.ppi.value, l.arms.baseline.value, l.arms.treatment.value) {
-                        (Some(delta), Some(baseline), Some(treatment)) if l.ppi.labelled > 0 => {
-                            use crate::stats::power::{z_sum, ALPHA, POWER};
-                            let se = l.ppi.standard_error();
-                            Reading::Measured(crate::decision::Measured {
-                                baseline,
-                                treatment,
-                                delta,
-                                ci: l.ppi.ci,
-                                p_adjusted: l.p_adjusted,
-                                mde: se.map(|se| se * z_sum(ALPHA, POWER)),
-                                pairs: l.ppi.labelled,
-                                test: crate::stats::test::Test::ZTest,
-                                // The labelled pairs' spread as the z-test sees it.
-                                sd: se.map(|se| se * (l.ppi.labelled as f64).sqrt()),
-                                discordant: None,
-                                min_pairs: crate::decision::MIN_LABELLED_PAIRS,
-                            })
-                        }
-                        _ => Reading::Unmeasured,
-                    },
-                    None => Reading::Unmeasured,
-                };
-                let words = Words {
-                    name: "the lift in human units (PPI++)".into(),
-                    places: 3,
-                    units: "labelled items",
-                };
-                (reading, words)
-            } else if name == "lift" {
-                let reading = match &m.lift {
-                    Some(l) if l.withheld => Reading::Withheld,
-                    Some(Lift {
-                        paired: Some(p),
-                        p_adjusted,
-                        ..
-                    }) => measured(p, *p_adjusted),
-                    _ => Reading::Unmeasured,
-                };
-                let words = Words {
-                    name: "the lift (judge composite)".into(),
-                    places: 3,
-                    units: "items",
-                };
-                (reading, words)
-            } else {
-                let c = crate::replay::compared_key(name);
-                let (table, places, words) = (c.table, c.places, c.words_of(name));
-                let reading = if m.withheld(table).iter().any(|x| x == name) {
-                    Reading::Withheld
-                } else {
-                    match m.deltas(table).and_then(|d| d.get(name)) {
-                        Some(d) if d.paired.pairs > 0 => measured(&d.paired, d.p_adjusted),
-                        _ => Reading::Unmeasured,
-                    }
-                };
-                let units = table.units();
-                (
-                    reading,
-                    Words {
-                        name: words,
-                        places,
-                        units,
-                    },
-                )
+            // A catalogue's metric, a lift, or else an imported scorer.
+            let c = crate::replay::decidable(name).unwrap_or(crate::replay::SCORER);
+            let reading = match c.table {
+                DeltaTable::LiftHuman => lift_human_reading(m),
+                DeltaTable::Lift => lift_reading(m),
+                table => delta_reading(m, table, name),
+            };
+            let words = Words {
+                name: c.words_of(name),
+                places: c.places,
+                units: c.table.units(),
             };
             (w.clone(), reading, words)
         })
         .collect();
     crate::decision::decide(&rows)
+}
+
+/// A delta of one of the run's tables, as the decision reads it.
+fn delta_reading(m: &Metrics, table: DeltaTable, name: &str) -> crate::decision::Reading {
+    use crate::decision::{Measured, Reading};
+    if m.withheld(table).iter().any(|x| x == name) {
+        return Reading::Withheld;
+    }
+    match m.deltas(table).and_then(|d| d.get(name)) {
+        Some(d) if d.paired.pairs > 0 => Reading::Measured(Measured::of(&d.paired, d.p_adjusted)),
+        _ => Reading::Unmeasured,
+    }
+}
+
+/// The lift (judge composite), as the decision reads it.
+fn lift_reading(m: &Metrics) -> crate::decision::Reading {
+    use crate::decision::{Measured, Reading};
+    match &m.lift {
+        Some(l) if l.withheld => Reading::Withheld,
+        Some(Lift {
+            paired: Some(p),
+            p_adjusted,
+            ..
+        }) => Reading::Measured(Measured::of(p, *p_adjusted)),
+        _ => Reading::Unmeasured,
+    }
+}
+
+/// The lift in human units (PPI++), as the decision reads it: an estimate with its standard
+/// error, tested by the z-test.
+fn lift_human_reading(m: &Metrics) -> crate::decision::Reading {
+    use crate::decision::{Measured, Reading};
+    let Some(l) = &m.lift_human else {
+        return Reading::Unmeasured;
+    };
+    match (l.ppi.value, l.arms.baseline.value, l.arms.treatment.value) {
+        (Some(delta), Some(baseline), Some(treatment)) if l.ppi.labelled > 0 => {
+            use crate::stats::power::{z_sum, ALPHA, POWER};
+            let se = l.ppi.standard_error();
+            Reading::Measured(Measured {
+                baseline,
+                treatment,
+                delta,
+                ci: l.ppi.ci,
+                p_adjusted: l.p_adjusted,
+                mde: se.map(|se| se * z_sum(ALPHA, POWER)),
+                pairs: l.ppi.labelled,
+                test: crate::stats::test::Test::ZTest,
+                // The labelled pairs' spread as the z-test sees it.
+                sd: se.map(|se| se * (l.ppi.labelled as f64).sqrt()),
+                discordant: None,
+                min_pairs: crate::decision::MIN_LABELLED_PAIRS,
+            })
+        }
+        _ => Reading::Unmeasured,
+    }
 }
 
 /// What code review's precision controls read from the corpus, and

@@ -224,7 +224,7 @@ impl<'a> Replayer<'a> {
             if let Some(right) = a.final_correct {
                 v[q::LABELLED] += 1.0;
                 v[q::RIGHT] += one(right);
-                let at = q::BIN + 3 * bin_index(p, sweep::BINS);
+                let at = q::BIN + 3 * bin_index(p, crate::stats::calibration::BINS);
                 v[at] += 1.0;
                 v[at + 1] += p;
                 v[at + 2] += one(right);

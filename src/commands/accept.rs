@@ -30,7 +30,7 @@ pub struct Accepted {
     pub replaced: Option<String>,
 }
 
-const FILES: [&str; 2] = ["metrics.json", "manifest.json"];
+const FILES: [&str; 2] = ["metrics.json", crate::rundir::manifest::FILE];
 
 pub fn run(args: &AcceptArgs) -> Result<Accepted, Error> {
     // read_run checks both files parse as calibench wrote them and name the same run.

@@ -11,7 +11,7 @@ pub struct CalibrateArgs {
     /// CSV with confidence (0..1) and correct (0/1 or true/false) columns
     pub file: std::path::PathBuf,
     /// Number of equal-width, right-closed bins
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, default_value_t = crate::stats::calibration::BINS as u32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub bins: u32,
 }
 

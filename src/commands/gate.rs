@@ -17,6 +17,7 @@ use crate::gate::format::{self, About};
 use crate::gate::{self, policy, Outcome, Policy};
 use crate::output::Render;
 use crate::pipeline::{read_file, Timer};
+use crate::rundir::manifest::{self, Manifest};
 use crate::rundir::{self, replace_file};
 
 #[derive(Debug, clap::Args)]
@@ -230,33 +231,24 @@ fn find_policy(target: &Target, flag: Option<&Path>) -> Result<Policy, Error> {
 
 /// The experiment a run directory was made from, as its manifest records it.
 fn experiment_of(dir: &Path) -> Result<PathBuf, Error> {
-    let manifest = dir.join("manifest.json");
-    let value = read_json(&manifest)?;
+    let path = dir.join(manifest::FILE);
+    let record: Manifest = crate::pipeline::stored::read_json(&path)?;
     // Older manifests record the experiment as given on the command line, which may be the
     // folder holding experiment.toml.
-    let named = value["experiment_file"]
-        .as_str()
-        .map(|p| crate::pipeline::experiment_file(Path::new(p)));
-    match named {
-        Some(p) if p.is_file() => Ok(p),
-        Some(p) => Err(InputError::new(
-            manifest.display().to_string(),
-            format!(
-                "names the experiment {}, which is not there to read a [gate] from",
-                p.display()
-            ),
-        )
-        .field("`experiment_file`")
-        .hint("run the gate from where the run was made, or pass --policy FILE")
-        .into()),
-        None => Err(InputError::new(
-            manifest.display().to_string(),
-            "names no experiment_file to read a [gate] from",
-        )
-        .field("`experiment_file`")
-        .hint("pass --policy FILE")
-        .into()),
+    let named = crate::pipeline::experiment_file(Path::new(&record.experiment_file));
+    if named.is_file() {
+        return Ok(named);
     }
+    Err(InputError::new(
+        path.display().to_string(),
+        format!(
+            "names the experiment {}, which is not there to read a [gate] from",
+            named.display()
+        ),
+    )
+    .field("`experiment_file`")
+    .hint("run the gate from where the run was made, or pass --policy FILE")
+    .into())
 }
 
 fn read_text(path: &Path) -> Result<String, Error> {

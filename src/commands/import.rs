@@ -43,9 +43,6 @@ pub struct ImportArgs {
     pub pick: Option<String>,
 }
 
-/// The corpus file imports write.
-pub const FILE: &str = "scores.jsonl";
-
 /// What `import` did.
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -80,7 +77,7 @@ pub fn run(args: &ImportArgs) -> Result<Report, Error> {
         "is being imported into",
         "imports into one folder run one at a time: wait for the other to finish",
     )?;
-    let path = args.into.join(FILE);
+    let path = args.into.join(crate::corpus::files::File::Scores.name());
     let name = path.display().to_string();
     let mut kept: Vec<Score> = Vec::new();
     let mut replaced = 0;

@@ -16,7 +16,7 @@ use crate::model::Metrics;
 use crate::output::Render;
 use crate::pipeline::read_file;
 use crate::policy::Wanted;
-use crate::replay::{compared_named, Compared, DeltaTable};
+use crate::replay::{compared_named, Compared, DeltaTable, LIFTS};
 use crate::stats::holm::pairs_for_floor;
 use crate::stats::power::{
     mcnemar_power, needed_for, power_for, simulated_power_for, ALPHA, MAX_COUNT,
@@ -261,7 +261,7 @@ pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
     let (metrics, about) = crate::pipeline::stored::read_run(&args.run_dir)?;
     let name = args.metric.as_deref().unwrap_or_default();
     let compared = metric_of(&metrics, name, &args.run_dir)?;
-    let pilot = if compared.name == "lift_human" {
+    let pilot = if compared.table == DeltaTable::LiftHuman {
         lift_human_pilot(&metrics, &args.run_dir)?
     } else {
         differences(&args.run_dir, &metrics, &compared)?
@@ -333,10 +333,6 @@ pub struct Planned {
     pub name: String,
     pub table: DeltaTable,
 }
-
-/// `lift_human`'s pilot is its PPI++ estimate, not a pairs table: planned under the lift's
-/// table, told apart by its name.
-const PLANNED_LIFT_HUMAN: DeltaTable = DeltaTable::Lift;
 
 impl From<Compared> for Planned {
     fn from(c: Compared) -> Self {
@@ -571,11 +567,7 @@ pub fn plan(
             Binds::Floor => "McNemar floor",
         },
         simulated_power: simulated,
-        table: if pilot.estimate.is_some() {
-            "lift_human"
-        } else {
-            compared.table.name()
-        },
+        table: compared.table.name(),
         units,
         observed,
         run_id: run_id.to_string(),
@@ -606,37 +598,24 @@ fn metric_of(m: &Metrics, name: &str, run_dir: &Path) -> Result<Planned, Error> 
         .filter_map(|t| m.deltas(t))
         .flat_map(|d| d.keys().map(String::as_str))
         .collect();
-    let lift = m.lift.as_ref().is_some_and(|l| l.paired.is_some());
-    let lift_human = m.lift_human.as_ref().is_some_and(|l| l.ppi.value.is_some());
-    if lift {
-        names.push("lift");
-    }
-    if lift_human {
-        names.push("lift_human");
-    }
-    match name {
-        "lift" if lift => {
-            return Ok(Planned {
-                name: "lift".into(),
-                table: DeltaTable::Lift,
-            })
+    // The lifts, where the run estimated them.
+    let estimated = |c: &Compared| match c.table {
+        DeltaTable::Lift => m.lift.as_ref().is_some_and(|l| l.paired.is_some()),
+        DeltaTable::LiftHuman => m.lift_human.as_ref().is_some_and(|l| l.ppi.value.is_some()),
+        _ => false,
+    };
+    names.extend(LIFTS.iter().filter(|c| estimated(c)).map(|c| c.name));
+    if let Some(c) = LIFTS.into_iter().find(|c| c.name == name) {
+        if estimated(&c) {
+            return Ok(c.into());
         }
-        "lift_human" if lift_human => {
-            return Ok(Planned {
-                name: "lift_human".into(),
-                table: PLANNED_LIFT_HUMAN,
-            })
-        }
-        "lift" | "lift_human" => {
-            return Err(InputError::new(
-                &file,
-                format!("`{name}` has no estimate in this run (withheld, or nothing judged or labelled in both arms)"),
-            )
-            .field("`--metric`")
-            .hint(format!("the run's deltas: {}", names.join(", ")))
-            .into())
-        }
-        _ => {}
+        return Err(InputError::new(
+            &file,
+            format!("`{name}` has no estimate in this run (withheld, or nothing judged or labelled in both arms)"),
+        )
+        .field("`--metric`")
+        .hint(format!("the run's deltas: {}", names.join(", ")))
+        .into());
     }
     let known = compared_named(name);
     let withheld = tables
@@ -715,7 +694,7 @@ fn lift_human_pilot(m: &Metrics, run_dir: &Path) -> Result<PilotPairs, Error> {
         test: Test::ZTest,
         discordant: None,
         estimate: Some(estimate),
-        units: "labelled items",
+        units: DeltaTable::LiftHuman.units(),
     })
 }
 

@@ -361,17 +361,17 @@ fn schema_rows(schema: Value) -> Vec<Row> {
 }
 
 /// A first line of each file, as `calibench init` writes it.
-fn example_line(stem: &str) -> Option<String> {
-    let (kind, file) = match stem {
-        "reviews" => (InitKind::Doc, "reviews.jsonl"),
-        "verdicts" => (InitKind::Doc, "verdicts.jsonl"),
-        "queries" => (InitKind::Queries, "queries.jsonl"),
-        "scores" => (InitKind::Scores, "scores.jsonl"),
+fn example_line(file: files::File) -> Option<String> {
+    use files::File;
+    let kind = match file {
+        File::Reviews | File::Verdicts => InitKind::Doc,
+        File::Queries => InitKind::Queries,
+        File::Scores => InitKind::Scores,
         _ => return None,
     };
     crate::generate::starter::files(kind)
         .into_iter()
-        .find(|(n, _)| n == file)
+        .find(|(n, _)| n == file.name())
         .and_then(|(_, text)| text.lines().next().map(str::to_string))
 }
 
@@ -415,7 +415,7 @@ fn input_files() -> String {
                 s += &table(&schema_rows(reviews::finding_schema(mode, scale)), true);
             }
         }
-        if let Some(line) = example_line(f.stem()) {
+        if let Some(line) = example_line(f.file) {
             s += &format!("\n```json\n{line}\n```\n");
         }
         s += "\n";

@@ -8,7 +8,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::scores::ItemId;
+use super::ItemId;
 
 /// What one line of a corpus file records: its file's key fields, by name. The texts are
 /// shared (`Arc<str>`), so that a reader holding a million lines' keys copies no string it

@@ -10,74 +10,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::files::File;
+pub use super::files::{Kind, Stage};
 use crate::error::InputError;
 
 /// The name of the record in a run directory.
 pub const FILE: &str = "collect.json";
-
-/// What a collection records: reviewer returns or agent query traces.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Reviewer returns, into `reviews.jsonl`.
-    Reviews,
-    /// Agent query traces, into `queries.jsonl`.
-    Queries,
-}
-
-impl Kind {
-    /// The corpus file its first stage writes.
-    pub fn file(self) -> File {
-        match self {
-            Kind::Reviews => File::Reviews,
-            Kind::Queries => File::Queries,
-        }
-    }
-}
-
-/// A collection's stages, in the order they run (docs/guides/live-collection.md).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// The `[collect]` command: reviewer returns, or an agent's query traces.
-    Reviewers,
-    /// `[collect.validators]`: a verdict per finding the validation pass selects.
-    Validators,
-    /// `[collect.judges]`: a panel's verdicts per finding and target.
-    Judges,
-}
-
-impl Stage {
-    pub fn name(self) -> &'static str {
-        match self {
-            Stage::Reviewers => "reviewers",
-            Stage::Validators => "validators",
-            Stage::Judges => "judges",
-        }
-    }
-
-    /// The file the stage appends a line to per call, for a collection of `kind`.
-    pub fn file(self, kind: Kind) -> File {
-        match self {
-            Stage::Reviewers => kind.file(),
-            Stage::Validators => File::Validations,
-            Stage::Judges => File::Judges,
-        }
-    }
-}
 
 /// How far a stage got.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

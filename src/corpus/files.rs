@@ -11,7 +11,8 @@
 use schemars::{schema_for, Schema};
 
 use super::call::{Call, Recorded};
-use super::collection::Stage;
+use serde::{Deserialize, Serialize};
+
 use super::ledger::Reason;
 use super::{judges, labels, queries, reviews, scores, targets, validations, verdicts};
 use crate::error::Problems;
@@ -57,6 +58,69 @@ pub enum Made {
     Copied,
     /// Written by hand, by `calibench import` or by annotators: never in a collection.
     Given,
+}
+
+/// What a collection records: reviewer returns or agent query traces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Reviewer returns, into `reviews.jsonl`.
+    Reviews,
+    /// Agent query traces, into `queries.jsonl`.
+    Queries,
+}
+
+impl Kind {
+    /// The corpus file its first stage writes.
+    pub fn file(self) -> File {
+        match self {
+            Kind::Reviews => File::Reviews,
+            Kind::Queries => File::Queries,
+        }
+    }
+}
+
+/// A collection's stages, in the order they run (docs/guides/live-collection.md).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// The `[collect]` command: reviewer returns, or an agent's query traces.
+    Reviewers,
+    /// `[collect.validators]`: a verdict per finding the validation pass selects.
+    Validators,
+    /// `[collect.judges]`: a panel's verdicts per finding and target.
+    Judges,
+}
+
+impl Stage {
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Reviewers => "reviewers",
+            Stage::Validators => "validators",
+            Stage::Judges => "judges",
+        }
+    }
+
+    /// The file the stage appends a line to per call, for a collection of `kind`.
+    pub fn file(self, kind: Kind) -> File {
+        match self {
+            Stage::Reviewers => kind.file(),
+            Stage::Validators => File::Validations,
+            Stage::Judges => File::Judges,
+        }
+    }
 }
 
 /// One corpus file, declared.

@@ -3,6 +3,7 @@
 pub mod call;
 pub mod collection;
 pub mod files;
+pub mod finding;
 pub mod judges;
 pub mod labels;
 pub mod ledger;
@@ -20,6 +21,7 @@ use std::fmt;
 
 use schemars::JsonSchema;
 use serde::de::{self, Deserialize, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{backticked, mismatch, InputError, Problems};
@@ -180,6 +182,69 @@ impl JsonSchema for Id {
         schemars::json_schema!({
             "description": "A non-blank string, or a number read as its decimal text.",
             "anyOf": [{"type": "string", "pattern": "\\S"}, {"type": "number"}]
+        })
+    }
+}
+
+/// An item's id with its type kept: `1` and `"1"` are different items, and a
+/// numeric-looking string stays a string. Whole numbers sort before text, numbers by value and
+/// text as written, so `10` sorts after `2`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemId {
+    Number(i64),
+    Text(String),
+}
+
+impl fmt::Display for ItemId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ItemId::Number(n) => write!(f, "{n}"),
+            ItemId::Text(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl ItemId {
+    /// The id a log wrote, kept by its JSON type; `None` for anything but a whole number or a
+    /// non-blank string.
+    pub fn from_json(v: &Value) -> Option<ItemId> {
+        match v {
+            Value::Number(n) => n.as_i64().map(ItemId::Number),
+            Value::String(s) if !s.trim().is_empty() => Some(ItemId::Text(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for ItemId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ItemId::Number(n) => s.serialize_i64(*n),
+            ItemId::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ItemId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        ItemId::from_json(&v).ok_or_else(|| {
+            de::Error::custom(format_args!(
+                "must be a whole number or a non-blank string, not {}",
+                kind(&v)
+            ))
+        })
+    }
+}
+
+impl JsonSchema for ItemId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ItemId".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The item's id as the log wrote it: a whole number or a non-blank string, never converted (1 and \"1\" are different items).",
+            "anyOf": [{"type": "integer"}, {"type": "string", "pattern": "\\S"}]
         })
     }
 }

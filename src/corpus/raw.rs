@@ -4,7 +4,7 @@
 //! through `serde_json::Value` first built an ordered map per finding (a string per key, a
 //! B-tree insert per field) only to take it apart again; at a million findings that was most of
 //! the read. [`RawFinding`] keeps only the fields a finding's rules read, each as the JSON kind
-//! it was written as, so [`super::reviews::validate`] can still say "must be a string, not a
+//! it was written as, so that the finding rules can still say "must be a string, not a
 //! number" in the words it always used.
 //!
 //! [`fast_line`] reads a whole `reviews.jsonl` line this way. It is only a faster route to the

@@ -236,8 +236,12 @@ fn null_reason(doc: &Value, path: &MetricPath) -> String {
         let r: Vec<&str> = v.as_array()?.iter().filter_map(Value::as_str).collect();
         (!r.is_empty()).then(|| r.join("; "))
     };
-    if path.parts.first().map(String::as_str) == Some("lift") && doc["lift"]["withheld"] == true {
-        if let Some(r) = reasons(&doc["lift"]["reasons"]) {
+    // The lift's section of metrics.json, under the lift's name.
+    let lift = &doc[crate::replay::LIFT.name];
+    if path.parts.first().map(String::as_str) == Some(crate::replay::LIFT.name)
+        && lift["withheld"] == true
+    {
+        if let Some(r) = reasons(&lift["reasons"]) {
             return format!("`{text}` is null because the lift is withheld; {r}");
         }
     }

@@ -16,6 +16,7 @@
 //! The figures (the two confidence values, the mean, the gate rate, the new model's bands) are
 //! whatever `calibench run` computes on these traces.
 
+use crate::corpus::files::File;
 use serde_json::{json, Map, Value};
 
 use super::{lines, Draw, Files};
@@ -390,7 +391,7 @@ pub fn capacity(seed: u64) -> Files {
         .collect();
     vec![
         ("experiment.toml".into(), EXPERIMENT.to_string()),
-        ("queries.jsonl".into(), lines(out)),
+        (File::Queries.name().into(), lines(out)),
     ]
 }
 
@@ -403,7 +404,7 @@ pub fn capacity_400(seed: u64) -> Files {
     text.push('\n');
     vec![
         ("experiment.toml".into(), EXPERIMENT_400.to_string()),
-        ("queries.jsonl".into(), text),
+        (File::Queries.name().into(), text),
     ]
 }
 

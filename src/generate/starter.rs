@@ -2,6 +2,7 @@
 //! that shows every key with its default, and a few example lines made by fixed rules (no
 //! randomness), which run as written. `docs/reference.md` quotes a line of each.
 
+use crate::corpus::files::File;
 use serde_json::{json, Value};
 
 /// The kinds of corpus `init` makes.
@@ -37,17 +38,17 @@ pub fn files(kind: InitKind) -> Vec<(String, String)> {
             let (reviews, verdicts) = review_lines(kind == InitKind::Code);
             vec![
                 ("experiment.toml".into(), experiment(kind)),
-                ("reviews.jsonl".into(), lines(reviews)),
-                ("verdicts.jsonl".into(), lines(verdicts)),
+                (File::Reviews.name().into(), lines(reviews)),
+                (File::Verdicts.name().into(), lines(verdicts)),
             ]
         }
         InitKind::Queries => vec![
             ("experiment.toml".into(), experiment(kind)),
-            ("queries.jsonl".into(), lines(query_lines())),
+            (File::Queries.name().into(), lines(query_lines())),
         ],
         InitKind::Scores => vec![
             ("experiment.toml".into(), experiment(kind)),
-            ("scores.jsonl".into(), lines(score_lines())),
+            (File::Scores.name().into(), lines(score_lines())),
         ],
     }
 }

@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{score_of, shown, Draft, Options, Read, Scored, Tally, Values};
-use crate::corpus::scores::ItemId;
+use crate::corpus::ItemId;
 use crate::error::{Error, InputError};
 
 /// The only log version read: the one Inspect has written since 2024.

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{number, score_of, shown, Draft, Options, Read, Scored, Tally, Values};
-use crate::corpus::scores::ItemId;
+use crate::corpus::ItemId;
 use crate::corpus::{nonblank_lines, object};
 use crate::error::{Error, InputError};
 

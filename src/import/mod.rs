@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::corpus::scores::{ItemId, Score};
+use crate::corpus::scores::Score;
+use crate::corpus::ItemId;
 use crate::corpus::Text;
 use crate::error::{Error, InputError};
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::{distinct, score_of, shown, Draft, Options, Read, Scored, Tally, Values};
-use crate::corpus::scores::ItemId;
+use crate::corpus::ItemId;
 use crate::error::{Error, InputError};
 
 /// The results version read.

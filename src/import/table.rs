@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{boolean, number, score_of, shown, Draft, Options, Read, Scored, Tally, Values};
-use crate::corpus::scores::ItemId;
+use crate::corpus::ItemId;
 use crate::corpus::{nonblank_lines, object};
 use crate::error::{Error, InputError};
 use crate::input::{csv_with_header, for_each_row};

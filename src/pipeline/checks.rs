@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::loaded::Loaded;
 use crate::config::Experiment;
+use crate::corpus::files::File;
 use crate::corpus::{reviews, Corpus, MalformedShare};
 use crate::error::InputError;
 
@@ -161,14 +162,28 @@ pub(super) fn judges_error(
 }
 
 /// Why the corpus (and the experiment's mode) cannot measure the compared metric `c`: the
-/// file it needs, or code review's precision controls in doc mode. `None` when it can.
+/// file it needs (judges for a lift, and human labels for the lift in human units), or code
+/// review's precision controls in doc mode. `None` when it can.
 fn unmeasurable(c: &crate::replay::Compared, corpus: &Corpus, exp: &Experiment) -> Option<String> {
     use crate::replay::DeltaTable;
-    let needs = |file: &str| Some(format!("needs {file}, which the corpus does not have"));
+    let needs = |file: File| {
+        Some(format!(
+            "needs {}, which the corpus does not have",
+            file.name()
+        ))
+    };
     match c.table {
-        DeltaTable::Review if corpus.reviews.is_none() => needs("reviews.jsonl"),
-        DeltaTable::Queries if corpus.queries.is_none() => needs("queries.jsonl"),
-        DeltaTable::Review if c.judged && corpus.verdicts.is_none() => needs("verdicts.jsonl"),
+        DeltaTable::Review if corpus.reviews.is_none() => needs(File::Reviews),
+        DeltaTable::Queries if corpus.queries.is_none() => needs(File::Queries),
+        DeltaTable::Review if c.judged && corpus.verdicts.is_none() => needs(File::Verdicts),
+        DeltaTable::Lift if corpus.verdicts.is_none() && exp.scores.judges.is_empty() => {
+            Some(format!(
+                "needs {} (or [scores] judges), which the corpus does not have",
+                File::Verdicts.name()
+            ))
+        }
+        DeltaTable::LiftHuman if corpus.verdicts.is_none() => needs(File::Verdicts),
+        DeltaTable::LiftHuman if corpus.labels.is_none() => needs(File::Labels),
         DeltaTable::Review if c.controls && exp.mode != crate::policy::Mode::Code => Some(
             "is measured by code review's precision controls (the validation pass, skip rules, lint-ignore), but mode is doc".to_string(),
         ),
@@ -215,14 +230,13 @@ pub(super) fn refuse_unmeasured_primary(loaded: &mut Loaded, exp_path: &Path, ex
 /// catalogue metric whose file is missing, `lift` without judges, or a name that is neither a
 /// compared metric, `lift`, nor a scorer of `scores.jsonl` (with the nearest name).
 pub(super) fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Experiment) {
-    use crate::replay::{compared, compared_named};
+    use crate::replay::{compared, decidable, LIFTS};
     let corpus = &loaded.corpus;
     let scorers: std::collections::BTreeSet<&str> = corpus
         .scores
         .iter()
         .flat_map(|(_, lines)| lines.iter().map(|l| l.scorer.0.as_str()))
         .collect();
-    let judges = corpus.verdicts.is_some() || !exp.scores.judges.is_empty();
     let error = |problem: String, hint: String| {
         let e = InputError::new(exp_path.display().to_string(), problem).hint(hint);
         let e = e.field("`decision`");
@@ -233,8 +247,7 @@ pub(super) fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Exp
     };
     for w in &exp.decision {
         let name = w.metric.as_str();
-        let needs = |file: &str| Some(format!("needs {file}, which the corpus does not have"));
-        let missing = match compared_named(name) {
+        let missing = match decidable(name) {
             // A scorer named like a catalogue metric the corpus cannot measure: the catalogue's
             // name wins, so the scorer could never be decided on.
             Some(c) if scorers.contains(name) && unmeasurable(&c, corpus, exp).is_some() => {
@@ -245,25 +258,18 @@ pub(super) fn refuse_undecidable(loaded: &mut Loaded, exp_path: &Path, exp: &Exp
                 continue;
             }
             Some(c) => unmeasurable(&c, corpus, exp),
-            None if name == "lift" => {
-                (!judges).then(|| needs("verdicts.jsonl (or [scores] judges)").unwrap_or_default())
-            }
-            None if name == "lift_human" => match (&corpus.verdicts, &corpus.labels) {
-                (None, _) => needs("verdicts.jsonl"),
-                (_, None) => needs("labels.jsonl"),
-                _ => None,
-            },
             None if scorers.contains(name) => None,
             None => {
                 let mut names: Vec<&str> = compared().iter().map(|c| c.name).collect();
-                names.extend(["lift", "lift_human"]);
+                names.extend(LIFTS.iter().map(|c| c.name));
+                let lifts = LIFTS.map(|c| format!("`{}`", c.name)).join(", ");
                 names.extend(scorers.iter().copied());
                 let near = crate::text::nearest(name, &names)
                     .map(|n| format!("; did you mean `{n}`?"))
                     .unwrap_or_default();
                 loaded.refusals.push(error(
-                    format!("`{name}` is not a compared metric, `lift`, `lift_human`, or a scorer of the corpus{near}"),
-                    format!("a decision metric is a key of review.delta or queries.delta, `lift`, `lift_human`, or an imported scorer: {}", names.join(", ")),
+                    format!("`{name}` is not a compared metric, {lifts}, or a scorer of the corpus{near}"),
+                    format!("a decision metric is a key of review.delta or queries.delta, {lifts}, or an imported scorer: {}", names.join(", ")),
                 ));
                 continue;
             }

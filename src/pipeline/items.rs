@@ -119,10 +119,10 @@ impl<'a> Known {
 }
 
 /// A scored item's id as text, as a verdict's `item_id` writes it.
-pub(super) fn item_text(item: &crate::corpus::scores::ItemId) -> String {
+pub(super) fn item_text(item: &crate::corpus::ItemId) -> String {
     match item {
-        crate::corpus::scores::ItemId::Number(n) => n.to_string(),
-        crate::corpus::scores::ItemId::Text(t) => t.clone(),
+        crate::corpus::ItemId::Number(n) => n.to_string(),
+        crate::corpus::ItemId::Text(t) => t.clone(),
     }
 }
 

@@ -4,18 +4,10 @@
 
 use std::path::Path;
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-
-/// An input file that was read, for the manifest.
-#[derive(Clone, Debug, Serialize)]
-pub struct InputFile {
-    pub path: String,
-    pub sha256: String,
-    pub bytes: usize,
-}
+pub use crate::rundir::manifest::InputFile;
 
 /// Reads a whole file, recording it for the manifest.
 pub fn read(path: &Path, inputs: &mut Vec<InputFile>) -> Result<Vec<u8>, Error> {

@@ -8,16 +8,16 @@ use std::time::SystemTime;
 use serde::Serialize;
 
 use super::load;
-use super::read::InputFile;
 use super::{RunOptions, Timer};
 use crate::analysis::{self, Settings};
-use crate::config::Experiment;
 use crate::corpus::ledger::Caveat;
 use crate::error::{Error, InputError};
 use crate::model::{Analysis, Metrics};
 use crate::output;
-use crate::report::document::{Document, Provenance};
+use crate::replay::DeltaTable;
+use crate::report::document::Document;
 use crate::report::tables;
+use crate::rundir::manifest::{self, Manifest};
 use crate::rundir::{self, RunId};
 
 /// A run made: where it was written, what it measured and what its report says.
@@ -122,7 +122,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     } = analysis::analyse(&exp, &mut corpus, &run_id, settings)?;
     if let Some(qualified) = &sequential {
         let order = super::sequential::recorded_order(&exp.corpus)?
-            .map(|ids| (ids, "collect.json".to_string()));
+            .map(|ids| (ids, crate::corpus::collection::FILE.to_string()));
         let withheld = super::sequential::withheld(qualified, &metrics);
         metrics.sequential = Some(super::sequential::decide(
             qualified, &pairs, order, exp.seed, &file, withheld,
@@ -228,14 +228,15 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
             }),
         ));
     }
+    let overrides: Vec<String> = args.set.iter().map(ToString::to_string).collect();
     let manifest = Manifest {
         run_id: run_id.clone(),
-        calibench_version: env!("CARGO_PKG_VERSION"),
+        calibench_version: env!("CARGO_PKG_VERSION").into(),
         command_line: std::env::args().collect(),
         experiment_file: super::experiment_file(path).display().to_string(),
-        experiment: exp.clone(),
-        overrides: args.set.iter().map(ToString::to_string).collect(),
-        inputs,
+        experiment: Some(exp.clone()),
+        overrides: (!overrides.is_empty()).then_some(overrides),
+        inputs: Some(inputs),
         seed: exp.seed,
         bootstrap: exp.bootstrap,
         started_at: rundir::timestamp(started),
@@ -243,9 +244,9 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     };
     let manifest = to_json(&manifest);
     // The report reads the manifest as `calibench report` will, so both render the same.
-    let about: Provenance = serde_json::from_slice(&manifest)
+    let about: Manifest = serde_json::from_slice(&manifest)
         .map_err(|e| Error::Write(std::io::Error::other(format!("manifest.json: {e}"))))?;
-    files.push(("manifest.json".into(), manifest));
+    files.push((manifest::FILE.into(), manifest));
     let run_dir = claim.commit(&files)?;
     timer.lap("write", &mut lap);
     let rendered = super::stored::render(&metrics, &about, !args.no_plots)?;
@@ -313,15 +314,15 @@ fn noise_floor(
         )));
     }
     for (name, m) in d.metrics.iter_mut() {
-        let paired = match name.as_str() {
-            "lift" => aa.lift.as_ref().and_then(|l| l.paired.as_ref()),
-            "lift_human" => None,
-            _ => {
-                let table = crate::replay::compared_key(name).table;
-                aa.deltas(table)
-                    .and_then(|t| t.get(name))
-                    .map(|x| &x.paired)
-            }
+        let table = crate::replay::decidable(name).map_or(DeltaTable::Scores, |c| c.table);
+        let paired = match table {
+            DeltaTable::Lift => aa.lift.as_ref().and_then(|l| l.paired.as_ref()),
+            // An estimate with no paired delta: the harness's noise is not measured for it.
+            DeltaTable::LiftHuman => None,
+            table => aa
+                .deltas(table)
+                .and_then(|t| t.get(name))
+                .map(|x| &x.paired),
         };
         m.noise = paired.map(|p| crate::decision::Noise::of(p.delta, p.ci, m.delta));
     }
@@ -359,23 +360,6 @@ pub(super) fn to_json<T: Serialize>(v: &T) -> Vec<u8> {
         .unwrap_or_else(|e| format!("{{\"error\": \"could not serialize: {e}\"}}").into_bytes());
     out.push(b'\n');
     out
-}
-
-#[derive(Serialize)]
-struct Manifest {
-    run_id: String,
-    calibench_version: &'static str,
-    command_line: Vec<String>,
-    experiment_file: String,
-    experiment: Experiment,
-    /// `--set KEY=VALUE` overrides of the experiment file, as given.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    overrides: Vec<String>,
-    inputs: Vec<InputFile>,
-    seed: u64,
-    bootstrap: usize,
-    started_at: String,
-    finished_at: String,
 }
 
 /// Whether the run replayed code review's precision controls (docs/guides/ab-rubric-change.md): their columns are in

@@ -9,7 +9,7 @@ use crate::config::Experiment;
 use crate::error::InputError;
 use crate::model::PairRow;
 use crate::policy::Wanted;
-use crate::replay::{compared_named, DeltaTable};
+use crate::replay::{decidable, DeltaTable, LIFT};
 use crate::sequential::{Sequential, Stream};
 use crate::stats::rng::Rng;
 
@@ -45,24 +45,21 @@ pub fn qualify(exp: &Experiment, file: &str) -> Result<Vec<Qualified>, InputErro
     let mut out: Vec<Qualified> = Vec::new();
     for w in wanted {
         let name = w.metric.as_str();
-        let (table, range) = match name {
-            "lift_human" => {
+        let (table, range) = match decidable(name) {
+            Some(c) if c.table == DeltaTable::LiftHuman => {
                 return Err(error(
-                    "`lift_human` is an estimate with a standard error (PPI++), not a mean of per-unit differences: no sequence can bound it".into(),
-                    "decide sequentially on `lift` or `precision`, and on lift_human at a fixed size (calibench plan --metric lift_human)",
+                    format!("`{name}` is an estimate with a standard error (PPI++), not a mean of per-unit differences: no sequence can bound it"),
+                    &format!("decide sequentially on `{}` or `precision`, and on {name} at a fixed size (calibench plan --metric {name})", LIFT.name),
                 ))
             }
-            "lift" => (DeltaTable::Lift, Some(declared(name).unwrap_or([0.0, 1.0]))),
-            _ => match compared_named(name) {
-                Some(c) if !c.per_unit => {
-                    return Err(error(
-                        format!("`{name}` is a figure of the whole set of units, with no per-unit difference: no sequence can bound it"),
-                        "make it a guard checked at a fixed size, or leave it out of [decision] for the sequential run",
-                    ))
-                }
-                Some(c) => (c.table, declared(name).or(c.range)),
-                None => (DeltaTable::Scores, declared(name)),
-            },
+            Some(c) if !c.per_unit => {
+                return Err(error(
+                    format!("`{name}` is a figure of the whole set of units, with no per-unit difference: no sequence can bound it"),
+                    "make it a guard checked at a fixed size, or leave it out of [decision] for the sequential run",
+                ))
+            }
+            Some(c) => (c.table, declared(name).or(c.range)),
+            None => (DeltaTable::Scores, declared(name)),
         };
         let Some(range) = range else {
             return Err(error(
@@ -253,7 +250,7 @@ pub fn replay(
     Ok(decide(
         &qualified,
         &analysis.pairs,
-        Some((order, "collect.json".into())),
+        Some((order, crate::corpus::collection::FILE.into())),
         exp.seed,
         &file,
         withheld(&qualified, &analysis.metrics),

@@ -9,11 +9,12 @@ use serde::de::DeserializeOwned;
 use super::read_file;
 use crate::error::{Error, InputError};
 use crate::model::Metrics;
-use crate::report::{self, document::Provenance, Rendered};
+use crate::report::{self, Rendered};
+use crate::rundir::manifest::{self, Manifest};
 use crate::rundir::{self, replace_dir};
 
 /// Renders, turning a drawing failure into an error that names the run.
-pub fn render(m: &Metrics, about: &Provenance, with_plots: bool) -> Result<Rendered, Error> {
+pub fn render(m: &Metrics, about: &Manifest, with_plots: bool) -> Result<Rendered, Error> {
     report::render(m, about, with_plots).map_err(|e| {
         Error::Write(std::io::Error::other(format!(
             "report of {}: {e}",
@@ -23,7 +24,7 @@ pub fn render(m: &Metrics, about: &Provenance, with_plots: bool) -> Result<Rende
 }
 
 /// Reads what a report is rendered from. Every problem names the file, line and field.
-pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
+pub fn read_run(run_dir: &Path) -> Result<(Metrics, Manifest), Error> {
     if !run_dir.is_dir() {
         return Err(
             InputError::new(run_dir.display().to_string(), "is not a run directory")
@@ -42,10 +43,10 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
         }
     }
     let metrics: Metrics = read_json(&path)?;
-    let about: Provenance = read_json(&run_dir.join("manifest.json"))?;
+    let about: Manifest = read_json(&run_dir.join(manifest::FILE))?;
     if about.run_id != metrics.run_id {
         return Err(InputError::new(
-            run_dir.join("manifest.json").display().to_string(),
+            run_dir.join(manifest::FILE).display().to_string(),
             format!(
                 "names run `{}` but metrics.json names `{}`",
                 about.run_id, metrics.run_id
@@ -58,7 +59,7 @@ pub fn read_run(run_dir: &Path) -> Result<(Metrics, Provenance), Error> {
     // The id names the report's folder: it must be one plain name, whatever the file says.
     rundir::check_id(
         &about.run_id,
-        &run_dir.join("manifest.json").display().to_string(),
+        &run_dir.join(manifest::FILE).display().to_string(),
     )
     .map_err(|e| e.field("`run_id`"))?;
     Ok((metrics, about))
@@ -81,7 +82,9 @@ pub fn refuse_sweep(path: &Path, metrics: &serde_json::Value, what: &str) -> Res
     Ok(())
 }
 
-fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, Error> {
+/// A JSON file a run directory holds, read as `T`: every problem named by file, line and
+/// field.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, Error> {
     let bytes = read_file(path)?;
     let de = &mut serde_json::Deserializer::from_slice(&bytes);
     serde_path_to_error::deserialize(de).map_err(|e| {

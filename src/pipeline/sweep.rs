@@ -20,6 +20,7 @@ use crate::error::{Error, InputError};
 use crate::input::toml::Override;
 use crate::model::{Closest, Holdout, Kept, Recommended, Sweep, SweepPoint, SweepTrust};
 use crate::policy::Arm;
+use crate::rundir::manifest::Manifest;
 use crate::rundir::{self, Claim, RunId};
 use crate::sweep::{self, Choice, Estimate, Side, Spec};
 
@@ -402,12 +403,16 @@ impl Computed {
         let run_id = claim.id().to_string();
         let mut result = self.result;
         result.run_id = run_id.clone();
-        let manifest = Manifest {
-            run_id: &run_id,
-            calibench_version: env!("CARGO_PKG_VERSION"),
+        // A sweep's manifest records no experiment and no inputs (its metrics.json holds what
+        // each point read), and its overrides even when there are none.
+        let manifest: Manifest<()> = Manifest {
+            run_id: run_id.clone(),
+            calibench_version: env!("CARGO_PKG_VERSION").into(),
             command_line: std::env::args().collect(),
             experiment_file: self.experiment_file,
-            overrides: options.set.iter().map(ToString::to_string).collect(),
+            experiment: None,
+            overrides: Some(options.set.iter().map(ToString::to_string).collect()),
+            inputs: None,
             seed: result.seed,
             bootstrap: result.bootstrap,
             started_at: rundir::timestamp(self.started),
@@ -470,10 +475,10 @@ fn write(
     claim: Claim,
     result: &Sweep,
     units: Option<[String; 2]>,
-    manifest: &Manifest<'_>,
+    manifest: &Manifest<()>,
     options: &RunOptions,
 ) -> Result<(PathBuf, PathBuf), Error> {
-    let run_id = manifest.run_id;
+    let run_id = manifest.run_id.as_str();
     let mut files = vec![(
         "metrics.json".to_string(),
         to_json(&MetricsFile {
@@ -485,7 +490,7 @@ fn write(
         files.push(("choosing.txt".into(), choosing.into_bytes()));
         files.push(("held_out.txt".into(), held_out.into_bytes()));
     }
-    files.push(("manifest.json".into(), to_json(manifest)));
+    files.push((crate::rundir::manifest::FILE.into(), to_json(manifest)));
     let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
     claim.write_with(["sweep.csv", "sweep.parquet"], |[csv, parquet]| {
         let frame = crate::report::sweep::table(result)
@@ -609,8 +614,12 @@ pub fn points(
     if arms.is_err() {
         if let Ok(exp) = config::parse_with(&file, &text, &options.set) {
             let (reviews, queries) = (
-                exp.corpus.join("reviews.jsonl").is_file(),
-                exp.corpus.join("queries.jsonl").is_file(),
+                exp.corpus
+                    .join(crate::corpus::files::File::Reviews.name())
+                    .is_file(),
+                exp.corpus
+                    .join(crate::corpus::files::File::Queries.name())
+                    .is_file(),
             );
             match (reviews, queries) {
                 (false, true) => check_side(spec, Side::Queries)?,
@@ -644,8 +653,16 @@ fn check_keys(spec: &Spec) -> Result<(), InputError> {
 /// every point would be refused, or replay the same, with a message about something else.
 fn check_side(spec: &Spec, side: Side) -> Result<(), Error> {
     let (other, has, vary) = match side {
-        Side::Review => ("confidence", "reviews.jsonl", "review.*"),
-        Side::Queries => ("review", "queries.jsonl", "confidence.*"),
+        Side::Review => (
+            "confidence",
+            crate::corpus::files::File::Reviews.name(),
+            "review.*",
+        ),
+        Side::Queries => (
+            "review",
+            crate::corpus::files::File::Queries.name(),
+            "confidence.*",
+        ),
     };
     match spec
         .vary
@@ -690,19 +707,6 @@ type PointResult = Result<Vec<Estimate>, InputError>;
 struct MetricsFile<'a> {
     run_id: &'a str,
     sweep: &'a Sweep,
-}
-
-#[derive(Serialize)]
-struct Manifest<'a> {
-    run_id: &'a str,
-    calibench_version: &'a str,
-    command_line: Vec<String>,
-    experiment_file: String,
-    overrides: Vec<String>,
-    seed: u64,
-    bootstrap: usize,
-    started_at: String,
-    finished_at: String,
 }
 
 fn usage(flag: &str, problem: String) -> Error {

@@ -24,6 +24,9 @@ pub enum DeltaTable {
     /// The lift: the judges' composite per item judged in both arms (its pairs are in
     /// `pairs.csv`; its figures under `lift` in `metrics.json`).
     Lift,
+    /// The lift in human units (PPI++): an estimate with its standard error, over labelled
+    /// items (under `lift_human` in `metrics.json`).
+    LiftHuman,
 }
 
 impl DeltaTable {
@@ -33,6 +36,7 @@ impl DeltaTable {
             DeltaTable::Queries => "queries",
             DeltaTable::Scores => "scores",
             DeltaTable::Lift => "lift",
+            DeltaTable::LiftHuman => "lift_human",
         }
     }
 
@@ -42,6 +46,7 @@ impl DeltaTable {
             DeltaTable::Review => "targets",
             DeltaTable::Queries => "queries",
             DeltaTable::Scores | DeltaTable::Lift => "items",
+            DeltaTable::LiftHuman => "labelled items",
         }
     }
 }
@@ -174,6 +179,45 @@ pub const SCORER: Compared = Compared {
     summary: None,
     range: None,
 };
+
+/// The lift (docs/guides/trust.md): the mean difference of the judges' composite over the
+/// items judged in both arms, on [0, 1]. Withheld when the judges are not trusted.
+pub const LIFT: Compared = Compared {
+    name: "lift",
+    table: DeltaTable::Lift,
+    per_unit: true,
+    judged: true,
+    controls: false,
+    better: None,
+    label: Some("the lift (judge composite)"),
+    places: 3,
+    summary: None,
+    range: Some([0.0, 1.0]),
+};
+
+/// The lift in human units (docs/guides/judges-and-humans.md): PPI++'s estimate from the
+/// labelled items, with a standard error and no per-unit differences.
+pub const LIFT_HUMAN: Compared = Compared {
+    name: "lift_human",
+    table: DeltaTable::LiftHuman,
+    per_unit: false,
+    judged: true,
+    controls: false,
+    better: None,
+    label: Some("the lift in human units (PPI++)"),
+    places: 3,
+    summary: None,
+    range: None,
+};
+
+/// The metrics the judges measure beside the catalogues': a `[decision]` and `plan` may name
+/// them, a primary metric may not (they have no direction of their own).
+pub const LIFTS: [Compared; 2] = [LIFT, LIFT_HUMAN];
+
+/// The metric a decision or a plan may name `name`: a catalogue's, or a lift.
+pub fn decidable(name: &str) -> Option<Compared> {
+    compared_named(name).or_else(|| LIFTS.into_iter().find(|c| c.name == name))
+}
 
 /// What a delta's key names: the catalogue's metric of that name, else an imported scorer.
 pub fn compared_key(key: &str) -> Compared {

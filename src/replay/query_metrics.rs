@@ -12,14 +12,12 @@ use super::{value_counts, Comparison, UnitPair, ValueCount};
 use crate::corpus::queries::Query;
 use crate::policy::{Bands, ConfidencePolicy};
 use crate::stats::bootstrap::{multinomial, parallel, Plan, UNITS_PER_PATTERN};
-use crate::stats::calibration::{bin_index, calibrate, round9, Calibration};
+use crate::stats::calibration::{bin_index, calibrate, ece, round9, BinSums, Calibration, BINS};
 use crate::stats::paired::{wilson, PairedDelta};
 use crate::stats::patterns::patterns_of;
 use crate::stats::quantile::percentile;
 use crate::stats::test::{p_value as p_value_of, Test};
 
-/// Equal-width calibration bins (docs/guides/alpha-and-calibration.md's default).
-pub const BINS: usize = 10;
 // Bins and outcomes are packed into a byte in the bootstrap loops.
 const _: () = assert!(2 * BINS < u8::MAX as usize);
 
@@ -329,11 +327,12 @@ impl Bins {
     /// (ECE, Brier); `None` without outcomes.
     fn finish(&self) -> Option<(f64, f64)> {
         (self.n > 0.0).then(|| {
-            let ece = (0..BINS)
-                .filter(|&b| self.count[b] > 0.0)
-                .map(|b| (self.hits[b] - self.conf[b]).abs() / self.n)
-                .sum();
-            (ece, self.brier / self.n)
+            let sums = (0..BINS).map(|b| BinSums {
+                count: self.count[b],
+                confidence: self.conf[b],
+                hits: self.hits[b],
+            });
+            (ece(sums, self.n), self.brier / self.n)
         })
     }
 }
@@ -465,10 +464,12 @@ fn pair_stats<'a>(n: usize, drawn: impl Iterator<Item = (&'a PairCell, u32)>) ->
             let l = f64::from(labelled);
             out[arm][4] = hits[arm].iter().map(|&h| f64::from(h)).sum::<f64>() / l;
             out[arm][5] = brier[arm] / l;
-            out[arm][6] = (0..BINS)
-                .filter(|&b| count[arm][b] > 0)
-                .map(|b| (f64::from(hits[arm][b]) - conf[arm][b]).abs() / l)
-                .sum();
+            let sums = (0..BINS).map(|b| BinSums {
+                count: f64::from(count[arm][b]),
+                confidence: conf[arm][b],
+                hits: f64::from(hits[arm][b]),
+            });
+            out[arm][6] = ece(sums, l);
         }
     }
     out

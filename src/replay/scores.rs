@@ -10,8 +10,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::UnitPair;
-use crate::corpus::scores::{ItemId, Score};
+use crate::corpus::scores::Score;
 use crate::corpus::verdicts::{Item, Verdict};
+use crate::corpus::ItemId;
 use crate::stats::calibration::{calibrate, Calibration};
 use crate::stats::paired::{wilson, PairedDelta};
 

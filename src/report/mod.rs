@@ -23,7 +23,8 @@ pub mod tables;
 pub mod terminal;
 
 use crate::model::Metrics;
-use document::{Document, Provenance};
+use crate::rundir::manifest::Manifest;
+use document::Document;
 
 /// A rendered report: its files (paths relative to the report directory) and what it says.
 #[derive(Clone, Debug)]
@@ -34,7 +35,7 @@ pub struct Rendered {
 
 /// Renders the report of one run: `report.md`, `report.html` and, unless `with_plots` is false,
 /// `plots/<name>.svg` and `.png` for every plot the metrics support.
-pub fn render(m: &Metrics, about: &Provenance, with_plots: bool) -> Result<Rendered, String> {
+pub fn render(m: &Metrics, about: &Manifest, with_plots: bool) -> Result<Rendered, String> {
     let drawn = if with_plots {
         plots::render_all(&plots::specs(m))?
     } else {

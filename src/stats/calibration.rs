@@ -45,6 +45,30 @@ pub enum CalibrationError {
     OutOfRange { index: usize, value: f64 },
 }
 
+/// calibench's equal-width bins, wherever it bins confidences: a run's query calibration, a
+/// sweep's ECE and `calibench calibrate` unless `--bins` says otherwise.
+pub const BINS: usize = 10;
+
+/// One bin's sums: how many predictions, their summed confidence and how many were right,
+/// each counted as often as it is drawn (a bootstrap weights them).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BinSums {
+    pub count: f64,
+    pub confidence: f64,
+    pub hits: f64,
+}
+
+/// The expected calibration error (Guo et al. 2017) of `n` predictions from their bins' sums:
+/// each bin's gap |accuracy − mean confidence| weighted by its share of the predictions, which
+/// is Σ |hits − summed confidence| / n over the bins that hold any. The one ECE: `calibrate`'s,
+/// the bootstraps' and a sweep's figures all come here.
+pub fn ece(bins: impl IntoIterator<Item = BinSums>, n: f64) -> f64 {
+    bins.into_iter()
+        .filter(|b| b.count > 0.0)
+        .map(|b| (b.hits - b.confidence).abs() / n)
+        .sum()
+}
+
 /// Rounds to 9 decimal places: the resolution at which calibench compares confidences.
 pub fn round9(x: f64) -> f64 {
     (x * 1e9).round() / 1e9
@@ -95,7 +119,12 @@ pub fn calibrate(
         brier += (p - f64::from(u8::from(y))).powi(2);
     }
 
-    let mut ece = 0.0;
+    let sums = (0..bins).map(|b| BinSums {
+        count: count[b] as f64,
+        confidence: conf_sum[b],
+        hits: hits[b] as f64,
+    });
+    let ece = ece(sums, n as f64);
     let mut mce = 0.0f64;
     let mut out = Vec::with_capacity(bins);
     for b in 0..bins {
@@ -104,9 +133,7 @@ pub fn calibrate(
         } else {
             let c = count[b] as f64;
             let (conf, acc) = (conf_sum[b] / c, hits[b] as f64 / c);
-            let gap = (acc - conf).abs();
-            ece += c / n as f64 * gap;
-            mce = mce.max(gap);
+            mce = mce.max((acc - conf).abs());
             (Some(conf), Some(acc))
         };
         out.push(Bin {

@@ -1,5 +1,5 @@
 //! Units that contribute alike, grouped: what lets a bootstrap draw a multinomial over
-//! patterns instead of drawing every unit (α's [`super::alpha::Patterns`], the query intervals).
+//! patterns instead of drawing every unit (α's unit patterns, the query intervals).
 
 /// Groups units by `keys` (one per unit, equal keys: units that contribute alike): the index of
 /// each pattern's first unit and how many units share it, in order of first appearance; `None`

@@ -211,7 +211,9 @@ impl StageContext<'_> {
                 }
             }
         }
-        let path = self.run_dir.join("verdicts.jsonl");
+        let path = self
+            .run_dir
+            .join(crate::corpus::files::File::Verdicts.name());
         let lines = stages::verdict_lines(verdicts, &calls);
         if lines.is_empty() {
             // Nothing was judged: no file, rather than one `run` would refuse as no evidence.

@@ -10,7 +10,6 @@
 //! "the same call" means here what it means everywhere.
 
 use super::*;
-use crate::corpus::collection::FILE;
 use crate::corpus::files::Made;
 
 #[derive(Debug, clap::Args)]

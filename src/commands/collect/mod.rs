@@ -48,7 +48,7 @@ use crate::collect::stages::{self, Collected, Validations, Verdicts};
 use crate::config::Experiment;
 use crate::corpus::collection::{
     Collection, Kind, Look, Sequential, ShardEntry, Stage, StageEntry, StageStatus, Status,
-    TargetEntry,
+    TargetEntry, FILE,
 };
 use crate::corpus::reviews;
 use crate::error::{Error, InputError};

@@ -9,10 +9,10 @@ use super::*;
 /// link is refused, as the corpus reader refuses one that leads outside.
 pub(super) fn copy_controls(exp: &Experiment, run_dir: &Path) -> Result<(), Error> {
     let from = &exp.corpus;
-    let targets = from.join("targets.jsonl");
-    if targets.is_file() && !run_dir.join("targets.jsonl").exists() {
-        std::fs::copy(&targets, run_dir.join("targets.jsonl"))
-            .map_err(|e| Error::write(&run_dir.join("targets.jsonl"), e))?;
+    let name = crate::corpus::files::File::Targets.name();
+    let (targets, copy) = (from.join(name), run_dir.join(name));
+    if targets.is_file() && !copy.exists() {
+        std::fs::copy(&targets, &copy).map_err(|e| Error::write(&copy, e))?;
     }
     let sources = from.join("sources");
     if sources.is_dir() && !run_dir.join("sources").exists() {

@@ -2,7 +2,6 @@
 //! calls already recorded.
 
 use super::*;
-use crate::corpus::collection::FILE;
 use crate::corpus::files;
 
 pub(super) fn write_manifest(run_dir: &Path, manifest: &Collection) -> Result<(), Error> {
@@ -32,7 +31,7 @@ pub(super) fn read_manifest(run_dir: &Path) -> Result<Collection, Error> {
 pub(super) fn check_same(run_dir: &Path, was: &Collection, now: &Collection) -> Result<(), Error> {
     let differs = |field: &str, before: String, after: String| -> Error {
         InputError::new(
-            run_dir.join("collect.json").display().to_string(),
+            run_dir.join(FILE).display().to_string(),
             format!("was collected with {field} {before}, but the experiment now says {after}"),
         )
         .field(format!("field `{field}`"))
@@ -121,7 +120,7 @@ pub(super) fn check_stage_plans(
         let now = stage_plan_value(collect, e.stage);
         if now != e.plan {
             return Err(InputError::new(
-                run_dir.join("collect.json").display().to_string(),
+                run_dir.join(FILE).display().to_string(),
                 format!(
                     "its {} stage was collected with {}, but the experiment now says {}",
                     e.stage.name(),

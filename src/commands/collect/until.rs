@@ -26,12 +26,7 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     let mut log = match &args.resume {
         Some(id) => {
             let was = read_manifest(&args.runs_dir.join(id))?;
-            let manifest = args
-                .runs_dir
-                .join(id)
-                .join("collect.json")
-                .display()
-                .to_string();
+            let manifest = args.runs_dir.join(id).join(FILE).display().to_string();
             match was.sequential {
                 Some(log) if log.order == order => {
                     let max_targets = given_budget.unwrap_or(log.max_targets);

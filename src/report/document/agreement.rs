@@ -146,14 +146,14 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
     if let Some(l) = &m.lift {
         let row = if l.withheld {
             vec![
-                text("lift"),
+                text(crate::replay::LIFT.name),
                 Cell::Withheld,
                 Cell::Withheld,
                 numeric(l.items.to_string()),
             ]
         } else {
             vec![
-                text("lift"),
+                text(crate::replay::LIFT.name),
                 l.value
                     .map_or_else(|| numeric("—"), |x| numeric(format!("{x:+.3}"))),
                 numeric(ci(l.ci, 3)),

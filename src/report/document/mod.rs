@@ -18,7 +18,7 @@ use queries::query_section;
 use review::{controls_section, figures_row, review_section};
 use scores::{scorer_rows, scores_section};
 
-use serde::Deserialize;
+use crate::rundir::manifest::Manifest;
 
 use crate::model::{Agreement, Delta, Metrics, PerArm, ScoresSection};
 use crate::replay::query_metrics::{CiFigure, QueryArmMetrics};
@@ -32,29 +32,6 @@ use crate::replay::{delta_rows, summary_rows, DeltaTable};
 use crate::text::count;
 use crate::text::fmt_p;
 use crate::trust::TrustVerdict;
-
-/// The parts of `manifest.json` a report shows.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct Provenance {
-    pub run_id: String,
-    pub calibench_version: String,
-    pub experiment_file: String,
-    pub seed: u64,
-    pub bootstrap: usize,
-    pub started_at: String,
-    pub finished_at: String,
-    pub inputs: Vec<InputFile>,
-    /// `--set KEY=VALUE` overrides of the experiment file, as given.
-    #[serde(default)]
-    pub overrides: Vec<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct InputFile {
-    pub path: String,
-    pub sha256: String,
-    pub bytes: usize,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Document {
@@ -398,7 +375,7 @@ fn withheld_row(label: &str) -> Vec<Cell> {
 
 /// Builds the report of one run. `plots` names the plots that were drawn; a section shows a
 /// plot only when it is among them (`--no-plots` passes none).
-pub fn build(m: &Metrics, about: &Provenance, plots: &[&'static str]) -> Document {
+pub fn build(m: &Metrics, about: &Manifest, plots: &[&'static str]) -> Document {
     let drawn = Plots(plots);
     let verdict = verdict(m);
     let mut sections = Vec::new();
@@ -957,13 +934,13 @@ fn capitalized(s: &str) -> String {
         .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
-fn about_rows(p: &Provenance) -> Vec<(String, String)> {
+fn about_rows(p: &Manifest) -> Vec<(String, String)> {
     let mut rows = vec![
         ("run id".to_string(), p.run_id.clone()),
         ("experiment".into(), p.experiment_file.clone()),
     ];
     // The figures are not the file's alone: say what the command line changed.
-    for o in &p.overrides {
+    for o in p.overrides() {
         rows.push(("set on the command line".into(), o.clone()));
     }
     rows.extend([
@@ -973,7 +950,7 @@ fn about_rows(p: &Provenance) -> Vec<(String, String)> {
         ("seed".into(), p.seed.to_string()),
         ("bootstrap replicates".into(), p.bootstrap.to_string()),
     ]);
-    for f in &p.inputs {
+    for f in p.inputs() {
         rows.push((
             format!("input {}", f.path),
             format!("sha256 {} ({} bytes)", f.sha256, f.bytes),
