@@ -19,6 +19,8 @@ use crate::policy::{
 };
 use crate::stats::bootstrap::MAX_REPLICATES;
 
+mod keys;
+
 /// A resolved experiment.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Experiment {
@@ -502,44 +504,9 @@ pub fn parse_with(
     };
     let raw: RawExperiment = read_toml(&ctx)?;
 
-    if let Some(name) = &raw.name {
-        // The name starts every run id: an empty one would make ids like `-20261127T…`, which
-        // a command line reads as a flag.
-        if name.trim().is_empty() {
-            return Err(ctx
-                .error("name", "is empty")
-                .hint("name the experiment, or leave `name` out to use its folder's name"));
-        }
-        if name.starts_with('-') {
-            return Err(ctx
-                .error(
-                    "name",
-                    format!(
-                        "`{name}` starts with `-`: its run ids would read as a command-line flag"
-                    ),
-                )
-                .hint("start the name with a letter or digit"));
-        }
-    }
-    let exp_name = raw.name.unwrap_or_else(|| {
-        path.parent()
-            .and_then(|p| p.file_name())
-            .map_or("experiment".into(), |n| n.to_string_lossy().into_owned())
-    });
+    let exp_name = ctx.name(raw.name, path)?;
     let mode = raw.mode.unwrap_or(Mode::Doc);
-    let base = path.parent().unwrap_or(Path::new("."));
-    // `corpus = "."` names the experiment's own folder: keep paths in messages free of `/./`.
-    let corpus: PathBuf = base
-        .join(raw.corpus.as_deref().unwrap_or("."))
-        .components()
-        .filter(|c| !matches!(c, std::path::Component::CurDir))
-        .collect();
-    // An experiment in the current folder naming its own folder: `.`, not the empty path.
-    let corpus = if corpus.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        corpus
-    };
+    let corpus = keys::corpus_folder(path, raw.corpus.as_deref());
     let bootstrap = raw.bootstrap.unwrap_or(2000);
     if bootstrap > MAX_REPLICATES as u64 {
         return Err(ctx
@@ -551,57 +518,8 @@ pub fn parse_with(
     }
     let baseline = ctx.arm("baseline", raw.arms.baseline, mode)?;
     let treatment = ctx.arm("treatment", raw.arms.treatment, mode)?;
-    let trust = raw.trust.unwrap_or_default();
-    if !trust.irr_floor.is_finite() {
-        return Err(ctx.error("trust.irr_floor", "must be a finite number"));
-    }
-    if !(trust.alt_test_epsilon > 0.0 && trust.alt_test_epsilon < 1.0) {
-        return Err(ctx.error(
-            "trust.alt_test_epsilon",
-            format!(
-                "{} must be strictly between 0 and 1 (0.2 experts, 0.15 skilled annotators, 0.1 crowd workers)",
-                trust.alt_test_epsilon
-            ),
-        ));
-    }
-    if !(trust.spread_ceiling.is_finite() && trust.spread_ceiling >= 0.0) {
-        return Err(ctx.error(
-            "trust.spread_ceiling",
-            format!("{} must be a finite number ≥ 0", trust.spread_ceiling),
-        ));
-    }
-    if let Some((dim, w)) = trust
-        .dimension_weights
-        .iter()
-        .find(|(_, w)| !(w.is_finite() && **w >= 0.0))
-    {
-        return Err(ctx.error(
-            &format!("trust.dimension_weights.{dim}"),
-            format!("{w} must be a finite number ≥ 0"),
-        ));
-    }
-    let primary = raw.primary.unwrap_or_default();
-    for (i, name) in primary.iter().enumerate() {
-        let at = format!("primary.{i}");
-        if crate::replay::compared_named(name).is_none() {
-            let names: Vec<&str> = crate::replay::compared().iter().map(|c| c.name).collect();
-            let near = crate::text::nearest(name, &names)
-                .map(|n| format!("; did you mean `{n}`?"))
-                .unwrap_or_default();
-            return Err(ctx
-                .error(&at, format!("`{name}` is not a compared metric{near}"))
-                .hint(format!(
-                    "primary metrics are names of review.delta or queries.delta: {}",
-                    names.join(", ")
-                )));
-        }
-        if primary[..i].contains(name) {
-            return Err(ctx.error(&at, format!("`{name}` is named twice")));
-        }
-    }
-    let primary_line = (!primary.is_empty())
-        .then(|| ctx.line_of("primary"))
-        .flatten();
+    let trust = ctx.trust(raw.trust.unwrap_or_default())?;
+    let (primary, primary_line) = ctx.primary(raw.primary.unwrap_or_default())?;
     let scores = raw.scores.unwrap_or_default();
     for (i, judge) in scores.judges.iter().enumerate() {
         if scores.judges[..i].contains(judge) {
@@ -628,52 +546,17 @@ pub fn parse_with(
     let decision_line = (!decision.is_empty())
         .then(|| ctx.line_of("decision"))
         .flatten();
-    let ignore_labels = raw.ignore_labels.unwrap_or_default();
-    for (i, label) in ignore_labels.iter().enumerate() {
-        let at = format!("ignore_labels.{i}");
-        if label.trim().is_empty() {
-            return Err(ctx.error(&at, "is empty"));
-        }
-        if ignore_labels[..i].contains(label) {
-            return Err(ctx.error(&at, format!("`{label}` is named twice")));
-        }
-        if let Some(arm) = [&baseline, &treatment]
-            .into_iter()
-            .find(|a| &a.source == label)
-        {
-            return Err(ctx
-                .error(
-                    &at,
-                    format!("`{label}` is the label arm `{}` reads", arm.name),
-                )
-                .hint("ignore_labels lists recorded labels neither arm reads; remove it, or change the arm's `source`"));
-        }
-    }
+    let ignore_labels = ctx.ignore_labels(
+        raw.ignore_labels.unwrap_or_default(),
+        [&baseline, &treatment],
+    )?;
     let sequential_always = raw
         .sequential
         .as_ref()
         .and_then(|s| s.always)
         .unwrap_or(false);
-    let sequential_range = raw.sequential.and_then(|s| s.range).unwrap_or_default();
-    for (name, [lo, hi]) in &sequential_range {
-        let at = format!("sequential.range.{name}");
-        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-            return Err(ctx.error(
-                &at,
-                format!(
-                    "[{lo}, {hi}] is not a range: it needs two finite numbers, the lower first"
-                ),
-            ));
-        }
-        if !decision.iter().any(|w| &w.metric == name) {
-            return Err(ctx
-                .error(&at, format!("`{name}` is not a metric of `[decision]`"))
-                .hint("a range bounds a decision metric's per-unit values for `run --sequential`; name one of [decision]"));
-        }
-    }
-    let sequential_line = (!sequential_range.is_empty())
-        .then(|| ctx.line_of("sequential"))
-        .flatten();
+    let (sequential_range, sequential_line) =
+        ctx.sequential_range(raw.sequential.and_then(|s| s.range), &decision)?;
     let noise_floor_line = raw
         .noise_floor
         .as_ref()

@@ -64,6 +64,7 @@ pub mod rundir;
 #[cfg(test)]
 mod schema_walk;
 pub mod sequential;
+pub mod sizing;
 pub mod stats;
 pub mod sweep;
 pub mod text;

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use super::{arm_composite, composites, returns_of, Composites, CorpusControls};
+use super::review::{arm_composite, composites, returns_of, Composites, CorpusControls};
 use crate::config::Experiment;
 use crate::corpus::queries::{self, Query};
 use crate::corpus::Corpus;

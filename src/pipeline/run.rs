@@ -140,77 +140,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     drop(corpus);
     timer.lap("replay and metrics", &mut lap);
 
-    // Each table with rows is written straight into the claimed run directory, a batch of rows
-    // at a time, each frame built as the writers reach it; the rows are let go after their
-    // table (the findings' as their frames are built). At a million findings the rows, a whole
-    // frame and the CSV text are never all held.
-    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
-    let write_table =
-        |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
-            let mut frames = frames
-                .filter_map(Result::transpose)
-                .map(|df| df.and_then(|df| tables::with_run_id(df, &run_id)))
-                .peekable();
-            if frames.peek().is_none() {
-                return Ok(());
-            }
-            let (csv, parquet) = (format!("{name}.csv"), format!("{name}.parquet"));
-            claim.write_with([&csv, &parquet], |[csv, parquet]| {
-                tables::write_frames(frames, csv, parquet).map_err(table_error)
-            })
-        };
-    // metrics.json is written straight into its file on a thread of its own while the tables
-    // are: it is the last of the run's large outputs, and the tables leave part of a core idle.
-    let (freeing, json) = std::thread::scope(|scope| -> Result<_, Error> {
-        let json =
-            scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, &metrics)));
-        write_table("targets", &mut std::iter::once(tables::targets(&metrics)))?;
-        let controls = controls_replayed(&metrics);
-        // A million rows take a quarter of a second to free: that happens beside the rest, a
-        // frame's rows at a time as soon as its frame is built, so that the rows still held
-        // shrink as the table is written. The emptied frames come back to hold the next rows:
-        // the same few blocks are reused, not a fresh one taken (and its pages faulted in) for
-        // every frame.
-        type Rows = Vec<crate::model::FindingRow>;
-        let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
-        let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
-        let freeing = std::thread::spawn(move || {
-            for mut rows in freed {
-                rows.clear();
-                let _ = to_reuse.send(rows);
-            }
-        });
-        write_table(
-            "findings",
-            &mut findings
-                .into_iter()
-                .flat_map(|rows| {
-                    let mut rows = rows.into_iter();
-                    let reusable = &reusable;
-                    std::iter::from_fn(move || {
-                        let mut frame = reusable
-                            .try_recv()
-                            .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
-                        frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
-                        (!frame.is_empty()).then_some(frame)
-                    })
-                })
-                .map(|rows| {
-                    let table = tables::findings(&rows, controls);
-                    let _ = to_free.send(rows);
-                    table
-                }),
-        )?;
-        drop(to_free);
-        write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
-        drop(queries);
-        write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
-        drop(scores);
-        write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
-        let json = json.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        Ok((freeing, json))
-    })?;
-    json?;
+    let freeing = write_tables(&claim, &run_id, &metrics, findings, queries, scores, pairs)?;
     timer.lap("tables", &mut lap);
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     if let Some(trust) = &metrics.trust {
@@ -327,6 +257,92 @@ fn noise_floor(
         m.noise = paired.map(|p| crate::decision::Noise::of(p.delta, p.ci, m.delta));
     }
     Ok(())
+}
+
+/// Each table with rows written straight into the claimed run directory (`targets`, `findings`,
+/// `queries`, `scores`, `pairs`), and `metrics.json` beside them on a thread of its own. The
+/// thread that frees the findings' rows is returned, for the caller to join when it is done.
+fn write_tables(
+    claim: &rundir::Claim,
+    run_id: &str,
+    metrics: &Metrics,
+    findings: [Vec<crate::model::FindingRow>; 2],
+    queries: Vec<crate::replay::query_metrics::QueryRow>,
+    scores: Vec<crate::replay::scores::ItemRow>,
+    pairs: Vec<crate::model::PairRow>,
+) -> Result<std::thread::JoinHandle<()>, Error> {
+    // Each table with rows is written straight into the claimed run directory, a batch of rows
+    // at a time, each frame built as the writers reach it; the rows are let go after their
+    // table (the findings' as their frames are built). At a million findings the rows, a whole
+    // frame and the CSV text are never all held.
+    let table_error = |e: polars::error::PolarsError| std::io::Error::other(e.to_string());
+    let write_table =
+        |name: &str, frames: &mut dyn Iterator<Item = tables::Table>| -> Result<(), Error> {
+            let mut frames = frames
+                .filter_map(Result::transpose)
+                .map(|df| df.and_then(|df| tables::with_run_id(df, run_id)))
+                .peekable();
+            if frames.peek().is_none() {
+                return Ok(());
+            }
+            let (csv, parquet) = (format!("{name}.csv"), format!("{name}.parquet"));
+            claim.write_with([&csv, &parquet], |[csv, parquet]| {
+                tables::write_frames(frames, csv, parquet).map_err(table_error)
+            })
+        };
+    // metrics.json is written straight into its file on a thread of its own while the tables
+    // are: it is the last of the run's large outputs, and the tables leave part of a core idle.
+    let (freeing, json) = std::thread::scope(|scope| -> Result<_, Error> {
+        let json =
+            scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, metrics)));
+        write_table("targets", &mut std::iter::once(tables::targets(metrics)))?;
+        let controls = controls_replayed(metrics);
+        // A million rows take a quarter of a second to free: that happens beside the rest, a
+        // frame's rows at a time as soon as its frame is built, so that the rows still held
+        // shrink as the table is written. The emptied frames come back to hold the next rows:
+        // the same few blocks are reused, not a fresh one taken (and its pages faulted in) for
+        // every frame.
+        type Rows = Vec<crate::model::FindingRow>;
+        let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
+        let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
+        let freeing = std::thread::spawn(move || {
+            for mut rows in freed {
+                rows.clear();
+                let _ = to_reuse.send(rows);
+            }
+        });
+        write_table(
+            "findings",
+            &mut findings
+                .into_iter()
+                .flat_map(|rows| {
+                    let mut rows = rows.into_iter();
+                    let reusable = &reusable;
+                    std::iter::from_fn(move || {
+                        let mut frame = reusable
+                            .try_recv()
+                            .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
+                        frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
+                        (!frame.is_empty()).then_some(frame)
+                    })
+                })
+                .map(|rows| {
+                    let table = tables::findings(&rows, controls);
+                    let _ = to_free.send(rows);
+                    table
+                }),
+        )?;
+        drop(to_free);
+        write_table("queries", &mut std::iter::once(tables::queries(&queries)))?;
+        drop(queries);
+        write_table("scores", &mut std::iter::once(tables::scores(&scores)))?;
+        drop(scores);
+        write_table("pairs", &mut std::iter::once(tables::pairs(&pairs)))?;
+        let json = json.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        Ok((freeing, json))
+    })?;
+    json?;
+    Ok(freeing)
 }
 
 /// The input ledger's caveats as one warning on stderr: what the run read that could change

@@ -258,34 +258,13 @@ pub fn compute(
     let on_chosen = |units: &Units| estimate(units, chosen);
     let estimates = replay_points(&replayer, &arms, &current.ids, &on_chosen, options, tick)?;
 
-    // Without validator calls nothing can be rejected: the figure is left out, not written 0.
-    // Under judges that are not trusted, the judge-derived figures are withheld (null).
-    let validated = corpus.validations.is_some();
-    let figures = |e: &[Estimate]| -> BTreeMap<String, Estimate> {
-        side.figures()
-            .iter()
-            .zip(e)
-            .filter(|(f, _)| validated || f.name != "rejected")
-            .map(|(f, e)| {
-                let e = if untrusted && f.judged {
-                    Estimate {
-                        value: None,
-                        ci: None,
-                    }
-                } else {
-                    e.clone()
-                };
-                (f.name.to_string(), e)
-            })
-            .collect()
+    let shown = Shown {
+        side,
+        validated: corpus.validations.is_some(),
+        untrusted,
     };
-    let values_of = |values: &[String]| -> BTreeMap<String, Value> {
-        spec.vary
-            .iter()
-            .zip(values)
-            .map(|(v, x)| (v.key.clone(), sweep::json_value(x)))
-            .collect()
-    };
+    let figures = |e: &[Estimate]| shown.figures(e);
+    let values_of = |values: &[String]| values_of(spec, values);
     let points: Vec<SweepPoint> = grid
         .iter()
         .zip(&estimates)
@@ -296,53 +275,42 @@ pub fn compute(
         .collect();
     let held = split.as_ref().map(|(_, h)| h.as_slice());
     let current_estimates = estimate(&current, chosen);
-    let (mut recommended, mut closest, mut kept, mut versus_current) =
-        (None, None, None, BTreeMap::new());
-    match sweep::choose(side, &estimates, &current_estimates, &spec.require, &prefer) {
+    let Outcome {
+        recommended,
+        closest,
+        kept,
+        versus_current,
+    } = match sweep::choose(side, &estimates, &current_estimates, &spec.require, &prefer) {
         Some(Choice::Recommended(k)) => {
             let units = aligned(replayer.units(&arms[k])?, &current.ids);
-            versus_current = sweep::versus(
-                side,
-                &current.vectors,
-                &units.vectors,
-                held,
+            let held_out = held.map(|h| estimate(&units, Some(h)));
+            recommended(
+                &shown,
+                spec,
+                (k, &grid[k], &estimates[k]),
+                (&current, &units, held, held_out),
                 exp.bootstrap,
                 exp.seed,
             )
-            .into_iter()
-            .filter(|(n, _)| validated || *n != "rejected")
-            .filter(|(n, _)| !untrusted || !side.figures().iter().any(|f| f.name == *n && f.judged))
-            .map(|(n, d)| (n.to_string(), d))
-            .collect();
-            let held_out = held.map(|h| estimate(&units, Some(h)));
-            let held_out_misses = held_out
-                .as_ref()
-                .map(|e| sweep::misses(side, e, &spec.require))
-                .unwrap_or_default();
-            recommended = Some(Recommended {
-                index: k,
-                values: values_of(&grid[k]),
-                choosing: figures(&estimates[k]),
-                held_out: held_out.map(|e| figures(&e)),
-                held_out_misses: held_out_misses.iter().map(ToString::to_string).collect(),
-            });
         }
-        Some(Choice::Keep(k)) => {
-            kept = Some(Kept {
+        Some(Choice::Keep(k)) => Outcome {
+            kept: Some(Kept {
                 index: k,
                 all_tie: sweep::all_tie(&estimates)
                     && estimates.first().is_none_or(|e| *e == current_estimates),
-            });
-        }
-        Some(Choice::Closest(k, misses)) => {
-            closest = Some(Closest {
+            }),
+            ..Outcome::default()
+        },
+        Some(Choice::Closest(k, misses)) => Outcome {
+            closest: Some(Closest {
                 index: k,
                 values: values_of(&grid[k]),
                 misses: misses.iter().map(ToString::to_string).collect(),
-            });
-        }
-        None => {}
-    }
+            }),
+            ..Outcome::default()
+        },
+        None => Outcome::default(),
+    };
     let current_values = spec
         .vary
         .iter()
@@ -394,6 +362,107 @@ pub fn compute(
         experiment_file: name,
         units,
     })
+}
+
+/// How a sweep's figures are shown: without validator calls nothing can be rejected (the figure
+/// is left out, not written 0), and under judges that are not trusted the judge-derived figures
+/// are withheld (null).
+struct Shown {
+    side: Side,
+    validated: bool,
+    untrusted: bool,
+}
+
+impl Shown {
+    /// The figures of one point, by name.
+    fn figures(&self, e: &[Estimate]) -> BTreeMap<String, Estimate> {
+        self.side
+            .figures()
+            .iter()
+            .zip(e)
+            .filter(|(f, _)| self.validated || f.name != "rejected")
+            .map(|(f, e)| {
+                let e = if self.untrusted && f.judged {
+                    Estimate {
+                        value: None,
+                        ci: None,
+                    }
+                } else {
+                    e.clone()
+                };
+                (f.name.to_string(), e)
+            })
+            .collect()
+    }
+
+    /// Whether the figure `name` is shown.
+    fn shows(&self, name: &str) -> bool {
+        (self.validated || name != "rejected")
+            && (!self.untrusted
+                || !self
+                    .side
+                    .figures()
+                    .iter()
+                    .any(|f| f.name == name && f.judged))
+    }
+}
+
+/// A point's values of the swept keys, by key.
+fn values_of(spec: &Spec, values: &[String]) -> BTreeMap<String, Value> {
+    spec.vary
+        .iter()
+        .zip(values)
+        .map(|(v, x)| (v.key.clone(), sweep::json_value(x)))
+        .collect()
+}
+
+/// What a sweep chose: a setting to recommend (with its comparison with the current one), the
+/// closest miss, or the current setting kept.
+#[derive(Default)]
+struct Outcome {
+    recommended: Option<Recommended>,
+    closest: Option<Closest>,
+    kept: Option<Kept>,
+    versus_current: BTreeMap<String, crate::stats::paired::PairedDelta>,
+}
+
+/// The recommended point `k` (its values and its estimates on the choosing units), with its
+/// estimates on the held-out units and its paired comparison with the current setting there.
+fn recommended(
+    shown: &Shown,
+    spec: &Spec,
+    (k, values, choosing): (usize, &[String], &[Estimate]),
+    (current, units, held, held_out): (&Units, &Units, Option<&[usize]>, Option<Vec<Estimate>>),
+    bootstrap: usize,
+    seed: u64,
+) -> Outcome {
+    let versus_current = sweep::versus(
+        shown.side,
+        &current.vectors,
+        &units.vectors,
+        held,
+        bootstrap,
+        seed,
+    )
+    .into_iter()
+    .filter(|(n, _)| shown.shows(n))
+    .map(|(n, d)| (n.to_string(), d))
+    .collect();
+    let held_out_misses = held_out
+        .as_ref()
+        .map(|e| sweep::misses(shown.side, e, &spec.require))
+        .unwrap_or_default();
+    Outcome {
+        recommended: Some(Recommended {
+            index: k,
+            values: values_of(spec, values),
+            choosing: shown.figures(choosing),
+            held_out: held_out.map(|e| shown.figures(&e)),
+            held_out_misses: held_out_misses.iter().map(ToString::to_string).collect(),
+        }),
+        versus_current,
+        ..Outcome::default()
+    }
 }
 
 impl Computed {

@@ -248,28 +248,18 @@ fn run_with(
     } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
     p.manifest.run_id = run_id.clone();
     p.manifest.sequential = log;
-    let sharded: Vec<String>;
-    let only = match (only, args.shard) {
+    match (only, args.shard) {
+        (Some(only), _) => p.narrow(only),
         (None, Some(shard)) => {
-            sharded = p
+            let held: Vec<String> = p
                 .targets
                 .iter()
                 .filter(|t| shard.holds(&t.name))
                 .map(|t| t.name.clone())
                 .collect();
-            Some(&sharded[..])
+            p.narrow(&held);
         }
-        (only, _) => only,
-    };
-    if let Some(only) = only {
-        let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
-        p.calls.retain(|c| wanted.contains(c.target.name.as_str()));
-        p.index = p
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (c.call(p.collect.kind), i))
-            .collect();
+        (None, None) => {}
     }
     let run_dir = args.runs_dir.join(&run_id);
     check_stage_plans(&run_dir, &earlier, &p.collect)?;
@@ -306,23 +296,6 @@ fn run_with(
     };
     let mut ready = true;
     for stage in declared {
-        let entry = |s: &StageReport| StageEntry {
-            stage: s.stage,
-            status: s.status,
-            plan: stage_plan_value(&p.collect, s.stage),
-            calls: s.planned,
-            recorded: s.already_recorded + s.ok + s.failed,
-            failed: s.failed
-                + earlier
-                    .iter()
-                    .find(|e| e.stage == s.stage)
-                    .map_or(0, |e| e.failed),
-            seconds: s.seconds
-                + earlier
-                    .iter()
-                    .find(|e| e.stage == s.stage)
-                    .map_or(0.0, |e| e.seconds),
-        };
         let file = run_dir.join(stage_file(stage, p.collect.kind));
         let mut stage_report = StageReport::new(stage, file);
         if !wanted(stage) {
@@ -359,7 +332,7 @@ fn run_with(
             ready = false;
         }
         if !args.dry_run {
-            let e = entry(&stage_report);
+            let e = stage_entry(&stage_report, &p.collect, &earlier);
             match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
                 Some(slot) => *slot = e,
                 None => p.manifest.stages.push(e),
@@ -385,6 +358,21 @@ fn run_with(
     drop(lock);
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
+}
+
+/// A stage's line in collect.json after this collection: its calls and time added to what
+/// earlier collections of the run recorded.
+fn stage_entry(s: &StageReport, collect: &Collect, earlier: &[StageEntry]) -> StageEntry {
+    let before = earlier.iter().find(|e| e.stage == s.stage);
+    StageEntry {
+        stage: s.stage,
+        status: s.status,
+        plan: stage_plan_value(collect, s.stage),
+        calls: s.planned,
+        recorded: s.already_recorded + s.ok + s.failed,
+        failed: s.failed + before.map_or(0, |e| e.failed),
+        seconds: s.seconds + before.map_or(0.0, |e| e.seconds),
+    }
 }
 
 impl Render for CollectReport {

@@ -69,6 +69,22 @@ pub(super) struct Prepared {
     pub(super) manifest: Collection,
 }
 
+impl Prepared {
+    /// The plan narrowed to the targets `only` names (a shard's, or a sequential batch's).
+    pub(super) fn narrow(&mut self, only: &[String]) {
+        let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
+        self.calls
+            .retain(|c| wanted.contains(c.target.name.as_str()));
+        let kind = self.collect.kind;
+        self.index = self
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.call(kind), i))
+            .collect();
+    }
+}
+
 pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
     let exp_path = experiment_file(&args.experiment);
     let exp_name = exp_path.display().to_string();

@@ -1,0 +1,255 @@
+//! The judges' part of a run: their verdicts filed by arm and item, the trust verdict and the
+//! lift it guards, the judges against human labels, the lift in human units, and what is
+//! withheld when the judges are not trusted.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::config::Experiment;
+use crate::corpus::reviews::Selection;
+use crate::corpus::verdicts::Item;
+use crate::error::InputError;
+use crate::replay::review_metrics::{Figure, REVIEW_METRICS};
+use crate::stats::bootstrap::{Method, Plan};
+use crate::trust::{self, Lift, TrustVerdict};
+
+use super::review::agreement_of;
+use super::Settings;
+use crate::corpus::Corpus;
+use crate::model::*;
+
+/// What the judges' panels give: the trust verdict (docs/guides/trust.md), the judges' α, and the lift.
+pub(super) struct Judged {
+    pub(super) verdict: TrustVerdict,
+    pub(super) agreement: Agreement,
+    pub(super) lift: Lift,
+    /// With human labels on judged items: the alt-test and the judges' error correlations.
+    pub(super) humans: Option<crate::humans::HumansSection>,
+}
+
+/// The trust verdict of items filed under the arms' labels, with the alt-test's fourth check
+/// when labels require it, and the humans section the check reads.
+pub(super) fn verdict_of(
+    exp: &Experiment,
+    name: &str,
+    judged: &[Item],
+    labels: &[crate::corpus::labels::Label],
+) -> Result<(TrustVerdict, Option<crate::humans::HumansSection>), InputError> {
+    let mut verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    let humans = (!labels.is_empty())
+        .then(|| crate::humans::section(judged, labels, &exp.trust))
+        .flatten();
+    if !labels.is_empty() {
+        if let Some(reason) = crate::humans::check(humans.as_ref(), &exp.trust) {
+            verdict.trustworthy = false;
+            verdict.trust_reasons.push(reason);
+        }
+    }
+    Ok((verdict, humans))
+}
+
+/// The trust verdict `run` gives the judge panel of a review corpus (`verdicts.jsonl`), as it
+/// gives it: `None` without verdicts. A sweep honours it at every grid point (the panel's
+/// agreement does not depend on the policy replayed).
+pub fn panel_verdict(
+    exp: &Experiment,
+    corpus: &Corpus,
+) -> Result<Option<TrustVerdict>, InputError> {
+    let Some((name, items)) = &corpus.verdicts else {
+        return Ok(None);
+    };
+    let labels = corpus
+        .labels
+        .as_ref()
+        .map_or(&[][..], |(_, l)| l.as_slice());
+    let filed = judged_items(exp, name, items)?;
+    Ok(Some(verdict_of(exp, name, &filed, labels)?.0))
+}
+
+/// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
+/// (empty without labels.jsonl), the humans section, and under `[trust] alt_test = "require"`
+/// the panel's alt-test as a fourth trust check, before the lift reads the verdict.
+pub(super) fn judge_items(
+    exp: &Experiment,
+    name: &str,
+    judged: &[Item],
+    labels: &[crate::corpus::labels::Label],
+    settings: Settings,
+) -> Result<Judged, InputError> {
+    let (verdict, humans) = verdict_of(exp, name, judged, labels)?;
+    let agreement = agreement_of(
+        &trust::irr_rows(judged),
+        exp.trust.level,
+        verdict.judges,
+        exp,
+        settings,
+        "no item has two surviving judges",
+    );
+    let (b, t) = (
+        exp.item_labels(&exp.baseline),
+        exp.item_labels(&exp.treatment),
+    );
+    let lift = trust::lift(
+        judged,
+        &b,
+        &t,
+        &exp.trust.dimension_weights,
+        &verdict,
+        Plan {
+            method: Method::Units,
+            replicates: exp.bootstrap,
+            seed: exp.seed,
+            threads: settings.threads,
+        },
+    );
+    Ok(Judged {
+        verdict,
+        agreement,
+        lift,
+        humans,
+    })
+}
+
+/// The lift and anchor calibration in human units (docs/guides/judges-and-humans.md), when the
+/// corpus has labels on judged items (`judged`: the verdicts filed under the arms). Each judged
+/// finding's value is the confidence its reviewer recorded, on its arm's scale.
+pub(super) fn human_units(
+    exp: &Experiment,
+    judged: &[Item],
+    labels: &[crate::corpus::labels::Label],
+    selections: &[Selection],
+) -> Option<(
+    crate::human_units::LiftHuman,
+    Vec<crate::human_units::CalibrationHumanCell>,
+)> {
+    use crate::human_units::{estimates, ArmLabels};
+    use crate::replay::review_metrics::value_label;
+    let arms: Vec<ArmLabels> = [&exp.baseline, &exp.treatment]
+        .into_iter()
+        .map(|arm| (arm, exp.item_labels(arm)))
+        .map(|(arm, labels)| {
+            let mut confidence = HashMap::new();
+            for sel in selections.iter().filter(|s| s.source == arm.source) {
+                for f in sel.returns.iter().flat_map(|r| &r.findings) {
+                    if let Some(id) = &f.id {
+                        confidence.insert(&**id, value_label(f.confidence, sel.scale, 0.1));
+                    }
+                }
+            }
+            ArmLabels {
+                name: &arm.name,
+                labels,
+                confidence,
+            }
+        })
+        .collect();
+    estimates(
+        judged,
+        labels,
+        &exp.trust.dimension_weights,
+        [&arms[0], &arms[1]],
+    )
+}
+
+/// The verdicts filed under either arm's recorded label (`source`) or name. A line under any
+/// other label is refused with the labels the file holds: a typo in one arm's label
+/// would otherwise take half the panel out of the trust verdict without a word.
+pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<Item>, InputError> {
+    let ours = |label: &str| exp.reads(label, true) || exp.ignores(label);
+    // Each foreign label: its first line and how many lines carry it.
+    let mut foreign: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+    for i in items.iter().filter(|i| !ours(&i.arm)) {
+        foreign.entry(&i.arm).or_insert((i.line, 0)).1 += 1;
+    }
+    if let Some(first) = foreign.values().map(|(line, _)| *line).min() {
+        let lines: usize = foreign.values().map(|(_, n)| n).sum();
+        let which: Vec<String> = foreign
+            .iter()
+            .map(|(label, (line, n))| {
+                format!(
+                    "`{}` ({n} {}, first on line {line})",
+                    crate::text::terminal(label),
+                    if *n == 1 { "line" } else { "lines" }
+                )
+            })
+            .collect();
+        let labels = crate::corpus::label_list(items.iter().map(|i| i.arm.as_str()));
+        return Err(InputError::new(
+            name,
+            format!(
+                "{lines} of {} verdict lines are filed under a label neither arm reads: {}; their items would silently leave the trust verdict and the lift",
+                items.len(),
+                which.join(", ")
+            ),
+        )
+        .at_line(first)
+        .field("field `arm`")
+        .hint(format!(
+            "the file's labels: {labels}; arm `baseline` reads `{}` and arm `treatment` reads `{}`: correct the lines' `arm`, or the arm's `source`",
+            exp.baseline.source, exp.treatment.source
+        )));
+    }
+    // Lines under a label of another recorded arm are counted by the input ledger, not judged.
+    Ok(items
+        .iter()
+        .filter(|i| !exp.ignores(&i.arm))
+        .cloned()
+        .collect())
+}
+
+/// The scorers' judge panel is not trustworthy: the judge scorers' deltas, means and
+/// calibrations are withheld; the other scorers' figures stand.
+pub(super) fn withhold_scores(scores: &mut ScoresSection, reasons: &[String]) {
+    for judge in &scores.judges {
+        scores.delta.remove(judge);
+        for arm in [&mut scores.arms.baseline, &mut scores.arms.treatment] {
+            if let Some(f) = arm.scorers.get_mut(judge) {
+                f.mean = None;
+                f.calibration = None;
+            }
+        }
+    }
+    scores.withheld = Some(Withheld {
+        metrics: scores.judges.clone(),
+        reasons: reasons.to_vec(),
+    });
+}
+
+/// The judges are not trustworthy: every judge-derived review figure is withheld.
+pub(super) fn withhold(review: &mut ReviewSection, reasons: &[String]) {
+    let judged: Vec<usize> = (0..REVIEW_METRICS.len())
+        .filter(|&i| REVIEW_METRICS[i].judged)
+        .collect();
+    let controls = review.arms.baseline.controls.is_some();
+    for arm in [&mut review.arms.baseline, &mut review.arms.treatment] {
+        arm.precision = None;
+        arm.anchor_calibration.clear();
+        if let Some(c) = &mut arm.controls {
+            c.rejected_composite = None;
+            c.validated_composite = None;
+        }
+        for t in &mut arm.per_target {
+            for &i in &judged {
+                t.figures[i] = Figure::Optional(None);
+            }
+            t.calibration_sums.clear();
+        }
+    }
+    for &i in &judged {
+        review.delta.remove(REVIEW_METRICS[i].name);
+    }
+    review.withheld = Some(Withheld {
+        metrics: judged
+            .iter()
+            .map(|&i| REVIEW_METRICS[i].name.to_string())
+            .chain(["anchor_calibration".to_string()])
+            .chain(
+                controls
+                    .then_some(["rejected_composite", "validated_composite"])
+                    .into_iter()
+                    .flatten()
+                    .map(str::to_string),
+            )
+            .collect(),
+        reasons: reasons.to_vec(),
+    });
+}
