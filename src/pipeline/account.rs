@@ -34,15 +34,43 @@ pub fn finish(
     for def in files::corpus() {
         let refused = refused.get(&def.file).unwrap_or(&no_problems);
         let out = (&mut ledger, &mut refusals);
-        match def.file {
+        let file = def.file;
+        match file {
             // Accounted for as it streamed, by label (`load`).
             File::Reviews | File::Judges => {}
             File::Verdicts => items::verdicts(corpus, reader, &judged, refused, out),
             File::Labels => items::labels(corpus, reader, &judged, refused, out),
-            File::Queries => queries(corpus, reader, refused, out),
-            File::Scores => scores(corpus, reader, refused, out),
-            File::Validations => validations(corpus, reader, refused, out),
-            File::Targets => targets(corpus, reader, index, refused, out),
+            File::Queries => {
+                if let Some((name, queries)) = &corpus.queries {
+                    let lines = queries.iter().map(|q| (q.arm.as_str(), q.line, None));
+                    by_label((name, file), reader, refused, out, lines);
+                }
+            }
+            // A score that is `null` is missing, never a 0.
+            File::Scores => {
+                if let Some((name, scores)) = &corpus.scores {
+                    let lines = scores.iter().map(|s| {
+                        let why = s.score.is_none().then(|| {
+                            let missing = s.missing.clone().unwrap_or_else(|| "null".into());
+                            (Reason::MissingScore, missing)
+                        });
+                        (s.arm.0.as_str(), s.line, why)
+                    });
+                    by_label((name, file), reader, refused, out, lines);
+                }
+            }
+            File::Validations => {
+                if let Some((name, calls)) = &corpus.validations {
+                    let lines = validations(calls, reader);
+                    by_label((name, file), reader, refused, out, lines);
+                }
+            }
+            File::Targets => {
+                if let Some((name, all)) = &corpus.targets {
+                    let lines = targets(all, corpus, reader, index);
+                    by_label((name, file), Reader { exp: None }, refused, out, lines);
+                }
+            }
         }
     }
     let mut at = Vec::new();
@@ -78,62 +106,29 @@ pub fn finish(
     loaded.caveats_at = at;
 }
 
-/// `queries.jsonl`'s lines into the ledger, by label.
-fn queries(
-    corpus: &Corpus,
+/// A file's lines into the ledger, each by the label it is filed under (with its line, and the
+/// reason it is not used when an arm reads it); `reader` says what becomes of each label.
+fn by_label<'a>(
+    (name, file): (&str, File),
     reader: Reader<'_>,
     refused: &Problems,
     (ledger, refusals): (&mut Inputs, &mut Problems),
+    lines: impl Iterator<Item = (&'a str, u64, Option<(Reason, String)>)>,
 ) {
-    let Some((name, queries)) = &corpus.queries else {
-        return;
-    };
-    let noun = File::Queries.def().noun;
-    let mut tally = Tally::new(name, noun, reader, refused);
-    for q in queries {
-        tally.line(&q.arm, q.line, false, || None);
+    let mut tally = Tally::new(name, file.def().noun, reader, refused);
+    for (label, line, why) in lines {
+        tally.line(label, line, false, || why);
     }
     tally.close(ledger, refusals);
 }
 
-/// `scores.jsonl`'s lines into the ledger: a score that is `null` is missing, never a 0.
-fn scores(
-    corpus: &Corpus,
-    reader: Reader<'_>,
-    refused: &Problems,
-    (ledger, refusals): (&mut Inputs, &mut Problems),
-) {
-    let Some((name, scores)) = &corpus.scores else {
-        return;
-    };
-    let noun = File::Scores.def().noun;
-    let mut tally = Tally::new(name, noun, reader, refused);
-    for s in scores {
-        tally.line(&s.arm.0, s.line, false, || {
-            s.score.is_none().then(|| {
-                (
-                    Reason::MissingScore,
-                    s.missing.clone().unwrap_or_else(|| "null".into()),
-                )
-            })
-        });
-    }
-    tally.close(ledger, refusals);
-}
-
-/// `validations.jsonl`'s lines into the ledger: a call of an arm label whose arms do not run
-/// the validation pass is not used.
-fn validations(
-    corpus: &Corpus,
-    reader: Reader<'_>,
-    refused: &Problems,
-    (ledger, refusals): (&mut Inputs, &mut Problems),
-) {
-    let Some((name, calls)) = &corpus.validations else {
-        return;
-    };
-    let noun = File::Validations.def().noun;
-    let validating = |label: &str| match reader.exp {
+/// The validator calls' lines: a call of an arm label whose arms do not run the validation pass
+/// is not used.
+fn validations<'a>(
+    calls: &'a [crate::corpus::validations::Validation],
+    reader: Reader<'a>,
+) -> impl Iterator<Item = (&'a str, u64, Option<(Reason, String)>)> {
+    let validating = move |label: &str| match reader.exp {
         None => true,
         Some((_, exp)) => exp
             .arms()
@@ -141,27 +136,20 @@ fn validations(
             .filter(|a| a.source == label)
             .any(|a| a.controls.validates(a.review.review_mode())),
     };
-    let mut tally = Tally::new(name, noun, reader, refused);
-    for c in calls {
-        tally.line(&c.arm, c.line, false, || {
-            (!validating(&c.arm)).then(|| (Reason::ValidationOff, c.arm.clone()))
-        });
-    }
-    tally.close(ledger, refusals);
+    calls.iter().map(move |c| {
+        let off = (!validating(&c.arm)).then(|| (Reason::ValidationOff, c.arm.clone()));
+        (c.arm.as_str(), c.line, off)
+    })
 }
 
-/// `targets.jsonl`'s lines into the ledger: metadata of a target no return is on is not used.
-fn targets(
-    corpus: &Corpus,
-    reader: Reader<'_>,
-    index: &crate::corpus::reviews::Index,
-    refused: &Problems,
-    (ledger, refusals): (&mut Inputs, &mut Problems),
-) {
-    let Some((name, targets)) = &corpus.targets else {
-        return;
-    };
-    let noun = File::Targets.def().noun;
+/// The target metadata's lines, under no label: metadata of a target no return is on is not
+/// used.
+fn targets<'a>(
+    targets: &'a [crate::corpus::targets::Target],
+    corpus: &'a Corpus,
+    reader: Reader<'a>,
+    index: &'a crate::corpus::reviews::Index,
+) -> impl Iterator<Item = (&'a str, u64, Option<(Reason, String)>)> {
     let reviewed: BTreeSet<&str> = match (reader.exp, &corpus.reviews) {
         (Some(_), Some((_, selections))) => selections
             .iter()
@@ -169,11 +157,12 @@ fn targets(
             .collect(),
         _ => index.targets.iter().map(String::as_str).collect(),
     };
-    let mut file = Tally::new(name, noun, Reader { exp: None }, refused);
-    for t in targets {
-        file.line("", t.line, false, || {
-            (!reviewed.contains(t.target.as_str())).then(|| (Reason::NoReturn, t.target.clone()))
-        });
-    }
-    file.close(ledger, refusals);
+    targets.iter().map(move |t| {
+        let unreviewed = !reviewed.contains(t.target.as_str());
+        (
+            "",
+            t.line,
+            unreviewed.then(|| (Reason::NoReturn, t.target.clone())),
+        )
+    })
 }

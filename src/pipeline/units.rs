@@ -247,37 +247,19 @@ pub(super) fn query_units(
     let Some((name, queries)) = &loaded.corpus.queries else {
         return;
     };
-    if exp.baseline.source == exp.treatment.source {
-        return;
-    }
-    let units: Vec<BTreeMap<String, u64>> = exp
-        .arms()
-        .iter()
-        .map(|arm| {
-            let mut m: BTreeMap<String, u64> = BTreeMap::new();
-            for q in queries.iter().filter(|q| q.arm == arm.source) {
-                let id = if q.run == 0 {
-                    q.query_id.clone()
-                } else {
-                    format!("{} (run {})", q.query_id, q.run)
-                };
-                let e = m.entry(id).or_insert(q.line);
-                *e = (*e).min(q.line);
-            }
-            m
-        })
-        .collect();
-    let units: Vec<BTreeMap<&str, u64>> = units
-        .iter()
-        .map(|m| m.iter().map(|(k, v)| (k.as_str(), *v)).collect())
-        .collect();
-    unpaired(
-        (ledger, refusals, at),
+    let units = queries.iter().map(|q| {
+        let id = if q.run == 0 {
+            q.query_id.clone()
+        } else {
+            format!("{} (run {})", q.query_id, q.run)
+        };
+        (q.arm.as_str(), id, q.line)
+    });
+    let found = Found {
         name,
-        exp,
-        [&units[0], &units[1]],
-        ("queries", "query", "recorded"),
-    );
+        what: ("queries", "query", "recorded"),
+    };
+    lines_unpaired((ledger, refusals, at), exp, found, units);
 }
 
 /// Scores corpora: the items one arm scored and the other did not.
@@ -291,6 +273,30 @@ pub(super) fn score_units(
     let Some((name, scores)) = &loaded.corpus.scores else {
         return;
     };
+    let units = scores
+        .iter()
+        .map(|s| (s.arm.0.as_str(), item_text(&s.item), s.line));
+    let found = Found {
+        name,
+        what: ("items", "item", "scored"),
+    };
+    lines_unpaired((ledger, refusals, at), exp, found, units);
+}
+
+/// A file's units, as [`unpaired`] names them: the file, and what a unit is.
+struct Found<'a> {
+    name: &'a str,
+    what: (&'static str, &'static str, &'static str),
+}
+
+/// The units of each arm among `lines` (each a line's recorded label, unit id and line number),
+/// with the first line of each, into [`unpaired`].
+fn lines_unpaired<'a>(
+    out: (&mut Inputs, &mut Problems, &mut Vec<InputError>),
+    exp: &Experiment,
+    found: Found<'_>,
+    lines: impl Iterator<Item = (&'a str, String, u64)> + Clone,
+) {
     if exp.baseline.source == exp.treatment.source {
         return;
     }
@@ -299,9 +305,9 @@ pub(super) fn score_units(
         .iter()
         .map(|arm| {
             let mut m: BTreeMap<String, u64> = BTreeMap::new();
-            for s in scores.iter().filter(|s| s.arm.0 == arm.source) {
-                let e = m.entry(item_text(&s.item)).or_insert(s.line);
-                *e = (*e).min(s.line);
+            for (_, id, line) in lines.clone().filter(|(label, ..)| *label == arm.source) {
+                let e = m.entry(id).or_insert(line);
+                *e = (*e).min(line);
             }
             m
         })
@@ -310,13 +316,7 @@ pub(super) fn score_units(
         .iter()
         .map(|m| m.iter().map(|(k, v)| (k.as_str(), *v)).collect())
         .collect();
-    unpaired(
-        (ledger, refusals, at),
-        name,
-        exp,
-        [&units[0], &units[1]],
-        ("items", "item", "scored"),
-    );
+    unpaired(out, found.name, exp, [&units[0], &units[1]], found.what);
 }
 
 /// The most id comparisons a corpus gets for typos: beyond, only case and zero-padding are
