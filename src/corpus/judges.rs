@@ -60,7 +60,7 @@ const LINES: Lines = Lines {
 
 /// Every judge call, with every problem; a call recorded twice is refused.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<JudgeCall>, Problems) {
-    let repeats: super::Repeats<JudgeCall, _> = super::Repeats {
+    let repeats: super::Repeats<JudgeCall> = super::Repeats {
         field: "judge",
         hint: None,
         key: JudgeCall::call,

@@ -127,7 +127,7 @@ const LINES: Lines = Lines {
 /// Parses every line, collecting every problem: a label off [0, 1], no dimension, or an
 /// (arm, item, annotator) labelled twice (both lines named).
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Label>, Problems) {
-    let repeats: super::Repeats<Label, _> = super::Repeats {
+    let repeats: super::Repeats<Label> = super::Repeats {
         field: "annotator",
         hint: Some("one line per (arm, item, annotator)"),
         key: Label::call,

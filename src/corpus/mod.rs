@@ -268,39 +268,58 @@ pub(crate) fn records<'a, T: DeserializeOwned>(
 }
 
 /// What keeps a corpus file's lines apart: the field a repeat is reported on, what to do about
-/// it, the key no two lines may share, and what a repeat is (without where the first one was).
-pub(crate) struct Repeats<T, K> {
+/// it, the call a line records (no two lines may record one), and what a repeat is (without
+/// where the first one was).
+pub(crate) struct Repeats<T> {
     pub field: &'static str,
     pub hint: Option<&'static str>,
-    pub key: fn(&T) -> K,
+    pub key: fn(&T) -> call::Call,
     pub says: fn(&T) -> String,
 }
 
 /// Reads every line as `R` and checks it into `T` (`check(name, line, raw)`), keeping each one
-/// whose key no earlier line had; a repeat is refused on `repeats.field`, naming the first line.
-/// Returns every problem, so that `validate` lists them all.
-pub(crate) fn parse_unique<R: DeserializeOwned, T, K: Eq + std::hash::Hash>(
+/// whose call no earlier line recorded; a repeat is refused on `repeats.field`, naming the first
+/// line. Returns every problem, so that `validate` lists them all.
+///
+/// The lines kept are found again by their call's hash, with their position and line: 24 bytes
+/// a line, whatever the call holds (a table of the calls themselves took 72 for a label line,
+/// 47 MB more at a million labels). Two calls are compared whole only when their hashes agree.
+pub(crate) fn parse_unique<R: DeserializeOwned, T>(
     (name, bytes): (&str, &[u8]),
     lines: &Lines,
     check: impl Fn(&str, u64, R) -> Result<T, InputError>,
-    repeats: Repeats<T, K>,
+    repeats: Repeats<T>,
 ) -> (Vec<T>, Problems) {
-    let mut kept = Vec::new();
-    let problems = unique(
-        records(name, bytes, lines),
-        || None,
-        |line, raw| check(name, line, raw),
-        repeats.key,
-        |t, line, first| {
-            let problem = format!("{} (first on line {first})", (repeats.says)(t));
+    let mut kept: Vec<T> = Vec::new();
+    let mut problems = Problems::default();
+    let state = foldhash::fast::RandomState::default();
+    // (the call's hash, its line's position in `kept`, the line it was on)
+    let mut seen: hashbrown::HashTable<(u64, u32, u64)> = hashbrown::HashTable::new();
+    for raw in records(name, bytes, lines) {
+        let (line, t) = match raw.and_then(|(line, raw)| Ok((line, check(name, line, raw)?))) {
+            Ok(checked) => checked,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let call = (repeats.key)(&t);
+        let hash = std::hash::BuildHasher::hash_one(&state, &call);
+        let same =
+            |&(h, at, _): &(u64, u32, u64)| h == hash && (repeats.key)(&kept[at as usize]) == call;
+        if let Some(&(_, _, first)) = seen.find(hash, same) {
+            let problem = format!("{} (first on line {first})", (repeats.says)(&t));
             let e = field_error(name, line, repeats.field, problem);
-            match repeats.hint {
+            problems.push(match repeats.hint {
                 Some(hint) => e.hint(hint),
                 None => e,
-            }
-        },
-        |t| kept.push(t),
-    );
+            });
+            continue;
+        }
+        let at = u32::try_from(kept.len()).expect("fewer than 2^32 lines: each is held");
+        seen.insert_unique(hash, (hash, at, line), |&(h, ..)| h);
+        kept.push(t);
+    }
     (kept, problems)
 }
 

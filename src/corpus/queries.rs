@@ -262,7 +262,7 @@ const LINES: Lines = Lines {
 /// Parses every query, collecting every problem. A `query_id` seen twice in one (arm, run) is an
 /// error naming the first line.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Query>, Problems) {
-    let repeats: super::Repeats<Query, _> = super::Repeats {
+    let repeats: super::Repeats<Query> = super::Repeats {
         field: "query_id",
         hint: Some("a query id is unique per (arm, run); repeats of a query go in another `run`"),
         key: Query::call,

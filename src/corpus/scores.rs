@@ -91,7 +91,7 @@ const LINES: Lines = Lines {
 /// Parses every line, collecting every problem: a line's values out of range, or an arm, item,
 /// repeat and scorer scored twice.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Score>, Problems) {
-    let repeats: super::Repeats<Score, _> = super::Repeats {
+    let repeats: super::Repeats<Score> = super::Repeats {
         field: "scorer",
         hint: None,
         key: Score::call,

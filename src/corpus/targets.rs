@@ -75,7 +75,7 @@ const LINES: Lines = Lines {
 
 /// Every target's line, with every problem; a target described twice is refused.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Target>, Problems) {
-    let repeats: super::Repeats<Target, _> = super::Repeats {
+    let repeats: super::Repeats<Target> = super::Repeats {
         field: "target",
         hint: None,
         key: Target::call,

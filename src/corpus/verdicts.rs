@@ -112,7 +112,7 @@ const LINES: Lines = Lines {
 
 /// Parses every item, collecting every problem. An (arm, item_id) pair judged twice is an error.
 pub fn parse(name: &str, bytes: &[u8]) -> (Vec<Item>, Problems) {
-    let repeats: super::Repeats<Item, _> = super::Repeats {
+    let repeats: super::Repeats<Item> = super::Repeats {
         field: "item_id",
         hint: None,
         key: Item::call,
