@@ -31,8 +31,8 @@ pub struct Collect {
     pub validators: Option<Validators>,
     /// `[collect.judges]`: judge panels over the collected findings and targets (docs/guides/live-collection.md).
     pub judges: Option<Judges>,
-    /// Environment variables whose values the collection's provenance records (hashed when
-    /// the name says KEY, TOKEN or SECRET).
+    /// Environment variables whose values the collection's provenance records (a credential's
+    /// only as set or unset).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub provenance_env: Vec<String>,
     /// Where fields were written, for errors found later (a missing program, no targets).
@@ -275,9 +275,12 @@ raw_table! {
         validators: Option<RawValidators>,
         /// Judge panels over the collected findings and targets (docs/guides/live-collection.md).
         judges: Option<RawJudges>,
-        /// Environment variables recorded in collect.json's provenance, per call's role: their
-        /// values, or a SHA-256 when the name contains KEY, TOKEN or SECRET (never a secret in
-        /// a run directory). `["MODEL", "PROMPT_VERSION"]`.
+        /// Environment variables recorded in collect.json's provenance: their values, but only
+        /// whether it is set for one whose name (KEY, TOKEN, SECRET, PASS, PWD, AUTH, CRED,
+        /// COOKIE, SESSION, PRIVATE, CERT, SIGNATURE, in any case) or value (a key prefix such
+        /// as `sk-`, `ghp_` or `AKIA`, a JWT, 32 or more characters of base64 or hex) looks like
+        /// a credential: never its value or a hash of it, in any output.
+        /// `["MODEL", "PROMPT_VERSION"]`.
         provenance_env: Option<Vec<String>>,
     }
 }

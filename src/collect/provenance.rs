@@ -11,22 +11,74 @@ use super::plan::Collect;
 use crate::corpus::collection::{ArmRecord, Command, Provenance};
 use crate::corpus::ledger::{Aspect, Drifted};
 
-/// Whether an environment variable's value is a secret, recorded as its hash only.
-pub fn secret(name: &str) -> bool {
+/// What a credential's name holds, case aside (docs/guides/live-collection.md, "Secrets").
+const CREDENTIAL_NAMES: [&str; 12] = [
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASS",
+    "PWD",
+    "AUTH",
+    "CRED",
+    "COOKIE",
+    "SESSION",
+    "PRIVATE",
+    "CERT",
+    "SIGNATURE",
+];
+
+/// How recognised keys begin: OpenAI's and Anthropic's, GitHub's, AWS's access key ids,
+/// Slack's, and a bearer header.
+const CREDENTIAL_PREFIXES: [&str; 10] = [
+    "sk-",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "github_pat_",
+    "AKIA",
+    "ASIA",
+    "xox",
+    "Bearer ",
+];
+
+/// Whether an environment variable's name looks like a credential's.
+pub fn credential_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET"].iter().any(|s| upper.contains(s))
+    CREDENTIAL_NAMES.iter().any(|s| upper.contains(s))
+}
+
+/// Whether a value looks like a credential: a recognised key prefix, a JSON Web Token (three
+/// base64url parts, the first `eyJ`), or 32 or more characters of base64 or hex with a digit
+/// and a letter among them (a path, which begins `/` or `.`, is not one).
+pub fn credential_value(value: &str) -> bool {
+    let v = value.trim();
+    if CREDENTIAL_PREFIXES.iter().any(|p| v.starts_with(p)) {
+        return true;
+    }
+    let base64 = |c: char| c.is_ascii_alphanumeric() || "+/=_-".contains(c);
+    let parts: Vec<&str> = v.split('.').collect();
+    if v.starts_with("eyJ") && parts.len() == 3 && parts.iter().all(|p| p.chars().all(base64)) {
+        return true;
+    }
+    v.chars().count() >= 32
+        && !v.starts_with(['/', '.'])
+        && v.chars().all(base64)
+        && v.chars().any(|c| c.is_ascii_digit())
+        && v.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 /// The record of a collection of `arms` (recorded labels) by `collect`. `hash` gives the
 /// SHA-256 of a file an argument names (relative to the experiment's folder), `None` for an
-/// argument that names no file; `env` reads a variable; `sha` hashes a secret's value.
+/// argument that names no file; `env` reads a variable. A variable whose name or value looks
+/// like a credential is recorded only as set or unset: never its value, nor a hash of it (a
+/// short secret is found again from its hash).
 pub fn record(
     collect: &Collect,
     arms: &[String],
     version: &str,
     hash: &dyn Fn(&str) -> Option<String>,
     env: &dyn Fn(&str) -> Option<String>,
-    sha: &dyn Fn(&str) -> String,
 ) -> Provenance {
     let command = |template: &[String], fill: &[(&str, &str)]| {
         let argv: Vec<String> = template
@@ -44,18 +96,23 @@ pub fn record(
             .collect();
         Command { argv, files }
     };
-    let env: BTreeMap<String, String> = collect
-        .provenance_env
-        .iter()
-        .map(|name| {
-            let value = match env(name) {
-                Some(v) if secret(name) => format!("sha256:{}", sha(&v)),
-                Some(v) => v,
-                None => "(unset)".into(),
-            };
-            (name.clone(), value)
-        })
-        .collect();
+    let (mut values, mut secrets) = (BTreeMap::new(), BTreeMap::new());
+    for name in &collect.provenance_env {
+        match env(name) {
+            Some(v) if credential_name(name) || credential_value(&v) => {
+                secrets.insert(name.clone(), true);
+            }
+            None if credential_name(name) => {
+                secrets.insert(name.clone(), false);
+            }
+            Some(v) => {
+                values.insert(name.clone(), v);
+            }
+            None => {
+                values.insert(name.clone(), "(unset)".to_string());
+            }
+        }
+    }
     let mut out = Provenance::default();
     for arm in arms {
         let mut roles: BTreeMap<String, BTreeMap<String, Command>> = BTreeMap::new();
@@ -82,7 +139,8 @@ pub fn record(
             arm.clone(),
             ArmRecord {
                 calibench: version.to_string(),
-                env: env.clone(),
+                env: values.clone(),
+                secrets: secrets.clone(),
                 roles,
             },
         );
@@ -123,11 +181,40 @@ pub fn compare(
         t.calibench.clone(),
         "calibench",
     );
-    let names: std::collections::BTreeSet<&String> = b.env.keys().chain(t.env.keys()).collect();
+    // A variable is a credential when either record says so (its name, or a value recorded as
+    // set or unset), or when a value recorded before this rule was a hash of one: then only
+    // whether it was set is told, never a value.
+    let names: std::collections::BTreeSet<&String> = [b, t]
+        .iter()
+        .flat_map(|r| r.env.keys().chain(r.secrets.keys()))
+        .collect();
     for name in names {
+        let secret = |r: &ArmRecord| {
+            r.secrets.contains_key(name.as_str())
+                || credential_name(name)
+                || r.env
+                    .get(name.as_str())
+                    .is_some_and(|v| v.starts_with("sha256:") || credential_value(v))
+        };
+        if secret(b) || secret(t) {
+            let set = |r: &ArmRecord| match (r.secrets.get(name.as_str()), r.env.get(name.as_str()))
+            {
+                (Some(set), _) => *set,
+                (None, Some(v)) => v != "(unset)",
+                (None, None) => false,
+            };
+            let word = |set: bool| if set { "set" } else { "unset" }.to_string();
+            differ(
+                Drifted::Secret(name.clone()),
+                word(set(b)),
+                word(set(t)),
+                &format!("env.{name}"),
+            );
+            continue;
+        }
         let get = |r: &ArmRecord| {
             r.env
-                .get(name)
+                .get(name.as_str())
                 .cloned()
                 .unwrap_or_else(|| "(not recorded)".into())
         };
@@ -205,6 +292,7 @@ mod tests {
         ArmRecord {
             calibench: version.into(),
             env: BTreeMap::from([("MODEL".to_string(), model.to_string())]),
+            secrets: BTreeMap::new(),
             roles,
         }
     }
@@ -241,9 +329,71 @@ mod tests {
         assert_eq!(compare(("float", &b), ("other", &t)).len(), 1);
     }
 
+    // Regression (hostile-4/06): PASSWORD, AUTH, COOKIE and the like were recorded raw, and
+    // KEY/TOKEN values as an unsalted hash a short secret is found again from.
     #[test]
-    fn secrets_are_hashed() {
-        assert!(secret("OPENAI_API_KEY") && secret("hf_token") && secret("MY_SECRET"));
-        assert!(!secret("MODEL"));
+    fn credentials_are_told_by_name_or_by_value() {
+        for name in [
+            "OPENAI_API_KEY",
+            "hf_token",
+            "MY_SECRET",
+            "PASSWORD",
+            "DB_PASS",
+            "PGPWD",
+            "AUTH",
+            "CREDENTIALS",
+            "COOKIE",
+            "SESSION_ID",
+            "PRIVATE_PEM",
+            "TLS_CERT",
+            "REQUEST_SIGNATURE",
+        ] {
+            assert!(credential_name(name), "{name}");
+        }
+        assert!(!credential_name("MODEL") && !credential_name("PROMPT_VERSION"));
+        for value in [
+            "sk-ant-api03-abc",
+            "ghp_0123456789",
+            "AKIAIOSFODNN7EXAMPLE",
+            "Bearer abc.def",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "0123456789abcdef0123456789abcdef",
+            "c2VjcmV0LXRoYXQtaXMtbG9uZy1lbm91Z2gx",
+        ] {
+            assert!(credential_value(value), "{value}");
+        }
+        for value in [
+            "claude-3-5-sonnet-20241022",
+            "v2",
+            "/home/ci/models/llama-3-70b-instruct-q4",
+            "gpt-4o",
+            "abcdefghijklmnopqrstuvwxyzabcdefgh",
+        ] {
+            assert!(!credential_value(value), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_credential_is_recorded_as_set_or_unset_and_compared_so() {
+        let mut b = arm("0.1.0", "a", "m");
+        let mut t = b.clone();
+        b.secrets.insert("API_KEY".into(), true);
+        t.secrets.insert("API_KEY".into(), true);
+        // Both set: nothing can be compared, and nothing is said.
+        assert!(compare(("x", &b), ("x", &t)).is_empty());
+        t.secrets.insert("API_KEY".into(), false);
+        let d = compare(("x", &b), ("x", &t));
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].what, Drifted::Secret("API_KEY".into()));
+        assert_eq!(
+            (d[0].baseline.as_str(), d[0].treatment.as_str()),
+            ("set", "unset")
+        );
+        // A record of before the rule holds a hash: its value is never shown either.
+        let (mut b, mut t) = (arm("0.1.0", "a", "m"), arm("0.1.0", "a", "m"));
+        b.env.insert("OPENAI_API_KEY".into(), "sha256:00".into());
+        t.env.insert("OPENAI_API_KEY".into(), "sha256:11".into());
+        let d = compare(("x", &b), ("x", &t));
+        assert!(d.iter().all(|d| !d.baseline.contains("sha256")), "{d:?}");
     }
 }

@@ -162,8 +162,12 @@ pub struct Provenance {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ArmRecord {
     pub calibench: String,
-    /// Each `provenance_env` variable's value (`sha256:…` for a secret's; `(unset)` when unset).
+    /// Each `provenance_env` variable's value (`(unset)` when unset), but a credential's.
     pub env: BTreeMap<String, String>,
+    /// Each `provenance_env` variable whose name or value looks like a credential: only whether
+    /// it was set, never its value or a hash of it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub secrets: BTreeMap<String, bool>,
     /// Role (`reviewer`, `validator`, `judge`) → name → its command.
     pub roles: BTreeMap<String, BTreeMap<String, Command>>,
 }

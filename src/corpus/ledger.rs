@@ -268,6 +268,8 @@ pub enum Drifted {
     Version,
     /// An environment variable the collection records (`provenance_env`).
     Env(String),
+    /// A credential the collection records only as set or unset.
+    Secret(String),
     /// What the named commands of one role run (`command`), the files their arguments name
     /// (`files`), or the model they report (`model`).
     Role {
@@ -301,7 +303,9 @@ impl std::fmt::Display for Drifted {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Drifted::Version => f.write_str("calibench's version"),
-            Drifted::Env(name) => write!(f, "environment variable {name}"),
+            Drifted::Env(name) | Drifted::Secret(name) => {
+                write!(f, "environment variable {name}")
+            }
             Drifted::Role {
                 role,
                 names,
@@ -394,12 +398,20 @@ impl Caveat {
                 key,
                 first,
             } => {
+                let declare = format!("the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"{key}\"]");
+                if let Drifted::Secret(_) = what {
+                    // A credential's value is never told: only where it was set.
+                    let arm = if baseline == "set" { "baseline" } else { "treatment" };
+                    return format!(
+                        "{what} was set in one arm only, the {arm} (first: {first}); {declare}"
+                    );
+                }
                 let differ = match what {
                     Drifted::Role { names, .. } if names.len() > 1 => "differ",
                     _ => "differs",
                 };
                 format!(
-                    "{what} {differ} between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); the decision credits it to the treatment: if it is the change, declare it with [arms.treatment] differs = [\"{key}\"]"
+                    "{what} {differ} between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); {declare}"
                 )
             }
             Caveat::Recorded(sentence) => sentence.clone(),

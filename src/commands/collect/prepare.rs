@@ -215,7 +215,6 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
                     .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
             },
             &|name| std::env::var(name).ok(),
-            &|value| format!("{:x}", Sha256::digest(value.as_bytes())),
         )),
     };
     Ok(Prepared {
