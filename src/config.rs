@@ -95,7 +95,7 @@ pub struct RawSequential {
     /// Each decision metric whose per-unit values have no range the catalogue knows (an
     /// imported scorer, a count), with the range `[lo, hi]` every unit's value lies in:
     /// `{ accuracy = [0, 1] }`. A value outside it is bad input.
-    pub range: Option<BTreeMap<String, [f64; 2]>>,
+    pub range: Option<BTreeMap<String, Vec<f64>>>,
     /// Decide sequentially on every `calibench run` of this experiment, as `--sequential` does
     /// (default false).
     pub always: Option<bool>,

@@ -343,6 +343,37 @@ fn plan_refuses_what_it_cannot_plan_for() {
     // Out-of-range power and level, and a non-finite effect.
     refused(&["--metric", "brier", "--power", "1"], &queries);
     refused(&["--metric", "brier", "--alpha", "0"], &queries);
+    // Regression (hostile-4/15): --alpha 1e-300 panicked in the t quantile, 1e-150 ran for
+    // minutes. Past 1e-12 a level (or power) is refused; 1e-12 itself is sized at once.
+    for (flag, value) in [
+        ("--alpha", "1e-300"),
+        ("--alpha", "1e-13"),
+        ("--alpha", "5e-324"),
+        ("--power", "0.9999999999999"),
+    ] {
+        let e = refused(&["--metric", "brier", flag, value], &queries);
+        assert!(e.contains("from 1e-12 to 1 − 1e-12"), "{e}");
+    }
+    let started = std::time::Instant::now();
+    let out = calibench()
+        .args([
+            "plan",
+            "--metric",
+            "brier",
+            "--alpha",
+            "1e-12",
+            "--power",
+            "0.999999999999",
+        ])
+        .arg(&queries)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.code() == Some(0) || out.status.code() == Some(2),
+        "{out:?}"
+    );
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
     refused(&["--metric", "brier", "--effect", "NaN"], &queries);
 }
 

@@ -158,3 +158,59 @@ fn a_figure_run_withholds_is_not_decided_on_sequentially() {
     );
     assert!(m["sequential"]["stopped_at"].is_null());
 }
+
+// Regression (hostile-4/10): a collect.json whose sequential.order repeated ids counted 180
+// units for a 90-query corpus; an order missing ids was blamed on the experiment file.
+#[test]
+fn a_recorded_order_names_each_unit_once_and_every_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = root().join("corpora/capacity-live");
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(live.join("collect.json")).unwrap()).unwrap();
+    let order: Vec<Value> = record["sequential"]["order"].as_array().unwrap().clone();
+    let with_order = |name: &str, order: Vec<Value>| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::copy(live.join("queries.jsonl"), folder.join("queries.jsonl")).unwrap();
+        let mut r = record.clone();
+        r["sequential"]["order"] = Value::Array(order);
+        std::fs::write(folder.join("collect.json"), r.to_string()).unwrap();
+        folder
+    };
+    let twice: Vec<Value> = order.iter().chain(order.iter()).cloned().collect();
+    let dup = with_order("dup", twice);
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "corpora/capacity-live",
+            "--corpus",
+            dup.to_str().unwrap(),
+            "--sequential",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    let first = order[0].as_str().unwrap();
+    assert!(
+        err.contains("dup/collect.json: `sequential.order`:")
+            && err.contains(&format!(
+                "`{first}` appears twice (positions 1 and {})",
+                order.len() + 1
+            )),
+        "{err}"
+    );
+    let missing = with_order("missing", order[5..].to_vec());
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "corpora/capacity-live",
+            "--corpus",
+            missing.to_str().unwrap(),
+            "--sequential",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("missing/collect.json: `sequential.order`: lacks `"),
+        "{err}"
+    );
+}

@@ -202,6 +202,22 @@ pub(crate) fn probability(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The most extreme level or power a study can be sized at: within it every quantile and power
+/// calibench computes holds to the last digits, and no search runs for minutes; past it no
+/// study could be run anyway.
+pub(crate) const EXTREME: f64 = 1e-12;
+
+/// A study's level or power (`plan --alpha`, `--power`): in [1e-12, 1 − 1e-12].
+pub(crate) fn study_probability(text: &str) -> Result<f64, String> {
+    let x = probability(text)?;
+    if !(EXTREME..=1.0 - EXTREME).contains(&x) {
+        return Err(format!(
+            "`{text}` is beyond what a study can be sized at: give a number from 1e-12 to 1 − 1e-12"
+        ));
+    }
+    Ok(x)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LevelArg {
     Nominal,

@@ -40,11 +40,11 @@ pub struct PlanArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = super::finite, conflicts_with = "labels_for")]
     pub effect: Option<f64>,
     /// The chance of detecting the effect
-    #[arg(long, default_value_t = 0.8, value_parser = super::probability)]
+    #[arg(long, default_value_t = 0.8, value_parser = super::study_probability)]
     pub power: f64,
     /// The two-sided level of the test (default: 0.05 / m for one of the run's m decision
     /// metrics, Holm's first step, else 0.05)
-    #[arg(long, value_parser = super::probability)]
+    #[arg(long, value_parser = super::study_probability)]
     pub alpha: Option<f64>,
     /// Worker threads of the simulation (default: the CPUs available); the result never
     /// depends on it

@@ -152,25 +152,42 @@ impl Ctx<'_> {
     /// `[sequential] range`: each a range of a decision metric; with the table's line.
     pub(super) fn sequential_range(
         &self,
-        range: Option<Ranges>,
+        range: Option<BTreeMap<String, Vec<f64>>>,
         decision: &[Wanted],
     ) -> Result<(Ranges, Option<u64>), InputError> {
-        let sequential_range = range.unwrap_or_default();
-        for (name, [lo, hi]) in &sequential_range {
+        let mut sequential_range = Ranges::new();
+        for (name, written) in range.unwrap_or_default() {
             let at = format!("sequential.range.{name}");
-            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            let shown: Vec<String> = written.iter().map(|x| x.to_string()).collect();
+            let shown = format!("[{}]", shown.join(", "));
+            // Exactly two numbers: a third would be dropped without a word.
+            let &[lo, hi] = written.as_slice() else {
                 return Err(self.error(
                     &at,
                     format!(
-                        "[{lo}, {hi}] is not a range: it needs two finite numbers, the lower first"
+                        "{shown} has {}; a range is [LOW, HIGH]",
+                        crate::text::count(written.len() as u64, "number", "numbers")
                     ),
                 ));
+            };
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(self.error(
+                    &at,
+                    format!("{shown} is not a range: it needs two finite numbers, the lower first"),
+                ));
             }
-            if !decision.iter().any(|w| &w.metric == name) {
+            if !(hi - lo).is_finite() {
+                return Err(self.error(
+                    &at,
+                    format!("{shown} is too wide: its width is not a finite number"),
+                ));
+            }
+            if !decision.iter().any(|w| w.metric == name) {
                 return Err(self
                     .error(&at, format!("`{name}` is not a metric of `[decision]`"))
                     .hint("a range bounds a decision metric's per-unit values for `run --sequential`; name one of [decision]"));
             }
+            sequential_range.insert(name, [lo, hi]);
         }
         let sequential_line = (!sequential_range.is_empty())
             .then(|| self.line_of("sequential"))

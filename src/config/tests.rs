@@ -502,3 +502,35 @@ fn bad_confidence_parameters_are_refused_on_their_line() {
         assert!(e.line.is_some(), "{line}");
     }
 }
+
+// Regression (hostile-4/11): `range = { q = [0, 1, 2] }` was read as [0, 1] without a word, and
+// a range whose width overflows passed, to be refused later as "outside ±inf".
+#[test]
+fn a_sequential_range_is_exactly_two_finite_numbers_a_finite_width_apart() {
+    let with = |range: &str| {
+        let text = format!(
+            "{EXAMPLE}\n[decision]\nq = \"increase\"\n\n[sequential]\nrange = {{ q = {range} }}\n"
+        );
+        parse_str(&text)
+    };
+    assert_eq!(with("[0, 1]").unwrap().sequential_range["q"], [0.0, 1.0]);
+    for (range, says) in [
+        (
+            "[0, 1, 2]",
+            "[0, 1, 2] has 3 numbers; a range is [LOW, HIGH]",
+        ),
+        ("[0.5]", "[0.5] has 1 number; a range is [LOW, HIGH]"),
+        ("[1, 0]", "[1, 0] is not a range"),
+        (
+            "[-1e308, 1e308]",
+            "is too wide: its width is not a finite number",
+        ),
+    ] {
+        let e = with(range).unwrap_err();
+        assert!(e.problem.contains(says), "{range}: {e}");
+        assert_eq!(e.field.as_deref(), Some("`sequential.range.q`"), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+    // Not a number at all: refused as the file is read.
+    assert!(with("[0, 1, \"x\"]").is_err());
+}

@@ -195,7 +195,7 @@ impl Collection {
             .at_line(e.line() as u64)
             .hint(REWRITE)
         })?;
-        serde_path_to_error::deserialize(value).map_err(|e| {
+        let record: Collection = serde_path_to_error::deserialize(value).map_err(|e| {
             let field = e.path().to_string();
             let problem = format!("is not a collect.json calibench can read: {}", e.inner());
             let err = InputError::new(name, problem).hint(REWRITE);
@@ -204,7 +204,26 @@ impl Collection {
             } else {
                 err.field(format!("`{field}`"))
             }
-        })
+        })?;
+        // An order that names a target twice would count its units twice.
+        if let Some(s) = &record.sequential {
+            let mut first: std::collections::HashMap<&str, usize> = Default::default();
+            for (i, id) in s.order.iter().enumerate() {
+                if let Some(at) = first.insert(id, i + 1) {
+                    return Err(InputError::new(
+                        name,
+                        format!(
+                            "`{}` appears twice (positions {at} and {})",
+                            crate::text::terminal(id),
+                            i + 1
+                        ),
+                    )
+                    .field("`sequential.order`")
+                    .hint(REWRITE));
+                }
+            }
+        }
+        Ok(record)
     }
 
     /// The record as `collect` and `merge` write it: pretty JSON and a newline.

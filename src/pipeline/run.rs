@@ -121,8 +121,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         scores,
     } = analysis::analyse(&exp, &mut corpus, &run_id, settings)?;
     if let Some(qualified) = &sequential {
-        let order = super::sequential::recorded_order(&exp.corpus)?
-            .map(|ids| (ids, crate::corpus::collection::FILE.to_string()));
+        let order = super::sequential::recorded_order(&exp.corpus)?;
         let withheld = super::sequential::withheld(qualified, &metrics);
         metrics.sequential = Some(super::sequential::decide(
             qualified, &pairs, order, exp.seed, &file, withheld,

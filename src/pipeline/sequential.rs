@@ -98,14 +98,22 @@ pub fn permutation(ids: &BTreeSet<String>, seed: u64) -> Vec<String> {
     order
 }
 
-/// The sequential decision of `metrics` over the run's `pairs`, units arriving in `order`
-/// (every unit id of the pairs; `order_name` says where it came from). A unit's runs (a
-/// query's) arrive together. The metrics in `withheld` (the run withheld them) make the
-/// verdict `withheld`.
+/// The order a sequential collection took its targets in, as its `collect.json` records it.
+#[derive(Clone, Debug)]
+pub struct RecordedOrder {
+    pub ids: Vec<String>,
+    /// The record, for messages.
+    pub path: String,
+}
+
+/// The sequential decision of `metrics` over the run's `pairs`, units arriving in `order` (a
+/// collection's, which must hold every unit of the pairs; else a seeded permutation of them). A
+/// unit's runs (a query's) arrive together. The metrics in `withheld` (the run withheld them)
+/// make the verdict `withheld`.
 pub fn decide(
     metrics: &[Qualified],
     pairs: &[PairRow],
-    order: Option<(Vec<String>, String)>,
+    order: Option<RecordedOrder>,
     seed: u64,
     file: &str,
     withheld: Vec<String>,
@@ -119,12 +127,22 @@ pub fn decide(
         })
         .map(|p| p.pair.unit.clone())
         .collect();
-    let (order, order_name) = match order {
-        // The collection's order of every target it could collect, kept to those collected.
-        Some((given, name)) => (
-            given.into_iter().filter(|u| units.contains(u)).collect(),
-            name,
-        ),
+    let (order, order_name): (Vec<String>, String) = match order {
+        // The collection's order of every target it could collect, kept to those collected;
+        // a unit it lacks is refused, naming the record.
+        Some(given) => {
+            let held: BTreeSet<&str> = given.ids.iter().map(String::as_str).collect();
+            if let Some(lacking) = units.iter().find(|u| !held.contains(u.as_str())) {
+                return Err(InputError::new(
+                    &given.path,
+                    format!("lacks `{}`, a unit of the corpus", crate::text::terminal(lacking)),
+                )
+                .field("`sequential.order`")
+                .hint("the order is the one the collection took its targets in: replay the collection as it was made"));
+            }
+            let kept = given.ids.into_iter().filter(|u| units.contains(u));
+            (kept.collect(), crate::corpus::collection::FILE.to_string())
+        }
         None => (
             permutation(&units, seed),
             format!("seeded permutation (seed {seed})"),
@@ -199,16 +217,20 @@ pub fn withheld(qualified: &[Qualified], m: &crate::model::Metrics) -> Vec<Strin
 
 /// The arrival order a sequential collection recorded in `dir/collect.json`
 /// (`sequential.order`), if it did. The record is read through its type: one that does not
-/// read is an error naming its field.
-pub fn recorded_order(dir: &std::path::Path) -> Result<Option<Vec<String>>, crate::error::Error> {
+/// read, or whose order names a target twice, is an error naming its field.
+pub fn recorded_order(dir: &std::path::Path) -> Result<Option<RecordedOrder>, crate::error::Error> {
     use crate::corpus::collection::{Collection, FILE};
     let path = dir.join(FILE);
     if !path.is_file() {
         return Ok(None);
     }
     let bytes = super::read_file(&path)?;
-    let record = Collection::read(&path.display().to_string(), &bytes)?;
-    Ok(record.sequential.map(|s| s.order))
+    let name = path.display().to_string();
+    let record = Collection::read(&name, &bytes)?;
+    Ok(record.sequential.map(|s| RecordedOrder {
+        ids: s.order,
+        path: name,
+    }))
 }
 
 /// The sequential decision of the experiment at `path` over the corpus in `dir`, in the order
@@ -250,7 +272,13 @@ pub fn replay(
     Ok(decide(
         &qualified,
         &analysis.pairs,
-        Some((order, crate::corpus::collection::FILE.into())),
+        Some(RecordedOrder {
+            ids: order,
+            path: dir
+                .join(crate::corpus::collection::FILE)
+                .display()
+                .to_string(),
+        }),
         exp.seed,
         &file,
         withheld(&qualified, &analysis.metrics),
