@@ -64,18 +64,21 @@ pub fn line_at(text: &str, offset: usize) -> u64 {
         + 1
 }
 
+/// Each part on its line: a line break inside a part (a corpus id quoted in it) is shown
+/// escaped, never broken ([`crate::text::inline`]).
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file)?;
+        use crate::text::inline;
+        write!(f, "{}", inline(&self.file))?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;
         }
         if let Some(field) = &self.field {
-            write!(f, ": {field}")?;
+            write!(f, ": {}", inline(field))?;
         }
-        write!(f, ": {}", self.problem)?;
+        write!(f, ": {}", inline(&self.problem))?;
         if let Some(hint) = &self.hint {
-            write!(f, "\n  hint: {hint}")?;
+            write!(f, "\n  hint: {}", inline(hint))?;
         }
         Ok(())
     }

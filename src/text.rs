@@ -63,6 +63,28 @@ pub fn one_line(s: &str) -> Cow<'_, str> {
     }
 }
 
+/// A string laid into one line of the terminal (an id, a title, a name, a sentence that quotes
+/// them): every line break, tab and hidden character shown escaped (`\n`, `\t`,
+/// `\u{1b}`), so that a corpus string can neither break the line nor forge the next one.
+pub fn inline(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_hidden(c) || is_break(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_hidden(c) || is_break(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// Text for a terminal: hidden characters replaced; line feeds and tabs kept (calibench's own
 /// output is laid out with them). A carriage return, which would let a string overwrite the
 /// line before it, is replaced too.

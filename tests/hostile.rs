@@ -216,6 +216,9 @@ fn hostile_strings_forge_nothing_in_any_output() {
     let junit = std::fs::read_to_string(hostile.path().join("junit.xml")).unwrap();
     roxmltree::Document::parse(&junit).unwrap();
 
+    // Regression (hostile-4/14): a line feed in a corpus string reached the terminal and forged a
+    // line of its own ("decision: worse …"). Laid into a line, it is shown escaped.
+    let mut escaped = 0;
     for (what, out) in [("run", &run), ("gate", &gate)] {
         for stream in [&out.stdout, &out.stderr] {
             let text = String::from_utf8_lossy(stream);
@@ -224,8 +227,15 @@ fn hostile_strings_forge_nothing_in_any_output() {
                 "{what} printed {:?}",
                 controls(&text)
             );
+            let forged = text.lines().find(|l| l.trim_start().starts_with("# ✅"));
+            assert!(
+                forged.is_none(),
+                "{what} printed a forged line: {forged:?}\n{text}"
+            );
+            escaped += text.matches("\\n\\n# ✅ Verdict").count();
         }
     }
+    assert!(escaped > 0, "the hostile string never reached the terminal");
 }
 
 /// A code-review corpus with `s` in every string that reaches the controls section: the

@@ -353,11 +353,12 @@ impl Render for GateReport {
                 self.run_id, o.failed
             )
         };
+        use crate::text::inline;
         if let Some(d) = &self.decision {
-            s += &format!("  decision: {d}.\n");
+            s += &format!("  decision: {}.\n", inline(d));
         }
         for c in &self.caveats {
-            s += &format!("  caveat: {c}\n");
+            s += &format!("  caveat: {}\n", inline(&c.sentence()));
         }
         s += &format!("  policy: {}\n", self.policy);
         s += &format!(
@@ -375,8 +376,8 @@ impl Render for GateReport {
             s += &format!(
                 "  {}  {:width$}  {}\n",
                 if c.passed { "pass" } else { "FAIL" },
-                c.name,
-                c.message
+                inline(&c.name),
+                inline(&c.message)
             );
         }
         if let Some(r) = &self.report {

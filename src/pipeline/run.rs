@@ -83,8 +83,8 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         output::print_warning(&format!(
             "{}: {}; the run goes on, and its report says its inputs are suspect\n  hint: {}",
             exp_label(path),
-            share.sentence(),
-            share.fix
+            crate::text::inline(&share.sentence()),
+            crate::text::inline(&share.fix)
         ));
     }
     timer.lap("read and parse", &mut lap);
@@ -350,7 +350,10 @@ pub(super) fn warn_caveats(experiment: &str, caveats: &[Caveat], goes_on: &str) 
     if caveats.is_empty() {
         return;
     }
-    let list: String = caveats.iter().map(|c| format!("\n  - {c}")).collect();
+    let list: String = caveats
+        .iter()
+        .map(|c| format!("\n  - {}", crate::text::inline(&c.sentence())))
+        .collect();
     output::print_warning(&format!(
         "{experiment}: {} on the inputs:{list}\n  hint: {goes_on}; `calibench validate --json` shows what became of every line, and --strict refuses caveats",
         crate::text::count(caveats.len() as u64, "caveat", "caveats")

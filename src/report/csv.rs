@@ -208,18 +208,55 @@ fn needs_quotes(s: &[u8]) -> bool {
     QUOTED.find(s, 0).is_some()
 }
 
+/// Whether a text would be read as a formula by a spreadsheet: it begins with `=`, `+`, `-`,
+/// `@`, a tab or a carriage return (OWASP's rule for CSV injection). Corpus strings (ids,
+/// titles, names) reach the tables as written, so a target named `=cmd|' /C calc'!A0` would.
+pub fn formula(s: &[u8]) -> bool {
+    matches!(s.first(), Some(b'=' | b'+' | b'-' | b'@' | b'\t' | b'\r'))
+}
+
+/// A frame with each text a spreadsheet would read as a formula behind a `'` ([`formula`]):
+/// what the CSV writer writes of it, for polars' writer to write the same.
+pub fn guarded(df: &DataFrame) -> PolarsResult<DataFrame> {
+    let columns = df
+        .columns()
+        .iter()
+        .map(|c| -> PolarsResult<Column> {
+            if c.dtype() != &DataType::String {
+                return Ok(c.clone());
+            }
+            let texts: StringChunked = c
+                .str()?
+                .iter()
+                .map(|t| {
+                    t.map(|t| match formula(t.as_bytes()) {
+                        true => format!("'{t}"),
+                        false => t.to_string(),
+                    })
+                })
+                .collect();
+            Ok(texts.with_name(c.name().clone()).into_column())
+        })
+        .collect::<PolarsResult<Vec<_>>>()?;
+    DataFrame::new(df.height(), columns)
+}
+
 /// A text field: as it is, or quoted with its quotes doubled when it holds a byte that needs
-/// it; `""` when empty, which an empty field (a missing value) is not.
+/// it; `""` when empty, which an empty field (a missing value) is not. A text a spreadsheet
+/// would read as a formula is written behind a `'`, which shows it as text.
 fn text(out: &mut Vec<u8>, s: &[u8]) {
     if s.is_empty() {
         out.extend_from_slice(b"\"\"");
         return;
     }
+    let guard: &[u8] = if formula(s) { b"'" } else { b"" };
     if !needs_quotes(s) {
+        out.extend_from_slice(guard);
         out.extend_from_slice(s);
         return;
     }
     out.push(b'"');
+    out.extend_from_slice(guard);
     for part in s.split_inclusive(|&b| b == b'"') {
         out.extend_from_slice(part);
         if part.ends_with(b"\"") {
@@ -388,6 +425,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    // Regression (hostile-4/13): a target named `=cmd|' /C calc'!A0` became a live formula when
+    // a table was opened in a spreadsheet. A text that begins with `=`, `+`, `-`, `@`, a tab or a
+    // carriage return is written behind a `'`; numbers are not texts and stay as they are; the
+    // same text polars writes of the guarded frame.
+    #[test]
+    fn a_text_a_spreadsheet_would_run_is_written_behind_a_quote() {
+        let texts = [
+            "=cmd|' /C calc'!A0",
+            "+44",
+            "-3",
+            "@SUM(1+1)",
+            "\tx",
+            "\rx",
+            "=a,b",
+            "a=b",
+            "'already'",
+        ];
+        let df = DataFrame::new(
+            texts.len(),
+            vec![
+                Column::new("text".into(), &texts),
+                Column::new("n".into(), [-1i64, -2, -3, -4, -5, -6, -7, -8, -9]),
+            ],
+        )
+        .unwrap();
+        let text = ours(std::slice::from_ref(&df));
+        assert_eq!(text, polars_text(&guarded(&df).unwrap()));
+        let lines: Vec<&str> = text.split('\n').collect();
+        assert_eq!(
+            lines[..5],
+            [
+                "text,n",
+                "'=cmd|' /C calc'!A0,-1",
+                "'+44,-2",
+                "'-3,-3",
+                "'@SUM(1+1),-4"
+            ]
+        );
+        assert!(
+            text.contains("\"'\rx\",-6") && text.contains("\"'=a,b\",-7"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\na=b,-8\n") && text.contains("\n'already',-9\n"),
+            "{text}"
+        );
     }
 
     #[test]

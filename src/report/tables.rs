@@ -326,7 +326,7 @@ pub fn write_frames(
                 .include_header(true)
                 .batched(&csv_schema)?;
             for df in csv_frames {
-                w.write_batch(&df)?;
+                w.write_batch(&super::csv::guarded(&df)?)?;
             }
             w.finish()
         });

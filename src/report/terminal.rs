@@ -8,20 +8,27 @@
 use std::path::Path;
 
 use super::document::{Cell, Document, Table};
+use crate::text::inline;
 
 /// The summary of one run of `experiment`, written to `run_dir`, with its report at `report`.
 pub fn render(experiment: &str, doc: &Document, run_dir: &Path, report: &Path) -> String {
-    let mut s = format!("{experiment} → {}\n", run_dir.display());
+    // Each piece is one line: a corpus string quoted in it shows its line breaks escaped.
+    let one = |s: &str| inline(s).into_owned();
+    let mut s = format!(
+        "{} → {}\n",
+        one(experiment),
+        one(&run_dir.display().to_string())
+    );
     for st in doc.statements() {
-        s += &format!("  {}: {}. {}\n", st.id, st.label, st.sentence);
+        s += &format!("  {}: {}. {}\n", st.id, st.label, one(st.sentence));
         for d in st.details {
-            s += &format!("    - {d}\n");
+            s += &format!("    - {}\n", one(d));
         }
     }
-    s += &format!("  headline: {}\n", doc.headline);
+    s += &format!("  headline: {}\n", one(&doc.headline));
     s += &table(&doc.summary, "  ");
     for section in &doc.sections {
-        s += &format!("  {}: {}\n", section.title, section.reading);
+        s += &format!("  {}: {}\n", one(&section.title), one(&section.reading));
     }
     s += &format!("  report: {}\n", report.display());
     s
@@ -64,7 +71,12 @@ fn table(t: &Table, indent: &str) -> String {
     };
     let mut s = line(t.header.iter().map(String::as_str).collect());
     for row in &t.rows {
-        s += &line(row.iter().take(columns).map(Cell::text).collect());
+        let cells: Vec<String> = row
+            .iter()
+            .take(columns)
+            .map(|c| inline(c.text()).into_owned())
+            .collect();
+        s += &line(cells.iter().map(String::as_str).collect());
     }
     s
 }

@@ -421,7 +421,7 @@ impl Render for CollectReport {
         for stage in &self.stages {
             let _ = writeln!(s, "  {:<10}  {}", stage.stage.name(), stage.summary());
             for e in &stage.failed_examples {
-                let _ = writeln!(s, "      failed: {e}");
+                let _ = writeln!(s, "      failed: {}", crate::text::inline(e));
             }
             if stage.failed > stage.failed_examples.len() {
                 let _ = writeln!(
