@@ -156,7 +156,7 @@ impl Experiment {
 
     /// The label an A/A collection records the baseline's second copy under.
     pub fn again(label: &str) -> String {
-        format!("{label}-again")
+        crate::corpus::collection::again(label)
     }
 
     /// The labels `arm`'s judged items (verdicts, human labels) are filed under: its recorded

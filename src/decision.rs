@@ -143,6 +143,10 @@ pub struct Noise {
     /// Whether the A/B's own delta lies inside the A/A interval: a change the harness alone
     /// makes as often as not.
     pub inside: bool,
+    /// What differs between the A/A's harness and this run's baseline harness (their
+    /// collections' records): a floor measured on another harness may not be this one's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub differs: Vec<String>,
 }
 
 impl Noise {
@@ -152,7 +156,12 @@ impl Noise {
             (Some([lo, hi]), Some(x)) => x >= lo && x <= hi,
             _ => false,
         };
-        Noise { delta, ci, inside }
+        Noise {
+            delta,
+            ci,
+            inside,
+            differs: Vec::new(),
+        }
     }
 
     /// "harness noise (A/A) +0.010 [−0.020, +0.040]; this change lies inside it".
@@ -165,8 +174,16 @@ impl Noise {
         } else {
             ""
         };
+        let differs = if self.differs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; caveat: the A/A was collected by another harness ({}), so this may not be this harness's noise",
+                self.differs.join("; ")
+            )
+        };
         format!(
-            "the harness's own noise (A/A) {}{ci}{inside}",
+            "the harness's own noise (A/A) {}{ci}{inside}{differs}",
             signed(self.delta, places)
         )
     }

@@ -238,6 +238,7 @@ mod tests {
                 .iter()
                 .map(|m| Verdict {
                     model: m.to_string(),
+                    reason: None,
                     scores: Some([("q".to_string(), score)].into()),
                 })
                 .collect(),

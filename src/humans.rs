@@ -333,6 +333,7 @@ mod tests {
                 .iter()
                 .map(|(m, s)| Verdict {
                     model: m.to_string(),
+                    reason: None,
                     scores: s.map(|x| [("real".to_string(), x)].into()),
                 })
                 .collect(),

@@ -55,7 +55,7 @@ pub struct Metrics {
     /// composite in human units (does a 75 hit 0.75?).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anchor_calibration_human: Vec<crate::human_units::CalibrationHumanCell>,
-    /// Set when an unfinished collection was replayed with `--allow-incomplete`: why the
+    /// Set when an unfinished collection was replayed with `--allow-partial`: why the
     /// figures may come from partial arms. The report leads with it.
     #[serde(default)]
     pub incomplete: Option<String>,

@@ -408,6 +408,7 @@ mod tests {
                 .enumerate()
                 .map(|(j, scores)| Verdict {
                     model: format!("judge-{j}"),
+                    reason: None,
                     scores: scores.map(|s| s.iter().map(|(d, x)| (d.to_string(), *x)).collect()),
                 })
                 .collect(),

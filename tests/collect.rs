@@ -248,11 +248,15 @@ fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
     s.collect("bad")
         .env("PIDS", &pids)
         .assert()
-        .success()
+        .code(1)
         .stdout(predicate::str::contains(
             "16 calls recorded now, 0 ok, 16 failed (4 exited non-zero, 4 timed out, 8 invalid output)",
         ))
-        .stdout(predicate::str::contains("warning: no call succeeded"));
+        .stdout(predicate::str::contains("warning: 16 calls failed"))
+        .stdout(predicate::str::contains(
+            "error: arm `baseline` has no successful reviewer call: all 8 failed: `run` refuses this corpus",
+        ))
+        .stdout(predicate::str::contains("Replay it").not());
     // Four hangs of 1 s each, four at a time: the timeout, not the 60 s sleep, ended them.
     assert!(started.elapsed() < Duration::from_secs(30));
     let lines = s.lines("bad", "reviews.jsonl");
@@ -266,19 +270,19 @@ fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
         assert_eq!(all.len(), 4);
         all[0]["reason"].as_str().unwrap().to_string()
     };
-    assert!(reason("hang").starts_with("timed out after 1 s; its process group was killed"));
+    assert!(reason("hang").starts_with("timed out: after 1 s; its process group was killed"));
     assert!(
-        reason("garbage").starts_with("stdout is not one JSON object"),
+        reason("garbage").starts_with("invalid output: stdout is not one JSON object"),
         "{}",
         reason("garbage")
     );
     assert!(reason("garbage").contains("Sure! Here are my findings"));
     assert_eq!(
         reason("crash"),
-        "exited with status 3; stderr: model overloaded"
+        "exited non-zero: status 3; stderr: model overloaded"
     );
     assert!(
-        reason("bad-enum").starts_with("findings[0].severity: `P9` is not"),
+        reason("bad-enum").starts_with("invalid output: findings[0].severity: `P9` is not"),
         "{}",
         reason("bad-enum")
     );
@@ -288,7 +292,8 @@ fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
     for pid in pids.lines() {
         assert!(dead(pid.trim()), "process {pid} outlived its call");
     }
-    // `run` reads failed calls as failed raters.
+    // Every call of both arms failed: `run` refuses the corpus (the arms would compare
+    // different harnesses), naming the commonest reason and the first call.
     calibench()
         .current_dir(s.root())
         .args([
@@ -308,13 +313,11 @@ fn every_failure_is_recorded_failed_with_its_reason_never_as_an_empty_review() {
             "-q",
         ])
         .assert()
-        .success();
-    let metrics: Value =
-        serde_json::from_slice(&std::fs::read(s.root().join("out/r/metrics.json")).unwrap())
-            .unwrap();
-    let baseline = &metrics["review"]["arms"]["baseline"];
-    assert_eq!(baseline["failed_reviewers"].as_f64(), Some(8.0));
-    assert_eq!(baseline["findings_raw"].as_f64(), Some(0.0));
+        .code(2)
+        .stderr(predicate::str::contains(
+            "field `status`: arm `baseline` has no successful reviewer call: all 8 failed, the commonest for invalid output",
+        ));
+    assert!(!s.root().join("out/r").exists());
 }
 
 // Regression (issue 34): a reviewer that printed a valid return and exited 0, leaving a child
@@ -362,11 +365,12 @@ fn a_failed_attempt_is_retried_with_backoff() {
         .iter()
         .all(|l| l["findings"][0]["title"] == "Second try works"));
     let s = Setup::new(&["flaky"], "retries = 0");
-    s.collect("once").assert().success();
+    // Every call failed: collected, and exit 1 (`run` would refuse both arms).
+    s.collect("once").assert().code(1);
     let lines = s.lines("once", "reviews.jsonl");
     assert!(lines
         .iter()
-        .all(|l| l["reason"] == "exited with status 1; stderr: rate limited"));
+        .all(|l| l["reason"] == "exited non-zero: status 1; stderr: rate limited"));
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -944,7 +948,7 @@ fn nothing_a_call_starts_outlives_it_even_in_a_session_of_its_own() {
 #[test]
 fn a_call_that_floods_stdout_is_recorded_as_over_the_cap() {
     let s = Setup::new(&["flood"], "");
-    s.collect("f").assert().success();
+    s.collect("f").assert().code(1);
     let lines = s.lines("f", "reviews.jsonl");
     assert_eq!(lines.len(), 4);
     for l in &lines {
@@ -1004,7 +1008,7 @@ fn a_hangup_interrupts_resumably_and_a_partial_collection_is_not_replayed_as_who
             "is an unfinished collection (status `interrupted`)",
         ))
         .stderr(predicate::str::contains("--resume hup --runs-dir runs"))
-        .stderr(predicate::str::contains("--allow-incomplete"));
+        .stderr(predicate::str::contains("--allow-partial"));
     assert!(!s.root().join("out").exists());
     // …unless asked for, and then the report says so first.
     replay(&["--allow-incomplete", "--run-id", "partial"])

@@ -139,9 +139,9 @@ fn every_validator_failure_is_a_failed_call_with_its_reason() {
     // Only the treatment validates; every line names a recorded finding of its return.
     assert!(lines.iter().all(|l| l["arm"] == "anchored"));
     for (target, reason) in [
-        ("hang", "timed out after 1 s"),
+        ("hang", "timed out: after 1 s"),
         ("garbage", "not one JSON object"),
-        ("crash", "exited with status 3"),
+        ("crash", "exited non-zero: status 3"),
         ("nobool", "field `validated`"),
         // Regression (issue 34): an answer about another finding is no verdict on this one.
         (
@@ -220,12 +220,12 @@ fn every_judge_failure_is_a_null_verdict_with_its_reason_never_a_zero() {
         // A judge that names the item it was asked about is a verdict like any other.
         assert_eq!(verdicts[8]["per_dimension"]["real"], 0.5);
         for (v, reason) in verdicts[1..8].iter().zip([
-            "timed out after 1 s",
+            "timed out: after 1 s",
             "not one JSON object",
             "`novel` is not a declared dimension",
             "dimension `important` is missing",
             "1.5 is outside [0, 1]",
-            "exited with status 4",
+            "exited non-zero: status 4",
             // Regression (issue 34): an answer for another item was recorded as this item's.
             "the return names item_id \"NOT-ASKED\", but the call was for \"good\"",
         ]) {

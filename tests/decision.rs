@@ -80,13 +80,14 @@ fn the_lift_joins_the_decision_family_and_holm_adjusts_it_with_the_others() {
     let d = &m["decision"];
     assert!(close(&d["metrics"]["lift"]["p_adjusted"], adjusted(lift)));
     // Both under 0.05 after the adjustment: both improved, and precision, a guard without a
-    // margin, does not block better (with the example's two caveats).
+    // margin, does not block better (with the example's six caveats: two for malformed
+    // findings, four for failed calls).
     assert!(adjusted(lift) < 0.05 && adjusted(dv) < 0.05, "{lift} {dv}");
     for name in ["lift", "distinct_values"] {
         assert_eq!(d["metrics"][name]["outcome"], "improved", "{name}");
     }
     assert_eq!(d["verdict"], "better");
-    assert_eq!(d["caveats"].as_array().unwrap().len(), 2);
+    assert_eq!(d["caveats"].as_array().unwrap().len(), 6);
     // precision left the family: it is adjusted with the rest of its table again.
     assert_ne!(
         m["review"]["delta"]["precision"]["p_adjusted"],
@@ -162,7 +163,7 @@ fn the_gate_requires_a_decision_naming_the_verdict_and_its_reasons() {
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("FAIL  decision"), "{text}");
     assert!(
-        text.contains("the decision is better — with 2 caveats (worse or inconclusive required): distinct confidence values per target fell 11.67 → 3.50 (p adj. 0.036)"),
+        text.contains("the decision is better — with 6 caveats (worse or inconclusive required): distinct confidence values per target fell 11.67 → 3.50 (p adj. 0.036)"),
         "{text}"
     );
     // A run without a decision fails the requirement as not found.

@@ -132,3 +132,93 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
     );
     assert!(!live.join("out/ab2").exists());
 }
+
+// Regression (hostile-4/12): a noise floor was accepted on the experiment's name alone, so an
+// A/A of another harness passed. It is compared with the A/B's baseline harness by what the
+// collections recorded; and `run` knows an A/A collection without `--aa`.
+#[test]
+fn a_noise_floor_of_another_harness_says_so_on_every_noise_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/doc-review-live"),
+        &live,
+    );
+    std::fs::remove_file(live.join("collect.json")).unwrap();
+    let exp = std::fs::read_to_string(live.join("experiment.toml"))
+        .unwrap()
+        .replace(
+            "backoff_s = 0.2\n",
+            "backoff_s = 0.2\nprovenance_env = [\"MODEL_VERSION\"]\n",
+        );
+    std::fs::write(live.join("experiment.toml"), &exp).unwrap();
+    let ok = |args: &[&str], version: &str| {
+        stdout_of(
+            calibench()
+                .current_dir(&live)
+                .env("MODEL_VERSION", version)
+                .args(args),
+        )
+    };
+    let out_args = ["--runs-dir", "out", "--reports-dir", "rep", "--no-plots"];
+    ok(
+        &[
+            "collect",
+            ".",
+            "--aa",
+            "--run-id",
+            "aa",
+            "--runs-dir",
+            "runs",
+        ],
+        "1",
+    );
+    // No --aa: the collection says it is an A/A.
+    let mut args = vec![
+        "run", ".", "--corpus", "runs/aa", "--run-id", "aa-run", "-q",
+    ];
+    args.extend_from_slice(&out_args);
+    ok(&args, "1");
+    let aa: Value = serde_json::from_str(
+        &std::fs::read_to_string(live.join("out/aa-run/metrics.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(aa["experiment"], "doc-review-live-aa");
+    assert_eq!(
+        aa["inputs"]["harness"]["baseline"]["env"]["MODEL_VERSION"],
+        "1"
+    );
+    // The A/B, collected with another model version, read against that floor.
+    ok(
+        &["collect", ".", "--run-id", "ab", "--runs-dir", "runs"],
+        "2",
+    );
+    std::fs::write(
+        live.join("experiment.toml"),
+        exp.replace(
+            "bootstrap = 2000\n",
+            "bootstrap = 2000\nnoise_floor = \"out/aa-run\"\n",
+        ),
+    )
+    .unwrap();
+    let mut args = vec!["run", ".", "--corpus", "runs/ab", "--run-id", "ab-run"];
+    args.extend_from_slice(&out_args);
+    let text = ok(&args, "2");
+    assert!(
+        text.contains("caveat: the A/A was collected by another harness (environment variable MODEL_VERSION: 2 (this run), 1 (A/A)), so this may not be this harness's noise"),
+        "{text}"
+    );
+    let ab: Value = serde_json::from_str(
+        &std::fs::read_to_string(live.join("out/ab-run/metrics.json")).unwrap(),
+    )
+    .unwrap();
+    for (name, m) in ab["decision"]["metrics"].as_object().unwrap() {
+        if m["noise"].is_object() {
+            assert_eq!(
+                m["noise"]["differs"][0],
+                "environment variable MODEL_VERSION: 2 (this run), 1 (A/A)",
+                "{name}"
+            );
+        }
+    }
+}

@@ -69,8 +69,8 @@ fn markdown_reports_match_their_snapshots() {
 fn each_report_opens_with_its_decision_then_its_verdict() {
     for (name, decision, verdict) in [
         ("capacity-50", "**Decision: better.** Unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
-        ("code-review-ab", "**Decision: withheld.** Precision", "**Verdict: withheld.**"),
-        ("doc-review-ab", "**Decision: better — with 2 caveats.** Distinct confidence values per target fell 11.67 → 3.50 (p adj. 0.036)", "**Verdict: trusted.**"),
+        ("code-review-ab", "**Decision: withheld — with 5 caveats.** Precision", "**Verdict: withheld.**"),
+        ("doc-review-ab", "**Decision: better — with 6 caveats.** Distinct confidence values per target fell 11.67 → 3.50 (p adj. 0.036)", "**Verdict: trusted.**"),
     ] {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();
@@ -390,7 +390,7 @@ fn the_main_job_runs_every_example_and_writes_an_index() {
     assert!(md.contains("| trusted | judges trusted · lift +"));
     // The input ledger's caveats are counted on the index's decision too.
     assert!(
-        md.contains("| **better — with 2 caveats**: Distinct confidence values"),
+        md.contains("| **better — with 6 caveats**: Distinct confidence values"),
         "{md}"
     );
     assert!(md.contains("| withheld | judges not trusted · lift withheld"));

@@ -153,7 +153,9 @@ fn three_shards_merged_replay_to_the_figures_of_one_collection() {
     text.push('\n');
     std::fs::write(&s2, text).unwrap();
     let e = l.refused(&["merge", "m2", "runs/s1", "runs/s2", "runs/s3"]);
-    assert!(e.contains("records the call") && e.contains("again"), "{e}");
+    // Caught as the line of another shard's target (a shard's lines are its own targets').
+    assert!(e.contains("runs/s2/reviews.jsonl:13: target `"), "{e}");
+    assert!(e.contains("is not in shard 2/3"), "{e}");
     assert!(!l.root.join("m2").exists());
     let e = l.refused(&["merge", "merged", "runs/s1", "runs/s2", "runs/s3"]);
     assert!(e.contains("merged: already exists"), "{e}");
@@ -288,4 +290,109 @@ fn a_link_inside_a_shard_is_refused_never_followed() {
     std::os::unix::fs::symlink(l.root.join("elsewhere.jsonl"), &reviews).unwrap();
     let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
     assert!(e.contains("reviews.jsonl: is a symbolic link"), "{e}");
+}
+
+// Regression (hostile-4/05): a FIFO in a shard hung merge, and /dev/zero linked in read until
+// memory ran out. A special file is refused without being opened.
+#[test]
+fn a_fifo_inside_a_shard_is_refused_without_reading_it() {
+    let l = Live::new();
+    l.shards(2);
+    let reviews = l.root.join("runs/s2/reviews.jsonl");
+    std::fs::remove_file(&reviews).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&reviews)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(
+        e.contains("reviews.jsonl: is a special file (a pipe, socket or device)"),
+        "{e}"
+    );
+    assert!(!l.root.join("m").exists());
+}
+
+// Regression (hostile-4/01): a shard whose .jsonl files were lost (only collect.json left)
+// merged with exit 0, and the merged corpus decided on part of the plan.
+#[test]
+fn a_shard_without_the_files_its_record_counts_is_refused_naming_the_file() {
+    let l = Live::new();
+    l.shards(3);
+    std::fs::remove_file(l.root.join("runs/s2/reviews.jsonl")).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2", "runs/s3"]);
+    assert!(
+        e.contains("runs/s2/reviews.jsonl: is missing: collect.json records"),
+        "{e}"
+    );
+    assert!(e.contains("reviewers calls"), "{e}");
+    assert!(!l.root.join("m").exists());
+}
+
+// Regression (hostile-4/04): a forged plan hash, a shard "4 of 3" and a line on a target no
+// plan has were merged.
+#[test]
+fn a_forged_shard_record_is_refused_naming_what_differs() {
+    let l = Live::new();
+    l.shards(2);
+    let record = l.root.join("runs/s2/collect.json");
+    let original = std::fs::read_to_string(&record).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    v["shard"]["plan"] = "0".repeat(64).into();
+    std::fs::write(&record, v.to_string()).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(
+        e.contains("runs/s2/collect.json: `shard.plan`: does not match its own plan"),
+        "{e}"
+    );
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    v["shard"]["k"] = 4.into();
+    std::fs::write(&record, v.to_string()).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(e.contains("is shard 4/2: K runs from 1 to N"), "{e}");
+    std::fs::write(&record, &original).unwrap();
+    // A line on a target outside the plan.
+    let reviews = l.root.join("runs/s2/reviews.jsonl");
+    let text = std::fs::read_to_string(&reviews).unwrap();
+    let first = text.lines().next().unwrap();
+    let v: serde_json::Value = serde_json::from_str(first).unwrap();
+    let ghost = first.replace(
+        &format!("\"target\":\"{}\"", v["target"].as_str().unwrap()),
+        "\"target\":\"ghost\"",
+    );
+    std::fs::write(&reviews, format!("{text}{ghost}\n")).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(e.contains("target `ghost` is not in the plan"), "{e}");
+    // Shards collected with different harness environments name the variable.
+    std::fs::write(&reviews, &text).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&original).unwrap();
+    for arm in ["float", "anchored"] {
+        v["provenance"]["arms"][arm]["calibench"] = "0.0.1".into();
+    }
+    std::fs::write(&record, v.to_string()).unwrap();
+    let e = l.refused(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(
+        e.contains("calibench's version: ") && e.contains("(shard 1), 0.0.1 (shard 2)"),
+        "{e}"
+    );
+    assert!(!l.root.join("m").exists());
+}
+
+// Regression (hostile-4/17 b, e): an output folder inside a shard was written into it; one
+// --arm made a one-arm corpus.
+#[test]
+fn merge_writes_outside_its_inputs_and_needs_two_arms() {
+    let l = Live::new();
+    l.shards(2);
+    let e = l.refused(&["merge", "runs/s1/sources/merged", "runs/s1", "runs/s2"]);
+    assert!(e.contains("is inside runs/s1"), "{e}");
+    assert!(!l.root.join("runs/s1/sources/merged").exists());
+    let e = l.refused(&["merge", "m", "--arm", "float=runs/s1"]);
+    assert!(e.contains("two or more collections"), "{e}");
+    let out = l.ok(&["merge", "m", "runs/s1", "runs/s2"]);
+    assert!(out.starts_with("merged 2 collections into m"), "{out}");
+    // The merged record plans the whole plan's calls.
+    let v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(l.root.join("m/collect.json")).unwrap()).unwrap();
+    assert_eq!(v["stages"][0]["calls"], v["stages"][0]["recorded"]);
 }

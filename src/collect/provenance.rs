@@ -69,15 +69,17 @@ pub fn credential_value(value: &str) -> bool {
 }
 
 /// The record of a collection of `arms` (recorded labels) by `collect`. `hash` gives the
-/// SHA-256 of a file an argument names (relative to the experiment's folder), `None` for an
-/// argument that names no file; `env` reads a variable. A variable whose name or value looks
+/// SHA-256 of a file an argument names (relative to the experiment's folder; with `true`, the
+/// program `argv[0]` names, found on `PATH` as the runner finds it), `None` for an argument
+/// that names no file; the value of a `--flag=FILE` argument is tried as a file too. `env`
+/// reads a variable. A variable whose name or value looks
 /// like a credential is recorded only as set or unset: never its value, nor a hash of it (a
 /// short secret is found again from its hash).
 pub fn record(
     collect: &Collect,
     arms: &[String],
     version: &str,
-    hash: &dyn Fn(&str) -> Option<String>,
+    hash: &dyn Fn(&str, bool) -> Option<String>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Provenance {
     let command = |template: &[String], fill: &[(&str, &str)]| {
@@ -90,10 +92,16 @@ pub fn record(
                 )
             })
             .collect();
-        let files = argv
-            .iter()
-            .filter_map(|a| Some((a.clone(), hash(a)?)))
-            .collect();
+        let mut files = BTreeMap::new();
+        for (i, a) in argv.iter().enumerate() {
+            if let Some(h) = hash(a, i == 0) {
+                files.insert(a.clone(), h);
+            } else if let Some((_, value)) = a.split_once('=') {
+                if let Some(h) = hash(value, false) {
+                    files.insert(value.to_string(), h);
+                }
+            }
+        }
         Command { argv, files }
     };
     let (mut values, mut secrets) = (BTreeMap::new(), BTreeMap::new());

@@ -24,7 +24,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
@@ -75,19 +74,8 @@ pub trait Protocol: Send + Sync {
     fn failed(&self, index: usize, reason: &str) -> Map<String, Value>;
 }
 
-/// Why a call failed, for the summary's counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Failure {
-    /// The program could not be started.
-    Start,
-    /// It exited non-zero or was killed by a signal.
-    Exit,
-    /// It ran past `timeout_s` and was killed.
-    Timeout,
-    /// It exited 0 but its stdout is not a valid return (or it reported status failed).
-    Output,
-}
+/// Why a call failed (the line's `reason` begins with its phrase).
+pub use crate::corpus::call::Failure;
 
 /// A call that ended with a line to record.
 #[derive(Clone, Debug)]
@@ -206,9 +194,9 @@ async fn run_call(
             Attempt::Failed(failure, reason) => {
                 if attempt > ctx.limits.retries {
                     let reason = if attempt > 1 {
-                        format!("{reason} (after {attempt} attempts)")
+                        failure.reason(&format!("{reason} (after {attempt} attempts)"))
                     } else {
-                        reason
+                        failure.reason(&reason)
                     };
                     return Some(Finished {
                         index,
@@ -259,14 +247,14 @@ async fn attempt_once(
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return Attempt::Failed(
-                Failure::Start,
-                format!("could not start {}: {e}", ctx.program.display()),
-            )
+            return Attempt::Failed(Failure::Start, format!("{}: {e}", ctx.program.display()))
         }
     };
     let Some(pid) = child.id() else {
-        return Attempt::Failed(Failure::Start, "exited before it could be watched".into());
+        return Attempt::Failed(
+            Failure::Start,
+            "it exited before it could be watched".into(),
+        );
     };
     let end = {
         let killed = async {
@@ -432,7 +420,7 @@ async fn judge(
             return Attempt::Failed(
                 Failure::Timeout,
                 format!(
-                    "timed out after {}; its process group was killed",
+                    "after {}; its process group was killed",
                     seconds(ctx.limits.timeout)
                 ),
             );
@@ -454,8 +442,8 @@ async fn judge(
     }
     if !status.success() {
         let how = match (status.code(), status.signal()) {
-            (Some(code), _) => format!("exited with status {code}"),
-            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            (Some(code), _) => format!("status {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}"),
             (None, None) => "ended abnormally".to_string(),
         };
         return Attempt::Failed(Failure::Exit, format!("{how}{stderr}"));

@@ -228,8 +228,8 @@ pub struct JudgeItem {
 
 /// The items the judges judge, in plan order: per label and target (in the order of
 /// `reviews.jsonl`), the target's own item first (items `targets` or `both`; a target whose
-/// returns merged into no finding, or all failed, is judged too), then its findings by run and
-/// document order (`findings` or `both`).
+/// returns merged into no finding is judged too, one all of whose returns failed is not: no
+/// paid call on nothing), then its findings by run and document order (`findings` or `both`).
 pub fn judge_items(c: &Collected<'_>, subjects: &[Subject], judges: &Judges) -> Vec<JudgeItem> {
     let mut by_target: HashMap<(&str, &str), Vec<&Subject>> = HashMap::new();
     for s in subjects {
@@ -238,7 +238,12 @@ pub fn judge_items(c: &Collected<'_>, subjects: &[Subject], judges: &Judges) -> 
     let mut out = Vec::new();
     for label in labels(c.arms) {
         let mut targets: Vec<&str> = Vec::new();
-        for r in c.records.iter().filter(|r| r.arm == label) {
+        // A target none of whose returns succeeded has nothing to judge: no paid call on it.
+        for r in c
+            .records
+            .iter()
+            .filter(|r| r.arm == label && r.status != reviews::Status::Failed)
+        {
             if !targets.contains(&r.target.as_str()) {
                 targets.push(&r.target);
             }

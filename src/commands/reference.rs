@@ -472,8 +472,17 @@ Every line of every corpus file, and every finding inside a return, ends in exac
 (its non-blank lines), `used` and `excluded` by reason (`count`, `first_line` and an `example`), \
 with `lines = used + Σ excluded`; per arm, the `findings` it `read`, `used` and dropped as \
 `malformed` by reason; per arm, the `unpaired` units (targets, queries or items) only it has \
-(`count`, `first`); and the `caveats`. `calibench validate --json` prints the same object \
-without replaying; the report's Coverage section shows it as tables.\n\n";
+(`count`, `first`); per arm, role (`reviewer`, `agent`, `validator`, `judge`) and name, the \
+`calls` `planned`, `ok` and `failed` by failure (`count`, `first` call, an `example` reason); \
+per arm, the `harness` its collection recorded (collect.json `provenance`); and the `caveats`. \
+`calibench validate --json` prints the same object without replaying; the report's Coverage \
+section shows it as tables.\n\n\
+**Calls are lines.** A line that says `status: failed` (a reviewer return, an agent trace, a \
+validator call) and a judge's `per_dimension: null` is a failed call, counted in \
+`inputs.calls`, never read as an empty review or a zero. Its `reason`, as `collect` records \
+it, begins with what failed: `could not start`, `exited non-zero`, `timed out`, `invalid \
+output`; any other reason (or none) is `reported`. A collection's plan (collect.json) sets \
+`planned`; a hand-written corpus plans the calls it records.\n\n";
 
 const LEDGER_RULES: &str =
     "\n**Refused** (exit 2, naming the file, line and field, the count, the first \
@@ -493,13 +502,24 @@ differ, as `q7` and `q1`, or they differ in one single-character part, as `plan-
 - a `labels.jsonl` line that leaves out a dimension the judges score on its item (unless the \
 dimension weighs 0 in `[trust] dimension_weights`), and a `labels.jsonl` none of whose lines \
 names a judged item;\n\
+- an arm none of whose reviewer (or agent) calls succeeded, and a reviewer or judge with no \
+successful call in one arm while it has some in the other: the arms would compare different \
+harnesses (the message names the commonest reason and, for output off the arm's scale, the \
+`scale` key that reads it);\n\
+- a collection (a folder with `collect.json`) that did not finish, one shard of several, or one \
+holding fewer targets than its plan (lines deleted): \"shard 1/3: 7 of 24 targets of the plan\"; \
+`run --allow-partial` replays it, with a caveat on every decision line;\n\
 - a review policy key of the other mode (`gate`, `p0_gate`, `review_mode`, `demote_reviewers` \
 in doc mode; `gates`, `fyi_floor` in code mode), and a threshold strictly between 0 and 1 on \
 the anchor scale (0.75 for 75).\n\n\
 **Caveats** (the run completes; each is one sentence with its count and first example): \
 findings of an arm dropped as malformed (a missing field whose key is one slip away says \
 \"did you mean\"); units one arm has and the other does not; a reviewer with returns in one arm \
-only. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
+only; failed calls (\"24 of 72 baseline reviewer calls failed: invalid output — `confidence` 68 \
+is off the float scale (first: …)\", naming the other arm when none of its calls failed); a \
+harness file that changed while a collection ran; the arms' harnesses differing (collect.json \
+`provenance`: commands, the files they name, environment, calibench's version; a credential \
+only as set or unset); a collection replayed with `--allow-partial`. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
 every decision line (\"better — with 2 caveats\": terminal, report, index and gate summary), \
 refused by `run --strict`, and fail a gate's `require_decision` unless the policy sets \
 `allow_caveats = true`. More than half of an arm's findings malformed also marks the run \

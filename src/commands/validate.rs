@@ -171,7 +171,7 @@ pub fn run(args: &ValidateArgs) -> Result<Validation, Error> {
             seed: None,
             no_plots: true,
             corpus: None,
-            allow_incomplete: false,
+            allow_partial: false,
             threads: None,
             set: args.set.clone(),
             sequential: false,

@@ -133,3 +133,96 @@ pub struct Recorded {
     pub line: u64,
     pub call: Call,
 }
+
+/// Why a call failed, as its line records it: a failed line's `reason` begins with the
+/// failure's phrase (`invalid output: …`), so that what `collect` counted is what `run` reads
+/// back. A `reason` that begins with none of them (a hand-written corpus, a command that
+/// reported `status: failed` itself) is [`Failure::Reported`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// The program could not be started.
+    Start,
+    /// It exited non-zero or was killed by a signal.
+    Exit,
+    /// It ran past `timeout_s` and was killed.
+    Timeout,
+    /// It exited 0 but its stdout is not a valid return.
+    Output,
+    /// The line says `failed`, for a reason of its own (or none).
+    Reported,
+}
+
+impl Failure {
+    pub const ALL: [Failure; 5] = [
+        Failure::Start,
+        Failure::Exit,
+        Failure::Timeout,
+        Failure::Output,
+        Failure::Reported,
+    ];
+
+    /// How a sentence names it, and how a recorded `reason` begins.
+    pub fn phrase(self) -> &'static str {
+        match self {
+            Failure::Start => "could not start",
+            Failure::Exit => "exited non-zero",
+            Failure::Timeout => "timed out",
+            Failure::Output => "invalid output",
+            Failure::Reported => "reported failed",
+        }
+    }
+
+    /// The `reason` a failed line records: the phrase, then what happened.
+    pub fn reason(self, detail: &str) -> String {
+        format!("{}: {detail}", self.phrase())
+    }
+
+    /// The failure a recorded `reason` names.
+    pub fn of_reason(reason: Option<&str>) -> Failure {
+        let Some(reason) = reason else {
+            return Failure::Reported;
+        };
+        Failure::ALL
+            .into_iter()
+            .find(|f| {
+                reason
+                    .strip_prefix(f.phrase())
+                    .is_some_and(|rest| rest.starts_with(':'))
+            })
+            .unwrap_or(Failure::Reported)
+    }
+
+    /// What happened, without the phrase: `confidence` 68 is off the float scale.
+    pub fn detail(reason: &str) -> &str {
+        let f = Failure::of_reason(Some(reason));
+        if f == Failure::Reported {
+            return reason;
+        }
+        reason[f.phrase().len() + 1..].trim_start()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Failure;
+
+    #[test]
+    fn a_reason_names_its_failure_and_reads_back() {
+        for f in Failure::ALL {
+            let r = f.reason("68 is off the scale");
+            let back = Failure::of_reason(Some(&r));
+            if f == Failure::Reported {
+                // Its phrase is a reason of its own kind.
+                assert_eq!(back, Failure::Reported);
+            } else {
+                assert_eq!(back, f, "{r}");
+                assert_eq!(Failure::detail(&r), "68 is off the scale");
+            }
+        }
+        assert_eq!(Failure::of_reason(Some("rate limited")), Failure::Reported);
+        assert_eq!(Failure::of_reason(Some("timed outage")), Failure::Reported);
+        assert_eq!(Failure::of_reason(None), Failure::Reported);
+        assert_eq!(Failure::detail("rate limited"), "rate limited");
+    }
+}

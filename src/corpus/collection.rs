@@ -5,12 +5,11 @@
 //! harness the same in both arms?) and by `run --sequential` (its order): a record that does
 //! not read is an input error naming the file and the field, never skipped.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use super::files::{Kind, Stage};
+pub use super::harness::{ArmRecord, Command, Provenance};
 use crate::error::InputError;
 
 /// The name of the record in a run directory.
@@ -44,6 +43,8 @@ pub enum Status {
     Interrupted,
     /// A stage was not run yet (`--stage` named another).
     Partial,
+    /// Stopped by an error (a sequential look that failed): `reason` says which.
+    Incomplete,
 }
 
 impl Status {
@@ -53,6 +54,7 @@ impl Status {
             Status::Complete => "complete",
             Status::Interrupted => "interrupted",
             Status::Partial => "partial",
+            Status::Incomplete => "incomplete",
         }
     }
 }
@@ -73,6 +75,9 @@ pub struct Collection {
     pub calls: usize,
     pub started_at: String,
     pub status: Status,
+    /// Why it is `incomplete`: the error that stopped it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     #[serde(default)]
     pub finished_at: Option<String>,
     #[serde(default)]
@@ -113,6 +118,20 @@ pub struct StageEntry {
     pub failed: usize,
     /// Seconds spent on it, over every collection that ran it.
     pub seconds: f64,
+    /// Files of the harness that changed while it ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<Change>,
+}
+
+/// A file of the harness that changed while a stage ran: its hash before and after, and how
+/// many of the stage's calls were recorded before the change was seen and after.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Change {
+    pub file: String,
+    pub before: String,
+    pub after: String,
+    pub calls_before: usize,
+    pub calls_after: usize,
 }
 
 /// `--shard K/N`: K of N, and the hash of the whole plan every shard must share.
@@ -150,34 +169,6 @@ impl Sequential {
     pub fn collected(&self) -> usize {
         self.looks.last().map_or(0, |l| l.targets)
     }
-}
-
-/// collect.json `provenance`: each recorded arm label's harness.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Provenance {
-    pub arms: BTreeMap<String, ArmRecord>,
-}
-
-/// One arm label's harness.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ArmRecord {
-    pub calibench: String,
-    /// Each `provenance_env` variable's value (`(unset)` when unset), but a credential's.
-    pub env: BTreeMap<String, String>,
-    /// Each `provenance_env` variable whose name or value looks like a credential: only whether
-    /// it was set, never its value or a hash of it.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub secrets: BTreeMap<String, bool>,
-    /// Role (`reviewer`, `validator`, `judge`) → name → its command.
-    pub roles: BTreeMap<String, BTreeMap<String, Command>>,
-}
-
-/// One role's command as the arm ran it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Command {
-    pub argv: Vec<String>,
-    /// Each argument that names a file, with the file's SHA-256.
-    pub files: BTreeMap<String, String>,
 }
 
 impl Collection {
@@ -234,6 +225,118 @@ impl Collection {
     }
 }
 
+/// Whether target `name` is in shard `k` of `n`: its SHA-256, first 8 bytes as a number, mod
+/// N, is K − 1.
+pub fn holds(k: u32, n: u32, name: &str) -> bool {
+    use sha2::{Digest, Sha256};
+    let d = Sha256::digest(name.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&d[..8]);
+    u64::from_be_bytes(first) % u64::from(n.max(1)) == u64::from(k.saturating_sub(1))
+}
+
+impl Collection {
+    /// The SHA-256 of its whole plan: what it collects (kind, command, reviewers, arms,
+    /// repeats) from which targets (names and contents), and each stage's plan (`stages`, as
+    /// the experiment declares them). Every shard of one plan records the same.
+    pub fn plan_hash(&self, stages: &[Value]) -> String {
+        use sha2::{Digest, Sha256};
+        let whole = serde_json::json!([
+            self.kind,
+            self.command,
+            self.reviewers,
+            self.arms,
+            self.runs,
+            self.targets,
+            stages
+        ]);
+        format!("{:x}", Sha256::digest(whole.to_string().as_bytes()))
+    }
+
+    /// The plan's hash recomputed from what the record itself says of its stages.
+    pub fn own_plan_hash(&self) -> String {
+        let stages: Vec<Value> = self.stages.iter().map(|s| s.plan.clone()).collect();
+        self.plan_hash(&stages)
+    }
+}
+
+/// The label an A/A collection (`collect --aa`) records the baseline's second copy under.
+pub fn again(label: &str) -> String {
+    format!("{label}-again")
+}
+
+impl Collection {
+    /// Whether it is an A/A collection: the baseline's label, then `<label>-again`.
+    pub fn is_aa(&self) -> bool {
+        matches!(self.arms.as_slice(), [b, a] if *a == again(b))
+    }
+
+    /// The flags a resume of it needs beside its run id and runs folder, as it was made: its
+    /// shard, A/A, and a sequential collection's batch and budget.
+    pub fn resume_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if let Some(s) = &self.shard {
+            flags.extend(["--shard".to_string(), format!("{}/{}", s.k, s.n)]);
+        }
+        if self.is_aa() {
+            flags.push("--aa".into());
+        }
+        if let Some(s) = &self.sequential {
+            flags.extend([
+                "--until-decided".to_string(),
+                "--batch".into(),
+                s.batch.to_string(),
+                "--max-targets".into(),
+                s.max_targets.to_string(),
+            ]);
+        }
+        flags
+    }
+
+    /// The command that continues it, with every flag it needs, quoted for a POSIX shell:
+    /// `calibench collect EXPERIMENT --resume ID --runs-dir DIR …`.
+    pub fn resume_command(&self, runs_dir: &std::path::Path) -> String {
+        let quote = crate::output::shell_quote;
+        let mut words = vec![
+            "calibench".to_string(),
+            "collect".into(),
+            quote(&self.experiment_file),
+            "--resume".into(),
+            quote(&self.run_id),
+            "--runs-dir".into(),
+            quote(&runs_dir.display().to_string()),
+        ];
+        words.extend(self.resume_flags().iter().map(|f| quote(f)));
+        words.join(" ")
+    }
+}
+
+impl Collection {
+    /// The command that replays it, with every flag it needs: `--sequential` for a sequential
+    /// collection (its decision is the sequences'), `--aa` for an A/A one, `--allow-partial`
+    /// for one shard (the plan's other targets are in the other shards).
+    pub fn replay_command(&self, run_dir: &std::path::Path) -> String {
+        let quote = crate::output::shell_quote;
+        let mut words = vec![
+            "calibench".to_string(),
+            "run".into(),
+            quote(&self.experiment_file),
+            "--corpus".into(),
+            quote(&run_dir.display().to_string()),
+        ];
+        if self.sequential.is_some() {
+            words.push("--sequential".into());
+        }
+        if self.is_aa() {
+            words.push("--aa".into());
+        }
+        if self.shard.is_some() {
+            words.push("--allow-partial".into());
+        }
+        words.join(" ")
+    }
+}
+
 /// What to do about a collect.json that does not read.
 const REWRITE: &str = "collect.json is written by `calibench collect` (and `calibench merge`); a folder that holds one is a collection: collect it again, or move collect.json out to replay the folder as a plain corpus";
 
@@ -259,6 +362,7 @@ mod tests {
             calls: 2,
             started_at: "2026-12-04T00:00:00Z".into(),
             status: Status::Complete,
+            reason: None,
             finished_at: None,
             stages: Vec::new(),
             sequential: None,

@@ -173,6 +173,39 @@ pub struct Unpaired {
     pub what: String,
 }
 
+/// The calls one name of one role made in one arm (`inputs.calls`): planned, ok, and failed
+/// by why. A failed call is an exclusion, as a malformed finding is: `planned = ok + Σ failed
+/// + not recorded`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Calls {
+    /// The calls its plan holds: a collection's (collect.json), else the calls its lines record.
+    pub planned: u64,
+    pub ok: u64,
+    /// By failure (`output`, `timeout`, `exit`, `start`, `reported`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failed: BTreeMap<String, FailedCalls>,
+}
+
+impl Calls {
+    /// Calls recorded failed, for any reason.
+    pub fn failed(&self) -> u64 {
+        self.failed.values().map(|f| f.count).sum()
+    }
+}
+
+/// The calls that failed for one reason: how many, the first, and what it said.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FailedCalls {
+    pub count: u64,
+    /// The first call, as `label · target · reviewer · run 0`, and its line.
+    pub first: String,
+    /// Its recorded reason.
+    pub example: String,
+}
+
+/// `inputs.calls`: arm → role (`reviewer`, `agent`, `validator`, `judge`) → name → calls.
+pub type CallLedger = BTreeMap<String, BTreeMap<String, BTreeMap<String, Calls>>>;
+
 /// The input ledger, as `metrics.json` `inputs` holds it and `validate --json` prints it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Inputs {
@@ -184,6 +217,10 @@ pub struct Inputs {
     /// Per arm, by its name: units only that arm has.
     #[serde(default)]
     pub unpaired: BTreeMap<String, Unpaired>,
+    /// Per arm, role and name: the calls planned, ok and failed (docs/reference.md, "The
+    /// input ledger").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub calls: CallLedger,
     /// What the run read that could change its decision without being seen, one caveat per
     /// cause (`metrics.json` records each as its sentence).
     #[serde(default)]
@@ -192,6 +229,10 @@ pub struct Inputs {
     /// that the arms' commands, files, environment and calibench version were compared.
     #[serde(default)]
     pub provenance: bool,
+    /// Per arm, by its name: the harness that made its lines, as the collection recorded it
+    /// (what a noise floor is compared with).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub harness: BTreeMap<String, super::harness::ArmRecord>,
 }
 
 impl Inputs {
@@ -257,6 +298,31 @@ pub enum Caveat {
         key: String,
         first: String,
     },
+    /// Calls of one role in one arm that failed (none of them all of a name's calls, which is
+    /// refused).
+    Failed {
+        arm: String,
+        role: String,
+        failed: u64,
+        planned: u64,
+        /// The commonest failure, and the first such call's reason and identity.
+        failure: crate::corpus::call::Failure,
+        example: String,
+        first: String,
+        /// The other arm's name when none of its calls of the role failed.
+        only: Option<String>,
+    },
+    /// A harness file that changed while a stage ran.
+    Changed {
+        file: String,
+        stage: String,
+        before: u64,
+        after: u64,
+    },
+    /// A collection replayed with fewer targets than its plan (`--allow-partial`).
+    Partial { what: String },
+    /// An arm of a collection with no record of its harness.
+    NoHarness { arm: String },
     /// A caveat as a stored run's `metrics.json` records it: its sentence.
     Recorded(String),
 }
@@ -414,6 +480,55 @@ impl Caveat {
                     "{what} {differ} between the arms: {baseline} (baseline), {treatment} (treatment) (first: {first}); {declare}"
                 )
             }
+            Caveat::Failed {
+                arm,
+                role,
+                failed,
+                planned,
+                failure,
+                example,
+                first,
+                only,
+            } => {
+                let only = only.as_ref().map_or_else(String::new, |other| {
+                    format!("; none of the {other}'s failed, so the arms compare different sets of calls")
+                });
+                let detail = crate::text::inline(crate::corpus::call::Failure::detail(example));
+                let why = match (failure, detail.is_empty()) {
+                    (_, true) => " (their lines give no reason".to_string(),
+                    (crate::corpus::call::Failure::Reported, false) => format!(": {detail} ("),
+                    (f, false) => format!(": {} — {detail} (", f.phrase()),
+                };
+                let sep = if detail.is_empty() { "; " } else { "" };
+                format!("{failed} of {planned} {arm} {role} calls failed{why}{sep}first: {first}){only}")
+            }
+            Caveat::Changed {
+                file,
+                stage,
+                before,
+                after,
+            } if *before == 0 => format!(
+                "{} changed before the {stage} stage ran: its {} were made with the changed file, every earlier call with the file as the collection recorded it",
+                crate::text::inline(file),
+                crate::text::count(*after, "call", "calls"),
+            ),
+            Caveat::Changed {
+                file,
+                stage,
+                before,
+                after,
+            } => format!(
+                "{} changed while the {stage} stage ran: {} were made before the change and {} after, by different harnesses",
+                crate::text::inline(file),
+                crate::text::count(*before, "call", "calls"),
+                crate::text::count(*after, "call", "calls"),
+            ),
+            Caveat::Partial { what } => format!(
+                "{what}: replayed with --allow-partial, so the decision is about part of the plan"
+            ),
+            Caveat::NoHarness { arm } => format!(
+                "the {arm} has no record of its harness (collect.json `provenance`): drift between the arms cannot be checked"
+            ),
             Caveat::Recorded(sentence) => sentence.clone(),
         }
     }

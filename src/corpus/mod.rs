@@ -4,6 +4,7 @@ pub mod call;
 pub mod collection;
 pub mod files;
 pub mod finding;
+pub mod harness;
 pub mod judges;
 pub mod labels;
 pub mod ledger;

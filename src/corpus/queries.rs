@@ -155,6 +155,8 @@ pub struct Query {
     pub first_pass_correct: Option<bool>,
     pub correct: Option<bool>,
     pub error: Option<String>,
+    /// The call failed (`status: failed`), with its reason when the line says.
+    pub failed: Option<Option<String>>,
     pub tools: Vec<Tool>,
 }
 
@@ -198,6 +200,11 @@ pub struct RawQuery {
     pub correct: Option<bool>,
     /// The agent failed.
     pub error: Option<String>,
+    /// `failed`: the call failed (`collect` records a call whose retries ran out so, with its
+    /// `reason`): a failed call, counted in `inputs.calls`. `ok` when absent.
+    pub status: Option<super::reviews::Status>,
+    /// Why a failed call failed.
+    pub reason: Option<String>,
     /// Tool invocations in order (`[]` for a query that ran none).
     pub tools: Vec<RawTool>,
 }
@@ -321,6 +328,7 @@ fn check_query(name: &str, line: u64, raw: RawQuery) -> Result<Query, InputError
         first_pass_correct: raw.first_pass_correct,
         correct: raw.correct,
         error: raw.error,
+        failed: (raw.status == Some(super::reviews::Status::Failed)).then_some(raw.reason),
         tools,
     })
 }

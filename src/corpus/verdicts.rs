@@ -14,6 +14,8 @@ use crate::error::{InputError, Problems};
 pub struct Verdict {
     pub model: String,
     pub scores: Option<BTreeMap<String, f64>>,
+    /// Why a judge that failed failed, as `collect` records it.
+    pub reason: Option<String>,
 }
 
 /// The verdicts on one item in one arm.
@@ -191,6 +193,7 @@ fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
             .map(|v| Verdict {
                 model: v.model.0,
                 scores: v.per_dimension,
+                reason: v.reason,
             })
             .collect(),
     })

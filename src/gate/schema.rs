@@ -83,6 +83,10 @@ fn derive(schema: &Value, defs: &Map<String, Value>, path: &str) -> Node {
             format!("{path}.{part}")
         }
     };
+    // `true` (any value, as a JSON value's schema is) describes nothing to walk into.
+    if !schema.is_object() {
+        return Node::Text;
+    }
     if let Some(name) = schema
         .get("$ref")
         .and_then(Value::as_str)

@@ -86,7 +86,19 @@ pub fn finish(
         units::score_units(loaded, exp, units_ledger, units_refusals, units_at);
         units::harness_drift(loaded, exp, units_ledger, units_at);
     }
-    ledger.provenance = loaded.provenance.is_some();
+    if let Some((exp_path, exp)) = reader.exp {
+        super::calls::account(loaded, exp_path, exp, &mut ledger, &mut refusals, &mut at);
+        super::collection::check_plan(loaded, exp, &mut ledger, &mut refusals, &mut at);
+        super::collection::harness_changes(loaded, &mut ledger, &mut at);
+    }
+    ledger.provenance = loaded.provenance().is_some();
+    if let (Some((_, exp)), Some((_, p))) = (reader.exp, loaded.provenance()) {
+        for arm in exp.arms() {
+            if let Some(record) = p.arms.get(&arm.source) {
+                ledger.harness.insert(arm.name.clone(), record.clone());
+            }
+        }
+    }
     // The findings each arm read stand whatever else is wrong.
     ledger.findings.append(&mut cascaded.0.findings);
     if let Some((exp_path, exp)) = reader.exp {

@@ -108,7 +108,13 @@ pub(super) fn malformed_shares(loaded: &mut Loaded, exp_path: &Path, exp: &Exper
 /// first one's own words, with its value): the arm's `scale` when confidences are off it, a
 /// division by 100 when they read as percentages, the experiment's `mode` when findings lack
 /// the fields of its mode, and otherwise the findings themselves.
-fn likely_fix(reason: &str, example: &str, arm: &str, exp: &Experiment, exp_path: &Path) -> String {
+pub(super) fn likely_fix(
+    reason: &str,
+    example: &str,
+    arm: &str,
+    exp: &Experiment,
+    exp_path: &Path,
+) -> String {
     let file = exp_path.display();
     let missing = |fields: &[&str]| fields.iter().any(|f| reason == format!("{f}: is missing"));
     let (doc_only, code_only) = (

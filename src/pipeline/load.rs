@@ -61,7 +61,11 @@ pub fn for_run(path: &Path, options: &super::RunOptions) -> Result<Run, Error> {
         }
         exp.corpus = dir.to_path_buf();
     }
-    let loaded = load(&exp.corpus, Some((path, &exp)), options.allow_incomplete)?;
+    // An A/A collection says it is one: its baseline, then `<label>-again`.
+    if !options.aa && is_aa_of(&exp.corpus, &exp.baseline.source) {
+        exp = exp.aa();
+    }
+    let loaded = load(&exp.corpus, Some((path, &exp)), options.allow_partial)?;
     loaded.refusals.refuse()?;
     if options.strict {
         // The first malformed finding names its own field; every other caveat, its line.
@@ -82,6 +86,21 @@ pub fn for_run(path: &Path, options: &super::RunOptions) -> Result<Run, Error> {
     })
 }
 
+/// Whether the folder `dir` is an A/A collection (`collect --aa`) of the baseline label
+/// `baseline`, as its collect.json says. A record that does not read is not one here: the
+/// loader refuses it naming its field.
+fn is_aa_of(dir: &Path, baseline: &str) -> bool {
+    let record = dir.join(collection::FILE);
+    if !record.is_file() {
+        return false;
+    }
+    let Ok(bytes) = std::fs::read(&record) else {
+        return false;
+    };
+    crate::corpus::collection::Collection::read(&record.display().to_string(), &bytes)
+        .is_ok_and(|c| c.is_aa() && c.arms.first().is_some_and(|a| a == baseline))
+}
+
 /// An experiment and its corpus, read for a run.
 pub struct Run {
     pub experiment: Experiment,
@@ -99,12 +118,12 @@ pub struct Run {
 /// Reads the corpus folder `dir`. With an experiment (its file's path, for messages), findings
 /// are validated on each arm's scale and the corpus is checked against the experiment; without
 /// one, only the records are. A folder that is a collection that did not finish
-/// (docs/guides/live-collection.md) is refused unless `allow_incomplete`. `Err` only when a
+/// (docs/guides/live-collection.md) is refused unless `allow_partial`. `Err` only when a
 /// file that exists cannot be read.
 pub fn load(
     dir: &Path,
     experiment: Option<(&Path, &Experiment)>,
-    allow_incomplete: bool,
+    allow_partial: bool,
 ) -> Result<Loaded, Error> {
     let mut loaded = Loaded::default();
     let shown = dir.display().to_string();
@@ -129,7 +148,8 @@ pub fn load(
     let record = dir.join(collection::FILE);
     refuse_stray_files(&mut loaded, dir, record.is_file())?;
     if record.is_file() {
-        check_collection(&mut loaded, &record, allow_incomplete)?;
+        loaded.allow_partial = allow_partial;
+        check_collection(&mut loaded, &record, allow_partial)?;
     }
     let mut l = Loading {
         loaded,

@@ -16,9 +16,11 @@ pub struct Loaded {
     pub inputs: Vec<InputFile>,
     /// Problems that refuse a run.
     pub refusals: Problems,
-    /// Set when the folder is a collection that did not finish and `allow_incomplete` let it
+    /// Set when the folder is a collection that did not finish and `allow_partial` let it
     /// through: what the report must say.
     pub incomplete: Option<String>,
+    /// `--allow-partial`: a collection that holds part of its plan is replayed, with a caveat.
+    pub allow_partial: bool,
     /// The arm labels such a collection collects (its `collect.json` `arms`): an arm it has not
     /// reached yet is not a typo.
     pub collecting: Vec<String>,
@@ -38,11 +40,18 @@ pub struct Loaded {
     pub ledger: crate::corpus::ledger::Inputs,
     /// Each caveat as the refusal `--strict` makes of it, at its file and line.
     pub caveats_at: Vec<InputError>,
-    /// The harness record of a collection (collect.json `provenance`), with the file's name.
-    pub provenance: Option<(String, crate::corpus::collection::Provenance)>,
+    /// The record of a collection (collect.json), with the file's name: its plan, its harness
+    /// (`provenance`) and what changed while it ran.
+    pub collection: Option<(String, crate::corpus::collection::Collection)>,
 }
 
 impl Loaded {
+    /// The harness record of a collection (collect.json `provenance`), with the file's name.
+    pub fn provenance(&self) -> Option<(&str, &crate::corpus::collection::Provenance)> {
+        let (name, record) = self.collection.as_ref()?;
+        Some((name, record.provenance.as_ref()?))
+    }
+
     /// Reads the corpus file at `path`, recording it among the inputs: its name as messages
     /// give it, and its bytes.
     pub(super) fn read_at(&mut self, path: &Path) -> Result<(String, Vec<u8>), Error> {

@@ -4,6 +4,7 @@
 //! `collect`, `report`, `plan` and `accept` call it instead of each other.
 
 mod account;
+pub mod calls;
 mod checks;
 mod collection;
 mod items;
@@ -52,10 +53,10 @@ pub struct RunOptions {
     /// directory); one experiment only
     #[arg(long)]
     pub corpus: Option<PathBuf>,
-    /// Replay a collection that did not finish (its collect.json is not complete); the report
-    /// says it is incomplete
-    #[arg(long)]
-    pub allow_incomplete: bool,
+    /// Replay a collection that holds part of its plan: one that did not finish, one shard of
+    /// several, one whose lines were deleted; a caveat on every decision line says so
+    #[arg(long, alias = "allow-incomplete")]
+    pub allow_partial: bool,
     /// Worker threads for bootstraps (default: the CPUs available); the figures never depend on it
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,

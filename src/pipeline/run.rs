@@ -128,7 +128,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         )?);
     }
     if let Some(d) = &mut metrics.decision {
-        noise_floor(&exp, d, &file)?;
+        noise_floor(&exp, d, &file, &ledger.harness)?;
     }
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
@@ -210,6 +210,7 @@ fn noise_floor(
     exp: &crate::config::Experiment,
     d: &mut crate::decision::Decision,
     file: &str,
+    harness: &std::collections::BTreeMap<String, crate::corpus::harness::ArmRecord>,
 ) -> Result<(), Error> {
     let Some(dir) = &exp.noise_floor else {
         return Ok(());
@@ -226,6 +227,17 @@ fn noise_floor(
         }
     };
     let path = dir.join("metrics.json");
+    // A run writes a regular file: anything else (a link to a device, a pipe) is not read.
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= 1 << 30 => {}
+        Ok(_) => {
+            return Err(refuse(format!(
+                "{} is not a run's metrics.json (not a regular file of at most 1 GiB)",
+                path.display()
+            )))
+        }
+        Err(e) => return Err(refuse(format!("{} cannot be read: {e}", path.display()))),
+    }
     let bytes = std::fs::read(&path)
         .map_err(|e| refuse(format!("{} cannot be read: {e}", path.display())))?;
     let aa: crate::model::Metrics = serde_json::from_slice(&bytes).map_err(|e| {
@@ -242,6 +254,9 @@ fn noise_floor(
             aa.experiment
         )));
     }
+    let base = &exp.baseline.name;
+    let aa_harness = aa.inputs.as_ref().and_then(|i| i.harness.get(base));
+    let differs = harness_differs(&exp.baseline.source, aa_harness, harness.get(base));
     for (name, m) in d.metrics.iter_mut() {
         let table = crate::replay::decidable(name).map_or(DeltaTable::Scores, |c| c.table);
         let paired = match table {
@@ -253,9 +268,48 @@ fn noise_floor(
                 .and_then(|t| t.get(name))
                 .map(|x| &x.paired),
         };
-        m.noise = paired.map(|p| crate::decision::Noise::of(p.delta, p.ci, m.delta));
+        m.noise = paired.map(|p| crate::decision::Noise {
+            differs: differs.clone(),
+            ..crate::decision::Noise::of(p.delta, p.ci, m.delta)
+        });
     }
     Ok(())
+}
+
+/// What differs between the A/A run's baseline harness and this run's (both as their
+/// collections recorded them): by provenance, never by name. A side without a record cannot be
+/// compared, and says so.
+fn harness_differs(
+    baseline: &str,
+    aa: Option<&crate::corpus::harness::ArmRecord>,
+    this: Option<&crate::corpus::harness::ArmRecord>,
+) -> Vec<String> {
+    match (aa, this) {
+        (Some(aa), Some(this)) => {
+            crate::collect::provenance::compare((baseline, this), (baseline, aa))
+                .into_iter()
+                .map(|d| {
+                    if matches!(d.what, crate::corpus::ledger::Drifted::Secret(_)) {
+                        format!("{} is set in one only", d.what)
+                    } else {
+                        format!(
+                            "{}: {} (this run), {} (A/A)",
+                            d.what, d.baseline, d.treatment
+                        )
+                    }
+                })
+                .collect()
+        }
+        (None, Some(_)) => {
+            vec!["the A/A run's corpus has no record of its harness, so it cannot be checked to be this one".into()]
+        }
+        (Some(_), None) => {
+            vec!["this run's corpus has no record of its harness, so the A/A's cannot be checked to be it".into()]
+        }
+        (None, None) => {
+            vec!["neither corpus records the harness that made it (a collection's collect.json does), so the A/A cannot be checked to be this harness".into()]
+        }
+    }
 }
 
 /// Each table with rows written straight into the claimed run directory (`targets`, `findings`,

@@ -58,7 +58,27 @@ pub fn qualify(exp: &Experiment, file: &str) -> Result<Vec<Qualified>, InputErro
                     "make it a guard checked at a fixed size, or leave it out of [decision] for the sequential run",
                 ))
             }
-            Some(c) => (c.table, declared(name).or(c.range)),
+            Some(c) => {
+                // A declared range narrower than the values a unit can take is a collection
+                // that stops at the first unit outside it, after its calls are paid for.
+                if let (Some(d), Some(k)) = (declared(name), c.range) {
+                    if d[0] > k[0] || d[1] < k[1] {
+                        return Err(InputError::new(
+                            file,
+                            format!(
+                                "the declared range [{}, {}] of `{name}` is narrower than the values a unit can take, [{}, {}]: the first unit outside it would stop the sequence",
+                                crate::text::fmt_num(d[0]),
+                                crate::text::fmt_num(d[1]),
+                                crate::text::fmt_num(k[0]),
+                                crate::text::fmt_num(k[1])
+                            ),
+                        )
+                        .field(format!("`sequential.range.{name}`"))
+                        .hint(format!("leave {name} out of [sequential] range (its range is known), or declare one that holds [{}, {}]", crate::text::fmt_num(k[0]), crate::text::fmt_num(k[1]))));
+                    }
+                }
+                (c.table, declared(name).or(c.range))
+            }
             None => (DeltaTable::Scores, declared(name)),
         };
         let Some(range) = range else {
@@ -250,7 +270,7 @@ pub fn replay(
         seed: None,
         no_plots: true,
         corpus: Some(dir.to_path_buf()),
-        allow_incomplete: true,
+        allow_partial: true,
         threads: None,
         set: Vec::new(),
         sequential: true,

@@ -148,16 +148,34 @@ pub(super) fn harness_drift(
     ledger: &mut Inputs,
     at: &mut Vec<InputError>,
 ) {
-    let Some((name, p)) = &loaded.provenance else {
+    let Some((name, record)) = &loaded.collection else {
         return;
     };
     let (b, t) = (&exp.baseline.source, &exp.treatment.source);
-    let (Some(rb), Some(rt)) = (p.arms.get(b), p.arms.get(t)) else {
-        return;
-    };
     if b == t {
         return;
     }
+    let arms = record.provenance.as_ref().map(|p| &p.arms);
+    let of = |label: &str| arms.and_then(|a| a.get(label));
+    let (Some(rb), Some(rt)) = (of(b), of(t)) else {
+        // A collection that records one arm's harness and not the other's (a `merge --arm` of
+        // an older collection) cannot be checked for drift: said, never silent.
+        for arm in exp.arms() {
+            if of(&arm.source).is_none() && record.arms.contains(&arm.source) {
+                caveat(
+                    ledger,
+                    at,
+                    Caveat::NoHarness {
+                        arm: arm.name.clone(),
+                    },
+                    name,
+                    1,
+                    "provenance",
+                );
+            }
+        }
+        return;
+    };
     let file = file_key(name);
     for d in crate::collect::provenance::compare((b, rb), (t, rt)) {
         if exp.treatment.differs.contains(&d.key) {

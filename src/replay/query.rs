@@ -631,6 +631,7 @@ mod tests {
             first_pass_correct: Some(true),
             correct: Some(true),
             error: None,
+            failed: None,
             tools,
         }
     }

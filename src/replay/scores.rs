@@ -335,6 +335,7 @@ pub fn panel(source: &str, gathered: &ByItem<'_>, judges: &[String]) -> Vec<Item
                 .iter()
                 .map(|j| Verdict {
                     model: j.clone(),
+                    reason: None,
                     scores: gathered
                         .get(j.as_str())
                         .and_then(|m| m.get(item)?.mean())

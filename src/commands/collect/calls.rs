@@ -11,6 +11,7 @@ pub(super) struct StageContext<'a> {
     pub(super) run_dir_abs: &'a Path,
     pub(super) run_id: &'a str,
     pub(super) progress: bool,
+    pub(super) watch: &'a std::cell::RefCell<super::harness::Watch>,
 }
 
 /// One stage, planned: its calls in plan order with their keys, and how they are run.
@@ -286,6 +287,7 @@ impl StageContext<'_> {
             bar: (self.progress && !pending.is_empty())
                 .then(|| progress_bar(planned.stage, pending.len())),
             report: &mut report,
+            watch: self.watch,
         };
         let ended = runner::run(ctx, pending, &mut writer);
         let Writer { out, bar, .. } = writer;
@@ -325,6 +327,7 @@ impl StageReport {
             not_started: 0,
             seconds: 0.0,
             calls: None,
+            changed: Vec::new(),
         }
     }
 }
@@ -393,6 +396,7 @@ pub(super) struct Writer<'a> {
     pub(super) about: &'a [String],
     pub(super) bar: Option<ProgressBar>,
     pub(super) report: &'a mut StageReport,
+    pub(super) watch: &'a std::cell::RefCell<super::harness::Watch>,
 }
 
 impl Sink for Writer<'_> {
@@ -417,6 +421,9 @@ impl Sink for Writer<'_> {
                 }
             }
         }
+        self.watch
+            .borrow_mut()
+            .poll(self.report.ok + self.report.failed);
         if let Some(bar) = &self.bar {
             bar.set_message(format!("{} failed", self.report.failed));
             bar.inc(1);

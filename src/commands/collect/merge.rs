@@ -41,8 +41,8 @@ impl Render for MergeReport {
             .map(|(f, n)| format!("{f} {}", crate::text::count(*n as u64, "line", "lines")))
             .collect();
         format!(
-            "merged {} collections into {}: {}\n",
-            self.from.len(),
+            "merged {} into {}: {}\n",
+            crate::text::count(self.from.len() as u64, "collection", "collections"),
             self.out.display(),
             files.join(", ")
         )
@@ -121,6 +121,29 @@ fn check_shards(
                 "is not a shard (collected without --shard K/N)".into(),
             ));
         };
+        if s.n < 2 || s.k < 1 || s.k > s.n {
+            return Err(refuse(
+                dir,
+                "shard",
+                format!(
+                    "is shard {}/{}: K runs from 1 to N, and N is 2 or more",
+                    s.k, s.n
+                ),
+            ));
+        }
+        // The plan hash is the shard's own claim: recomputed from what it says it collected.
+        let own = m.own_plan_hash();
+        if own != s.plan {
+            return Err(refuse(
+                dir,
+                "shard.plan",
+                format!(
+                    "does not match its own plan (its targets, commands and stages): it records {}…, they hash to {}…",
+                    short(&s.plan),
+                    short(&own)
+                ),
+            ));
+        }
         if s.n != n {
             return Err(refuse(
                 dir,
@@ -132,7 +155,15 @@ fn check_shards(
             ));
         }
         if s.plan != first_shard.plan {
-            return Err(refuse(dir, "shard.plan", format!("collects another plan than {} (the experiment, its targets or their content differ)", dir0.display())));
+            return Err(refuse(
+                dir,
+                "shard.plan",
+                format!(
+                    "collects another plan than {}: {}",
+                    dir0.display(),
+                    plan_difference(first, m, first_shard.k, s.k)
+                ),
+            ));
         }
         if let Some(other) = seen.insert(s.k, dir) {
             return Err(refuse(
@@ -142,7 +173,15 @@ fn check_shards(
             ));
         }
         if m.provenance != first.provenance {
-            return Err(refuse(dir, "provenance", format!("was collected by another harness than {} (commands, files, environment or calibench): shards of one collection share one", dir0.display())));
+            return Err(refuse(
+                dir,
+                "provenance",
+                format!(
+                    "was collected by another harness than {}: {}; shards of one collection share one",
+                    dir0.display(),
+                    harness_difference(first, m, first_shard.k, s.k)
+                ),
+            ));
         }
     }
     if let Some(k) = (1..=n).find(|k| !seen.contains_key(k)) {
@@ -184,22 +223,51 @@ fn check_arms(sources: &[(Option<String>, PathBuf)], records: &[Collection]) -> 
     {
         return Err(InputError::new(
             "--arm",
-            format!("`{l}` is given twice (the {}th --arm)", i + 1),
+            format!("`{l}` is given twice (--arm number {})", i + 1),
         )
+        .into());
+    }
+    if labels.len() < 2 {
+        return Err(InputError::new(
+            "--arm",
+            "takes one arm label from each of two or more collections: an A/B needs both arms",
+        )
+        .hint("--arm baseline=runs/last-week --arm treatment=runs/today")
         .into());
     }
     Ok(())
 }
 
 pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
-    if args.out.exists() {
-        return Err(
-            InputError::new(args.out.display().to_string(), "already exists")
-                .hint("merge writes a new corpus folder; name one that does not exist")
-                .into(),
-        );
-    }
     let sources = sources(args)?;
+    check_out(&args.out, &sources)?;
+    // The output folder is claimed before any work (two merges into one folder: one wins, the
+    // other is refused), and let go again when the merge is refused.
+    if let Some(parent) = args.out.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| Error::write(parent, e))?;
+    }
+    match std::fs::create_dir(&args.out) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            return Err(
+                InputError::new(args.out.display().to_string(), "already exists")
+                    .hint("merge writes a new corpus folder; name one that does not exist")
+                    .into(),
+            )
+        }
+        Err(e) => return Err(Error::write(&args.out, e)),
+    }
+    let merged = merge_into(args, sources);
+    if merged.is_err() {
+        let _ = std::fs::remove_dir(&args.out);
+    }
+    merged
+}
+
+fn merge_into(
+    args: &MergeArgs,
+    sources: Vec<(Option<String>, PathBuf)>,
+) -> Result<MergeReport, Error> {
     let records: Vec<Collection> = sources
         .iter()
         .map(|(_, d)| read_manifest(d))
@@ -215,6 +283,7 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
                 ),
             ));
         }
+        check_recorded(dir, m)?;
     }
     if args.arms.is_empty() {
         check_shards(&sources, &records)?;
@@ -255,6 +324,13 @@ pub fn merge(args: &MergeArgs) -> Result<MergeReport, Error> {
                 if label.as_deref().is_some_and(|l| line.call.arm() != Some(l)) {
                     continue;
                 }
+                in_plan(
+                    dir,
+                    def.name,
+                    &line,
+                    &target_rank,
+                    records[source].shard.as_ref(),
+                )?;
                 if let Some((other, m)) = at.insert(line.call.clone(), (dir.clone(), line.rank.3)) {
                     return Err(InputError::new(
                         dir.join(def.name).display().to_string(),
@@ -333,6 +409,11 @@ fn merged_record(
         let of = |m: &Collection| m.stages.get(i).map_or((0, 0), |s| (s.recorded, s.failed));
         stage.recorded = records.iter().map(|m| of(m).0).sum();
         stage.failed = records.iter().map(|m| of(m).1).sum();
+        // Every collection's planned calls: the whole plan's.
+        stage.calls = records
+            .iter()
+            .map(|m| m.stages.get(i).and_then(|s| s.calls))
+            .sum();
     }
     merged
 }
@@ -428,6 +509,16 @@ fn regular_file(path: &Path) -> Result<Option<Vec<u8>>, Error> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(Error::read(path, e)),
+        Ok(m) if m.file_type().is_file() && m.len() > MAX_FILE => Err(InputError::new(
+            path.display().to_string(),
+            format!(
+                "is {} bytes, more than the {} a collection's file may hold here",
+                m.len(),
+                MAX_FILE
+            ),
+        )
+        .hint("merge the run directories `calibench collect` wrote; a file this large is none of them")
+        .into()),
         Ok(m) if m.file_type().is_file() => Ok(Some(read_file(path)?)),
         Ok(m) => Err(InputError::new(
             path.display().to_string(),
@@ -480,4 +571,211 @@ fn collect_tree(dir: &Path, rel: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Res
         }
     }
     Ok(())
+}
+
+/// The first 12 characters of a hash.
+fn short(hash: &str) -> &str {
+    &hash[..hash.len().min(12)]
+}
+
+/// What differs between two shards' plans, named: "targets: pricing at 4d6db4a7… (shard 1),
+/// 9a0c31e2… (shard 2)".
+fn plan_difference(a: &Collection, b: &Collection, ka: u32, kb: u32) -> String {
+    let side = |x: String, y: String| format!("{x} (shard {ka}), {y} (shard {kb})");
+    if a.kind != b.kind {
+        return format!(
+            "kind: {}",
+            side(format!("{:?}", a.kind), format!("{:?}", b.kind))
+        );
+    }
+    if a.command != b.command {
+        return format!(
+            "command: {}",
+            side(a.command.join(" "), b.command.join(" "))
+        );
+    }
+    if a.reviewers != b.reviewers {
+        return format!(
+            "reviewers: {}",
+            side(a.reviewers.join(", "), b.reviewers.join(", "))
+        );
+    }
+    if a.arms != b.arms {
+        return format!("arms: {}", side(a.arms.join(", "), b.arms.join(", ")));
+    }
+    if a.runs != b.runs {
+        return format!("runs: {}", side(a.runs.to_string(), b.runs.to_string()));
+    }
+    for (x, y) in a.targets.iter().zip(&b.targets) {
+        if x != y {
+            return format!(
+                "targets: {}",
+                side(
+                    format!("{} at {}…", x.name, short(&x.sha256)),
+                    format!("{} at {}…", y.name, short(&y.sha256))
+                )
+            );
+        }
+    }
+    if a.targets.len() != b.targets.len() {
+        return format!(
+            "targets: {}",
+            side(a.targets.len().to_string(), b.targets.len().to_string())
+        );
+    }
+    "the later stages' plans (validators or judges) differ".into()
+}
+
+/// What differs between two shards' harness records, named: "environment variable
+/// PROMPT_VERSION: 1 (shard 1), 2 (shard 2)".
+fn harness_difference(a: &Collection, b: &Collection, ka: u32, kb: u32) -> String {
+    let (Some(pa), Some(pb)) = (&a.provenance, &b.provenance) else {
+        return format!(
+            "shard {} records no harness",
+            if a.provenance.is_none() { ka } else { kb }
+        );
+    };
+    for (label, ra) in &pa.arms {
+        let Some(rb) = pb.arms.get(label) else {
+            return format!("arm label `{label}` is recorded in shard {ka} only");
+        };
+        if let Some(d) = crate::collect::provenance::compare((label, ra), (label, rb))
+            .into_iter()
+            .next()
+        {
+            if matches!(d.what, crate::corpus::ledger::Drifted::Secret(_)) {
+                return format!("{} is set in one shard only", d.what);
+            }
+            return format!(
+                "{}: {} (shard {ka}), {} (shard {kb})",
+                d.what, d.baseline, d.treatment
+            );
+        }
+    }
+    "the arm labels recorded differ".into()
+}
+
+/// The lines each stage's file holds against what collect.json says the stage recorded: a
+/// shard without its files (or with lines deleted) would merge as if its calls were never
+/// planned.
+fn check_recorded(dir: &Path, m: &Collection) -> Result<(), Error> {
+    for stage in m.stages.iter().filter(|s| s.recorded > 0) {
+        let name = stage.stage.file(m.kind).name();
+        let path = dir.join(name);
+        let Some(bytes) = regular_file(&path)? else {
+            return Err(InputError::new(
+                path.display().to_string(),
+                format!(
+                    "is missing: {} records {} {} calls",
+                    FILE,
+                    stage.recorded,
+                    stage.stage.name()
+                ),
+            )
+            .hint("merge the run directories `calibench collect` wrote, whole")
+            .into());
+        };
+        // More lines than recorded: each line is checked below (a call twice, a target
+        // outside the plan or the shard).
+        let lines = crate::corpus::nonblank_lines(&bytes).count();
+        if lines < stage.recorded {
+            return Err(InputError::new(
+                path.display().to_string(),
+                format!(
+                    "holds {lines} lines, but {} records {} {} calls",
+                    FILE,
+                    stage.recorded,
+                    stage.stage.name()
+                ),
+            )
+            .hint("merge the run directories `calibench collect` wrote, as it wrote them")
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The output folder, created fresh outside every input: written inside one, it would be read
+/// as part of a shard by the next merge, or replace what it was merged from.
+fn check_out(out: &Path, sources: &[(Option<String>, PathBuf)]) -> Result<(), Error> {
+    let absolute = |p: &Path| -> PathBuf {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        // The nearest folder that exists, resolved, with the rest of the path after it.
+        let mut base = p.as_path();
+        let mut rest = Vec::new();
+        while !base.exists() {
+            match (base.parent(), base.file_name()) {
+                (Some(parent), Some(name)) => {
+                    rest.push(name.to_os_string());
+                    base = parent;
+                }
+                _ => break,
+            }
+        }
+        let mut resolved = base.canonicalize().unwrap_or_else(|_| base.to_path_buf());
+        for name in rest.iter().rev() {
+            resolved.push(name);
+        }
+        resolved
+    };
+    let out_abs = absolute(out);
+    for (_, dir) in sources {
+        let dir_abs = absolute(dir);
+        if out_abs.starts_with(&dir_abs) || dir_abs.starts_with(&out_abs) {
+            return Err(InputError::new(
+                out.display().to_string(),
+                format!(
+                    "is inside {} (or holds it): the merged corpus goes outside every input",
+                    dir.display()
+                ),
+            )
+            .hint("name a folder beside the run directories, such as runs/merged")
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The most bytes merge reads of one file of a collection (4 GiB).
+const MAX_FILE: u64 = 4 << 30;
+
+/// A line's target must be one of the plan's, and (for a shard) one of its shard's: a line on
+/// another target was not collected by this plan.
+fn in_plan(
+    dir: &Path,
+    file: &str,
+    line: &Line,
+    targets: &HashMap<&str, usize>,
+    shard: Option<&crate::corpus::collection::ShardEntry>,
+) -> Result<(), Error> {
+    let target = match &line.call {
+        Key::Review { target, .. } | Key::Validation { target, .. } => &**target,
+        Key::Query { query_id, .. } => &**query_id,
+        _ => return Ok(()),
+    };
+    let problem = if !targets.contains_key(target) {
+        format!(
+            "target `{}` is not in the plan",
+            crate::text::inline(target)
+        )
+    } else if let Some(s) = shard.filter(|s| !crate::corpus::collection::holds(s.k, s.n, target)) {
+        format!(
+            "target `{}` is not in shard {}/{} (its hash puts it in another)",
+            crate::text::inline(target),
+            s.k,
+            s.n
+        )
+    } else {
+        return Ok(());
+    };
+    Err(
+        InputError::new(dir.join(file).display().to_string(), problem)
+            .at_line(line.rank.3)
+            .hint("merge the run directories `calibench collect` wrote, as it wrote them")
+            .into(),
+    )
 }

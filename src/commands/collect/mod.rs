@@ -18,6 +18,7 @@
 //! the run recorded. A problem there exits 2 with nothing created.
 
 mod calls;
+mod harness;
 pub mod merge;
 mod prepare;
 mod resume;
@@ -116,6 +117,13 @@ pub struct CollectReport {
     pub sequential: Option<Sequential>,
     /// `--aa`: an A/A collection, replayed with `run --aa`.
     pub aa: bool,
+    /// Arms, reviewers and judges none of whose calls succeeded where `run` needs some: `run`
+    /// refuses the corpus, and `collect` exits 1.
+    pub all_failed: Vec<String>,
+    /// The commands that continue it and that replay it, with every flag they need, as its
+    /// collect.json records it.
+    pub resume_command: String,
+    pub replay_command: String,
 }
 
 /// What one stage did.
@@ -143,6 +151,9 @@ pub struct StageReport {
     /// Set by `--dry-run`: the calls that would run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub calls: Option<Vec<DryCall>>,
+    /// Files of the harness that changed while it ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<crate::corpus::collection::Change>,
 }
 
 /// One planned call, as `--dry-run` lists it.
@@ -181,34 +192,15 @@ fn shard(text: &str) -> Result<Shard, String> {
     Ok(Shard { k, n })
 }
 
-impl Shard {
-    /// Whether target `name` is in this shard: its SHA-256, first 8 bytes as a number, mod N.
-    pub fn holds(&self, name: &str) -> bool {
-        let d = Sha256::digest(name.as_bytes());
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&d[..8]);
-        u64::from_be_bytes(first) % u64::from(self.n) == u64::from(self.k - 1)
-    }
-}
-
-/// The SHA-256 of a collection's whole plan: what it collects (kind, command, reviewers, arms,
-/// repeats) from which targets (names and contents), and each later stage's plan.
+/// The SHA-256 of a collection's whole plan (`Collection::plan_hash`), with each later
+/// stage's plan as the experiment declares it.
 pub(super) fn plan_hash(m: &Collection, collect: &Collect) -> String {
     let stages: Vec<Value> = collect
         .stages()
         .iter()
         .map(|s| stage_plan_value(collect, *s))
         .collect();
-    let whole = serde_json::json!([
-        m.kind,
-        m.command,
-        m.reviewers,
-        m.arms,
-        m.runs,
-        m.targets,
-        stages
-    ]);
-    format!("{:x}", Sha256::digest(whole.to_string().as_bytes()))
+    m.plan_hash(&stages)
 }
 
 /// A call's identity in its stage's file ("the same call", `corpus::call`): what marks it
@@ -216,10 +208,32 @@ pub(super) fn plan_hash(m: &Collection, collect: &Collect) -> String {
 pub(super) use crate::corpus::call::Call as Key;
 
 pub fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, Error> {
-    if args.until_decided {
-        return until::run(args, progress);
+    let mut report = if args.until_decided {
+        until::run(args, progress)?
+    } else {
+        run_with(args, progress, None, None)?
+    };
+    if !args.dry_run {
+        report.all_failed = all_failed(args, &report.run_dir)?;
     }
-    run_with(args, progress, None, None)
+    Ok(report)
+}
+
+/// What of the run `run` would refuse because every call of an arm, or of a reviewer or judge
+/// in one arm, failed (docs/guides/live-collection.md, "Failed calls"): the ledger `run` keeps
+/// of the same lines, so that the two say the same.
+fn all_failed(args: &CollectArgs, run_dir: &Path) -> Result<Vec<String>, Error> {
+    let exp_path = experiment_file(&args.experiment);
+    let (exp, _) = crate::pipeline::load::experiment(&exp_path, &[])?;
+    let exp = if args.aa { exp.aa() } else { exp };
+    let loaded = crate::pipeline::load::load(run_dir, Some((&exp_path, &exp)), true)?;
+    let [b, t] = exp.arms();
+    Ok(
+        crate::pipeline::calls::all_failed(&loaded.ledger.calls, [&b.name, &t.name])
+            .iter()
+            .map(|r| r.sentence(if r.arm == b.name { &t.name } else { &b.name }))
+            .collect(),
+    )
 }
 
 /// A collection of the targets `only` names (every target when `None`), with `log` recorded
@@ -254,7 +268,7 @@ fn run_with(
             let held: Vec<String> = p
                 .targets
                 .iter()
-                .filter(|t| shard.holds(&t.name))
+                .filter(|t| crate::corpus::collection::holds(shard.k, shard.n, &t.name))
                 .map(|t| t.name.clone())
                 .collect();
             p.narrow(&held);
@@ -274,6 +288,9 @@ fn run_with(
         dry_run: args.dry_run,
         sequential: None,
         aa: args.aa,
+        all_failed: Vec::new(),
+        resume_command: p.manifest.resume_command(&args.runs_dir),
+        replay_command: p.manifest.replay_command(&run_dir),
     };
     let declared = p.collect.stages();
     let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
@@ -295,6 +312,7 @@ fn run_with(
             .map_err(|e| Error::write(&run_dir, e))?
     };
     let mut ready = true;
+    let watch = std::cell::RefCell::new(harness::Watch::new(&p.watched));
     for stage in declared {
         let file = run_dir.join(stage_file(stage, p.collect.kind));
         let mut stage_report = StageReport::new(stage, file);
@@ -316,11 +334,16 @@ fn run_with(
                 run_dir_abs: &run_dir_abs,
                 run_id: &run_id,
                 progress,
+                watch: &watch,
             };
+            watch.borrow_mut().stage_start();
             stage_report = match stage {
                 Stage::Reviewers => ctx.reviewers(&recorded)?,
                 Stage::Validators | Stage::Judges => ctx.later(stage)?,
             };
+            stage_report.changed = watch
+                .borrow_mut()
+                .stage_end(stage_report.ok + stage_report.failed);
         }
         // Later stages work over the reviewer returns: they wait for all of them, and for
         // nothing else but an interruption.
@@ -372,6 +395,12 @@ fn stage_entry(s: &StageReport, collect: &Collect, earlier: &[StageEntry]) -> St
         recorded: s.already_recorded + s.ok + s.failed,
         failed: s.failed + before.map_or(0, |e| e.failed),
         seconds: s.seconds + before.map_or(0.0, |e| e.seconds),
+        changed: before
+            .map(|e| e.changed.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .chain(s.changed.iter().cloned())
+            .collect(),
     }
 }
 
@@ -431,39 +460,53 @@ impl Render for CollectReport {
                 );
             }
         }
-        let reviewers = self.stages.first();
-        if let Some(r) = reviewers {
-            if r.ok == 0 && r.failed > 0 && r.already_recorded == 0 {
+        for stage in &self.stages {
+            for c in &stage.changed {
                 let _ = writeln!(
                     s,
-                    "warning: no call succeeded; look at the reasons above before replaying"
+                    "warning: {} changed while the {} stage ran ({} calls before, {} after): `run` says so on every decision line",
+                    crate::text::inline(&c.file),
+                    stage.stage.name(),
+                    c.calls_before,
+                    c.calls_after
                 );
             }
+        }
+        let failed: usize = self.stages.iter().map(|s| s.failed).sum();
+        if failed > 0 {
+            let _ = writeln!(
+                s,
+                "warning: {} failed; `run` counts them (inputs.calls) and says so on every decision line",
+                crate::text::count(failed as u64, "call", "calls")
+            );
+        }
+        for refused in &self.all_failed {
+            let _ = writeln!(
+                s,
+                "error: {refused}: `run` refuses this corpus, since its arms would compare different harnesses; look at the reasons above, correct the harness and collect again"
+            );
         }
         if let Some(log) = &self.sequential {
             let _ = writeln!(s, "  sequential: {}", until::summary(log));
         }
-        if self.complete {
+        if self.complete && self.all_failed.is_empty() {
+            let shard = if self.replay_command.ends_with("--allow-partial") {
+                " of its shard; merge the shards (calibench merge OUT SHARD...) to replay the whole plan, or replay this part alone"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 s,
-                "{} holds every call{}. Replay it: calibench run {} --corpus {}{}",
+                "{} holds every call{}{shard}. Replay it: {}",
                 self.run_dir.display(),
                 if self.sequential.is_some() {
                     " it made"
                 } else {
                     ""
                 },
-                crate::output::shell_quote(&self.experiment.display().to_string()),
-                crate::output::shell_quote(&self.run_dir.display().to_string()),
-                if self.sequential.is_some() {
-                    " --sequential"
-                } else if self.aa {
-                    " --aa"
-                } else {
-                    ""
-                }
+                self.replay_command
             );
-        } else {
+        } else if !self.complete {
             let left: usize = self
                 .stages
                 .iter()
@@ -486,7 +529,7 @@ impl Render for CollectReport {
             } else {
                 ""
             };
-            let _ = writeln!(s, "{what}{later}. Continue: {}", self.resume_command());
+            let _ = writeln!(s, "{what}{later}. Continue: {}", self.resume_command);
         }
         s
     }
@@ -509,15 +552,7 @@ impl StageReport {
             let parts: Vec<String> = self
                 .failures
                 .iter()
-                .map(|(kind, n)| {
-                    let what = match kind {
-                        Failure::Start => "could not start",
-                        Failure::Exit => "exited non-zero",
-                        Failure::Timeout => "timed out",
-                        Failure::Output => "invalid output",
-                    };
-                    format!("{n} {what}")
-                })
+                .map(|(kind, n)| format!("{n} {}", kind.phrase()))
                 .collect();
             format!(" ({})", parts.join(", "))
         };
@@ -542,31 +577,6 @@ impl StageReport {
     }
 }
 
-impl CollectReport {
-    /// The command that continues this collection, with every flag it needs (`--runs-dir`
-    /// included: without it a resume looks in `runs/` and fails), quoted for a POSIX shell.
-    fn resume_command(&self) -> String {
-        let runs_dir = self
-            .run_dir
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        format!(
-            "calibench collect {} --resume {} --runs-dir {}{}",
-            crate::output::shell_quote(&self.experiment.display().to_string()),
-            crate::output::shell_quote(&self.run_id),
-            crate::output::shell_quote(&runs_dir.display().to_string()),
-            if self.sequential.is_some() {
-                " --until-decided"
-            } else if self.aa {
-                " --aa"
-            } else {
-                ""
-            }
-        )
-    }
-}
-
 impl super::Run for CollectArgs {
     const PURGE_DELAY_MS: Option<i64> = Some(0);
 
@@ -574,6 +584,8 @@ impl super::Run for CollectArgs {
         let report = run(&self, ctx.progress)?;
         let verdict = if report.interrupted {
             crate::exit::Verdict::Interrupted
+        } else if !report.all_failed.is_empty() {
+            crate::exit::Verdict::Fail
         } else {
             crate::exit::Verdict::Pass
         };

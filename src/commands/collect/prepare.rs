@@ -66,6 +66,8 @@ pub(super) struct Prepared {
     pub(super) index: HashMap<Key, usize>,
     /// Each target's content, given on stdin.
     pub(super) stdin: HashMap<String, Arc<Vec<u8>>>,
+    /// Every file of the harness the record hashed: its path and hash.
+    pub(super) watched: BTreeMap<String, (PathBuf, String)>,
     pub(super) manifest: Collection,
 }
 
@@ -185,6 +187,7 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         });
         stdin.insert(t.name.clone(), Arc::new(bytes));
     }
+    let (provenance, watched) = harness_record(&collect, &arms, &exp_dir);
     let manifest = Collection {
         run_id: String::new(),
         calibench_version: env!("CARGO_PKG_VERSION").into(),
@@ -198,24 +201,13 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         calls: calls.len(),
         started_at: rundir::timestamp(SystemTime::now()),
         status: Status::Running,
+        reason: None,
         finished_at: None,
         stages: Vec::new(),
         sequential: None,
         shard: None,
         merged: None,
-        provenance: Some(crate::collect::provenance::record(
-            &collect,
-            &arms,
-            env!("CARGO_PKG_VERSION"),
-            &|arg| {
-                let path = exp_dir.join(arg);
-                path.is_file()
-                    .then(|| std::fs::read(&path).ok())
-                    .flatten()
-                    .map(|bytes| format!("{:x}", Sha256::digest(&bytes)))
-            },
-            &|name| std::env::var(name).ok(),
-        )),
+        provenance: Some(provenance),
     };
     Ok(Prepared {
         exp,
@@ -229,7 +221,41 @@ pub(super) fn prepare(args: &CollectArgs) -> Result<Prepared, Error> {
         index,
         stdin,
         manifest,
+        watched,
     })
+}
+
+/// The harness record of the collection (commands, the files they name, environment), with
+/// every file it hashed (its path and hash), which the stages watch while they run.
+#[allow(clippy::type_complexity)]
+fn harness_record(
+    collect: &Collect,
+    arms: &[String],
+    exp_dir: &Path,
+) -> (
+    crate::corpus::collection::Provenance,
+    BTreeMap<String, (PathBuf, String)>,
+) {
+    let watched = std::cell::RefCell::new(BTreeMap::new());
+    let provenance = crate::collect::provenance::record(
+        collect,
+        arms,
+        env!("CARGO_PKG_VERSION"),
+        &|arg, program| {
+            let path = if program && !arg.contains('/') {
+                resolve_program(arg, exp_dir).ok()?
+            } else {
+                exp_dir.join(arg)
+            };
+            let sha = harness::sha256(&path)?;
+            watched
+                .borrow_mut()
+                .insert(arg.to_string(), (path, sha.clone()));
+            Some(sha)
+        },
+        &|name| std::env::var(name).ok(),
+    );
+    (provenance, watched.into_inner())
 }
 
 /// Where a collection goes: its run id, what the run already holds, and the lock on it.
@@ -264,6 +290,7 @@ pub(super) fn place(
                 lock = Some(rundir::DirLock::take(&dir)?);
             }
             let earlier = read_manifest(&dir)?;
+            check_flags(&dir, &earlier, args)?;
             check_same(&dir, &earlier, manifest)?;
             manifest.started_at = earlier.started_at;
             earlier_stages = earlier.stages;

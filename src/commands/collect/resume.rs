@@ -26,6 +26,57 @@ pub(super) fn read_manifest(run_dir: &Path) -> Result<Collection, Error> {
     Ok(Collection::read(&path.display().to_string(), &bytes)?)
 }
 
+/// A resume must be made with the flags the collection was made with (`--shard K/N`, `--aa`,
+/// `--until-decided`): without them it would collect another plan, or (a sequential collection
+/// resumed plainly) collect every target and drop its record of the looks. The refusal prints
+/// the command that continues it.
+pub(super) fn check_flags(
+    run_dir: &Path,
+    was: &Collection,
+    args: &CollectArgs,
+) -> Result<(), Error> {
+    let shard = |s: Option<(u32, u32)>| {
+        s.map_or("no --shard".to_string(), |(k, n)| {
+            format!("--shard {k}/{n}")
+        })
+    };
+    let was_shard = was.shard.as_ref().map(|s| (s.k, s.n));
+    let now_shard = args.shard.map(|s| (s.k, s.n));
+    let yes_no = |on: bool, flag: &str| {
+        if on {
+            flag.to_string()
+        } else {
+            format!("no {flag}")
+        }
+    };
+    let differs = if was_shard != now_shard {
+        Some(("shard", shard(was_shard), shard(now_shard)))
+    } else if was.is_aa() != args.aa {
+        Some(("arms", yes_no(was.is_aa(), "--aa"), yes_no(args.aa, "--aa")))
+    } else if was.sequential.is_some() != args.until_decided {
+        Some((
+            "sequential",
+            yes_no(was.sequential.is_some(), "--until-decided"),
+            yes_no(args.until_decided, "--until-decided"),
+        ))
+    } else {
+        None
+    };
+    let Some((field, before, after)) = differs else {
+        return Ok(());
+    };
+    Err(InputError::new(
+        run_dir.join(FILE).display().to_string(),
+        format!("was collected with {before}, but this resume has {after}"),
+    )
+    .field(format!("field `{field}`"))
+    .hint(format!(
+        "continue it with: {}",
+        was.resume_command(&args.runs_dir)
+    ))
+    .into())
+}
+
 /// A resumed run must collect what it began collecting: same kind, command, reviewers, arms,
 /// repeats and targets with the same content. Concurrency, timeout and retries may change.
 pub(super) fn check_same(run_dir: &Path, was: &Collection, now: &Collection) -> Result<(), Error> {

@@ -89,7 +89,22 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         if interrupted || !complete {
             break;
         }
-        let decided = seq::replay(&args.experiment, &run_dir, order[..n].to_vec())?;
+        let decided = match seq::replay(&args.experiment, &run_dir, order[..n].to_vec()) {
+            Ok(d) => d,
+            // The calls are paid for and recorded: the collection says it did not finish, and
+            // why, so that `run` never replays it as whole.
+            Err(e) => {
+                let mut manifest = read_manifest(&run_dir)?;
+                manifest.status = Status::Incomplete;
+                manifest.reason = Some(format!(
+                    "sequential: look {} (after {n} targets) failed: {e}",
+                    log.looks.len() + 1
+                ));
+                manifest.sequential = Some(log.clone());
+                write_manifest(&run_dir, &manifest)?;
+                return Err(e);
+            }
+        };
         // Every call the run's stages have recorded, ok or failed.
         let mut manifest = read_manifest(&run_dir)?;
         let calls = manifest.stages.iter().map(|s| s.recorded).sum();
@@ -147,6 +162,8 @@ fn add(mut a: CollectReport, b: CollectReport) -> CollectReport {
     }
     a.interrupted = b.interrupted;
     a.complete = b.complete;
+    a.resume_command = b.resume_command;
+    a.replay_command = b.replay_command;
     a
 }
 

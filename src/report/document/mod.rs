@@ -501,7 +501,7 @@ fn verdict(m: &Metrics) -> Verdict {
     if let Some(note) = &m.incomplete {
         v.details.insert(
             0,
-            format!("Incomplete: {note}. Replayed with --allow-incomplete; finish the collection before trusting these figures."),
+            format!("Incomplete: {note}. Replayed with --allow-partial; finish the collection before trusting these figures."),
         );
     }
     v
