@@ -61,7 +61,8 @@ pub fn check_id(id: &str, origin: &str) -> Result<(), InputError> {
 /// `base` reduced to run-id characters (anything else becomes `-`) and to [`MAX_ID_LEN`] less
 /// room for a suffix.
 fn clean_base(base: &str) -> String {
-    base.chars()
+    let cleaned: String = base
+        .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {
                 c
@@ -70,7 +71,14 @@ fn clean_base(base: &str) -> String {
             }
         })
         .take(MAX_ID_LEN - 6)
-        .collect()
+        .collect();
+    // A default id begins with a letter or a digit: one that began `-` would read as a flag
+    // (`calibench report -script-…`), one that began `.` as a hidden folder.
+    match cleaned.trim_start_matches(['-', '.', '_']) {
+        "" => format!("run{cleaned}"),
+        rest if rest.len() < cleaned.len() => format!("run-{rest}"),
+        _ => cleaned,
+    }
 }
 
 /// `2026-11-21T22:30:00Z`: the times a manifest records.

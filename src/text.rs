@@ -99,7 +99,7 @@ pub fn terminal(s: &str) -> Cow<'_, str> {
 /// (DEL, C1) replaced.
 pub fn xml_controls(s: &str) -> Cow<'_, str> {
     map_chars(s, |c| {
-        (c.is_control() && !matches!(c, '\t' | '\n' | '\r')).then_some(REPLACEMENT)
+        (is_hidden(c) && !matches!(c, '\t' | '\n' | '\r')).then_some(REPLACEMENT)
     })
 }
 

@@ -112,14 +112,21 @@ backoff_s = 0.05
     /// `calibench collect experiment.toml --runs-dir runs` with `args`, started in the
     /// background with its output captured.
     fn spawn(&self, args: &[&str]) -> std::process::Child {
-        Std::new(assert_cmd::cargo::cargo_bin("calibench"))
-            .current_dir(self.root())
+        self.spawn_with(args, &[])
+    }
+
+    /// [`Setup::spawn`] with `env` set.
+    fn spawn_with(&self, args: &[&str], env: &[(&str, &Path)]) -> std::process::Child {
+        let mut c = Std::new(assert_cmd::cargo::cargo_bin("calibench"));
+        c.current_dir(self.root())
             .args(["collect", "experiment.toml", "--runs-dir", "runs"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.spawn().unwrap()
     }
 
     fn run_dir(&self, id: &str) -> PathBuf {
@@ -1185,4 +1192,49 @@ fn the_sequential_live_example_stops_when_it_knows() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+// Regression (hostile-4/17 h): after `kill -9` of `collect`, the calls it had running lived on
+// (reparented to init) and the next resume did not end them. A resume kills what a dead
+// collection of its run left running before it collects again.
+#[test]
+fn a_resume_ends_what_a_killed_collection_left_running() {
+    let s = Setup::new(&["hang"], "timeout_s = 30\nretries = 0\nconcurrency = 4");
+    let pids = s.root().join("pids");
+    let mut child = s.spawn_with(&["--run-id", "k"], &[("PIDS", &pids)]);
+    let started = Instant::now();
+    while std::fs::read_to_string(&pids)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 4
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no call started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<String> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert!(left.iter().any(|p| !dead(p)), "nothing was left running");
+    // The resume (with a short timeout, which a resume may change) ends them first.
+    let exp = std::fs::read_to_string(s.root().join("experiment.toml")).unwrap();
+    std::fs::write(
+        s.root().join("experiment.toml"),
+        exp.replace("timeout_s = 30", "timeout_s = 1"),
+    )
+    .unwrap();
+    let _ = s.resume("k").env("PIDS", s.root().join("pids2")).output();
+    for pid in &left {
+        assert!(
+            dead(pid),
+            "process {pid} of the killed collection outlived it"
+        );
+    }
 }

@@ -131,6 +131,31 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
         "{err}"
     );
     assert!(!live.join("out/ab2").exists());
+    // Renamed to pass for the A/A by its name (hostile-4/12): the name is not enough.
+    common::copy_dir(&live.join("out/ab"), &live.join("out/fake"));
+    let metrics = live.join("out/fake/metrics.json");
+    let text = std::fs::read_to_string(&metrics).unwrap().replace(
+        "\"experiment\": \"doc-review-live\"",
+        "\"experiment\": \"doc-review-live-aa\"",
+    );
+    std::fs::write(&metrics, text).unwrap();
+    std::fs::write(
+        live.join("experiment.toml"),
+        exp.replace("noise_floor = \"out/aa-run\"", "noise_floor = \"out/fake\""),
+    )
+    .unwrap();
+    let out = calibench()
+        .current_dir(&live)
+        .args(["run", ".", "--run-id", "ab3", "--runs-dir", "out"])
+        .args(["--reports-dir", "rep", "--no-plots"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("./out/fake is not an A/A run: its treatment reads `anchored`, not the baseline's second copy `float-again`"),
+        "{err}"
+    );
 }
 
 // Regression (hostile-4/12): a noise floor was accepted on the experiment's name alone, so an

@@ -325,7 +325,7 @@ fn a_shard_without_the_files_its_record_counts_is_refused_naming_the_file() {
         e.contains("runs/s2/reviews.jsonl: is missing: collect.json records"),
         "{e}"
     );
-    assert!(e.contains("reviewers calls"), "{e}");
+    assert!(e.contains("reviewer calls"), "{e}");
     assert!(!l.root.join("m").exists());
 }
 

@@ -20,7 +20,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,6 +104,48 @@ pub struct Ended {
     pub interrupted: bool,
 }
 
+/// Set once a stop is asked for (SIGINT, SIGTERM, SIGHUP), while calls run or between them:
+/// no call is launched after it, whenever it came.
+pub static STOPPED: AtomicBool = AtomicBool::new(false);
+
+/// Listens for a stop for the rest of the process (a collection of several batches, with
+/// looks between them): a signal that comes while no calls run is kept in [`STOPPED`], never
+/// lost. Started once.
+pub fn watch_for_stops() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                let _ = ready_tx.send(());
+                return;
+            };
+            runtime.block_on(async move {
+                let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+                    signal(SignalKind::interrupt()),
+                    signal(SignalKind::terminate()),
+                    signal(SignalKind::hangup()),
+                ) else {
+                    let _ = ready_tx.send(());
+                    return;
+                };
+                let _ = ready_tx.send(());
+                tokio::select! {
+                    _ = int.recv() => {}
+                    _ = term.recv() => {}
+                    _ = hup.recv() => {}
+                }
+                STOPPED.store(true, Ordering::SeqCst);
+            });
+        });
+        // Listening before the first call is launched.
+        let _ = ready_rx.recv();
+    });
+}
+
 /// Runs `calls` (with their plan positions) and hands each finished one to `sink`.
 pub fn run(ctx: Context, calls: Vec<(usize, Job)>, sink: &mut dyn Sink) -> std::io::Result<Ended> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -126,10 +168,14 @@ async fn drive(
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
     let (level_tx, level_rx) = watch::channel(0u8);
-    let mut level = 0u8;
+    // A stop asked for before these calls (between two batches, during a look) launches none.
+    let mut level = u8::from(STOPPED.load(Ordering::SeqCst));
+    let mut ended = Ended {
+        interrupted: level > 0,
+        ..Ended::default()
+    };
     let mut set: JoinSet<Option<Finished>> = JoinSet::new();
     let mut pending = calls.into_iter();
-    let mut ended = Ended::default();
     let mut write_error = None;
     loop {
         while level == 0 && set.len() < ctx.limits.concurrency.max(1) {
@@ -160,6 +206,7 @@ async fn drive(
             _ = sighup.recv() => stop = true,
         }
         if stop && level < 2 {
+            STOPPED.store(true, Ordering::SeqCst);
             level += 1;
             ended.interrupted = true;
             let _ = level_tx.send(level);
@@ -545,7 +592,7 @@ fn seconds(d: Duration) -> String {
 }
 
 /// Finding and killing what a call started, wherever it went (see the module docs).
-mod descendants {
+pub mod descendants {
     use super::{AtomicU64, Ordering};
 
     /// The environment variable that tags a call's processes.
@@ -600,6 +647,56 @@ mod descendants {
         }
         #[cfg(not(target_os = "linux"))]
         let _ = (tag, except);
+    }
+
+    /// Kills what calls of an earlier collection of the run `run_id` left running when that
+    /// collection died without ending them (a `kill -9`): processes whose environment names
+    /// the run and a call tag of a process that no longer lives. A collection of another run
+    /// of the same id that still runs is left alone (its tag's process lives).
+    pub fn kill_orphans_of(run_id: &str) {
+        #[cfg(target_os = "linux")]
+        {
+            let run = format!("CALIBENCH_RUN_ID={run_id}");
+            let call = format!("{TAG}=");
+            let Ok(entries) = std::fs::read_dir("/proc") else {
+                return;
+            };
+            let mut killed = Vec::new();
+            for entry in entries.filter_map(Result::ok) {
+                let Some(pid) = entry
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.parse::<libc::pid_t>().ok())
+                else {
+                    continue;
+                };
+                let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+                    continue;
+                };
+                let vars: Vec<&[u8]> = environ.split(|&b| b == 0).collect();
+                if !vars.contains(&run.as_bytes()) {
+                    continue;
+                }
+                let owner = vars
+                    .iter()
+                    .find_map(|v| v.strip_prefix(call.as_bytes()))
+                    .and_then(|tag| std::str::from_utf8(tag).ok())
+                    .and_then(|tag| tag.split('-').next())
+                    .and_then(|p| p.parse::<u32>().ok());
+                if let Some(owner) = owner {
+                    if !std::path::Path::new(&format!("/proc/{owner}")).exists() {
+                        // SAFETY: kill(2) signals a process; it reads no memory of ours.
+                        unsafe {
+                            libc::kill(pid, libc::SIGKILL);
+                        }
+                        killed.push(pid);
+                    }
+                }
+            }
+            reap(&killed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = run_id;
     }
 
     /// Live processes (zombies left out) whose environment holds the tag.

@@ -519,7 +519,8 @@ only; failed calls (\"24 of 72 baseline reviewer calls failed: invalid output �
 is off the float scale (first: …)\", naming the other arm when none of its calls failed); a \
 harness file that changed while a collection ran; the arms' harnesses differing (collect.json \
 `provenance`: commands, the files they name, environment, calibench's version; a credential \
-only as set or unset); a collection replayed with `--allow-partial`. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
+only as set or unset), or an arm's harness not recorded; arms holding different repeats per \
+target; a collection replayed with `--allow-partial`. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
 every decision line (\"better — with 2 caveats\": terminal, report, index and gate summary), \
 refused by `run --strict`, and fail a gate's `require_decision` unless the policy sets \
 `allow_caveats = true`. More than half of an arm's findings malformed also marks the run \

@@ -80,10 +80,10 @@ impl Render for SweepReport {
     fn human(&self) -> String {
         let s = &self.sweep;
         let mut out = format!(
-            "{} · sweep of the {} arm over {} points → {}\n  {}\n",
+            "{} · sweep of the {} arm over {} → {}\n  {}\n",
             s.experiment,
             s.arm,
-            s.points.len(),
+            crate::text::count(s.points.len() as u64, "point", "points"),
             self.run_dir.display(),
             crate::report::sweep::sentence(s)
         );

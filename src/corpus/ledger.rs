@@ -323,6 +323,8 @@ pub enum Caveat {
     Partial { what: String },
     /// An arm of a collection with no record of its harness.
     NoHarness { arm: String },
+    /// The arms hold different numbers of repeats (runs) per target.
+    Repeats { baseline: u64, treatment: u64 },
     /// A caveat as a stored run's `metrics.json` records it: its sentence.
     Recorded(String),
 }
@@ -525,6 +527,13 @@ impl Caveat {
             ),
             Caveat::Partial { what } => format!(
                 "{what}: replayed with --allow-partial, so the decision is about part of the plan"
+            ),
+            Caveat::Repeats {
+                baseline,
+                treatment,
+            } => format!(
+                "the arms hold different repeats: {} in the baseline, {treatment} in the treatment, so run-to-run agreement and per-target means rest on different numbers of runs",
+                crate::text::count(*baseline, "run per target", "runs per target")
             ),
             Caveat::NoHarness { arm } => format!(
                 "the {arm} has no record of its harness (collect.json `provenance`): drift between the arms cannot be checked"

@@ -28,6 +28,8 @@ struct Seen<'a> {
     name: &'a str,
     /// `Some(reason)` when it failed.
     failed: Option<Option<&'a str>>,
+    /// A reviewer's or agent's repeat.
+    run: Option<u32>,
     /// The file it is a line of, and the line.
     file: &'a str,
     line: u64,
@@ -57,6 +59,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     role: REVIEWER,
                     name: &r.reviewer,
                     failed: r.failed.then_some(r.reason.as_deref()),
+                    run: Some(r.run),
                     file,
                     line: r.line,
                     shown: show(&[label, &r.target, &r.reviewer, &format!("run {}", r.run)]),
@@ -70,6 +73,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                 role: AGENT,
                 name: AGENT,
                 failed: q.failed.as_ref().map(|r| r.as_deref()),
+                run: Some(q.run),
                 file,
                 line: q.line,
                 shown: show(&[label, &q.query_id, &format!("run {}", q.run)]),
@@ -84,6 +88,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     role: VALIDATOR,
                     name: v.validator.as_deref().unwrap_or(VALIDATOR),
                     failed: failed.then_some(v.reason.as_deref()),
+                    run: None,
                     file,
                     line: v.line,
                     shown: show(&[label, &v.target, &format!("run {}", v.run), &v.finding]),
@@ -99,6 +104,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     role: JUDGE,
                     name: &v.model,
                     failed: v.scores.is_none().then_some(v.reason.as_deref()),
+                    run: None,
                     file,
                     line: item.line,
                     shown: show(&[&item.arm, &item.item_id, &v.model]),
@@ -144,9 +150,18 @@ pub(super) fn account(
 ) {
     let mut firsts: BTreeMap<(String, &str), Vec<Seen>> = BTreeMap::new();
     let mut calls = CallLedger::new();
+    let mut repeats: Vec<(usize, Option<(&str, u64)>)> = Vec::new();
     for arm in exp.arms() {
         let arm_calls = calls.entry(arm.name.clone()).or_default();
-        for s in seen(loaded, exp, arm) {
+        let all = seen(loaded, exp, arm);
+        let runs: std::collections::BTreeSet<u32> = all.iter().filter_map(|s| s.run).collect();
+        repeats.push((
+            runs.len(),
+            all.iter()
+                .find(|s| s.run.is_some())
+                .map(|s| (s.file, s.line)),
+        ));
+        for s in all {
             let c: &mut Calls = arm_calls
                 .entry(s.role.to_string())
                 .or_default()
@@ -182,6 +197,23 @@ pub(super) fn account(
     }
     judge_failures(&calls, &firsts, exp, exp_path, ledger, refusals, at);
     ledger.calls = calls;
+    // Repeats that differ between the arms: run-to-run agreement is measured on one side only,
+    // and a per-target figure averages over different numbers of runs.
+    if let [(b, Some((file, line))), (t, Some(_))] = repeats[..] {
+        if b != t {
+            caveat(
+                ledger,
+                at,
+                Caveat::Repeats {
+                    baseline: b as u64,
+                    treatment: t as u64,
+                },
+                file,
+                line,
+                "run",
+            );
+        }
+    }
 }
 
 /// A failure's key in `inputs.calls`.

@@ -254,6 +254,11 @@ fn noise_floor(
             aa.experiment
         )));
     }
+    // The name is not enough: the run must replay the baseline against its own second copy,
+    // configured as this experiment's baseline is.
+    if let Some(problem) = not_an_aa_of(exp, dir) {
+        return Err(refuse(problem));
+    }
     let base = &exp.baseline.name;
     let aa_harness = aa.inputs.as_ref().and_then(|i| i.harness.get(base));
     let differs = harness_differs(&exp.baseline.source, aa_harness, harness.get(base));
@@ -274,6 +279,73 @@ fn noise_floor(
         });
     }
     Ok(())
+}
+
+/// Why the run in `dir` is not an A/A of `exp` as its manifest records it: its treatment must
+/// read `<baseline label>-again` and its baseline be configured as `exp`'s, with no `--set`.
+fn not_an_aa_of(exp: &crate::config::Experiment, dir: &Path) -> Option<String> {
+    let path = dir.join(rundir::manifest::FILE);
+    let bytes = match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= 1 << 30 => std::fs::read(&path).ok(),
+        _ => None,
+    };
+    let Some(bytes) = bytes else {
+        return Some(format!(
+            "{} cannot be read: a run directory holds one",
+            path.display()
+        ));
+    };
+    let manifest: rundir::manifest::Manifest<serde_json::Value> =
+        match serde_json::from_slice(&bytes) {
+            Ok(m) => m,
+            Err(e) => return Some(format!("{} is not a run's manifest: {e}", path.display())),
+        };
+    let Some(recorded) = &manifest.experiment else {
+        return Some(format!("{} records no experiment", path.display()));
+    };
+    let again = crate::corpus::collection::again(&exp.baseline.source);
+    let treatment = recorded["treatment"]["source"].as_str().unwrap_or("");
+    if treatment != again {
+        return Some(format!(
+            "{} is not an A/A run: its treatment reads `{}`, not the baseline's second copy `{again}`",
+            dir.display(),
+            crate::text::inline(treatment)
+        ));
+    }
+    let ours = serde_json::to_value(&exp.baseline).unwrap_or_default();
+    if let Some(key) = first_difference(&recorded["baseline"], &ours, "baseline") {
+        return Some(format!(
+            "{} is an A/A of another baseline: its `{key}` differs from this experiment's",
+            dir.display()
+        ));
+    }
+    if !manifest.overrides().is_empty() {
+        return Some(format!(
+            "{} was run with --set {}: not this experiment's baseline as its file says",
+            dir.display(),
+            manifest.overrides().join(" --set ")
+        ));
+    }
+    None
+}
+
+/// The first key path at which two JSON values differ.
+fn first_difference(a: &serde_json::Value, b: &serde_json::Value, at: &str) -> Option<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                first_difference(
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                    &format!("{at}.{k}"),
+                )
+            })
+        }
+        _ if a == b => None,
+        _ => Some(at.to_string()),
+    }
 }
 
 /// What differs between the A/A run's baseline harness and this run's (both as their

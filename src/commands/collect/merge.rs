@@ -31,6 +31,10 @@ pub struct MergeReport {
     pub from: Vec<PathBuf>,
     /// Lines written per file.
     pub lines: BTreeMap<String, usize>,
+    /// The collections that hold full-detail returns (`artifacts/`), which merge leaves where
+    /// they are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts_left: Vec<PathBuf>,
 }
 
 impl Render for MergeReport {
@@ -40,12 +44,24 @@ impl Render for MergeReport {
             .iter()
             .map(|(f, n)| format!("{f} {}", crate::text::count(*n as u64, "line", "lines")))
             .collect();
-        format!(
+        let mut s = format!(
             "merged {} into {}: {}\n",
             crate::text::count(self.from.len() as u64, "collection", "collections"),
             self.out.display(),
             files.join(", ")
-        )
+        );
+        if !self.artifacts_left.is_empty() {
+            let dirs: Vec<String> = self
+                .artifacts_left
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect();
+            s += &format!(
+                "note: the full-detail returns (artifacts/) are not merged: keep {} for them\n",
+                dirs.join(", ")
+            );
+        }
+        s
     }
 }
 
@@ -366,10 +382,16 @@ fn merge_into(
         .map_err(|e| Error::Write(std::io::Error::other(format!("{FILE}: {e}"))))?;
     files.push((FILE.into(), text.into_bytes()));
     rundir::replace_dir(&args.out, &files)?;
+    let artifacts_left = sources
+        .iter()
+        .map(|(_, d)| d.clone())
+        .filter(|d| d.join("artifacts").is_dir())
+        .collect();
     Ok(MergeReport {
         out: args.out.clone(),
         from: sources.into_iter().map(|(_, d)| d).collect(),
         lines,
+        artifacts_left,
     })
 }
 
@@ -669,7 +691,7 @@ fn check_recorded(dir: &Path, m: &Collection) -> Result<(), Error> {
                     "is missing: {} records {} {} calls",
                     FILE,
                     stage.recorded,
-                    stage.stage.name()
+                    stage.stage.name().trim_end_matches('s')
                 ),
             )
             .hint("merge the run directories `calibench collect` wrote, whole")
@@ -685,7 +707,7 @@ fn check_recorded(dir: &Path, m: &Collection) -> Result<(), Error> {
                     "holds {lines} lines, but {} records {} {} calls",
                     FILE,
                     stage.recorded,
-                    stage.stage.name()
+                    stage.stage.name().trim_end_matches('s')
                 ),
             )
             .hint("merge the run directories `calibench collect` wrote, as it wrote them")

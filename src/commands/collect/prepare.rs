@@ -288,6 +288,9 @@ pub(super) fn place(
             let dir = args.runs_dir.join(id);
             if dir.is_dir() && !args.dry_run {
                 lock = Some(rundir::DirLock::take(&dir)?);
+                // What a killed collection of this run left running dies before anything
+                // is collected again.
+                crate::collect::runner::descendants::kill_orphans_of(id);
             }
             let earlier = read_manifest(&dir)?;
             check_flags(&dir, &earlier, args)?;

@@ -72,6 +72,9 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         },
     };
     drop(p);
+    // A stop between batches or during a look is kept, and ends the collection at the next
+    // call boundary.
+    crate::collect::runner::watch_for_stops();
     let mut total: Option<CollectReport> = None;
     let mut args = args.clone();
     let (batch, budget) = (log.batch, log.max_targets);
@@ -172,7 +175,10 @@ pub(super) fn summary(log: &Sequential) -> String {
     let all = log.order.len();
     let (n, calls) = log.looks.last().map_or((0, 0), |l| (l.targets, l.calls));
     let why = match log.stopped.as_deref() {
-        Some("budget") => format!("undecided at its budget of {} targets", log.max_targets),
+        Some("budget") => format!(
+            "undecided at its budget of {}",
+            crate::text::count(log.max_targets as u64, "target", "targets")
+        ),
         Some(v) => format!("decided: {v}"),
         None => "not decided yet".into(),
     };
@@ -188,13 +194,17 @@ pub(super) fn summary(log: &Sequential) -> String {
         String::new()
     };
     format!(
-        "{} after {n} of {all} targets ({why}): {} calls{instead}; {} looks",
+        "{} after {n} of {all} targets ({why}): {}{instead}; {}",
         if log.stopped.is_some() {
             "stopped"
         } else {
             "paused"
         },
-        crate::text::thousands(calls as u64),
-        log.looks.len()
+        if calls == 1 {
+            "1 call".to_string()
+        } else {
+            format!("{} calls", crate::text::thousands(calls as u64))
+        },
+        crate::text::count(log.looks.len() as u64, "look", "looks")
     )
 }
