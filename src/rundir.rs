@@ -593,6 +593,16 @@ fn alive(pid: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    // Regression (hostile-4/17 j): an experiment named `<script>…` gave the default id
+    // `-script-…`, which `calibench report` then read as a flag.
+    #[test]
+    fn a_default_id_begins_with_a_letter_or_a_digit() {
+        assert_eq!(clean_base("<script>x-2026"), "run-script-x-2026");
+        assert_eq!(clean_base(".hidden"), "run-hidden");
+        assert_eq!(clean_base("***"), "run---");
+        assert_eq!(clean_base("doc-review-ab-2026"), "doc-review-ab-2026");
+    }
+
     use super::*;
 
     fn files() -> Vec<(String, Vec<u8>)> {

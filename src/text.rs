@@ -440,6 +440,16 @@ pub(crate) fn assert_maps<O: PartialEq<&'static str> + std::fmt::Debug>(
 
 #[cfg(test)]
 mod tests {
+    // Regression (hostile-4/17 i): the SVG plots kept a right-to-left override from a target id,
+    // which HTML and the terminal replace.
+    #[test]
+    fn xml_text_replaces_bidi_overrides_as_html_does() {
+        let id = "plan\u{202E}lave";
+        assert!(!xml_controls(id).contains('\u{202E}'));
+        assert!(!html(id).contains('\u{202E}'));
+        assert_eq!(xml_controls("tab\tkept"), "tab\tkept");
+    }
+
     use super::*;
 
     #[test]

@@ -567,3 +567,41 @@ fn collect_sequential(root: &Path) -> Output {
         .output()
         .unwrap()
 }
+
+// Regression (hostile-4/17 f): a baseline of one repeat merged beside a treatment of two was
+// accepted without a word, and run-to-run agreement silently measured on one side.
+#[test]
+fn arms_with_different_repeats_are_a_caveat() {
+    let live = Live::new(SCRIPT);
+    let out = live.collect("once", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let exp = std::fs::read_to_string(live.root().join("experiment.toml")).unwrap();
+    std::fs::write(
+        live.root().join("experiment.toml"),
+        exp.replace("concurrency = 1\n", "concurrency = 1\nruns = 2\n"),
+    )
+    .unwrap();
+    let out = live.collect("twice", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = live.cmd(
+        &[
+            "merge",
+            "ab",
+            "--arm",
+            "float=runs/once",
+            "--arm",
+            "anchored=runs/twice",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = live.run("ab", "r", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the arms hold different repeats: 1 run per target in the baseline, 2 in the treatment"
+        ),
+        "{stderr}"
+    );
+}

@@ -232,6 +232,40 @@ fn arms_collected_apart_are_joined_and_their_harness_compared() {
     assert!(e.contains("holds no arm labelled `nope`"), "{e}");
     let e = l.refused(&["merge", "x", "--arm", "float"]);
     assert!(e.contains("`float` is not LABEL=DIR"), "{e}");
+    // Regression (hostile-4/07): a baseline collected before calibench kept a harness record
+    // merged without a word, and no drift could be checked.
+    let last_week = l.root.join("runs/last-week/collect.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&last_week).unwrap()).unwrap();
+    m.as_object_mut().unwrap().remove("provenance");
+    std::fs::write(&last_week, serde_json::to_string_pretty(&m).unwrap()).unwrap();
+    l.ok(&[
+        "merge",
+        "half",
+        "--arm",
+        "float=runs/last-week",
+        "--arm",
+        "anchored=runs/today",
+    ]);
+    let out = l.cmd(&[
+        "run",
+        ".",
+        "--corpus",
+        "half",
+        "--run-id",
+        "half",
+        "--runs-dir",
+        "out",
+        "--reports-dir",
+        "rep",
+        "--no-plots",
+    ]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the baseline has no record of its harness (collect.json `provenance`): drift between the arms cannot be checked"),
+        "{err}"
+    );
 }
 
 // Regression (hostile-4/03): a target named like an arm label (`float`) broke merge's order —
