@@ -286,8 +286,22 @@ fn merge_into(
 ) -> Result<MergeReport, Error> {
     let records: Vec<Collection> = sources
         .iter()
-        .map(|(_, d)| read_manifest(d))
-        .collect::<Result<_, _>>()?;
+        .map(|(label, d)| {
+            if !d.join(FILE).is_file() {
+                let given = match label {
+                    Some(l) => format!("--arm {l}={}", d.display()),
+                    None => d.display().to_string(),
+                };
+                return Err(InputError::new(
+                    d.display().to_string(),
+                    format!("is not a collection: it holds no {FILE} (given as `{given}`)"),
+                )
+                .hint("merge takes the run directories `calibench collect` wrote")
+                .into());
+            }
+            read_manifest(d)
+        })
+        .collect::<Result<_, Error>>()?;
     for ((_, dir), m) in sources.iter().zip(&records) {
         if m.status != Status::Complete {
             return Err(refuse(
