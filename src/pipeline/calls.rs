@@ -33,7 +33,27 @@ struct Seen<'a> {
     /// The file it is a line of, and the line.
     file: &'a str,
     line: u64,
-    shown: String,
+    /// What it was about, shown as `label · target · reviewer · run 0` only for the few that
+    /// are named (formatting every call's would cost a million strings on a large corpus).
+    about: ([&'a str; 3], Option<u32>, &'a str),
+}
+
+impl Seen<'_> {
+    fn shown(&self) -> String {
+        let (parts, run, tail) = self.about;
+        let mut words: Vec<String> = parts
+            .iter()
+            .filter(|p| !p.is_empty())
+            .map(|p| crate::text::inline(p).into_owned())
+            .collect();
+        if let Some(r) = run {
+            words.push(format!("run {r}"));
+        }
+        if !tail.is_empty() {
+            words.push(crate::text::inline(tail).into_owned());
+        }
+        words.join(" · ")
+    }
 }
 
 /// Every call each arm reads, by the role it was made in.
@@ -41,13 +61,6 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
     let c = &loaded.corpus;
     let mut out = Vec::new();
     let label = arm.source.as_str();
-    let show = |parts: &[&str]| {
-        parts
-            .iter()
-            .map(|p| crate::text::inline(p))
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
     if let Some((file, selections)) = &c.reviews {
         let scale = arm.review.scale();
         if let Some(sel) = selections
@@ -62,7 +75,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     run: Some(r.run),
                     file,
                     line: r.line,
-                    shown: show(&[label, &r.target, &r.reviewer, &format!("run {}", r.run)]),
+                    about: ([label, &r.target, &r.reviewer], Some(r.run), ""),
                 });
             }
         }
@@ -76,7 +89,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                 run: Some(q.run),
                 file,
                 line: q.line,
-                shown: show(&[label, &q.query_id, &format!("run {}", q.run)]),
+                about: ([label, &q.query_id, ""], Some(q.run), ""),
             });
         }
     }
@@ -91,7 +104,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     run: None,
                     file,
                     line: v.line,
-                    shown: show(&[label, &v.target, &format!("run {}", v.run), &v.finding]),
+                    about: ([label, &v.target, ""], Some(v.run), &v.finding),
                 });
             }
         }
@@ -107,7 +120,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     run: None,
                     file,
                     line: item.line,
-                    shown: show(&[&item.arm, &item.item_id, &v.model]),
+                    about: ([&item.arm, &item.item_id, &v.model], None, ""),
                 });
             }
         }
@@ -175,7 +188,7 @@ pub(super) fn account(
                         .entry(key_of(Failure::of_reason(reason)))
                         .or_insert_with(|| FailedCalls {
                             count: 0,
-                            first: format!("{} ({}:{})", s.shown, file_key(s.file), s.line),
+                            first: format!("{} ({}:{})", s.shown(), file_key(s.file), s.line),
                             example: reason.unwrap_or("").to_string(),
                         });
                     f.count += 1;
@@ -337,7 +350,7 @@ fn judge_failures(
                 format!(
                     "{}, the commonest for {why} (first: {}): the arms would compare different harnesses",
                     r.sentence(&other.name),
-                    first.shown
+                    first.shown()
                 ),
             )
             .at_line(first.line)
@@ -374,7 +387,7 @@ fn judge_failures(
                     planned: names.values().map(|c| c.planned).sum(),
                     failure,
                     example: first.failed.flatten().unwrap_or("").to_string(),
-                    first: first.shown.clone(),
+                    first: first.shown(),
                     only: (other_failed == Some(0)).then(|| other.name.clone()),
                 },
                 first.file,
