@@ -561,6 +561,37 @@ pub fn parse_with(
         .noise_floor
         .as_ref()
         .and_then(|_| ctx.line_of("noise_floor"));
+    let collect = raw
+        .collect
+        .map(|c| crate::collect::plan::in_experiment(path, text, c))
+        .transpose()?;
+    // `differs = ["env.NAME"]` names a variable the collection records: a typo would declare
+    // nothing, and the drift it meant would read as undeclared.
+    if let Some(c) = &collect {
+        let recorded: Vec<&str> = c.provenance_env.iter().map(String::as_str).collect();
+        for (i, d) in treatment.differs.iter().enumerate() {
+            let Some(name) = d.strip_prefix("env.") else {
+                continue;
+            };
+            if !recorded.contains(&name) {
+                let guess = crate::text::nearest(name, &recorded)
+                    .map_or_else(String::new, |n| format!(": did you mean `env.{n}`?"));
+                return Err(ctx
+                    .error(
+                        &format!("arms.treatment.differs.{i}"),
+                        format!("`{d}` names no variable [collect] provenance_env records{guess}"),
+                    )
+                    .hint(format!(
+                        "provenance_env lists {}",
+                        if recorded.is_empty() {
+                            "none".to_string()
+                        } else {
+                            recorded.join(", ")
+                        }
+                    )));
+            }
+        }
+    }
     let noise_floor = raw.noise_floor.map(|p| {
         path.parent()
             .filter(|d| !d.as_os_str().is_empty())
@@ -582,10 +613,7 @@ pub fn parse_with(
             .gate
             .map(|g| crate::gate::policy::in_experiment(path, text, g))
             .transpose()?,
-        collect: raw
-            .collect
-            .map(|c| crate::collect::plan::in_experiment(path, text, c))
-            .transpose()?,
+        collect,
         primary,
         primary_line,
         decision,

@@ -35,6 +35,9 @@ use crate::stats::holm::{pairs_for_floor, sign_test_floor};
 use crate::stats::power::{needed_for, ALPHA, POWER};
 use crate::stats::test::Test;
 
+mod noise;
+pub use noise::Noise;
+
 /// The fewest labelled pairs the lift in human units decides on: fewer give an interval too
 /// rough to call better or worse (hostile round 3: "better, p adj. <0.001" from two).
 pub const MIN_LABELLED_PAIRS: usize = 10;
@@ -132,61 +135,6 @@ pub struct MetricDecision {
     /// (`noise_floor`), when it names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noise: Option<Noise>,
-}
-
-/// One metric's change between two collections of the same configuration (an A/A run): what
-/// the harness alone moves it by.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Noise {
-    pub delta: f64,
-    pub ci: Option<[f64; 2]>,
-    /// Whether the A/B's own delta lies inside the A/A interval: a change the harness alone
-    /// makes as often as not.
-    pub inside: bool,
-    /// What differs between the A/A's harness and this run's baseline harness (their
-    /// collections' records): a floor measured on another harness may not be this one's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub differs: Vec<String>,
-}
-
-impl Noise {
-    /// The noise of an A/A delta, for an A/B whose delta is `ab`.
-    pub fn of(delta: f64, ci: Option<[f64; 2]>, ab: Option<f64>) -> Noise {
-        let inside = match (ci, ab) {
-            (Some([lo, hi]), Some(x)) => x >= lo && x <= hi,
-            _ => false,
-        };
-        Noise {
-            delta,
-            ci,
-            inside,
-            differs: Vec::new(),
-        }
-    }
-
-    /// "harness noise (A/A) +0.010 [−0.020, +0.040]; this change lies inside it".
-    pub fn words(&self, places: usize) -> String {
-        let ci = self.ci.map_or(String::new(), |[lo, hi]| {
-            format!(" [{}, {}]", signed(lo, places), signed(hi, places))
-        });
-        let inside = if self.inside {
-            "; this change lies inside it: the harness alone moves the metric this much"
-        } else {
-            ""
-        };
-        let differs = if self.differs.is_empty() {
-            String::new()
-        } else {
-            format!(
-                "; caveat: the A/A was collected by another harness ({}), so this may not be this harness's noise",
-                self.differs.join("; ")
-            )
-        };
-        format!(
-            "the harness's own noise (A/A) {}{ci}{inside}{differs}",
-            signed(self.delta, places)
-        )
-    }
 }
 
 /// The decision: its verdict, every decision metric, and one sentence per metric saying what

@@ -131,6 +131,26 @@ fn collect_records_the_harness_and_run_names_what_differs_between_the_arms() {
             "[collect.judges]",
             "provenance_env = [\"MODEL\", \"OPENAI_API_KEY\"]\n\n[collect.judges]",
         );
+    // Regression (hostile-4/17 l): a misspelt variable in `differs` declared nothing, silently.
+    std::fs::write(
+        live.join("experiment.toml"),
+        exp.replace(
+            "source = \"anchored\"\n",
+            "source = \"anchored\"\ndiffers = [\"env.MDOEL\"]\n",
+        ),
+    )
+    .unwrap();
+    let out = calibench()
+        .current_dir(&live)
+        .args(["validate", "."])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`arms.treatment.differs.0`: `env.MDOEL` names no variable [collect] provenance_env records: did you mean `env.MODEL`?"),
+        "{err}"
+    );
     std::fs::write(live.join("experiment.toml"), &exp).unwrap();
     let out = calibench()
         .current_dir(&live)

@@ -156,6 +156,39 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
         err.contains("./out/fake is not an A/A run: its treatment reads `anchored`, not the baseline's second copy `float-again`"),
         "{err}"
     );
+    // An A/A without a figure for a decision metric says so on that metric's line
+    // (hostile-4/12 N04, N05), never nothing.
+    common::copy_dir(&live.join("out/aa-run"), &live.join("out/aa-thin"));
+    let metrics = live.join("out/aa-thin/metrics.json");
+    let mut m: Value = serde_json::from_str(&std::fs::read_to_string(&metrics).unwrap()).unwrap();
+    m["review"]["delta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("precision");
+    std::fs::write(&metrics, m.to_string()).unwrap();
+    std::fs::write(
+        live.join("experiment.toml"),
+        exp.replace(
+            "noise_floor = \"out/aa-run\"",
+            "noise_floor = \"out/aa-thin\"",
+        ),
+    )
+    .unwrap();
+    let text = ok(&[
+        "run",
+        ".",
+        "--run-id",
+        "ab4",
+        "--runs-dir",
+        "out",
+        "--reports-dir",
+        "rep",
+        "--no-plots",
+    ]);
+    assert!(
+        text.contains("the harness's own noise is not known: the A/A run ./out/aa-thin has no figure for `precision`"),
+        "{text}"
+    );
 }
 
 // Regression (hostile-4/12): a noise floor was accepted on the experiment's name alone, so an

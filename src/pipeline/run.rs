@@ -273,9 +273,17 @@ fn noise_floor(
                 .and_then(|t| t.get(name))
                 .map(|x| &x.paired),
         };
-        m.noise = paired.map(|p| crate::decision::Noise {
+        let noise = match paired {
+            Some(p) => crate::decision::Noise::of(p.delta, p.ci, m.delta),
+            None if table == DeltaTable::LiftHuman => continue,
+            None => crate::decision::Noise::missing(format!(
+                "the A/A run {} has no figure for `{name}` (withheld there, or not measured)",
+                dir.display()
+            )),
+        };
+        m.noise = Some(crate::decision::Noise {
             differs: differs.clone(),
-            ..crate::decision::Noise::of(p.delta, p.ci, m.delta)
+            ..noise
         });
     }
     Ok(())
