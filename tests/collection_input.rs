@@ -135,6 +135,21 @@ concurrency = 1
         self.cmd(&args, &[])
     }
 
+    /// `merge ab --arm float=runs/B --arm anchored=runs/T`, then `run` of it: its stderr
+    /// (both must succeed).
+    fn merged_run(&self, baseline: &str, treatment: &str) -> String {
+        let (b, t) = (
+            format!("float=runs/{baseline}"),
+            format!("anchored=runs/{treatment}"),
+        );
+        let out = self.cmd(&["merge", "ab", "--arm", &b, "--arm", &t], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let out = self.run("ab", "r", &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        stderr
+    }
+
     fn metrics(&self, id: &str) -> Value {
         let path = self.root().join("out").join(id).join("metrics.json");
         serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -283,21 +298,7 @@ fn a_prompt_flag_file_and_a_program_on_path_are_hashed_and_their_change_is_drift
     std::fs::write(root.join("bin/myrev"), format!("{program}# v2\n")).unwrap();
     let out = live.collect("week2", &[], &[("PATH", &path)]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = live.cmd(
-        &[
-            "merge",
-            "ab",
-            "--arm",
-            "float=runs/week1",
-            "--arm",
-            "anchored=runs/week2",
-        ],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = live.run("ab", "r", &[]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = live.merged_run("week1", "week2");
     assert!(
         stderr.contains("reviewers `a` and `b` files differ between the arms"),
         "{stderr}"
@@ -583,21 +584,7 @@ fn arms_with_different_repeats_are_a_caveat() {
     .unwrap();
     let out = live.collect("twice", &[], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = live.cmd(
-        &[
-            "merge",
-            "ab",
-            "--arm",
-            "float=runs/once",
-            "--arm",
-            "anchored=runs/twice",
-        ],
-        &[],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = live.run("ab", "r", &[]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let stderr = live.merged_run("once", "twice");
     assert!(
         stderr.contains(
             "the arms hold different repeats: 1 run per target in the baseline, 2 in the treatment"

@@ -166,6 +166,21 @@ pub struct Difference {
     pub key: String,
 }
 
+impl Difference {
+    /// The difference between two records named by their sides (`shard 1`, `this run`):
+    /// "environment variable MODEL: x (shard 1), y (shard 2)"; a credential's value is never
+    /// told, only that it is set on one side.
+    pub fn between(&self, first: &str, second: &str) -> String {
+        if matches!(self.what, Drifted::Secret(_)) {
+            return format!("{} is set in {first} or {second} only, not both", self.what);
+        }
+        format!(
+            "{}: {} ({first}), {} ({second})",
+            self.what, self.baseline, self.treatment
+        )
+    }
+}
+
 /// What differs between the arms' records, beyond the arm's own label in its argv (a command
 /// that passes `{arm}` runs the same program for both).
 pub fn compare(

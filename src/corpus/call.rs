@@ -138,8 +138,7 @@ pub struct Recorded {
 /// failure's phrase (`invalid output: …`), so that what `collect` counted is what `run` reads
 /// back. A `reason` that begins with none of them (a hand-written corpus, a command that
 /// reported `status: failed` itself) is [`Failure::Reported`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Failure {
     /// The program could not be started.
     Start,
@@ -161,6 +160,17 @@ impl Failure {
         Failure::Output,
         Failure::Reported,
     ];
+
+    /// Its key in `inputs.calls` and in `collect`'s counts.
+    pub fn key(self) -> &'static str {
+        match self {
+            Failure::Start => "start",
+            Failure::Exit => "exit",
+            Failure::Timeout => "timeout",
+            Failure::Output => "output",
+            Failure::Reported => "reported",
+        }
+    }
 
     /// How a sentence names it, and how a recorded `reason` begins.
     pub fn phrase(self) -> &'static str {
@@ -200,6 +210,13 @@ impl Failure {
             return reason;
         }
         reason[f.phrase().len() + 1..].trim_start()
+    }
+}
+
+/// A failure is written as its key.
+impl serde::Serialize for Failure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
     }
 }
 

@@ -253,6 +253,18 @@ impl Collection {
         format!("{:x}", Sha256::digest(whole.to_string().as_bytes()))
     }
 
+    /// The targets its plan holds: a sequential collection's as far as it went (its plan is
+    /// the order it stopped in), else every target it lists.
+    pub fn plan_targets(&self) -> Vec<&str> {
+        match &self.sequential {
+            Some(s) => s.order[..s.collected().min(s.order.len())]
+                .iter()
+                .map(String::as_str)
+                .collect(),
+            None => self.targets.iter().map(|t| t.name.as_str()).collect(),
+        }
+    }
+
     /// The plan's hash recomputed from what the record itself says of its stages.
     pub fn own_plan_hash(&self) -> String {
         let stages: Vec<Value> = self.stages.iter().map(|s| s.plan.clone()).collect();

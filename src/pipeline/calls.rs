@@ -145,11 +145,7 @@ fn planned(loaded: &Loaded, label: &str, role: &str, name: &str) -> Option<u64> 
     if !planned_role {
         return None;
     }
-    let targets = match &record.sequential {
-        Some(s) => s.collected(),
-        None => record.targets.len(),
-    };
-    Some(targets as u64 * u64::from(record.runs))
+    Some(record.plan_targets().len() as u64 * u64::from(record.runs))
 }
 
 /// Counts every call each arm reads into `inputs.calls`, and refuses or caveats its failures.
@@ -185,7 +181,7 @@ pub(super) fn account(
                 Some(reason) => {
                     let f = c
                         .failed
-                        .entry(key_of(Failure::of_reason(reason)))
+                        .entry(Failure::of_reason(reason).key().to_string())
                         .or_insert_with(|| FailedCalls {
                             count: 0,
                             first: format!("{} ({}:{})", s.shown(), file_key(s.file), s.line),
@@ -227,14 +223,6 @@ pub(super) fn account(
             );
         }
     }
-}
-
-/// A failure's key in `inputs.calls`.
-fn key_of(f: Failure) -> String {
-    serde_json::to_value(f)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// An arm none of whose reviewer (or agent) calls succeeded, or a reviewer or judge with no

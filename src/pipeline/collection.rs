@@ -100,13 +100,7 @@ pub(super) fn check_plan(
         }
         return;
     }
-    let plan: Vec<&str> = match &record.sequential {
-        Some(s) => s.order[..s.collected().min(s.order.len())]
-            .iter()
-            .map(String::as_str)
-            .collect(),
-        None => record.targets.iter().map(|t| t.name.as_str()).collect(),
-    };
+    let plan = record.plan_targets();
     let field = if record.sequential.is_some() {
         "field `sequential.order`"
     } else {

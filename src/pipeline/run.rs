@@ -368,16 +368,7 @@ fn harness_differs(
         (Some(aa), Some(this)) => {
             crate::collect::provenance::compare((baseline, this), (baseline, aa))
                 .into_iter()
-                .map(|d| {
-                    if matches!(d.what, crate::corpus::ledger::Drifted::Secret(_)) {
-                        format!("{} is set in one only", d.what)
-                    } else {
-                        format!(
-                            "{}: {} (this run), {} (A/A)",
-                            d.what, d.baseline, d.treatment
-                        )
-                    }
-                })
+                .map(|d| d.between("this run", "A/A"))
                 .collect()
         }
         (None, Some(_)) => {

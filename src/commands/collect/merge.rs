@@ -679,13 +679,7 @@ fn harness_difference(a: &Collection, b: &Collection, ka: u32, kb: u32) -> Strin
             .into_iter()
             .next()
         {
-            if matches!(d.what, crate::corpus::ledger::Drifted::Secret(_)) {
-                return format!("{} is set in one shard only", d.what);
-            }
-            return format!(
-                "{}: {} (shard {ka}), {} (shard {kb})",
-                d.what, d.baseline, d.treatment
-            );
+            return d.between(&format!("shard {ka}"), &format!("shard {kb}"));
         }
     }
     "the arm labels recorded differ".into()
