@@ -3,18 +3,24 @@
 //! go in, the decision comes out.
 //!
 //! The experiment names each decision metric with the way it must move (`[decision]`, or the
-//! `primary` metrics whose catalogue entry declares a better direction). The decision metrics
-//! are one Holm family (`analysis` adjusts their p-values together), and each p-value is of the
-//! delta's mean (McNemar's exact test on 0/1 outcomes, else the paired t-test). Then, per
-//! metric:
-//! * **improved**: its delta lies the wanted way with `p_adjusted` < 0.05;
-//! * **regressed**: it lies the other way with `p_adjusted` < 0.05;
+//! `primary` metrics whose catalogue entry declares a better direction). Each p-value is of the
+//! delta's mean (McNemar's exact test on 0/1 outcomes, else the paired t-test). "Better" is an
+//! intersection-union claim (wrong only if one of its parts is), so each part is judged at the
+//! plain level; "worse" is a union claim (any one regression), so its tests are Holm-adjusted
+//! over the decision metrics. Per metric:
+//! * **improved**: its delta lies the wanted way with its own two-sided p < 0.05 (and, with a
+//!   noise floor, the change net of the harness clears 0 too);
+//! * **regressed**: without a margin, it lies the other way with `p_adjusted` < 0.05; with a
+//!   margin, the test against the margin's edge (the safe-side bound beyond it) is the one
+//!   adjusted;
 //! * **held**: a guard with a margin whose 95% interval's unsafe bound lies within the margin
-//!   (non-inferiority shown);
+//!   (non-inferiority shown; a significant loss smaller than the margin is held);
+//! * **inside the harness's noise**: its own test shows the change, but net of the harness's
+//!   run-to-run change (an A/A noise floor) the interval includes 0;
 //! * **underpowered**: the A/B was too small to tell: the delta (or the metric's `min_effect`)
 //!   is inside the minimum detectable effect, McNemar's test cannot reach the level with so few
 //!   discordant units, a guard's margin is not shown, or the lift in human units has fewer than
-//!   10 labelled pairs. It says how many units would tell, by the test that runs;
+//!   10 labelled pairs. It says how many units would tell, by the rule that reads it;
 //! * **no effect detected**: the A/B was big enough to see the change (`min_effect`, else the
 //!   observed delta) had it been real, nothing moved, or (without `min_effect`) it moved the
 //!   other way from the one it must, not significantly: no improvement to size a study for;
@@ -37,7 +43,7 @@ use crate::stats::test::Test;
 
 mod noise;
 mod words;
-pub use noise::Noise;
+pub use noise::{AaFigure, Floor, Net, Noise};
 use words::signed;
 pub use words::{headline, label, reason, sentence};
 
@@ -80,6 +86,9 @@ pub enum Outcome {
     /// A guard without a margin that did not move the wrong way significantly: not shown to
     /// hold, only not shown to fail.
     NoRegressionDetected,
+    /// Shown by its own test, but not net of the harness's own run-to-run change (the noise
+    /// floor's interval of the net change includes 0).
+    InsideNoise,
     Underpowered,
     NoEffectDetected,
     Withheld,
@@ -93,6 +102,7 @@ impl Outcome {
             Outcome::Regressed => "regressed",
             Outcome::Held => "held",
             Outcome::NoRegressionDetected => "no regression detected",
+            Outcome::InsideNoise => "inside the harness's noise",
             Outcome::Underpowered => "underpowered",
             Outcome::NoEffectDetected => "no effect detected",
             Outcome::Withheld => "withheld",
@@ -110,15 +120,21 @@ pub struct MetricDecision {
     pub treatment: Option<f64>,
     pub delta: Option<f64>,
     pub ci: Option<[f64; 2]>,
-    /// Holm over the decision metrics.
+    /// The test's own two-sided p against no change: what "improved" is judged by ("better"
+    /// is an intersection-union claim, each part at the plain level).
+    #[serde(default)]
+    pub p_value: Option<f64>,
+    /// The regression test's p — against no change, or against the margin's edge for a guard
+    /// with one — Holm-adjusted over the decision metrics: what "regressed" is judged by
+    /// ("worse" is a union claim).
     pub p_adjusted: Option<f64>,
     pub mde: Option<f64>,
     /// The units paired.
     pub pairs: usize,
     pub outcome: Outcome,
     /// For an underpowered metric: the units an A/B needs, by the test that runs, at 80% power
-    /// and Holm's first-step level over the decision metrics, to show `min_effect` (else the
-    /// observed delta), or a guard's margin; null when no count can be stated.
+    /// and the two-sided 0.05 its claim is judged at, to show `min_effect` (else the observed
+    /// delta), or a guard's margin; null when no count can be stated.
     pub needed: Option<u64>,
     /// The test the p-value is of.
     #[serde(default)]
@@ -167,7 +183,8 @@ pub struct Measured {
     pub treatment: f64,
     pub delta: f64,
     pub ci: Option<[f64; 2]>,
-    pub p_adjusted: Option<f64>,
+    /// The test's own two-sided p against no change.
+    pub p_value: Option<f64>,
     pub mde: Option<f64>,
     pub pairs: usize,
     /// The test of the mean the p-value is of, and what sizes a study by it: the per-unit
@@ -243,14 +260,14 @@ impl Pilot {
 }
 
 impl Measured {
-    /// A paired delta as the decision reads it, with its p adjusted over the decision's family.
-    pub fn of(d: &crate::stats::paired::PairedDelta, p_adjusted: Option<f64>) -> Measured {
+    /// A paired delta as the decision reads it.
+    pub fn of(d: &crate::stats::paired::PairedDelta) -> Measured {
         Measured {
             baseline: d.baseline,
             treatment: d.treatment,
             delta: d.delta,
             ci: d.ci,
-            p_adjusted,
+            p_value: d.p_value,
             mde: d.mde,
             pairs: d.pairs,
             test: d.test,
@@ -273,33 +290,116 @@ impl Measured {
         pilot.needed(effect, level, POWER).map(|(n, _)| n)
     }
 
-    /// The 95% interval of the test that runs, which a guard's margin is checked against: the
-    /// t-interval of the mean for the paired t-test (`None` when the differences do not vary:
-    /// no interval can be drawn from them), Newcombe's square-and-add interval for McNemar's
-    /// (from the four cells the means and discordant units give), the metric's own interval
-    /// for the rest (the z-interval of the lift in human units, the bootstrap's for ECE).
+    /// The 95% interval of the test that runs, which a guard's margin is checked against:
+    /// [`Measured::interval_at`] at z₀.₉₇₅ (the t quantile on its degrees of freedom).
     pub fn test_interval(&self) -> Option<[f64; 2]> {
+        self.interval_at(ALPHA)
+    }
+
+    /// The test's two-sided interval at level 1 − `alpha`: the t-interval of the mean for the
+    /// paired t-test and for the lift in human units (its standard error on n − 1 degrees of
+    /// freedom; `None` when the differences do not vary: no interval can be drawn from them),
+    /// Newcombe's square-and-add interval for McNemar's (from the four cells the means and
+    /// discordant units give), the bootstrap's own 95% interval for ECE.
+    pub fn interval_at(&self, alpha: f64) -> Option<[f64; 2]> {
         match self.test {
-            Test::PairedT => {
+            Test::PairedT | Test::ZTest => {
                 let sd = self.sd.filter(|&s| s > 0.0)?;
                 if self.pairs < 2 {
                     return None;
                 }
                 let n = self.pairs as f64;
-                let half = crate::stats::power::t_upper(ALPHA / 2.0, n - 1.0) * sd / n.sqrt();
+                let half = crate::stats::power::t_upper(alpha / 2.0, n - 1.0) * sd / n.sqrt();
                 Some([self.delta - half, self.delta + half])
             }
-            Test::Mcnemar => {
-                let n = self.pairs as f64;
-                let d = self.discordant? as f64;
-                let change = self.delta * n;
-                let treatment_only = ((d + change) / 2.0).round();
-                let baseline_only = ((d - change) / 2.0).round();
-                let both = (self.baseline * n - baseline_only).round();
-                let neither = n - both - treatment_only - baseline_only;
-                crate::stats::paired::newcombe_paired(both, treatment_only, baseline_only, neither)
+            Test::Mcnemar => crate::stats::paired::newcombe_paired_at(
+                self.cells()?,
+                crate::stats::power::z_upper(alpha / 2.0),
+            ),
+            Test::Bootstrap => self.ci.filter(|_| alpha == ALPHA),
+        }
+    }
+
+    /// McNemar's four cells, read back from the means and discordant units: units passing in
+    /// both arms, in the treatment only, in the baseline only, in neither.
+    fn cells(&self) -> Option<[f64; 4]> {
+        let n = self.pairs as f64;
+        let d = self.discordant? as f64;
+        let change = self.delta * n;
+        let treatment_only = ((d + change) / 2.0).round();
+        let baseline_only = ((d - change) / 2.0).round();
+        let both = (self.baseline * n - baseline_only).round();
+        let neither = n - both - treatment_only - baseline_only;
+        Some([both, treatment_only, baseline_only, neither])
+    }
+
+    /// The two-sided p of the test that the true mean difference is `null`: the test's own p
+    /// at 0; at a margin's edge the test whose interval it inverts — the t-test of the shifted
+    /// mean, or the level at which Newcombe's interval just reaches `null` (found by
+    /// bisection on its quantile). `None` when no such test can be drawn (the bootstrap, away
+    /// from 0; fewer than 2 pairs).
+    pub fn p_against(&self, null: f64) -> Option<f64> {
+        if null == 0.0 {
+            return self.p_value;
+        }
+        if self.pairs < 2 {
+            return None;
+        }
+        let n = self.pairs as f64;
+        match self.test {
+            Test::PairedT | Test::ZTest => {
+                let sd = self.sd?;
+                if sd == 0.0 {
+                    // Every difference equal: evidence only as far as their count goes.
+                    return Some(if self.delta == null {
+                        1.0
+                    } else {
+                        (2.0 * 0.5f64.powf(n)).min(1.0)
+                    });
+                }
+                let t = (self.delta - null) / (sd / n.sqrt());
+                Some((2.0 * crate::stats::power::t_upper_tail(t.abs(), n - 1.0)).min(1.0))
             }
-            Test::ZTest | Test::Bootstrap => self.ci,
+            Test::Mcnemar => {
+                let cells = self.cells()?;
+                // The bound on null's side, at normal quantile z: it moves away from the delta
+                // as z grows.
+                let bound = |z: f64| {
+                    crate::stats::paired::newcombe_paired_at(cells, z).map(|[lo, hi]| {
+                        if null < self.delta {
+                            lo
+                        } else {
+                            hi
+                        }
+                    })
+                };
+                let excludes = |z: f64| {
+                    bound(z).is_some_and(|b| {
+                        if null < self.delta {
+                            b > null
+                        } else {
+                            b < null
+                        }
+                    })
+                };
+                if !excludes(1e-9) {
+                    return Some(1.0);
+                }
+                let (mut lo, mut hi) = (1e-9, 40.0);
+                if excludes(hi) {
+                    return Some(0.0);
+                }
+                for _ in 0..100 {
+                    let mid = (lo + hi) / 2.0;
+                    if excludes(mid) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                Some((2.0 * crate::stats::power::normal_upper_tail(lo)).min(1.0))
+            }
+            Test::Bootstrap => None,
         }
     }
 
@@ -319,23 +419,37 @@ pub enum Reading {
     Unmeasured,
 }
 
-/// One metric's outcome from what the run measured, in a decision of `family` metrics. The
-/// family's strictest Holm level, 0.05 / `family` (the level its smallest p must clear), is the
-/// one a study is sized for.
-pub fn outcome(w: &Wanted, reading: &Reading, family: usize) -> (Outcome, Option<u64>) {
+/// Where a metric's regression test is drawn: 0 without a margin; with one, the margin's edge
+/// on the unsafe side (−m for a metric that must not fall, +m for one that must not rise).
+pub fn regression_null(w: &Wanted) -> f64 {
+    w.margin.map_or(0.0, |m| -m * w.want.good_sign())
+}
+
+/// One metric's outcome from what the run measured. `p_worse` is its regression test's p
+/// (against [`regression_null`]), Holm-adjusted over the decision metrics; `net` is the
+/// change net of the harness's noise, when the experiment names a noise floor. Every size is
+/// for the rule that reads it: improving and holding are each judged at the plain two-sided
+/// 0.05, so a study is sized at that level.
+pub fn outcome(
+    w: &Wanted,
+    reading: &Reading,
+    p_worse: Option<f64>,
+    net: Option<&noise::Net>,
+) -> (Outcome, Option<u64>) {
     let m = match reading {
         Reading::Withheld => return (Outcome::Withheld, None),
         Reading::Unmeasured => return (Outcome::Unmeasured, None),
         Reading::Measured(m) => m,
     };
-    let level = ALPHA / family.max(1) as f64;
+    let level = ALPHA;
     // Too few pairs to decide on at all.
     if m.pairs < m.min_pairs {
         return (Outcome::Underpowered, Some(m.min_pairs as u64));
     }
-    let significant = m.p_adjusted.is_some_and(|p| p < ALPHA);
     let good = m.delta * w.want.good_sign();
-    if significant && good < 0.0 {
+    // A regression: shown to lose more than the margin allows (any loss, without one), with
+    // family-wise control over the decision metrics.
+    if p_worse.is_some_and(|p| p < ALPHA) && good + w.margin.unwrap_or(0.0) < 0.0 {
         return (Outcome::Regressed, None);
     }
     if let Some(margin) = w.margin {
@@ -350,8 +464,12 @@ pub fn outcome(w: &Wanted, reading: &Reading, family: usize) -> (Outcome, Option
             .flatten();
         return (Outcome::Underpowered, needed);
     }
-    if significant && good > 0.0 {
-        return (Outcome::Improved, None);
+    if m.p_value.is_some_and(|p| p < ALPHA) && good > 0.0 {
+        // Shown by its own test; with a noise floor, only if it clears the harness's noise too.
+        return match net {
+            Some(net) if !net.clears(w.want.good_sign()) => (Outcome::InsideNoise, None),
+            _ => (Outcome::Improved, None),
+        };
     }
     if !w.want.must_move() {
         return (Outcome::NoRegressionDetected, None);
@@ -363,7 +481,7 @@ pub fn outcome(w: &Wanted, reading: &Reading, family: usize) -> (Outcome, Option
     // Without a smallest change that matters, a change the wrong way is no improvement to size
     // a bigger study for: nothing was detected (a bigger study of it would show a regression,
     // not the improvement).
-    if w.min_effect.is_none() && w.want.must_move() && good < 0.0 {
+    if w.min_effect.is_none() && good < 0.0 {
         return (Outcome::NoEffectDetected, None);
     }
     // The change the study must be able to see: the smallest that matters, else the one
@@ -384,26 +502,49 @@ pub fn holds(want: Want, margin: f64, m: &Measured) -> bool {
         .is_some_and(|b| b > -margin)
 }
 
-/// The decision over `metrics`, each with its reading, its words and decimals for sentences,
-/// and what a unit is.
-pub fn decide(metrics: &[(Wanted, Reading, Words)]) -> Decision {
+/// One decision metric as the decision takes it: what must become of it, what the run
+/// measured, how its sentences name it, and the harness's noise when a noise floor is named.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub wanted: Wanted,
+    pub reading: Reading,
+    pub words: Words,
+    pub floor: Option<noise::Floor>,
+}
+
+/// The decision over `rows`.
+pub fn decide(rows: &[Row]) -> Decision {
+    // The regression tests, one per metric, Holm-adjusted as one family: "worse" is a union
+    // claim.
+    let worse: Vec<Option<f64>> = rows
+        .iter()
+        .map(|r| match &r.reading {
+            Reading::Measured(m) => m.p_against(regression_null(&r.wanted)),
+            _ => None,
+        })
+        .collect();
+    let worse = crate::stats::holm::holm(&worse);
     let mut out = BTreeMap::new();
     let mut units = BTreeMap::new();
     let mut reasons = Vec::new();
     let mut order = Vec::new();
-    for (w, reading, words) in metrics {
-        let (o, needed) = outcome(w, reading, metrics.len());
+    for (row, p_worse) in rows.iter().zip(worse) {
+        let (w, reading, words) = (&row.wanted, &row.reading, &row.words);
         let m = match reading {
             Reading::Measured(m) => Some(m),
             _ => None,
         };
+        let noise = row.floor.as_ref().map(|f| f.noise(m));
+        let net = noise.as_ref().and_then(|n| n.net.as_ref());
+        let (o, needed) = outcome(w, reading, p_worse, net);
         let d = MetricDecision {
             want: w.want,
             baseline: m.map(|m| m.baseline),
             treatment: m.map(|m| m.treatment),
             delta: m.map(|m| m.delta),
             ci: m.and_then(|m| m.ci),
-            p_adjusted: m.and_then(|m| m.p_adjusted),
+            p_value: m.and_then(|m| m.p_value),
+            p_adjusted: p_worse,
             mde: m.and_then(|m| m.mde),
             pairs: m.map_or(0, |m| m.pairs),
             outcome: o,
@@ -412,7 +553,7 @@ pub fn decide(metrics: &[(Wanted, Reading, Words)]) -> Decision {
             margin: w.margin,
             margin_ci: w.margin.and(m.and_then(Measured::test_interval)),
             min_effect: w.min_effect,
-            noise: None,
+            noise,
         };
         reasons.push(sentence(&d, words));
         units.insert(w.metric.clone(), words.units.to_string());
@@ -456,5 +597,7 @@ pub struct Words {
     pub units: &'static str,
 }
 
+#[cfg(test)]
+mod simulate;
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,7 @@
 //! This is the IO edge of the program: nothing in the pure core calls it.
 
 pub mod manifest;
+pub mod pairs;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};

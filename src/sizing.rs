@@ -93,10 +93,9 @@ pub struct Settings {
     pub decided: Option<Decided>,
 }
 
-/// A decision metric: its way (with margin or smallest effect) and its Holm family's size.
+/// A decision metric: its way (with margin or smallest effect).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decided {
-    pub family: usize,
     pub wanted: Wanted,
 }
 
@@ -324,19 +323,16 @@ fn effect(name: &str, observed: f64, settings: &Settings) -> Result<(f64, &'stat
     })
 }
 
-/// The level, and why: as given, else Holm's first step over the decision's metrics, else the
-/// usual two-sided 0.05.
+/// The level, and why: as given, else the level the decision's claim about the metric is judged
+/// at (two-sided 0.05: improving and holding are parts of "better", an intersection-union claim
+/// that needs no multiplicity adjustment), else the usual two-sided 0.05.
 fn level(name: &str, settings: &Settings) -> (f64, String) {
     match (settings.alpha, settings.decided.as_ref()) {
         (Some(a), _) => (a, "--alpha".to_string()),
-        (None, Some(d)) if d.family > 1 => (
-            ALPHA / d.family as f64,
-            format!(
-                "Holm's first step over the decision's {} metrics (0.05 / {}), the level its \"needs ≈ N\" is for",
-                d.family, d.family
-            ),
+        (None, Some(_)) => (
+            ALPHA,
+            "the level the decision judges improving and holding at: each is a part of \"better\", which is wrong only if a part is, so no multiplicity adjustment; the level its \"needs ≈ N\" is for".to_string(),
         ),
-        (None, Some(_)) => (ALPHA, "the decision's one metric, at two-sided 0.05".to_string()),
         (None, None) => (
             ALPHA,
             format!("`{name}` is not a decision metric of the run: the usual level"),
@@ -401,9 +397,22 @@ impl Sized<'_> {
 /// A level as people write it: `0.05`, and `1e-16` rather than sixteen zeros.
 pub fn fmt_level(alpha: f64) -> String {
     if alpha >= 1e-4 {
-        format!("{alpha}")
+        // Three significant digits, trailing zeros dropped: 0.0167, 0.05, 0.001.
+        let decimals = (2 - alpha.log10().floor() as i32).max(0) as usize;
+        trim_zeros(&format!("{alpha:.decimals$}")).to_string()
     } else {
-        format!("{alpha:e}")
+        let s = format!("{alpha:.2e}");
+        let (mantissa, exponent) = s.split_once('e').unwrap_or((&s, "0"));
+        format!("{}e{exponent}", trim_zeros(mantissa))
+    }
+}
+
+/// "0.0500" → "0.05", "2.00" → "2".
+fn trim_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
     }
 }
 

@@ -71,10 +71,14 @@ pub(super) fn adjust(
     (adjusted_lifts[0], adjusted_lifts[1])
 }
 
-/// The decision (docs/reference.md, "The decision") over `wanted`, from the deltas as
-/// adjusted over the decision's family.
-pub(super) fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::decision::Decision {
-    use crate::decision::Words;
+/// The decision (docs/reference.md, "The decision") over `wanted`, from the run's deltas, with
+/// each metric's noise floor when the experiment names one (`floors`, by metric name).
+pub fn decide(
+    m: &Metrics,
+    wanted: &[crate::policy::Wanted],
+    floors: &BTreeMap<String, crate::decision::Floor>,
+) -> crate::decision::Decision {
+    use crate::decision::{Row, Words};
     let rows: Vec<_> = wanted
         .iter()
         .map(|w| {
@@ -91,7 +95,12 @@ pub(super) fn decide(m: &Metrics, wanted: &[crate::policy::Wanted]) -> crate::de
                 places: c.places,
                 units: c.table.units(),
             };
-            (w.clone(), reading, words)
+            Row {
+                wanted: w.clone(),
+                reading,
+                words,
+                floor: floors.get(name).cloned(),
+            }
         })
         .collect();
     crate::decision::decide(&rows)
@@ -108,7 +117,7 @@ pub(super) fn delta_reading(
         return Reading::Withheld;
     }
     match m.deltas(table).and_then(|d| d.get(name)) {
-        Some(d) if d.paired.pairs > 0 => Reading::Measured(Measured::of(&d.paired, d.p_adjusted)),
+        Some(d) if d.paired.pairs > 0 => Reading::Measured(Measured::of(&d.paired)),
         _ => Reading::Unmeasured,
     }
 }
@@ -119,10 +128,8 @@ pub(super) fn lift_reading(m: &Metrics) -> crate::decision::Reading {
     match &m.lift {
         Some(l) if l.withheld => Reading::Withheld,
         Some(Lift {
-            paired: Some(p),
-            p_adjusted,
-            ..
-        }) => Reading::Measured(Measured::of(p, *p_adjusted)),
+            paired: Some(p), ..
+        }) => Reading::Measured(Measured::of(p)),
         _ => Reading::Unmeasured,
     }
 }
@@ -143,7 +150,7 @@ pub(super) fn lift_human_reading(m: &Metrics) -> crate::decision::Reading {
                 treatment,
                 delta,
                 ci: l.ppi.ci,
-                p_adjusted: l.p_adjusted,
+                p_value: l.p,
                 mde: se.map(|se| se * z_sum(ALPHA, POWER)),
                 pairs: l.ppi.labelled,
                 test: crate::stats::test::Test::ZTest,

@@ -24,7 +24,8 @@ use crate::stats::bootstrap::{Method, Plan};
 pub use crate::corpus::Corpus;
 use crate::model::*;
 
-use decide::{adjust, decide};
+use decide::adjust;
+pub use decide::decide;
 pub use judged::panel_verdict;
 use judged::{human_units, judge_items, judged_items, withhold, withhold_scores, Judged};
 use review::agreement_of;
@@ -152,7 +153,7 @@ pub fn analyse(
     };
     let wanted = exp.decision_metrics();
     if !wanted.is_empty() {
-        metrics.decision = Some(decide(&metrics, &wanted));
+        metrics.decision = Some(decide(&metrics, &wanted, &BTreeMap::new()));
     }
     // What was withheld has no rows either.
     pairs.retain(|p| {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::{Error, InputError};
 use crate::model::Metrics;
@@ -17,7 +17,7 @@ use crate::stats::test::Test;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "The needed number is, for the paired t-test, the smallest n with (t₁₋α/₂,ₙ₋₁ + t_power,ₙ₋₁) · sd / √n ≤ |effect|, sd being the standard deviation of the pilot's paired differences; for McNemar's exact test (0/1 outcomes) the fewest units whose exact power reaches it, summed over the binomial counts of changed units (which counts the test's floor: its p cannot reach alpha with too few changed units). 10,000 simulated studies of that size, seeded by the run's seed and each running that same test, check it. For a metric of the run's [decision], alpha defaults to Holm's first step (0.05 / m over its m metrics) and the effect to the metric's min_effect or a guard's margin, as the decision's \"needs ≈ N\" counts.\n\
+    after_help = "The needed number is, for the paired t-test, the smallest n with (t₁₋α/₂,ₙ₋₁ + t_power,ₙ₋₁) · sd / √n ≤ |effect|, sd being the standard deviation of the pilot's paired differences; for McNemar's exact test (0/1 outcomes) the fewest units whose exact power reaches it, summed over the binomial counts of changed units (which counts the test's floor: its p cannot reach alpha with too few changed units). 10,000 simulated studies of that size, seeded by the run's seed and each running that same test, check it. For a metric of the run's [decision], alpha defaults to 0.05, the level the decision judges improving and holding at (\"better\" is an intersection-union claim: no multiplicity adjustment), and the effect to the metric's min_effect or a guard's margin, as the decision's \"needs ≈ N\" counts.\n\
 Exit status: 0 done, 2 the metric or the effect cannot be planned for (named in the message)."
 )]
 pub struct PlanArgs {
@@ -42,26 +42,14 @@ pub struct PlanArgs {
     /// The chance of detecting the effect
     #[arg(long, default_value_t = 0.8, value_parser = super::study_probability)]
     pub power: f64,
-    /// The two-sided level of the test (default: 0.05 / m for one of the run's m decision
-    /// metrics, Holm's first step, else 0.05)
+    /// The two-sided level of the test (default 0.05: for a decision metric, the level the
+    /// decision judges improving and holding at)
     #[arg(long, value_parser = super::study_probability)]
     pub alpha: Option<f64>,
     /// Worker threads of the simulation (default: the CPUs available); the result never
     /// depends on it
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
     pub threads: Option<u16>,
-}
-
-/// One row of a run's `pairs.csv`, as `tables::pairs` writes it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct PairRecord {
-    pub table: String,
-    pub metric: String,
-    pub unit: String,
-    pub run: Option<u32>,
-    pub baseline: f64,
-    pub treatment: f64,
-    pub difference: f64,
 }
 
 /// A positive finite number.
@@ -221,12 +209,11 @@ pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
     })
 }
 
-/// The metric as the run's decision names it, and how many metrics its Holm family holds.
+/// The metric as the run's decision names it.
 fn decided(m: &Metrics, name: &str) -> Option<Decided> {
     let d = m.decision.as_ref()?;
     let x = d.metrics.get(name)?;
     Some(Decided {
-        family: d.order.len().max(d.metrics.len()),
         wanted: Wanted {
             metric: name.to_string(),
             want: x.want,
@@ -356,7 +343,7 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<PilotPairs, E
             .hint("runs written before calibench kept paired differences have no pairs table; re-run the experiment")
             .into());
     }
-    let rows = read_pairs(&name, &read_file(&path)?)?;
+    let rows = crate::rundir::pairs::read(&name, &read_file(&path)?)?;
     let values: Vec<(f64, f64)> = rows
         .iter()
         .filter(|r| r.table == c.table.name() && r.metric == c.name)
@@ -383,46 +370,6 @@ fn differences(run_dir: &Path, m: &Metrics, c: &Planned) -> Result<PilotPairs, E
         }
     }
     Ok(PilotPairs::of(&values, c.table.units()))
-}
-
-/// Reads a pairs table; a row that does not parse is refused with its line and column.
-pub fn read_pairs(name: &str, bytes: &[u8]) -> Result<Vec<PairRecord>, InputError> {
-    let mut reader = csv::Reader::from_reader(bytes);
-    let headers = reader
-        .headers()
-        .map_err(|e| InputError::new(name, format!("not a CSV table: {e}")).at_line(1))?
-        .clone();
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            InputError::new(name, format!("not a CSV row: {e}")).at_line(line)
-        })?;
-        let line = record.position().map_or(0, |p| p.line());
-        let row: PairRecord = record.deserialize(Some(&headers)).map_err(|e| {
-            let column = match e.kind() {
-                csv::ErrorKind::Deserialize { err, .. } => err
-                    .field()
-                    .and_then(|i| headers.get(i as usize))
-                    .map(str::to_string),
-                _ => None,
-            };
-            let mut error = InputError::new(name, e.to_string()).at_line(line);
-            if let Some(c) = column {
-                error = error.field(format!("column `{c}`"));
-            }
-            error.hint(
-                "this file is written by `calibench run`; re-run the experiment to rewrite it",
-            )
-        })?;
-        if !row.difference.is_finite() {
-            return Err(InputError::new(name, "is not a finite number")
-                .at_line(line)
-                .field("column `difference`"));
-        }
-        rows.push(row);
-    }
-    Ok(rows)
 }
 
 impl Render for PlanReport {
@@ -569,7 +516,7 @@ mod tests {
         let df = crate::report::tables::pairs(&rows).unwrap().unwrap();
         let mut csv = Vec::new();
         crate::report::tables::write_frames([Ok(df)], &mut csv, &mut Vec::new()).unwrap();
-        let back = read_pairs("pairs.csv", &csv).unwrap();
+        let back = crate::rundir::pairs::read("pairs.csv", &csv).unwrap();
         assert_eq!(back.len(), 2);
         for (r, b) in rows.iter().zip(&back) {
             assert_eq!(b.table, r.table.name());
@@ -584,7 +531,7 @@ mod tests {
         let bad = String::from_utf8(csv)
             .unwrap()
             .replace("q01,2,", "q01,two,");
-        let e = read_pairs("pairs.csv", bad.as_bytes()).unwrap_err();
+        let e = crate::rundir::pairs::read("pairs.csv", bad.as_bytes()).unwrap_err();
         assert_eq!(
             (e.line, e.field.as_deref()),
             (Some(3), Some("column `run`"))

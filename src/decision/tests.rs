@@ -3,7 +3,7 @@
 use super::*;
 
 /// A delta tested by the paired t-test: its differences' sd, mean `delta`, `pairs` pairs,
-/// the mde those give, and `p` adjusted.
+/// the mde those give, and its p `p`.
 fn measured(delta: f64, p: f64, sd: f64, pairs: usize) -> Measured {
     let mde = crate::stats::power::t_sum(ALPHA, POWER, pairs as u64) * sd / (pairs as f64).sqrt();
     Measured {
@@ -11,7 +11,7 @@ fn measured(delta: f64, p: f64, sd: f64, pairs: usize) -> Measured {
         treatment: 0.5 + delta,
         delta,
         ci: None,
-        p_adjusted: Some(p),
+        p_value: Some(p),
         mde: Some(mde),
         pairs,
         test: Test::PairedT,
@@ -25,6 +25,16 @@ fn read(m: &Measured) -> Reading {
     Reading::Measured(m.clone())
 }
 
+/// One metric's outcome as a decision of it alone reads it: its regression test's p is its
+/// own (a family of one).
+fn alone(w: &Wanted, r: &Reading) -> (Outcome, Option<u64>) {
+    let p_worse = match r {
+        Reading::Measured(m) => m.p_against(regression_null(w)),
+        _ => None,
+    };
+    outcome(w, r, p_worse, None)
+}
+
 fn wanted(metric: &str, want: Want) -> Wanted {
     Wanted::plain(metric, want)
 }
@@ -33,7 +43,7 @@ fn wanted(metric: &str, want: Want) -> Wanted {
 fn each_outcome_by_hand() {
     use Outcome::*;
     let up = wanted("m", Want::Increase);
-    let o = |w: &Wanted, m: Measured, family| outcome(w, &read(&m), family);
+    let o = |w: &Wanted, m: Measured, _family: usize| alone(w, &read(&m));
     // Significant the wanted way: improved; the other way: regressed, for a guard too.
     assert_eq!(o(&up, measured(0.2, 0.01, 0.2, 40), 1).0, Improved);
     assert_eq!(o(&up, measured(-0.2, 0.01, 0.2, 40), 1).0, Regressed);
@@ -56,11 +66,16 @@ fn each_outcome_by_hand() {
         o(&up, measured(0.05, 0.3, 0.2, 40), 1),
         (Underpowered, Some(128))
     );
-    // In a family of two the count is for 0.025: 155.
-    assert_eq!(
-        o(&up, measured(0.05, 0.3, 0.2, 40), 2),
-        (Underpowered, Some(155))
-    );
+    // In a decision of two metrics the count is the same: improving is judged at the plain
+    // 0.05 whatever else is decided (an intersection-union claim), so it is sized there.
+    let two = decide(&[
+        row(up.clone(), read(&measured(0.05, 0.3, 0.2, 40))),
+        row(
+            wanted("n", Want::Increase),
+            read(&measured(0.05, 0.3, 0.2, 40)),
+        ),
+    ]);
+    assert_eq!(two.metrics["m"].needed, Some(128));
     // Outside the MDE, not significant: no effect detected. Nothing moved: no effect.
     assert_eq!(
         o(&up, measured(0.1, 0.3, 0.2, 40), 1),
@@ -125,17 +140,17 @@ fn a_margin_holds_only_when_the_interval_shows_it() {
     let [lo, hi] = m.test_interval().unwrap();
     assert!((lo - (0.01 - half(0.05))).abs() < 1e-6 && (hi - (0.01 + half(0.05))).abs() < 1e-6);
     // The lower bound −0.006 is above −0.02: held.
-    assert_eq!(outcome(&guard, &read(&m), 1), (Held, None));
+    assert_eq!(alone(&guard, &read(&m)), (Held, None));
     // sd 0.3: the lower bound 0.05 − 0.096 = −0.046 is below −0.02: not shown, with the
     // count that would show the margin: the observed +0.05 is 0.07 from the edge, and the
     // paired t-test's count for 0.07 at sd 0.3 is 147 (mpmath).
     assert_eq!(
-        outcome(&guard, &read(&measured(0.05, 0.5, 0.3, 40)), 1),
+        alone(&guard, &read(&measured(0.05, 0.5, 0.3, 40))),
         (Underpowered, Some(147))
     );
     // Significantly the wrong way: regressed, margin or not.
     assert_eq!(
-        outcome(&guard, &read(&measured(-0.1, 0.001, 0.2, 40)), 1).0,
+        alone(&guard, &read(&measured(-0.1, 0.001, 0.2, 40))).0,
         Regressed
     );
     // A no-increase guard's unsafe bound is the upper one: −0.01 + 0.016 below +0.02 holds;
@@ -145,21 +160,21 @@ fn a_margin_holds_only_when_the_interval_shows_it() {
         ..wanted("g", Want::NoIncrease)
     };
     assert_eq!(
-        outcome(&ceiling, &read(&measured(-0.01, 0.5, 0.05, 40)), 1).0,
+        alone(&ceiling, &read(&measured(-0.01, 0.5, 0.05, 40))).0,
         Held
     );
     assert_eq!(
-        outcome(&ceiling, &read(&measured(-0.01, 0.5, 0.1, 40)), 1).0,
+        alone(&ceiling, &read(&measured(-0.01, 0.5, 0.1, 40))).0,
         Underpowered
     );
     // Observed beyond the margin's edge: no count of units can show it.
     assert_eq!(
-        outcome(&guard, &read(&measured(-0.03, 0.5, 0.2, 40)), 1),
+        alone(&guard, &read(&measured(-0.03, 0.5, 0.2, 40))),
         (Underpowered, None)
     );
     // Differences that do not vary draw no interval: not shown, and nothing to size by.
     assert_eq!(
-        outcome(&guard, &read(&measured(0.0, 1.0, 0.0, 40)), 1),
+        alone(&guard, &read(&measured(0.0, 1.0, 0.0, 40))),
         (Underpowered, None)
     );
     // Pass/fail units where none changed (49 of 50 pass in both arms): the bootstrap's
@@ -170,7 +185,7 @@ fn a_margin_holds_only_when_the_interval_shows_it() {
         treatment: 0.98,
         delta: 0.0,
         ci: Some([0.0, 0.0]),
-        p_adjusted: Some(1.0),
+        p_value: Some(1.0),
         mde: Some(0.0),
         pairs: 50,
         test: Test::Mcnemar,
@@ -180,12 +195,12 @@ fn a_margin_holds_only_when_the_interval_shows_it() {
     };
     let [lo, _] = same.test_interval().unwrap();
     assert!((lo - -0.078_220).abs() < 1e-6, "{lo}");
-    assert_eq!(outcome(&guard, &read(&same), 1), (Underpowered, None));
+    assert_eq!(alone(&guard, &read(&same)), (Underpowered, None));
     let loose = Wanted {
         margin: Some(0.1),
         ..guard.clone()
     };
-    assert_eq!(outcome(&loose, &read(&same), 1).0, Held);
+    assert_eq!(alone(&loose, &read(&same)).0, Held);
     // Two of 50 changed, one each way, read back into the four cells: 48 pass in both.
     let split = Measured {
         discordant: Some(2),
@@ -236,7 +251,7 @@ fn a_guard_at_its_margins_edge_is_rarely_called_held() {
                     }
                 }
                 let d = paired_delta(&xs, &ys, 0, 1, 1).unwrap();
-                let m = Measured::of(&d, d.p_value);
+                let m = Measured::of(&d);
                 // The rule `outcome` applies before it sizes anything.
                 if holds(Want::NoDecrease, 0.02, &m) {
                     held += 1;
@@ -270,7 +285,7 @@ fn a_guard_sized_by_its_margin_holds_in_80_percent_of_studies() {
         ci: None,
         ..measured(0.0, 1.0, sd, 40)
     };
-    let (out, needed) = outcome(&guard, &read(&pilot), 1);
+    let (out, needed) = alone(&guard, &read(&pilot));
     assert_eq!(out, Outcome::Underpowered);
     let n = needed.unwrap() as usize;
     let studies = 2000;
@@ -286,13 +301,22 @@ fn a_guard_sized_by_its_margin_holds_in_80_percent_of_studies() {
             pairs: d.pairs,
             ..pilot.clone()
         };
-        if outcome(&guard, &read(&m), 1).0 == Outcome::Held {
+        if alone(&guard, &read(&m)).0 == Outcome::Held {
             held += 1;
         }
     }
     let rate = held as f64 / studies as f64;
     eprintln!("no true change, {n} units for a margin of 0.02: held in {rate}");
     assert!((rate - 0.8).abs() <= 0.04, "{n} units: held in {rate}");
+}
+
+fn row(wanted: Wanted, reading: Reading) -> Row {
+    Row {
+        words: words(&wanted.metric),
+        wanted,
+        reading,
+        floor: None,
+    }
 }
 
 fn words(name: &str) -> Words {
@@ -309,15 +333,7 @@ fn each_verdict_by_hand() {
     let flat = measured(0.005, 0.8, 0.2, 40);
     let worse = measured(-0.2, 0.01, 0.2, 40);
     let d = |rows: Vec<(Wanted, Reading)>| {
-        decide(
-            &rows
-                .into_iter()
-                .map(|(w, r)| {
-                    let words = words(&w.metric);
-                    (w, r, words)
-                })
-                .collect::<Vec<_>>(),
-        )
+        decide(&rows.into_iter().map(|(w, r)| row(w, r)).collect::<Vec<_>>())
     };
     use Want::*;
     let says = |rows, verdict, text: &str| {
@@ -331,7 +347,7 @@ fn each_verdict_by_hand() {
             (wanted("final_accuracy", NoDecrease), read(&flat)),
         ],
         Verdict::Better,
-        "better. Precision rose 0.50 → 0.70 (p adj. 0.010); the guard did not regress, though with no margin given it is not shown to hold",
+        "better. Precision rose 0.50 → 0.70 (p 0.010); the guard did not regress, though with no margin given it is not shown to hold",
     );
     // A guard with a margin must hold: not shown, the decision is inconclusive.
     let margin = Wanted {
@@ -374,14 +390,15 @@ fn each_verdict_by_hand() {
         "{}",
         v.reasons[1]
     );
-    // Any regression: worse, whatever improved.
+    // Any regression: worse, whatever improved. "worse" is a union claim: its p is Holm-adjusted
+    // over the two metrics (0.01 · 2 = 0.02).
     says(
         vec![
             (wanted("precision", Increase), read(&better)),
             (wanted("final_accuracy", NoDecrease), read(&worse)),
         ],
         Verdict::Worse,
-        "worse. Final accuracy fell 0.50 → 0.30 (p adj. 0.010)",
+        "worse. Final accuracy fell 0.50 → 0.30 (p adj. 0.020)",
     );
     // A judge-derived metric under untrusted judges: withheld, before worse.
     let v = d(vec![
@@ -399,7 +416,12 @@ fn sentences_say_what_was_and_was_not_shown() {
     let one = |w: Wanted, m: Measured, units: &'static str| {
         let mut words = words(&w.metric);
         words.units = units;
-        let d = decide(&[(w, read(&m), words)]);
+        let d = decide(&[Row {
+            wanted: w,
+            reading: read(&m),
+            words,
+            floor: None,
+        }]);
         d.reasons[0].clone()
     };
     // A change below the figures' decimals is shown with enough of them.
@@ -448,4 +470,74 @@ fn sentences_say_what_was_and_was_not_shown() {
         "{said}"
     );
     assert_eq!(crate::text::thousands(2_701_403u64), "2,701,403");
+}
+
+// The turn-5 rule for a margin, by hand: a significant loss smaller than the margin is held;
+// a loss shown to go past the margin's edge regresses; in between, nothing is shown.
+#[test]
+fn a_margin_says_how_much_loss_is_acceptable() {
+    use Outcome::*;
+    let guard = Wanted {
+        margin: Some(0.05),
+        ..wanted("g", Want::NoDecrease)
+    };
+    // −0.025 with sd 0.05 over 40 pairs: t = −3.162 (p 0.003 against no change), and the
+    // t-interval −0.025 ± 2.022691 · 0.05/√40 = [−0.041, −0.009]: its lower bound is above
+    // −0.05, so the guard held, significant loss or not.
+    let m = measured(-0.025, 0.003, 0.05, 40);
+    assert_eq!(alone(&guard, &read(&m)), (Held, None));
+    // The same loss without a margin regresses.
+    assert_eq!(
+        alone(&wanted("g", Want::NoDecrease), &read(&m)).0,
+        Regressed
+    );
+    // −0.1 with sd 0.1: [−0.132, −0.068], whose upper bound is below −0.05: regressed, by the
+    // test against −0.05: t = −0.05/(0.1/√40) = −3.162 on 39 df, p = 0.00302 (mpmath).
+    let past = measured(-0.1, 0.0001, 0.1, 40);
+    let p = past.p_against(-0.05).unwrap();
+    assert!((p - 0.003_023).abs() < 2e-5, "{p}");
+    assert_eq!(alone(&guard, &read(&past)), (Regressed, None));
+    // −0.06 with sd 0.1: [−0.092, −0.028] straddles −0.05: neither held nor regressed, and
+    // no count of units can show a change observed past the edge.
+    let between = measured(-0.06, 0.001, 0.1, 40);
+    assert_eq!(alone(&guard, &read(&between)), (Underpowered, None));
+    // The words name the bound that decided it.
+    let d = decide(&[row(guard.clone(), read(&past))]);
+    assert!(
+        d.reasons[0].contains("a loss beyond its margin of 0.05 (p adj. 0.003, against the margin's edge; the upper bound of its 95% t-interval is −0.068, below −0.05)"),
+        "{}",
+        d.reasons[0]
+    );
+    let d = decide(&[row(guard, read(&m))]);
+    assert!(
+        d.reasons[0].contains("held within its margin of 0.05 (the lower bound of its 95% t-interval is −0.041, above −0.05)"),
+        "{}",
+        d.reasons[0]
+    );
+}
+
+// The test against a margin's edge inverts the test's own interval: at the 95% interval's
+// bound its p is 0.05, for the t-interval and for Newcombe's.
+#[test]
+fn the_test_against_a_margin_inverts_the_interval() {
+    let t = measured(-0.03, 0.01, 0.08, 60);
+    let [lo, hi] = t.test_interval().unwrap();
+    assert!((t.p_against(hi).unwrap() - 0.05).abs() < 1e-9);
+    assert!((t.p_against(lo).unwrap() - 0.05).abs() < 1e-9);
+    // 200 pass/fail units: 150 pass in both, 6 in the treatment only, 18 in the baseline only.
+    let mc = Measured {
+        baseline: 168.0 / 200.0,
+        treatment: 156.0 / 200.0,
+        test: Test::Mcnemar,
+        discordant: Some(24),
+        ..measured(-0.06, 0.02, 0.3, 200)
+    };
+    let [lo, hi] = mc.test_interval().unwrap();
+    let [rlo, rhi] = crate::stats::paired::newcombe_paired(150.0, 6.0, 18.0, 26.0).unwrap();
+    assert_eq!((lo, hi), (rlo, rhi));
+    assert!((mc.p_against(hi).unwrap() - 0.05).abs() < 1e-6);
+    assert!((mc.p_against(lo).unwrap() - 0.05).abs() < 1e-6);
+    // Nearer the delta than the bound: p above 0.05; further: below.
+    assert!(mc.p_against(hi - 0.01).unwrap() > 0.05);
+    assert!(mc.p_against(hi + 0.01).unwrap() < 0.05);
 }

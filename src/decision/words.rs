@@ -18,7 +18,12 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         };
     };
     let change = moved(name, b, t, delta, w.places);
+    // Each outcome names the p it was judged by: an improvement its own test's p (each part
+    // of "better" at the plain level), a regression the Holm-adjusted one.
     let p = d
+        .p_value
+        .map_or("no p-value".to_string(), |p| format!("p {}", fmt_p(p)));
+    let p_adj = d
         .p_adjusted
         .map_or("no p-value".to_string(), |p| format!("p adj. {}", fmt_p(p)));
     let units = |n: usize| format!("{n} {}", if n == 1 { singular(w.units) } else { w.units });
@@ -32,11 +37,22 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         None => "no count of units could".to_string(),
     };
     match d.outcome {
-        Outcome::Improved | Outcome::Regressed => format!("{change} ({p})"),
+        Outcome::Improved => format!("{change} ({p})"),
+        Outcome::Regressed => match d.margin {
+            Some(margin) => format!(
+                "{change}, a loss beyond its margin of {} ({p_adj}, against the margin's edge; {})",
+                num(margin),
+                bound_against_margin(d, w.places, true)
+            ),
+            None => format!("{change} ({p_adj})"),
+        },
+        Outcome::InsideNoise => format!(
+            "{change} ({p} by its own test), but net of the harness's own noise the change could be none"
+        ),
         Outcome::Held => {
             let margin = d.margin.unwrap_or_default();
             format!(
-                "{change}: held within its margin of {} ({p}; {})",
+                "{change}: held within its margin of {} ({})",
                 num(margin),
                 margin_bound(d, w.places)
             )
@@ -50,7 +66,7 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         // shown, whether or not the A/B could have seen a regression.
         Outcome::NoRegressionDetected => {
             format!(
-                "{change}: no regression detected ({p}; no margin given, so it is not shown to hold)"
+                "{change}: no regression detected ({p_adj}; no margin given, so it is not shown to hold)"
             )
         }
         Outcome::Underpowered => match d.margin {
@@ -62,7 +78,7 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
                     Some(_) => needs(" to show it"),
                 };
                 format!(
-                    "{change} but {} cannot show it stays within its margin of {} ({p}; {}; {count})",
+                    "{change} but {} cannot show it stays within its margin of {} ({}; {count})",
                     units(d.pairs),
                     num(margin),
                     margin_bound(d, w.places)
@@ -99,38 +115,42 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
 /// Where a guard's interval ends on its unsafe side, against its margin: "the lower bound of its
 /// 95% t-interval is −0.011, above −0.02".
 fn margin_bound(d: &MetricDecision, places: usize) -> String {
-    let margin = crate::text::fmt_num(d.margin.unwrap_or_default());
+    bound_against_margin(d, places, false)
+}
+
+/// A guard's bound against its margin: the unsafe side's (what "held" reads), or with `safe`
+/// the safe side's (what "regressed" reads: "the upper bound … is −0.061, below −0.05").
+fn bound_against_margin(d: &MetricDecision, places: usize, safe: bool) -> String {
+    let m = d.margin.unwrap_or_default();
+    let margin = crate::text::fmt_num(m);
     let interval = match d.test {
         Test::PairedT => "t-interval",
         Test::Mcnemar => "score interval (Newcombe's, for paired proportions)",
         Test::Bootstrap => "bootstrap interval",
-        Test::ZTest => "interval",
+        Test::ZTest => "t-interval (PPI++)",
     };
     let Some([lo, hi]) = d.margin_ci else {
         return format!("its differences do not vary, so no {interval} can be drawn");
     };
     let places = places + 1;
-    if d.want.good_sign() > 0.0 {
-        let side = if lo > -d.margin.unwrap_or_default() {
-            "above"
-        } else {
-            "not above"
-        };
-        format!(
-            "the lower bound of its 95% {interval} is {}, {side} −{margin}",
-            signed(lo, places)
-        )
-    } else {
-        let side = if hi < d.margin.unwrap_or_default() {
-            "below"
-        } else {
-            "not below"
-        };
-        format!(
-            "the upper bound of its 95% {interval} is {}, {side} +{margin}",
-            signed(hi, places)
-        )
-    }
+    // For a metric that must not fall the edge is −m: the unsafe bound is the lower one, the
+    // safe one the upper; mirrored for one that must not rise.
+    let rising = d.want.good_sign() > 0.0;
+    let (which, bound) = match (rising, safe) {
+        (true, false) | (false, true) => ("lower", lo),
+        (true, true) | (false, false) => ("upper", hi),
+    };
+    let edge = if rising { -m } else { m };
+    let side = match (bound > edge, bound < edge) {
+        (true, _) => "above",
+        (_, true) => "below",
+        _ => "at",
+    };
+    format!(
+        "the {which} bound of its 95% {interval} is {}, {side} {}{margin}",
+        signed(bound, places),
+        if rising { "−" } else { "+" }
+    )
 }
 
 /// "precision rose 0.61 → 0.74": the metric and how it moved, with enough decimals (up to

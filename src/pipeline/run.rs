@@ -127,8 +127,10 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
             qualified, &pairs, order, exp.seed, &file, withheld,
         )?);
     }
-    if let Some(d) = &mut metrics.decision {
-        noise_floor(&exp, d, &file, &ledger.harness)?;
+    if metrics.decision.is_some() {
+        if let Some(floors) = noise_floors(&exp, &file, &ledger.harness, &pairs)? {
+            metrics.decision = Some(analysis::decide(&metrics, &exp.decision_metrics(), &floors));
+        }
     }
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
@@ -203,17 +205,19 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     })
 }
 
-/// Each decision metric's change in the experiment's A/A run (`noise_floor`): the harness's own
-/// noise, shown beside its delta. Refused (exit 2, naming `noise_floor`) when the directory is
-/// not a run of this experiment's A/A.
-fn noise_floor(
+/// Each decision metric's change in the experiment's A/A run (`noise_floor`), with the per-unit
+/// differences the A/B's change is netted against; `None` when the experiment names no noise
+/// floor. Refused (exit 2, naming `noise_floor`) when the directory is not a run of this
+/// experiment's A/A, or its tables cannot be read.
+fn noise_floors(
     exp: &crate::config::Experiment,
-    d: &mut crate::decision::Decision,
     file: &str,
     harness: &std::collections::BTreeMap<String, crate::corpus::harness::ArmRecord>,
-) -> Result<(), Error> {
+    pairs: &[crate::model::PairRow],
+) -> Result<Option<std::collections::BTreeMap<String, crate::decision::Floor>>, Error> {
+    use crate::decision::{AaFigure, Floor};
     let Some(dir) = &exp.noise_floor else {
-        return Ok(());
+        return Ok(None);
     };
     let refuse = |problem: String| -> Error {
         let e = crate::error::InputError::new(file, problem)
@@ -226,20 +230,25 @@ fn noise_floor(
             None => e.into(),
         }
     };
-    let path = dir.join("metrics.json");
-    // A run writes a regular file: anything else (a link to a device, a pipe) is not read.
-    match std::fs::symlink_metadata(&path) {
-        Ok(m) if m.is_file() && m.len() <= 1 << 30 => {}
-        Ok(_) => {
-            return Err(refuse(format!(
-                "{} is not a run's metrics.json (not a regular file of at most 1 GiB)",
+    let read = |name: &str| -> Result<Option<Vec<u8>>, Error> {
+        let path = dir.join(name);
+        // A run writes regular files: anything else (a link to a device, a pipe) is not read.
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= 1 << 30 => std::fs::read(&path)
+                .map(Some)
+                .map_err(|e| refuse(format!("{} cannot be read: {e}", path.display()))),
+            Ok(_) => Err(refuse(format!(
+                "{} is not a run's {name} (not a regular file of at most 1 GiB)",
                 path.display()
-            )))
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && name != "metrics.json" => {
+                Ok(None)
+            }
+            Err(e) => Err(refuse(format!("{} cannot be read: {e}", path.display()))),
         }
-        Err(e) => return Err(refuse(format!("{} cannot be read: {e}", path.display()))),
-    }
-    let bytes = std::fs::read(&path)
-        .map_err(|e| refuse(format!("{} cannot be read: {e}", path.display())))?;
+    };
+    let path = dir.join("metrics.json");
+    let bytes = read("metrics.json")?.unwrap_or_default();
     let aa: crate::model::Metrics = serde_json::from_slice(&bytes).map_err(|e| {
         refuse(format!(
             "{} is not a run's metrics.json: {e}",
@@ -259,34 +268,71 @@ fn noise_floor(
     if let Some(problem) = not_an_aa_of(exp, dir) {
         return Err(refuse(problem));
     }
+    // The A/A's per-unit differences, where its run wrote them.
+    let aa_pairs = match read(rundir::pairs::FILE)? {
+        Some(bytes) => {
+            let name = dir.join(rundir::pairs::FILE).display().to_string();
+            rundir::pairs::read(&name, &bytes)?
+        }
+        None => Vec::new(),
+    };
+    let key = |unit: &str, run: Option<u32>| match run {
+        Some(r) => format!("{unit}#{r}"),
+        None => unit.to_string(),
+    };
     let base = &exp.baseline.name;
     let aa_harness = aa.inputs.as_ref().and_then(|i| i.harness.get(base));
     let differs = harness_differs(&exp.baseline.source, aa_harness, harness.get(base));
-    for (name, m) in d.metrics.iter_mut() {
+    let mut floors = std::collections::BTreeMap::new();
+    for w in exp.decision_metrics() {
+        let name = w.metric.as_str();
         let table = crate::replay::decidable(name).map_or(DeltaTable::Scores, |c| c.table);
         let paired = match table {
             DeltaTable::Lift => aa.lift.as_ref().and_then(|l| l.paired.as_ref()),
             // An estimate with no paired delta: the harness's noise is not measured for it.
-            DeltaTable::LiftHuman => None,
+            DeltaTable::LiftHuman => continue,
             table => aa
                 .deltas(table)
                 .and_then(|t| t.get(name))
                 .map(|x| &x.paired),
         };
-        let noise = match paired {
-            Some(p) => crate::decision::Noise::of(p.delta, p.ci, m.delta),
-            None if table == DeltaTable::LiftHuman => continue,
-            None => crate::decision::Noise::missing(format!(
+        let aa_figure = match paired {
+            Some(p) => Ok(AaFigure {
+                delta: p.delta,
+                ci: p.ci,
+                sd: p.sd,
+                pairs: p.pairs,
+                units: aa_pairs
+                    .iter()
+                    .filter(|r| r.table == table.name() && r.metric == name)
+                    .map(|r| (key(&r.unit, r.run), r.difference))
+                    .collect(),
+            }),
+            None => Err(format!(
                 "the A/A run {} has no figure for `{name}` (withheld there, or not measured)",
                 dir.display()
             )),
         };
-        m.noise = Some(crate::decision::Noise {
-            differs: differs.clone(),
-            ..noise
-        });
+        let ab_units = pairs
+            .iter()
+            .filter(|r| r.table == table && r.metric == name)
+            .map(|r| {
+                (
+                    key(&r.pair.unit, r.pair.run),
+                    r.pair.treatment - r.pair.baseline,
+                )
+            })
+            .collect();
+        floors.insert(
+            name.to_string(),
+            Floor {
+                aa: aa_figure,
+                differs: differs.clone(),
+                ab_units,
+            },
+        );
     }
-    Ok(())
+    Ok(Some(floors))
 }
 
 /// Why the run in `dir` is not an A/A of `exp` as its manifest records it: its treatment must

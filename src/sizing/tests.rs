@@ -65,17 +65,18 @@ fn needed_is_the_t_tests_count_and_the_simulation_runs_that_test() {
         .all(|w| w[0].approximate_power < w[1].approximate_power));
 }
 
-// For a metric of the decision, plan speaks its language: Holm's first step as the level,
-// the metric's min_effect or a guard's margin as the effect.
+// For a metric of the decision, plan speaks its language: the plain 0.05 its claim is judged
+// at (whatever the number of decision metrics), the metric's min_effect or a guard's margin as
+// the effect.
 #[test]
 fn a_decision_metric_is_planned_at_the_decisions_level_and_effect() {
     let diffs = [0.1, 0.3, -0.1, 0.5, 0.2];
     let decided = |wanted: Wanted| Settings {
-        decided: Some(Decided { family: 2, wanted }),
+        decided: Some(Decided { wanted }),
         ..settings(None)
     };
     let up = Wanted::plain("precision", crate::policy::Want::Increase);
-    // Two decision metrics: 0.025, and 15 pairs for 0.2 there (3.377624 at n = 15).
+    // 0.05, and 12 pairs for 0.2 there.
     let p = plan(
         &metric("precision"),
         &pilot(&diffs),
@@ -83,25 +84,24 @@ fn a_decision_metric_is_planned_at_the_decisions_level_and_effect() {
         "r",
     )
     .unwrap();
-    assert_eq!((p.alpha, p.needed), (0.025, 15));
+    assert_eq!((p.alpha, p.needed), (0.05, 12));
     assert!(
-        p.alpha_why
-            .contains("Holm's first step over the decision's 2 metrics"),
+        p.alpha_why.contains("no multiplicity adjustment"),
         "{}",
         p.alpha_why
     );
-    // --alpha wins.
+    // --alpha wins: 15 pairs at 0.025 (3.377624 at n = 15).
     let p = plan(
         &metric("precision"),
         &pilot(&diffs),
         Settings {
-            alpha: Some(0.05),
+            alpha: Some(0.025),
             ..decided(up.clone())
         },
         "r",
     )
     .unwrap();
-    assert_eq!((p.alpha, p.needed), (0.05, 12));
+    assert_eq!((p.alpha, p.needed), (0.025, 15));
     // min_effect: the effect planned for.
     let small = Wanted {
         min_effect: Some(0.1),
@@ -215,4 +215,16 @@ fn a_study_too_big_to_simulate_keeps_the_approximation() {
         .as_deref()
         .unwrap()
         .contains("the approximation stands alone"));
+}
+
+// Levels print as people write them, never with a double's every digit.
+#[test]
+fn levels_print_to_three_significant_digits() {
+    assert_eq!(fmt_level(0.05 / 3.0), "0.0167");
+    assert_eq!(fmt_level(0.05), "0.05");
+    assert_eq!(fmt_level(0.025), "0.025");
+    assert_eq!(fmt_level(0.001), "0.001");
+    assert_eq!(fmt_level(0.5), "0.5");
+    assert_eq!(fmt_level(1e-16), "1e-16");
+    assert_eq!(fmt_level(0.05 / 3000.0), "1.67e-5");
 }

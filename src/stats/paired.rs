@@ -94,16 +94,23 @@ pub fn paired_delta(
     })
 }
 
+/// Φ⁻¹(0.975): the 95% intervals' normal quantile.
+const Z95: f64 = 1.959_963_984_540_054;
+
 /// 95% Wilson score interval for `successes` out of `n`; `None` when n = 0.
 pub fn wilson(successes: f64, n: f64) -> Option<[f64; 2]> {
+    wilson_at(successes, n, Z95)
+}
+
+/// Wilson's score interval with normal quantile `z` (1.96 for 95%).
+fn wilson_at(successes: f64, n: f64, z: f64) -> Option<[f64; 2]> {
     if n <= 0.0 {
         return None;
     }
-    const Z: f64 = 1.959_963_984_540_054; // Φ⁻¹(0.975)
     let p = successes / n;
-    let z2 = Z * Z;
+    let z2 = z * z;
     let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
-    let half = Z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    let half = z / (1.0 + z2 / n) * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
     Some([(centre - half).max(0.0), (centre + half).min(1.0)])
 }
 
@@ -119,6 +126,15 @@ pub fn newcombe_paired(
     baseline_only: f64,
     neither: f64,
 ) -> Option<[f64; 2]> {
+    newcombe_paired_at([both, treatment_only, baseline_only, neither], Z95)
+}
+
+/// Newcombe's paired interval with normal quantile `z`, from the four cells in
+/// [`newcombe_paired`]'s order.
+pub fn newcombe_paired_at(
+    [both, treatment_only, baseline_only, neither]: [f64; 4],
+    z: f64,
+) -> Option<[f64; 2]> {
     let n = both + treatment_only + baseline_only + neither;
     if n <= 0.0 {
         return None;
@@ -126,8 +142,8 @@ pub fn newcombe_paired(
     let (t_pass, t_fail) = (both + treatment_only, baseline_only + neither);
     let (b_pass, b_fail) = (both + baseline_only, treatment_only + neither);
     let (pt, pb) = (t_pass / n, b_pass / n);
-    let [lt, ut] = wilson(t_pass, n)?;
-    let [lb, ub] = wilson(b_pass, n)?;
+    let [lt, ut] = wilson_at(t_pass, n, z)?;
+    let [lb, ub] = wilson_at(b_pass, n, z)?;
     let phi = if t_pass == 0.0 || t_fail == 0.0 || b_pass == 0.0 || b_fail == 0.0 {
         0.0
     } else {

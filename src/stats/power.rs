@@ -46,6 +46,22 @@ pub fn phi(x: f64) -> f64 {
     Normal::standard().cdf(x)
 }
 
+/// P(Z > x) for a standard normal Z, without the cancellation of 1 − Φ(x) far in the tail.
+pub fn normal_upper_tail(x: f64) -> f64 {
+    Normal::standard().sf(x)
+}
+
+/// P(T > t) for Student's t on `df` degrees of freedom (the normal beyond 10⁷).
+pub fn t_upper_tail(t: f64, df: f64) -> f64 {
+    if df > 1e7 {
+        return normal_upper_tail(t);
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(d) => d.sf(t),
+        Err(_) => f64::NAN,
+    }
+}
+
 /// z₁₋α/₂ + z_power: the distance, in standard errors, between no effect and an effect
 /// detected with that power at two-sided level α.
 pub fn z_sum(alpha: f64, power: f64) -> f64 {

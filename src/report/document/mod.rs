@@ -447,10 +447,10 @@ fn decision_line(m: &Metrics) -> DecisionLine {
         )
         .chain(d.order.iter().zip(&d.reasons).filter_map(|(name, reason)| {
             let x = d.metrics.get(name)?;
-            let noise = x
-                .noise
-                .as_ref()
-                .map_or(String::new(), |n| format!("; {}", n.words(3)));
+            let noise = x.noise.as_ref().map_or(String::new(), |n| {
+                let units = d.units.get(name).map_or("units", String::as_str);
+                format!("; {}", n.words(3, units))
+            });
             Some(format!(
                 "{name} ({}): {} — {reason}{noise}",
                 x.want.name(),
