@@ -192,6 +192,9 @@ pub struct Measured {
     pub test: Test,
     pub sd: Option<f64>,
     pub discordant: Option<usize>,
+    /// The t-test's degrees of freedom, when not pairs − 1 (the lift in human units: its
+    /// estimate's).
+    pub df: Option<f64>,
     /// The fewest pairs the metric decides on (the lift in human units: 10 labelled pairs).
     pub min_pairs: usize,
 }
@@ -273,6 +276,7 @@ impl Measured {
             test: d.test,
             sd: d.sd,
             discordant: d.discordant,
+            df: None,
             min_pairs: 2,
         }
     }
@@ -303,13 +307,14 @@ impl Measured {
     /// discordant units give), the bootstrap's own 95% interval for ECE.
     pub fn interval_at(&self, alpha: f64) -> Option<[f64; 2]> {
         match self.test {
-            Test::PairedT | Test::ZTest => {
+            Test::PairedT | Test::PpiT => {
                 let sd = self.sd.filter(|&s| s > 0.0)?;
                 if self.pairs < 2 {
                     return None;
                 }
                 let n = self.pairs as f64;
-                let half = crate::stats::power::t_upper(alpha / 2.0, n - 1.0) * sd / n.sqrt();
+                let df = self.df.unwrap_or(n - 1.0);
+                let half = crate::stats::power::t_upper(alpha / 2.0, df) * sd / n.sqrt();
                 Some([self.delta - half, self.delta + half])
             }
             Test::Mcnemar => crate::stats::paired::newcombe_paired_at(
@@ -347,7 +352,7 @@ impl Measured {
         }
         let n = self.pairs as f64;
         match self.test {
-            Test::PairedT | Test::ZTest => {
+            Test::PairedT | Test::PpiT => {
                 let sd = self.sd?;
                 if sd == 0.0 {
                     // Every difference equal: evidence only as far as their count goes.
@@ -358,7 +363,8 @@ impl Measured {
                     });
                 }
                 let t = (self.delta - null) / (sd / n.sqrt());
-                Some((2.0 * crate::stats::power::t_upper_tail(t.abs(), n - 1.0)).min(1.0))
+                let df = self.df.unwrap_or(n - 1.0);
+                Some((2.0 * crate::stats::power::t_upper_tail(t.abs(), df)).min(1.0))
             }
             Test::Mcnemar => {
                 let cells = self.cells()?;

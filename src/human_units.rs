@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::corpus::labels::Label;
 use crate::corpus::verdicts::Item;
-use crate::stats::ppi::{self, classical, ppi_mean, Estimate, Moments};
+use crate::stats::ppi::{self, classical, ppi_mean_t, Estimate, Moments};
 
 /// `metrics.json` `lift_human`.
 #[serde_with::skip_serializing_none]
@@ -26,8 +26,8 @@ pub struct LiftHuman {
     pub classical: Classical,
     /// Each arm's mean composite in human units.
     pub arms: ArmsHuman,
-    /// Two-sided p of the PPI++ estimate against no change (normal approximation), for the
-    /// decision.
+    /// Two-sided p of the PPI++ estimate against no change (Student's t on the interval's
+    /// degrees of freedom), for the decision.
     #[serde(default)]
     pub p: Option<f64>,
     /// Holm's adjustment of `p` over the decision metrics, when `lift_human` is one.
@@ -95,10 +95,10 @@ fn human_composites<'a>(
         .collect()
 }
 
-/// PPI++ over `(f, Y if labelled)` items.
+/// PPI++ over `(f, Y if labelled)` items, with its small-sample interval.
 fn estimate(items: &[(f64, Option<f64>)]) -> Estimate {
     let (y, f, u) = split(items);
-    ppi_mean(&y, &f, &u)
+    ppi_mean_t(&y, &f, &u)
 }
 
 /// The lift and each arm's mean in human units, and anchor calibration in human units. `None`
@@ -154,14 +154,9 @@ pub fn estimates(
         pairs.push((ft - fb, y));
     }
     let (y, f, u) = split(&pairs);
-    let lift = ppi_mean(&y, &f, &u);
+    let lift = ppi_mean_t(&y, &f, &u);
     let c = classical(&y);
-    let p = match (lift.value, lift.standard_error()) {
-        (Some(v), Some(se)) if se > 0.0 => {
-            Some(2.0 * (1.0 - crate::stats::power::phi(v.abs() / se)))
-        }
-        _ => None,
-    };
+    let p = lift.p_value();
     let lift = LiftHuman {
         ppi: lift,
         classical: Classical {

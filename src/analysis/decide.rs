@@ -135,7 +135,7 @@ pub(super) fn lift_reading(m: &Metrics) -> crate::decision::Reading {
 }
 
 /// The lift in human units (PPI++), as the decision reads it: an estimate with its standard
-/// error, tested by the z-test.
+/// error, tested by Student's t on its interval's degrees of freedom.
 pub(super) fn lift_human_reading(m: &Metrics) -> crate::decision::Reading {
     use crate::decision::{Measured, Reading};
     let Some(l) = &m.lift_human else {
@@ -143,20 +143,27 @@ pub(super) fn lift_human_reading(m: &Metrics) -> crate::decision::Reading {
     };
     match (l.ppi.value, l.arms.baseline.value, l.arms.treatment.value) {
         (Some(delta), Some(baseline), Some(treatment)) if l.ppi.labelled > 0 => {
-            use crate::stats::power::{z_sum, ALPHA, POWER};
+            use crate::stats::power::{t_upper, POWER};
             let se = l.ppi.standard_error();
+            let df = l
+                .ppi
+                .df
+                .unwrap_or(l.ppi.labelled.saturating_sub(1).max(1) as f64);
+            // (t₀.₉₇₅ + t₀.₈) on its degrees of freedom, in standard errors.
+            let reach = t_upper(0.025, df) + t_upper(1.0 - POWER, df);
             Reading::Measured(Measured {
                 baseline,
                 treatment,
                 delta,
                 ci: l.ppi.ci,
                 p_value: l.p,
-                mde: se.map(|se| se * z_sum(ALPHA, POWER)),
+                mde: se.map(|se| se * reach),
                 pairs: l.ppi.labelled,
-                test: crate::stats::test::Test::ZTest,
-                // The labelled pairs' spread as the z-test sees it.
+                test: crate::stats::test::Test::PpiT,
+                // The labelled pairs' spread as the t-test sees it.
                 sd: se.map(|se| se * (l.ppi.labelled as f64).sqrt()),
                 discordant: None,
+                df: Some(df),
                 min_pairs: crate::decision::MIN_LABELLED_PAIRS,
             })
         }

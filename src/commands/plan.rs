@@ -326,7 +326,7 @@ fn lift_human_pilot(m: &Metrics, run_dir: &Path) -> Result<PilotPairs, Error> {
     };
     Ok(PilotPairs {
         diffs: Vec::new(),
-        test: Test::ZTest,
+        test: Test::PpiT,
         discordant: None,
         estimate: Some(estimate),
         units: DeltaTable::LiftHuman.units(),

@@ -76,6 +76,7 @@ fn measure(b: &[f64], t: &[f64]) -> Measured {
         test,
         sd: sd(&diffs),
         discordant: (test == Test::Mcnemar).then(|| diffs.iter().filter(|&&d| d != 0.0).count()),
+        df: None,
         min_pairs: 2,
     }
 }

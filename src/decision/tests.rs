@@ -17,6 +17,7 @@ fn measured(delta: f64, p: f64, sd: f64, pairs: usize) -> Measured {
         test: Test::PairedT,
         sd: Some(sd),
         discordant: None,
+        df: None,
         min_pairs: 2,
     }
 }
@@ -191,6 +192,7 @@ fn a_margin_holds_only_when_the_interval_shows_it() {
         test: Test::Mcnemar,
         sd: Some(0.0),
         discordant: Some(0),
+        df: None,
         min_pairs: 2,
     };
     let [lo, _] = same.test_interval().unwrap();

@@ -127,7 +127,7 @@ fn bound_against_margin(d: &MetricDecision, places: usize, safe: bool) -> String
         Test::PairedT => "t-interval",
         Test::Mcnemar => "score interval (Newcombe's, for paired proportions)",
         Test::Bootstrap => "bootstrap interval",
-        Test::ZTest => "t-interval (PPI++)",
+        Test::PpiT => "t-interval (PPI++)",
     };
     let Some([lo, hi]) = d.margin_ci else {
         return format!("its differences do not vary, so no {interval} can be drawn");

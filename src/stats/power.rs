@@ -96,8 +96,8 @@ pub fn mde_for(test: Test, diffs: &[f64]) -> Option<f64> {
     let s = sd(diffs)?;
     let n = diffs.len() as u64;
     let k = match test {
-        Test::Mcnemar | Test::ZTest => z_sum(ALPHA, POWER),
-        Test::PairedT => t_sum(ALPHA, POWER, n),
+        Test::Mcnemar => z_sum(ALPHA, POWER),
+        Test::PairedT | Test::PpiT => t_sum(ALPHA, POWER, n),
         Test::Bootstrap => return None,
     };
     Some(if s == 0.0 {
@@ -113,7 +113,7 @@ pub fn mde_for(test: Test, diffs: &[f64]) -> Option<f64> {
 /// ⌈((z₁₋α/₂ + z_power) · sd / |effect|)²⌉, at least 2. `None` past [`MAX_COUNT`].
 pub fn needed_for(test: Test, sd: f64, effect: f64, alpha: f64, power: f64) -> Option<u64> {
     let by_z = needed(sd, effect, alpha, power)?;
-    if test != Test::PairedT {
+    if !matches!(test, Test::PairedT | Test::PpiT) {
         return Some(by_z);
     }
     // t quantiles lie above z ones (for power ≥ ½), so the t count is at least the z count,
@@ -138,7 +138,7 @@ pub fn needed_for(test: Test, sd: f64, effect: f64, alpha: f64, power: f64) -> O
 pub fn power_for(test: Test, sd: f64, effect: f64, pairs: u64, alpha: f64) -> f64 {
     let shift = effect.abs() * (pairs as f64).sqrt() / sd;
     let critical = match test {
-        Test::PairedT => t_upper(alpha / 2.0, (pairs.max(2) - 1) as f64),
+        Test::PairedT | Test::PpiT => t_upper(alpha / 2.0, (pairs.max(2) - 1) as f64),
         _ => z_upper(alpha / 2.0),
     };
     phi(shift - critical) + phi(-shift - critical)

@@ -24,8 +24,10 @@ pub enum Test {
     /// bootstrap replicates on the other side of 0, doubled.
     Bootstrap,
     /// An estimate with its standard error (the lift in human units, PPI++): the two-sided
-    /// normal test.
-    ZTest,
+    /// t-test on the estimate's degrees of freedom (labelled pairs − 2 when λ is fitted on
+    /// them, − 1 when it is not). Runs stored before it was a t-test name it `z-test`.
+    #[serde(rename = "ppi-t", alias = "z-test")]
+    PpiT,
 }
 
 impl Test {
@@ -46,7 +48,7 @@ impl Test {
             Test::Mcnemar => "McNemar's exact test",
             Test::PairedT => "the paired t-test",
             Test::Bootstrap => "the bootstrap",
-            Test::ZTest => "the z-test",
+            Test::PpiT => "the t-test of the PPI++ estimate",
         }
     }
 }
@@ -59,7 +61,7 @@ pub fn p_value(test: Test, diffs: &[f64]) -> Option<f64> {
     }
     match test {
         Test::Mcnemar => Some(mcnemar(diffs)),
-        Test::PairedT | Test::Bootstrap | Test::ZTest => t_test(diffs),
+        Test::PairedT | Test::Bootstrap | Test::PpiT => t_test(diffs),
     }
 }
 
