@@ -45,3 +45,52 @@ fn the_sequence_matches_confseq_to_1e_9() {
     assert!(checked > 10_000, "{checked}");
     assert!(excluded_half >= 3, "{excluded_half}");
 }
+
+// The hedged-capital sequence against confseq 0.0.11's `hedged_cs(x, alpha, breaks=1000,
+// running_intersection=True)` (one bettor a side, truncation ½) and its `betting_cs` with two
+// bettors a side (½ and 1: calibench's default), computed once by
+// `benches/hedged_reference.py CHECKOUT` into
+// tests/fixtures/confseq/hedged.json: every bound within one grid step (1/1000) of confseq's,
+// and nearly all equal to it (the grid's points are the same; a capital within rounding of
+// 1/α may fall on the other side).
+#[test]
+fn the_hedged_sequence_matches_confseq_to_its_grid() {
+    use calibench::stats::hedged::{two_sided_with, BREAKS};
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/confseq/hedged.json");
+    let expected: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let numbers = |v: &Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (mut checked, mut equal, mut excluded_half) = (0usize, 0usize, 0usize);
+    for case in expected["cases"].as_array().unwrap() {
+        let x = numbers(&case["x"]);
+        let alpha = case["alpha"].as_f64().unwrap();
+        let truncations = numbers(&case["truncations"]);
+        let (lo, hi) = two_sided_with(&x, alpha, BREAKS, &truncations);
+        for (side, ours, theirs) in [
+            ("lower", &lo, numbers(&case["lower"])),
+            ("upper", &hi, numbers(&case["upper"])),
+        ] {
+            assert_eq!(ours.len(), theirs.len());
+            for (t, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                assert!(
+                    (a - b).abs() <= 1.0 / BREAKS as f64 + 1e-12,
+                    "{} n={} alpha={alpha} {side}[{t}]: calibench {a}, confseq {b}",
+                    case["stream"],
+                    x.len()
+                );
+                checked += 1;
+                equal += usize::from((a - b).abs() < 1e-12);
+            }
+        }
+        excluded_half += usize::from(lo.last().unwrap() > &0.5 || hi.last().unwrap() < &0.5);
+    }
+    assert!(checked > 5_000, "{checked}");
+    assert!(equal * 1000 >= checked * 999, "{equal} of {checked} equal");
+    assert!(excluded_half >= 3, "{excluded_half}");
+}

@@ -6,6 +6,7 @@ pub mod alpha;
 pub mod alttest;
 pub mod bootstrap;
 pub mod calibration;
+pub mod hedged;
 pub mod holm;
 pub mod judges;
 pub mod paired;
