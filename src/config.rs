@@ -86,6 +86,8 @@ pub struct Experiment {
     /// `[sequential] always`: every run decides sequentially, as with `--sequential`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub sequential_always: bool,
+    /// `[sequential] method`: the confidence sequence the sequential decision runs.
+    pub sequential_method: crate::sequential::Method,
 }
 
 /// The `[sequential]` table (docs/guides/stop-when-you-know.md).
@@ -99,6 +101,9 @@ pub struct RawSequential {
     /// Decide sequentially on every `calibench run` of this experiment, as `--sequential` does
     /// (default false).
     pub always: Option<bool>,
+    /// The confidence sequence: `"hedged"` (the hedged-capital betting sequence, the default)
+    /// or `"empirical-bernstein"` (the predictable plug-in empirical-Bernstein one).
+    pub method: Option<crate::sequential::Method>,
 }
 
 impl Experiment {
@@ -555,6 +560,11 @@ pub fn parse_with(
         .as_ref()
         .and_then(|s| s.always)
         .unwrap_or(false);
+    let sequential_method = raw
+        .sequential
+        .as_ref()
+        .and_then(|s| s.method)
+        .unwrap_or_default();
     let (sequential_range, sequential_line) =
         ctx.sequential_range(raw.sequential.and_then(|s| s.range), &decision)?;
     let noise_floor_line = raw
@@ -623,6 +633,7 @@ pub fn parse_with(
         sequential_range,
         sequential_line,
         sequential_always,
+        sequential_method,
         noise_floor,
         noise_floor_line,
     })

@@ -124,7 +124,13 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         let order = super::sequential::recorded_order(&exp.corpus)?;
         let withheld = super::sequential::withheld(qualified, &metrics);
         metrics.sequential = Some(super::sequential::decide(
-            qualified, &pairs, order, exp.seed, &file, withheld,
+            qualified,
+            &pairs,
+            order,
+            exp.seed,
+            exp.sequential_method,
+            &file,
+            withheld,
         )?);
     }
     if metrics.decision.is_some() {

@@ -135,6 +135,7 @@ pub fn decide(
     pairs: &[PairRow],
     order: Option<RecordedOrder>,
     seed: u64,
+    method: crate::sequential::Method,
     file: &str,
     withheld: Vec<String>,
 ) -> Result<Sequential, InputError> {
@@ -218,7 +219,7 @@ pub fn decide(
         ));
     }
     let unit_name = metrics.first().map_or("units", |q| q.table.units());
-    crate::sequential::decide(&streams, order.len(), order_name, unit_name)
+    crate::sequential::decide(&streams, method, order, order_name, unit_name)
         .map(|s| crate::sequential::withhold(s, withheld))
         .map_err(|e| InputError::new(file, e))
 }
@@ -300,6 +301,7 @@ pub fn replay(
                 .to_string(),
         }),
         exp.seed,
+        exp.sequential_method,
         &file,
         withheld(&qualified, &analysis.metrics),
     )?)

@@ -58,58 +58,61 @@ pub fn two_sided_with(
     breaks: usize,
     truncs: &[f64],
 ) -> (Vec<f64>, Vec<f64>) {
-    let n = x.len();
-    // θ = ½: each bettor's level is α/2, and the sequence keeps m while max(½K⁺, ½K⁻) ≤ 1/α.
+    two_sided_until(x, alpha, breaks, truncs, |_, _| false)
+}
+
+/// [`two_sided_with`], stopping after the first value at which `stop(lower, upper)` holds: the
+/// bounds up to and including it. Each value updates every grid point's capitals, so a caller
+/// that needs only the first decision pays for the values up to it.
+pub fn two_sided_until(
+    x: &[f64],
+    alpha: f64,
+    breaks: usize,
+    truncs: &[f64],
+    stop: impl Fn(f64, f64) -> bool,
+) -> (Vec<f64>, Vec<f64>) {
+    // θ = ½: each bettor's level is α/2, and the sequence keeps m while max(½K⁺, ½K⁻) ≤ 1/α,
+    // K± the average of the bettors' capitals on that side.
     let lambdas = bets(x, alpha / 2.0);
     let threshold = 1.0 / alpha;
     let step = 1.0 / breaks as f64;
     let w = 1.0 / truncs.len() as f64;
-    // For each look, the first and the last grid point in the sequence.
-    let mut first: Vec<Option<usize>> = vec![None; n];
-    let mut last: Vec<usize> = vec![0; n];
-    let mut ups = vec![1.0f64; truncs.len()];
-    let mut downs = vec![1.0f64; truncs.len()];
-    for i in 0..=breaks {
-        let m = i as f64 * step;
-        ups.iter_mut().for_each(|v| *v = 1.0);
-        downs.iter_mut().for_each(|v| *v = 1.0);
-        for t in 0..n {
-            let l = lambdas[t];
-            let d = x[t] - m;
-            let factor = |l: f64, d: f64| {
-                if l.is_infinite() && d == 0.0 {
-                    1.0
-                } else {
-                    1.0 + l * d
-                }
-            };
-            let nan_zero = |k: f64| if k.is_nan() { 0.0 } else { k };
+    let grid: Vec<f64> = (0..=breaks).map(|i| i as f64 * step).collect();
+    // Each bettor's bets at each grid point are its λ truncated at c/m (upward) and c/(1 − m)
+    // (downward), c ≤ 1, so that no capital can go negative.
+    let mut up = vec![1.0f64; grid.len() * truncs.len()];
+    let mut down = up.clone();
+    let (mut lower, mut upper) = (Vec::with_capacity(x.len()), Vec::with_capacity(x.len()));
+    let (mut lo_run, mut hi_run) = (f64::NEG_INFINITY, f64::INFINITY);
+    let factor = |l: f64, d: f64| {
+        if l.is_infinite() && d == 0.0 {
+            1.0
+        } else {
+            1.0 + l * d
+        }
+    };
+    let nan_zero = |k: f64| if k.is_nan() { 0.0 } else { k };
+    for (&xt, &l) in x.iter().zip(&lambdas) {
+        let (mut first, mut last) = (None, 0);
+        for (i, &m) in grid.iter().enumerate() {
+            let d = xt - m;
             let (mut up_sum, mut down_sum) = (0.0, 0.0);
-            for (k, &trunc) in truncs.iter().enumerate() {
-                // Truncated at c/m and c/(1 − m) (c ≤ 1): no capital can go negative.
-                let l_up = l.min(trunc / m).max(-trunc / (1.0 - m));
-                let l_down = l.min(trunc / (1.0 - m)).max(-trunc / m);
-                ups[k] *= factor(l_up, d);
-                downs[k] *= factor(l_down, -d);
-                up_sum += w * nan_zero(ups[k]);
-                down_sum += w * nan_zero(downs[k]);
+            for (k, &c) in truncs.iter().enumerate() {
+                let at = i * truncs.len() + k;
+                up[at] *= factor(l.min(c / m).max(-c / (1.0 - m)), d);
+                down[at] *= factor(l.min(c / (1.0 - m)).max(-c / m), -d);
+                up_sum += w * nan_zero(up[at]);
+                down_sum += w * nan_zero(down[at]);
             }
-            let capital = (0.5 * up_sum).max(0.5 * down_sum);
-            if capital <= threshold {
-                if first[t].is_none() {
-                    first[t] = Some(i);
-                }
-                last[t] = i;
+            if (0.5 * up_sum).max(0.5 * down_sum) <= threshold {
+                first.get_or_insert(i);
+                last = i;
             }
         }
-    }
-    let (mut lower, mut upper) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut lo_run, mut hi_run) = (f64::NEG_INFINITY, f64::INFINITY);
-    for t in 0..n {
-        let (lo, hi) = match first[t] {
+        let (lo, hi) = match first {
             Some(f) => (
                 (f as f64 * step - step).max(0.0),
-                (last[t] as f64 * step + step).min(1.0),
+                (last as f64 * step + step).min(1.0),
             ),
             None => (0.0, 1.0),
         };
@@ -117,6 +120,9 @@ pub fn two_sided_with(
         hi_run = hi_run.min(hi);
         lower.push(lo_run);
         upper.push(hi_run);
+        if stop(lo_run, hi_run) {
+            break;
+        }
     }
     (lower, upper)
 }

@@ -79,12 +79,16 @@ pub(super) fn section(s: &Sequential, drawn: Plots<'_>) -> Section {
         .collect();
     let mut blocks = vec![Block::Table(Table {
         caption: Some(format!(
-            "Each decision metric's anytime-valid 95% sequence (Waudby-Smith & Ramdas, empirical Bernstein; α {} each, Bonferroni over {}), read where the collection {} — {} arriving in {} order.",
+            "Each decision metric's anytime-valid 95% sequence (Waudby-Smith & Ramdas, {}; α {} each, Bonferroni over {}), read where the collection {} — {} arriving in {} order.",
+            match s.method {
+                crate::sequential::Method::Hedged => "hedged capital",
+                crate::sequential::Method::EmpiricalBernstein => "empirical Bernstein",
+            },
             fmt_num(s.alpha),
             s.metrics.len(),
             if s.stopped_at.is_some() { "would have stopped" } else { "ended" },
             s.unit_name,
-            s.order
+            s.order_from
         )),
         header: [
             "metric",

@@ -504,7 +504,7 @@ fn sequence_plot(seq: &crate::sequential::Sequential) -> Spec {
         alt: format!(
             "For each decision metric, the lower and upper bounds of the treatment − baseline mean as {} arrive in {} order; {}.",
             seq.unit_name,
-            seq.order,
+            seq.order_from,
             match seq.stopped_at {
                 Some(at) => format!("the decision ({}) was reached after {at} of {}", seq.verdict.name(), seq.units),
                 None => format!("no decision was reached in {} {}", seq.units, seq.unit_name),
