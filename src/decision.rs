@@ -601,6 +601,10 @@ pub struct Words {
     pub places: usize,
     /// What a unit is: "targets", "queries", "items".
     pub units: &'static str,
+    /// Whether the metric is itself a treatment − baseline difference (the lifts): its
+    /// sentence says where it went ("rose to +0.046"), not its arms' means, which would read
+    /// as if the lift were one of them.
+    pub difference: bool,
 }
 
 #[cfg(test)]

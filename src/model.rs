@@ -388,11 +388,23 @@ pub struct Recommended {
     pub values: BTreeMap<String, serde_json::Value>,
     /// Its figures where it was chosen.
     pub choosing: BTreeMap<String, crate::sweep::Estimate>,
-    /// Its figures on the held-out units, which took no part in the choice.
-    pub held_out: Option<BTreeMap<String, crate::sweep::Estimate>>,
+    /// Its figures on the held-out units, which took no part in the choice, and whether it
+    /// meets every requirement there.
+    pub held_out: Option<HeldOut>,
     /// The requirements it fails on the held-out units: the choice did not hold up there.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub held_out_misses: Vec<String>,
+}
+
+/// The recommended point's figures on the held-out units.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HeldOut {
+    /// Each figure by name, as in `choosing`.
+    #[serde(flatten)]
+    pub figures: BTreeMap<String, crate::sweep::Estimate>,
+    /// Whether the point meets every requirement on the held-out units (`held_out_misses`
+    /// names those it fails).
+    pub meets: bool,
 }
 
 /// The current setting kept: the best point, which only ties it, and whether every point gives

@@ -104,6 +104,16 @@ impl TrustVerdict {
         }
     }
 
+    /// How many checks failed: each of the three once however many items fail it, and each
+    /// further check (the panel's alt-test) once.
+    pub fn checks_failed(&self) -> usize {
+        let f = self.failures();
+        usize::from(f.irr)
+            + usize::from(f.spread > 0)
+            + usize::from(f.survivors > 0)
+            + self.other_reasons().len()
+    }
+
     /// The reasons of checks beyond the three (the panel's alt-test, when the experiment
     /// requires it): the three's reasons come first, one per failure.
     pub fn other_reasons(&self) -> &[String] {
@@ -562,8 +572,13 @@ mod tests {
             assert_eq!(f.spread, per_check(&v, "(2)"), "{:?}", v.trust_reasons);
             assert_eq!(f.survivors, per_check(&v, "(3)"), "{:?}", v.trust_reasons);
             assert!(v.other_reasons().is_empty());
+            // Checks, not items: each of the three once, however many items fail it.
+            let checks =
+                usize::from(f.irr) + usize::from(f.spread > 0) + usize::from(f.survivors > 0);
+            assert_eq!(v.checks_failed(), checks);
             v.trust_reasons.push("(4) panel fails the alt-test".into());
             assert_eq!(v.other_reasons(), ["(4) panel fails the alt-test"]);
+            assert_eq!(v.checks_failed(), checks + 1);
         }
     }
 

@@ -1097,7 +1097,7 @@ fn the_sequential_live_example_stops_when_it_knows() {
     let summary = String::from_utf8(out.stdout).unwrap();
     assert!(
         summary.contains(
-            "sequential: stopped after 90 of 120 targets (decided: better): 90 calls instead of about 120 for all 120; 9 looks"
+            "sequential: stopped after 30 of 120 targets (decided: better): 30 calls instead of about 120 for all 120; 3 looks"
         ),
         "{summary}"
     );
@@ -1110,7 +1110,7 @@ fn the_sequential_live_example_stops_when_it_knows() {
     let again = log(&runs.path().join("again/collect.json"));
     assert_eq!(again, log(&root.join("corpora/capacity-live/collect.json")));
     assert_eq!(again["stopped"], "better");
-    assert_eq!(again["looks"].as_array().unwrap().len(), 9);
+    assert_eq!(again["looks"].as_array().unwrap().len(), 3);
     assert_eq!(again["order"].as_array().unwrap().len(), 120);
     // Replayed in the order it was collected, the decision is the one it stopped on, reached
     // within its last batch.
@@ -1132,9 +1132,13 @@ fn the_sequential_live_example_stops_when_it_knows() {
     );
     let m: Value = serde_json::from_slice(&replay.stdout).unwrap();
     assert_eq!(m["sequential"]["verdict"], "better");
-    assert_eq!(m["sequential"]["order"], "collect.json");
+    assert_eq!(m["sequential"]["order_from"], "collect.json");
+    assert_eq!(m["sequential"]["method"], "hedged");
+    // The order it ran on is the collection's, cut to the units collected.
+    let recorded: Vec<Value> = again["order"].as_array().unwrap()[..30].to_vec();
+    assert_eq!(m["sequential"]["order"], Value::Array(recorded));
     let at = m["sequential"]["stopped_at"].as_u64().unwrap();
-    assert!((81..=90).contains(&at), "{at}");
+    assert!((21..=30).contains(&at), "{at}");
     // A resume after the stop has nothing to run.
     let out = collect(&["--resume", "again"]);
     assert!(
@@ -1144,9 +1148,9 @@ fn the_sequential_live_example_stops_when_it_knows() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("0 calls recorded now"), "{text}");
-    assert!(text.contains("stopped after 90 of 120 targets"), "{text}");
+    assert!(text.contains("stopped after 30 of 120 targets"), "{text}");
     // A budget stops it undecided.
-    let out = collect(&["--batch", "10", "--max-targets", "30", "--run-id", "small"]);
+    let out = collect(&["--batch", "10", "--max-targets", "20", "--run-id", "small"]);
     assert!(
         out.status.success(),
         "{}",
@@ -1154,14 +1158,15 @@ fn the_sequential_live_example_stops_when_it_knows() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("stopped after 30 of 120 targets (undecided at its budget of 30 targets): 30 calls instead of about 120 for all 120; 3 looks"),
+        text.contains("stopped after 20 of 120 targets (undecided at its budget of 20 targets): 20 calls instead of about 120 for all 120; 2 looks"),
         "{text}"
     );
-    // Resumed, it keeps its budget; a larger one goes on from its last look.
+    // Resumed, it keeps its budget; a larger one goes on from its last look, and stops where
+    // the decision is reached.
     let out = collect(&["--resume", "small"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("0 calls recorded now") && text.contains("stopped after 30 of 120 targets"),
+        text.contains("0 calls recorded now") && text.contains("stopped after 20 of 120 targets"),
         "{text}"
     );
     let out = collect(&["--resume", "small", "--max-targets", "50"]);
@@ -1172,8 +1177,8 @@ fn the_sequential_live_example_stops_when_it_knows() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("20 calls recorded now")
-            && text.contains("stopped after 50 of 120 targets (undecided at its budget of 50 targets): 50 calls instead of about 120 for all 120; 5 looks"),
+        text.contains("10 calls recorded now")
+            && text.contains("stopped after 30 of 120 targets (decided: better): 30 calls instead of about 120 for all 120; 3 looks"),
         "{text}"
     );
     // A collection made without --until-decided cannot be resumed with it.

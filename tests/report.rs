@@ -68,9 +68,9 @@ fn markdown_reports_match_their_snapshots() {
 #[test]
 fn each_report_opens_with_its_decision_then_its_verdict() {
     for (name, decision, verdict) in [
-        ("capacity-50", "**Decision: better.** Unnecessary recovery rate fell 0.980 → 0.060 (p adj. <0.001)", "**Verdict: no judges.**"),
+        ("capacity-50", "**Decision: better.** Unnecessary recovery rate fell 0.980 → 0.060 (p <0.001)", "**Verdict: no judges.**"),
         ("code-review-ab", "**Decision: withheld — with 5 caveats.** Precision", "**Verdict: withheld.**"),
-        ("doc-review-ab", "**Decision: better — with 6 caveats.** Distinct confidence values per target fell 11.67 → 3.50 (p adj. 0.036)", "**Verdict: trusted.**"),
+        ("doc-review-ab", "**Decision: better — with 6 caveats.** Distinct confidence values per target fell 11.67 → 3.50 (p 0.018)", "**Verdict: trusted.**"),
     ] {
         let md =
             std::fs::read_to_string(examples().join(format!("reports/{name}/report.md"))).unwrap();

@@ -281,6 +281,7 @@ fn a_requirement_chooses_on_one_part_and_reports_the_other() {
     let r = &s["recommended"];
     assert!(r["held_out"].is_object(), "{r}");
     assert!(r.get("held_out_misses").is_none(), "{r}");
+    assert_eq!(r["held_out"]["meets"], true, "{r}");
     // The comparison with the current setting is on the held-out targets.
     assert_eq!(s["versus_current"]["actionable"]["pairs"], 12);
     // The same seed splits the same way.
@@ -727,6 +728,7 @@ fn a_recommendation_is_met_on_the_held_out_part_or_says_it_failed_there() {
     assert!(misses.contains(&Value::from("final_accuracy>=0.9")), "{r}");
     let lower = r["held_out"]["final_accuracy"]["ci"][0].as_f64().unwrap();
     assert!(lower < 0.9, "{lower}");
+    assert_eq!(r["held_out"]["meets"], false, "{r}");
     let (_, out, _) = swept(&capacity, dir.path(), &with(&[]));
     assert!(
         out.contains("Not confirmed for treatment: confidence.recovery_threshold = "),

@@ -94,6 +94,7 @@ pub fn decide(
                 name: c.words_of(name),
                 places: c.places,
                 units: c.table.units(),
+                difference: matches!(c.table, DeltaTable::Lift | DeltaTable::LiftHuman),
             };
             Row {
                 wanted: w.clone(),

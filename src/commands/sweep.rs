@@ -94,7 +94,7 @@ impl Render for SweepReport {
                         .map_or("—".into(), |x| format!("{x:.prec$}", prec = f.places))
                 };
                 let held = r.held_out.as_ref().map_or(String::new(), |h| {
-                    format!(", held out {}", show(h.get(f.name)))
+                    format!(", held out {}", show(h.figures.get(f.name)))
                 });
                 out += &format!(
                     "    {}: {} (current {}{held})\n",

@@ -122,7 +122,7 @@ impl Render for TrustVerdict {
         } else {
             format!(
                 "not trustworthy: {} failed; judge-derived figures are withheld\n",
-                crate::text::count(self.trust_reasons.len() as u64, "check", "checks")
+                crate::text::count(self.checks_failed() as u64, "check", "checks")
             )
         };
         for r in &self.trust_reasons {

@@ -92,6 +92,7 @@ fn rows(wanted: &[Wanted], measured: Vec<Measured>) -> Vec<Row> {
                 name: w.metric.clone(),
                 places: 3,
                 units: "targets",
+                difference: false,
             },
             floor: None,
         })

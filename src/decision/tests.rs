@@ -326,6 +326,7 @@ fn words(name: &str) -> Words {
         name: name.replace('_', " "),
         places: 2,
         units: "targets",
+        difference: false,
     }
 }
 

@@ -17,7 +17,15 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
             ),
         };
     };
-    let change = moved(name, b, t, delta, w.places);
+    let change = if w.difference {
+        match delta {
+            d if d > 0.0 => format!("{name} rose to {}", signed(d, w.places)),
+            d if d < 0.0 => format!("{name} fell to {}", signed(d, w.places)),
+            _ => format!("{name} stayed at 0"),
+        }
+    } else {
+        moved(name, b, t, delta, w.places)
+    };
     // Each outcome names the p it was judged by: an improvement its own test's p (each part
     // of "better" at the plain level), a regression the Holm-adjusted one.
     let p = d

@@ -348,6 +348,7 @@ const SEQUENTIAL: &str = r#"
 # the unit at which the decision was reached. See docs/guides/stop-when-you-know.md.
 # [sequential]
 # always = false                    # every run decides sequentially, as --sequential does
+# method = "hedged"                 # hedged (betting, the default) or empirical-bernstein
 # range = { accuracy = [0, 1] }     # per-unit range of a decision metric the catalogue cannot bound
 "#;
 

@@ -457,7 +457,10 @@ fn recommended(
             index: k,
             values: values_of(spec, values),
             choosing: shown.figures(choosing),
-            held_out: held_out.map(|e| shown.figures(&e)),
+            held_out: held_out.map(|e| crate::model::HeldOut {
+                figures: shown.figures(&e),
+                meets: held_out_misses.is_empty(),
+            }),
             held_out_misses: held_out_misses.iter().map(ToString::to_string).collect(),
         }),
         versus_current,

@@ -176,7 +176,7 @@ fn answer(s: &Sweep) -> String {
                             format!(
                                 "{} {}, its {side} bound {beyond} {}",
                                 req.metric,
-                                figure(held.get(&req.metric), places),
+                                figure(held.figures.get(&req.metric), places),
                                 text::fmt_num(req.bound)
                             )
                         })
@@ -363,7 +363,7 @@ fn held_out_rows(s: &Sweep) -> Vec<Vec<String>> {
             vec![
                 f.label.to_string(),
                 figure(r.choosing.get(f.name), f.places),
-                figure(held.get(f.name), f.places),
+                figure(held.figures.get(f.name), f.places),
             ]
         })
         .collect()

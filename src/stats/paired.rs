@@ -20,8 +20,9 @@ pub struct PairedDelta {
     /// 95% percentile interval of the mean difference, resampling units with replacement;
     /// `None` without replicates.
     pub ci: Option<[f64; 2]>,
-    /// Two-sided test of the mean difference (`test`); null with fewer than 2 pairs, 1 when
-    /// every difference is 0.
+    /// Two-sided test of the mean difference (`test`); null with fewer than 2 pairs (the key is
+    /// always there), 1 when every difference is 0.
+    #[serialize_always]
     pub p_value: Option<f64>,
     /// Which test `p_value` is of.
     #[serde(default)]
@@ -29,8 +30,9 @@ pub struct PairedDelta {
     /// Minimum detectable effect (docs/guides/ab-rubric-change.md): the smallest true mean
     /// difference these pairs would detect with 80% power at two-sided 0.05 by `test`; null
     /// with fewer than 2 pairs, 0 when the differences do not vary, null for a figure that is
-    /// not a mean of per-unit differences.
+    /// not a mean of per-unit differences (the key is always there).
     #[serde(default)]
+    #[serialize_always]
     pub mde: Option<f64>,
     /// The sample standard deviation of the per-unit differences (n − 1): what "needs ≈ N"
     /// and `plan` size a study from.

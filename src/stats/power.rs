@@ -390,17 +390,22 @@ pub fn simulated_power_for(
                 plan,
                 || (),
                 |_, rng| {
-                    // One pass: the t statistic from the sum and the sum of squares.
+                    // One pass: the t statistic from the sum and the sum of squares, and whether
+                    // every draw is the same value (rounding would leave the variance a hair
+                    // above 0 and the t statistic unbounded).
                     let (mut sum, mut squares) = (0.0, 0.0);
+                    let mut first = None;
+                    let mut all_equal = true;
                     for _ in 0..pairs {
                         let x = shifted[rng.below(n) as usize];
+                        all_equal &= *first.get_or_insert(x) == x;
                         sum += x;
                         squares += x * x;
                     }
                     let k = pairs as f64;
                     let m = sum / k;
                     let var = ((squares - k * m * m) / (k - 1.0)).max(0.0);
-                    if var == 0.0 {
+                    if all_equal || var == 0.0 {
                         // Every draw the same: the t-test's own rule (the sign test of one
                         // direction).
                         return m != 0.0 && 2.0 * 0.5f64.powf(k) <= alpha;
@@ -614,6 +619,26 @@ mod promises {
                 "{items} items, {b} vs {t} repeats: {rate} (too timid)"
             );
         }
+    }
+
+    // A simulated study whose draws are all one same non-zero value is counted as the decision
+    // counts it: by the exact sign test of that one direction (2 · 0.5ⁿ), not by a t statistic
+    // made unbounded by a rounding error in the variance.
+    #[test]
+    fn a_study_of_equal_differences_is_counted_as_the_decision_counts_it() {
+        // 0.1 three times: 2 · 0.5³ = 0.25, never significant; the sum of squares leaves a
+        // variance of a rounding error's size.
+        let diffs = [0.1; 6];
+        assert_eq!(
+            simulated_power_for(Test::PairedT, &diffs, 0.1, 3, ALPHA, 200, 1, 1),
+            0.0
+        );
+        assert!((crate::stats::test::t_test(&[0.1; 3]).unwrap() - 0.25).abs() < 1e-12);
+        // Ten of them: 2 · 0.5¹⁰ = 0.002, always.
+        assert_eq!(
+            simulated_power_for(Test::PairedT, &diffs, 0.1, 10, ALPHA, 200, 1, 1),
+            1.0
+        );
     }
 
     // A study of the size plan names for a pilot detects the planned effect in 80% ± 4% of

@@ -757,9 +757,9 @@ fn primary_part(m: &Metrics, name: &str) -> String {
 }
 
 /// "Is this A/B big enough?" for one delta table (docs/guides/ab-rubric-change.md): McNemar's
-/// floor when it is above 0.05, the minimum detectable effects of the primary metrics (of the summary's when
-/// the experiment names none) beside the observed differences, and the `plan` command that
-/// sizes the next study.
+/// floor when it is above 0.05, the minimum detectable effects of the metrics the decision
+/// reads (else the primary metrics, else the summary's) beside the observed differences, and
+/// the `plan` command that sizes the next study.
 fn big_enough(
     m: &Metrics,
     table: crate::replay::DeltaTable,
@@ -790,7 +790,18 @@ fn big_enough(
     }
     let in_table = |c: &crate::replay::Compared| c.table == table && c.per_unit;
     let scores = table == DeltaTable::Scores;
-    let chosen: Vec<&str> = if scores {
+    // The metrics the decision reads from this table, in its order.
+    let decided: Vec<&str> = m.decision.as_ref().map_or_else(Vec::new, |d| {
+        d.order
+            .iter()
+            .filter(|n| deltas.contains_key(n.as_str()))
+            .filter(|n| crate::replay::compared_named(n).is_none_or(|c| in_table(&c)))
+            .map(String::as_str)
+            .collect()
+    });
+    let chosen: Vec<&str> = if !decided.is_empty() {
+        decided.clone()
+    } else if scores {
         deltas.keys().map(String::as_str).collect()
     } else if m.primary.is_empty() {
         crate::replay::compared()
@@ -824,7 +835,9 @@ fn big_enough(
         s += &format!(
             " The smallest true differences it would detect with {:.0}% power at two-sided {ALPHA}{}: {}.",
             100.0 * POWER,
-            if scores {
+            if !decided.is_empty() {
+                ", the decision's metrics"
+            } else if scores {
                 ", per scorer"
             } else if m.primary.is_empty() {
                 " (no primary metrics named: the summary's)"
@@ -894,7 +907,8 @@ fn summary(m: &Metrics) -> Table {
                 label,
                 &Delta {
                     paired: p.clone(),
-                    p_adjusted: None,
+                    // Adjusted where it joins a family (a decision or primary metric).
+                    p_adjusted: l.p_adjusted,
                     wilson: None,
                     mcnemar: None,
                 },
