@@ -100,7 +100,16 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
         .as_f64()
         .unwrap();
     assert_eq!(noise["delta"].as_f64().unwrap(), aa_delta);
-    assert!(noise["inside"].is_boolean());
+    // The A/B's change net of the harness's: the A/A shares the A/B's 6 targets, fewer than
+    // the 10 the net change pairs on, so the two deltas are taken as independent; "inside" is
+    // exactly whether its interval includes 0.
+    let net = &noise["net"];
+    assert_eq!(net["paired"], false, "{net}");
+    let ab_delta = ab["decision"]["metrics"]["precision"]["delta"].as_f64().unwrap();
+    assert!((net["delta"].as_f64().unwrap() - (ab_delta - aa_delta)).abs() < 1e-12, "{net}");
+    let [lo, hi] = [0, 1].map(|i| net["ci"][i].as_f64().unwrap());
+    assert_eq!(noise["inside"].as_bool().unwrap(), lo <= 0.0 && hi >= 0.0, "{noise}");
+    assert!(text.contains("; net of it "), "{text}");
     // A run that is not this experiment's A/A is refused, naming the key.
     std::fs::write(
         live.join("experiment.toml"),

@@ -570,20 +570,28 @@ matters, which sizes \"needs ≈ N\" and `calibench plan` instead of the noisy o
 margin belongs to a guard and `min_effect` to a metric that must move; both are above 0.\n\n\
 - **The test.** Each delta's p-value is a test of its mean: McNemar's exact test where every unit \
 is 0 or 1 in both arms (a pass/fail figure), else the paired t-test; ECE, a figure of the whole \
-set, by its bootstrap; the lift in human units by its z-interval. The minimum detectable effect, \
-\"needs ≈ N\" and `plan` are all for that same test.\n\
-- The decision metrics form one Holm family: their p-values are adjusted together (the primary \
-metrics', and the tables', are then families of their own).\n\
-- A metric **improved** when its delta lies the wanted way with `p_adjusted` < 0.05, and \
-**regressed** when it lies the other way with `p_adjusted` < 0.05.\n\
-- A guard with a margin **held** when the unsafe bound of its test's 95% interval (the \
-t-interval of the mean; Newcombe's score interval for pass/fail units) lies within the margin; \
-otherwise it is **underpowered** (not shown), with the units that would show it. A guard \
-without a margin that did not regress reads **no regression detected**: not shown to hold.\n\
+set, by its bootstrap; the lift in human units by the t-test of its PPI++ estimate. The minimum \
+detectable effect, \"needs ≈ N\" and `plan` are all for that same test.\n\
+- **\"Better\" is an intersection-union claim**: it is wrong only if one of its parts is, so \
+each part is judged at the plain level. A metric **improved** when its delta lies the wanted way \
+with its own two-sided p (`p_value`) < 0.05; its line names that p (\"p 0.012\").\n\
+- **\"Worse\" is a union claim**: any one regression makes it, so the regression tests are \
+Holm-adjusted over the decision metrics (`decision.metrics.<m>.p_adjusted`). A metric without a \
+margin **regressed** when its delta lies the other way with that adjusted p < 0.05; its line \
+names it (\"p adj. 0.004\"). The tables' `p_adjusted` stays Holm over each table's family.\n\
+- A guard with a margin m **held** when the unsafe bound of its test's 95% interval (the \
+t-interval of the mean; Newcombe's score interval for pass/fail units: `margin_ci`) lies within \
+the margin, a significant loss smaller than m included; it **regressed** when the safe-side \
+bound lies beyond −m (its test against −m, Holm-adjusted); otherwise it is **underpowered** (not \
+shown), with the units that would show it held. A guard without a margin that did not regress \
+reads **no regression detected**: not shown to hold.\n\
+- With a noise floor (`noise_floor`), a metric improves only when the change net of the \
+harness (the A/B's delta minus the A/A's, with an interval combining both) clears 0 too; one whose \
+own test shows the change but whose net interval includes 0 is **inside the harness's noise**.\n\
 - A metric that must move and did neither is **underpowered** when the A/B was too small to \
 tell (its `min_effect`, else the observed change, is inside its minimum detectable effect, or \
-McNemar's test cannot reach 0.05 / m with so few changed units: m decision metrics, Holm's first \
-step), with how many units an A/B needs: 80% power at 0.05 / m by its test, as `calibench plan` \
+McNemar's test cannot reach 0.05 with so few changed units), with how many units an A/B needs: \
+80% power at two-sided 0.05 by its test, the level its claim is judged at, as `calibench plan` \
 counts them, for `min_effect` if given (else \"if the true change is as large as observed\"). \
 Otherwise it is **no effect detected**; so is a change the other way from the one it must make.\n\
 - The lift in human units decides only on at least 10 labelled pairs; fewer is underpowered.\n\
@@ -593,7 +601,8 @@ The verdict: **withheld** when a decision metric is withheld; else **worse** whe
 else **better** when every `increase`/`decrease` metric improved and every guard with a margin \
 held; else **inconclusive**. The input ledger's caveats ride on it (\"better — with 1 caveat\"). \
 `metrics.json` holds it under `decision` (`verdict`, and per metric `want`, `delta`, `ci`, \
-`p_adjusted`, `mde`, `outcome`, `needed`, `test`, `margin` and `margin_ci` or `min_effect`, with \
+`p_value`, `p_adjusted`, `mde`, `outcome`, `needed`, `test`, `margin` and `margin_ci` or \
+`min_effect`, `noise`, with \
 one sentence each in `reasons`); a gate policy can require it with `require_decision`.\n\n";
 
 fn metrics() -> String {
