@@ -24,7 +24,11 @@ use crate::stats::paired::{paired_delta, PairedDelta};
 /// One item's disagreement.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ItemSpread {
+    /// The recorded arm label the item was judged under.
     pub arm: String,
+    /// The experiment's arm that label belongs to (`baseline`, `treatment`), where a run knows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub side: Option<String>,
     pub item_id: String,
     /// The worst dimension's max − min across the surviving judges; 0 with fewer than two.
     pub spread: f64,
@@ -272,6 +276,7 @@ pub fn verdict(items: &[Item], t: &Trust) -> Result<TrustVerdict, &'static str> 
         }
         per_item.push(ItemSpread {
             arm: item.arm.clone(),
+            side: None,
             item_id: item.item_id.clone(),
             spread: s,
             dimension,

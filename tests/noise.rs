@@ -105,10 +105,19 @@ fn an_a_a_collection_measures_the_noise_the_a_b_is_read_against() {
     // exactly whether its interval includes 0.
     let net = &noise["net"];
     assert_eq!(net["paired"], false, "{net}");
-    let ab_delta = ab["decision"]["metrics"]["precision"]["delta"].as_f64().unwrap();
-    assert!((net["delta"].as_f64().unwrap() - (ab_delta - aa_delta)).abs() < 1e-12, "{net}");
+    let ab_delta = ab["decision"]["metrics"]["precision"]["delta"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (net["delta"].as_f64().unwrap() - (ab_delta - aa_delta)).abs() < 1e-12,
+        "{net}"
+    );
     let [lo, hi] = [0, 1].map(|i| net["ci"][i].as_f64().unwrap());
-    assert_eq!(noise["inside"].as_bool().unwrap(), lo <= 0.0 && hi >= 0.0, "{noise}");
+    assert_eq!(
+        noise["inside"].as_bool().unwrap(),
+        lo <= 0.0 && hi >= 0.0,
+        "{noise}"
+    );
     assert!(text.contains("; net of it "), "{text}");
     // A run that is not this experiment's A/A is refused, naming the key.
     std::fs::write(

@@ -267,3 +267,44 @@ fn a_judge_listed_twice_in_an_item_is_refused_by_trust() {
             "judge `judge-a` is listed a second time",
         ));
 }
+
+// The report's table of the items the judges split on names each item's arm as the experiment
+// does (baseline, treatment), with the recorded label beside it where the two differ.
+#[test]
+fn the_split_items_table_names_the_arms_and_their_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quickstart");
+    for file in ["experiment.toml", "reviews.jsonl", "verdicts.jsonl"] {
+        let text = std::fs::read_to_string(fixture.join(file)).unwrap();
+        let text = if file == "experiment.toml" {
+            text.replace("source = \"baseline\"", "source = \"v1\"")
+                .replace("source = \"treatment\"", "source = \"v2\"")
+        } else {
+            text.replace("\"arm\": \"baseline\"", "\"arm\": \"v1\"")
+                .replace("\"arm\": \"treatment\"", "\"arm\": \"v2\"")
+        };
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    let m = json_of(
+        run_into(dir.path().join("runs"), dir.path().join("experiment.toml")).args([
+            "--json",
+            "--no-plots",
+            "--run-id",
+            "r",
+        ]),
+    );
+    let spread = &m["trust"]["per_item_spread"][0];
+    assert!(
+        spread["side"] == "baseline" || spread["side"] == "treatment",
+        "{spread}"
+    );
+    let md = std::fs::read_to_string(dir.path().join("reports/r/report.md")).unwrap();
+    let table = md
+        .split("The items the judges split on most.")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        table.contains("| baseline (v1) |") || table.contains("| treatment (v2) |"),
+        "{table}"
+    );
+}

@@ -35,6 +35,13 @@ pub(super) fn verdict_of(
     labels: &[crate::corpus::labels::Label],
 ) -> Result<(TrustVerdict, Option<crate::humans::HumansSection>), InputError> {
     let mut verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
+    // Each item's arm as the experiment names it, beside the label it was recorded under.
+    for s in &mut verdict.per_item_spread {
+        s.side = [&exp.baseline, &exp.treatment]
+            .into_iter()
+            .find(|a| a.source == s.arm || a.name == s.arm)
+            .map(|a| a.name.clone());
+    }
     let humans = (!labels.is_empty())
         .then(|| crate::humans::section(judged, labels, &exp.trust))
         .flatten();

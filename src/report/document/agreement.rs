@@ -127,8 +127,14 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
         .iter()
         .take(5)
         .map(|s| {
+            // The experiment's arm, with the recorded label where it differs.
+            let arm = match &s.side {
+                Some(side) if side != &s.arm => format!("{side} ({})", s.arm),
+                Some(side) => side.clone(),
+                None => s.arm.clone(),
+            };
             vec![
-                text(&s.arm),
+                text(&arm),
                 text(&s.item_id),
                 num(s.spread, 2),
                 text(s.dimension.clone().unwrap_or_else(|| "—".into())),

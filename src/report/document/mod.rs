@@ -694,11 +694,18 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             b.figure(DISTINCT_VALUES.mean()),
             t.figure(DISTINCT_VALUES.mean())
         ));
-        parts.push(format!(
-            "promotion rate (pooled) {} → {}",
-            pct(b.promotion_rate),
-            pct(t.promotion_rate)
-        ));
+        // The table's figure (the mean per target), as the table shows it, so the two agree.
+        match r.delta.get("promotion_rate") {
+            Some(d) => parts.push(format!(
+                "promotion rate (mean per target) {:.3} → {:.3}",
+                d.paired.baseline, d.paired.treatment
+            )),
+            None => parts.push(format!(
+                "promotion rate (pooled) {} → {}",
+                pct(b.promotion_rate),
+                pct(t.promotion_rate)
+            )),
+        }
     }
     if let Some(sc) = &m.scores {
         const SHOWN: usize = 3;
