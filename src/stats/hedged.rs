@@ -79,33 +79,60 @@ pub fn two_sided_with(
                 let (lambdas, end) = (&lambdas, (start + chunk).min(points));
                 scope.spawn(move || {
                     let (mut first, mut last) = (vec![u32::MAX; n], vec![0u32; n]);
-                    let mut ups = vec![1.0f64; truncs.len()];
-                    let mut downs = ups.clone();
-                    for i in start..end {
-                        let m = i as f64 * step;
+                    // BLOCK grid points at once: their capitals are independent, so each
+                    // value updates them side by side rather than one long chain of products.
+                    let mut i0 = start;
+                    while i0 < end {
+                        let width = BLOCK.min(end - i0);
+                        // Lanes past the chunk's end bet at ½ and are never read.
+                        let ms: [f64; BLOCK] = std::array::from_fn(|j| {
+                            if j < width {
+                                (i0 + j) as f64 * step
+                            } else {
+                                0.5
+                            }
+                        });
                         // Bets truncated at c/m (up) and c/(1 − m) (down), c ≤ 1, so that no
                         // capital goes negative; λ is finite and ≥ 0, so the lower truncations
                         // never bind and confseq's 0·∞ convention never applies.
-                        let caps: Vec<(f64, f64)> =
-                            truncs.iter().map(|&c| (c / m, c / (1.0 - m))).collect();
-                        ups.fill(1.0);
-                        downs.fill(1.0);
+                        let caps: Vec<([f64; BLOCK], [f64; BLOCK])> = truncs
+                            .iter()
+                            .map(|&c| {
+                                (
+                                    std::array::from_fn(|j| c / ms[j]),
+                                    std::array::from_fn(|j| c / (1.0 - ms[j])),
+                                )
+                            })
+                            .collect();
+                        let mut ups = vec![[1.0f64; BLOCK]; truncs.len()];
+                        let mut downs = ups.clone();
                         for t in 0..n {
-                            let (l, d) = (lambdas[t], x[t] - m);
-                            let (mut up_sum, mut down_sum) = (0.0, 0.0);
-                            for ((up, down), &(up_cap, down_cap)) in
+                            let (l, xt) = (lambdas[t], x[t]);
+                            let (mut up_sum, mut down_sum) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
+                            for ((up, down), (up_cap, down_cap)) in
                                 ups.iter_mut().zip(downs.iter_mut()).zip(&caps)
                             {
-                                *up *= 1.0 + l.min(up_cap) * d;
-                                *down *= 1.0 + l.min(down_cap) * -d;
-                                up_sum += w * nan_zero(*up);
-                                down_sum += w * nan_zero(*down);
+                                for j in 0..BLOCK {
+                                    let d = xt - ms[j];
+                                    // λ is never NaN: a plain comparison is `min` here, and
+                                    // one the compiler can do for all lanes at once.
+                                    let lu = if l < up_cap[j] { l } else { up_cap[j] };
+                                    let ld = if l < down_cap[j] { l } else { down_cap[j] };
+                                    up[j] *= 1.0 + lu * d;
+                                    down[j] *= 1.0 + ld * -d;
+                                    up_sum[j] += w * nan_zero(up[j]);
+                                    down_sum[j] += w * nan_zero(down[j]);
+                                }
                             }
-                            if (0.5 * up_sum).max(0.5 * down_sum) <= threshold {
-                                first[t] = first[t].min(i as u32);
-                                last[t] = i as u32;
+                            for j in 0..width {
+                                if (0.5 * up_sum[j]).max(0.5 * down_sum[j]) <= threshold {
+                                    let i = (i0 + j) as u32;
+                                    first[t] = first[t].min(i);
+                                    last[t] = last[t].max(i);
+                                }
                             }
                         }
+                        i0 += width;
                     }
                     (first, last)
                 })
@@ -136,6 +163,9 @@ pub fn two_sided_with(
     }
     (lower, upper)
 }
+
+/// Grid points updated side by side in [`two_sided_with`].
+const BLOCK: usize = 8;
 
 /// A capital that overflowed and then met a zero factor is NaN: confseq counts it as 0.
 fn nan_zero(k: f64) -> f64 {
