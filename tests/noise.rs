@@ -298,3 +298,85 @@ fn a_noise_floor_of_another_harness_says_so_on_every_noise_line() {
         }
     }
 }
+
+// Net of the harness, paired: an A/A of the capacity-live example (its fake agent answers the
+// same each time) shares the A/B's 30 queries among its 120, so the net change pairs them, and a
+// change far outside the harness's noise still improves.
+#[test]
+fn a_noise_floor_sharing_the_units_nets_the_change_unit_by_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/capacity-live"),
+        &live,
+    );
+    let ok = |args: &[&str]| stdout_of(calibench().current_dir(&live).args(args));
+    ok(&[
+        "collect",
+        ".",
+        "--aa",
+        "--run-id",
+        "aa",
+        "--runs-dir",
+        "runs",
+    ]);
+    ok(&[
+        "run",
+        ".",
+        "--aa",
+        "--corpus",
+        "runs/aa",
+        "--run-id",
+        "aa-run",
+        "--runs-dir",
+        "out",
+        "--reports-dir",
+        "rep",
+        "--no-plots",
+        "-q",
+    ]);
+    let exp = std::fs::read_to_string(live.join("experiment.toml"))
+        .unwrap()
+        .replace(
+            "bootstrap = 2000\n",
+            "bootstrap = 2000\nnoise_floor = \"out/aa-run\"\n",
+        );
+    std::fs::write(live.join("experiment.toml"), &exp).unwrap();
+    let text = ok(&[
+        "run",
+        ".",
+        "--run-id",
+        "ab",
+        "--runs-dir",
+        "out",
+        "--reports-dir",
+        "rep",
+        "--no-plots",
+    ]);
+    let ab: Value =
+        serde_json::from_str(&std::fs::read_to_string(live.join("out/ab/metrics.json")).unwrap())
+            .unwrap();
+    let m = &ab["decision"]["metrics"]["unnecessary_recovery_rate"];
+    let net = &m["noise"]["net"];
+    assert_eq!(net["paired"], true, "{net}");
+    assert_eq!(net["units"], 30, "{net}");
+    // The A/A moved nothing, so the net change is the A/B's own.
+    assert_eq!(m["noise"]["delta"], 0.0, "{m}");
+    assert!((net["delta"].as_f64().unwrap() - m["delta"].as_f64().unwrap()).abs() < 1e-12);
+    assert_eq!(m["outcome"], "improved", "{m}");
+    assert_eq!(m["noise"]["inside"], false, "{m}");
+    assert!(text.contains("(paired over 30 shared queries)"), "{text}");
+    // Improved and "inside the harness's noise" never share a line; the guard, which did not
+    // move, is inside it (and held, which it may be).
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!("- {name} (")))
+            .unwrap_or_else(|| panic!("{text}"))
+            .to_string()
+    };
+    assert!(!line("unnecessary_recovery_rate").contains("inside the harness's noise"));
+    assert!(
+        line("final_accuracy").contains("held")
+            && line("final_accuracy").contains("inside the harness's noise")
+    );
+}
