@@ -301,8 +301,9 @@ impl Measured {
     }
 
     /// The test's two-sided interval at level 1 − `alpha`: the t-interval of the mean for the
-    /// paired t-test and for the lift in human units (its standard error on n − 1 degrees of
-    /// freedom; `None` when the differences do not vary: no interval can be drawn from them),
+    /// paired t-test (on n − 1 degrees of freedom) and for the lift in human units (its
+    /// standard error on its estimate's degrees of freedom, `df`); `None` when the differences
+    /// do not vary: no interval can be drawn from them;
     /// Newcombe's square-and-add interval for McNemar's (from the four cells the means and
     /// discordant units give), the bootstrap's own 95% interval for ECE.
     pub fn interval_at(&self, alpha: f64) -> Option<[f64; 2]> {

@@ -475,7 +475,7 @@ fn sentences_say_what_was_and_was_not_shown() {
     assert_eq!(crate::text::thousands(2_701_403u64), "2,701,403");
 }
 
-// The turn-5 rule for a margin, by hand: a significant loss smaller than the margin is held;
+// The rule for a margin, by hand: a significant loss smaller than the margin is held;
 // a loss shown to go past the margin's edge regresses; in between, nothing is shown.
 #[test]
 fn a_margin_says_how_much_loss_is_acceptable() {
