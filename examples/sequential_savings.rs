@@ -34,11 +34,6 @@ fn decided_at_eb(d: &[f64]) -> Option<usize> {
     lo.iter().position(|&l| l > 0.0).map(|i| i + 1)
 }
 
-fn normal(rng: &mut Rng) -> f64 {
-    let (u, v) = (rng.unit_f64().max(1e-300), rng.unit_f64());
-    (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
-}
-
 fn row(name: &str, effect: f64, fixed: u64, sized: u64, draw: &dyn Fn(&mut Rng) -> f64) {
     let cap = (4 * sized) as usize;
     let (mut stops, mut eb): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
@@ -89,7 +84,7 @@ fn main() {
     for effect in [0.03, 0.05, 0.1, 0.2] {
         let fixed = needed_for(Test::PairedT, sd, effect, 0.05, 0.8).unwrap();
         row("score difference (sd 0.3)", effect, fixed, sized, &|rng| {
-            (effect + sd * normal(rng)).clamp(-1.0, 1.0)
+            (effect + sd * rng.normal()).clamp(-1.0, 1.0)
         });
     }
 }

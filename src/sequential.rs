@@ -50,22 +50,10 @@ impl Method {
     /// mapped back by 2R·b − R. `None` when a difference lies outside the range (the caller
     /// names it) or the range is not positive.
     pub fn of_differences(self, d: &[f64], range: f64, alpha: f64) -> Option<(Vec<f64>, Vec<f64>)> {
-        if !(range > 0.0 && range.is_finite()) {
-            return None;
-        }
-        let x: Vec<f64> = d
-            .iter()
-            .map(|&v| (v >= -range && v <= range).then(|| (v + range) / (2.0 * range)))
-            .collect::<Option<_>>()?;
-        let (lo, hi) = match self {
-            Method::Hedged => crate::stats::hedged::two_sided(&x, alpha),
-            Method::EmpiricalBernstein => sequence::two_sided(&x, alpha),
-        };
-        let back = |b: f64| 2.0 * range * b - range;
-        Some((
-            lo.into_iter().map(back).collect(),
-            hi.into_iter().map(back).collect(),
-        ))
+        sequence::of_differences_with(d, range, |x| match self {
+            Method::Hedged => crate::stats::hedged::two_sided(x, alpha),
+            Method::EmpiricalBernstein => sequence::two_sided(x, alpha),
+        })
     }
 }
 
@@ -481,12 +469,6 @@ mod cost {
     use crate::stats::rng::Rng;
     use crate::stats::test::Test;
 
-    fn normal(rng: &mut Rng) -> f64 {
-        let u = rng.unit_f64().max(f64::MIN_POSITIVE);
-        let v = rng.unit_f64();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
     // The promise: at the effect `plan` sizes a fixed A/B of about 200 units for, the
     // sequential decision (one increase metric, α 0.05, the hedged-capital sequence) reaches
     // "improved" after at most twice the fixed size, as the median of 200 seeded streams, on 0/1
@@ -522,7 +504,7 @@ mod cost {
                                 f64::from(u8::from(rng.unit_f64() < 0.5 + effect))
                                     - f64::from(u8::from(rng.unit_f64() < 0.5))
                             } else {
-                                (effect + sd * normal(&mut rng)).clamp(-1.0, 1.0)
+                                (effect + sd * rng.normal()).clamp(-1.0, 1.0)
                             };
                             (d + 1.0) / 2.0
                         })

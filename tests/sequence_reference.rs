@@ -6,18 +6,26 @@
 use calibench::stats::sequence::two_sided;
 use serde_json::Value;
 
+/// A committed file of confseq's vectors.
+fn fixture(name: &str) -> Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/confseq")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A JSON array of numbers.
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}
+
 #[test]
 fn the_sequence_matches_confseq_to_1e_9() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/confseq/expected.json");
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let numbers = |v: &Value| -> Vec<f64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    let expected = fixture("expected.json");
     let mut checked = 0;
     let mut excluded_half = 0;
     for case in expected["cases"].as_array().unwrap() {
@@ -56,16 +64,7 @@ fn the_sequence_matches_confseq_to_1e_9() {
 #[test]
 fn the_hedged_sequence_matches_confseq_to_its_grid() {
     use calibench::stats::hedged::{two_sided_with, BREAKS};
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/confseq/hedged.json");
-    let expected: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let numbers = |v: &Value| -> Vec<f64> {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_f64().unwrap())
-            .collect()
-    };
+    let expected = fixture("hedged.json");
     let (mut checked, mut equal, mut excluded_half) = (0usize, 0usize, 0usize);
     for case in expected["cases"].as_array().unwrap() {
         let x = numbers(&case["x"]);

@@ -6,13 +6,6 @@ use super::*;
 use crate::policy::{Want, Wanted};
 use crate::stats::rng::Rng;
 
-/// A standard normal draw (Box–Muller).
-fn normal(rng: &mut Rng) -> f64 {
-    let u = rng.unit_f64().max(f64::MIN_POSITIVE);
-    let v = rng.unit_f64();
-    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-}
-
 /// What kind of per-unit value a simulated metric has.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -35,10 +28,10 @@ fn study(rng: &mut Rng, n: usize, kinds: &[Kind], shift: &[f64], rho: f64) -> Ve
         })
         .collect();
     for _ in 0..n {
-        let (shared_b, shared_t) = (normal(rng), normal(rng));
+        let (shared_b, shared_t) = (rng.normal(), rng.normal());
         for (k, kind) in kinds.iter().enumerate() {
             let mix = |shared: f64, own: f64| rho.sqrt() * shared + (1.0 - rho).sqrt() * own;
-            let (zb, zt) = (mix(shared_b, normal(rng)), mix(shared_t, normal(rng)));
+            let (zb, zt) = (mix(shared_b, rng.normal()), mix(shared_t, rng.normal()));
             let (b, t) = match kind {
                 // Differences of sd 0.25: each arm's noise sd 0.25/√2 around one unit's level.
                 Kind::Score => {
@@ -238,7 +231,7 @@ fn net_of_the_harness_a_metric_is_never_both_improved_and_inside_its_noise() {
         let aa_n = [60, 8, 30][s as usize % 3];
         let unit = |i: usize| format!("t{i}");
         let draw = |rng: &mut Rng, n: usize, shift: f64| -> Vec<f64> {
-            (0..n).map(|_| shift + 0.25 * normal(rng)).collect()
+            (0..n).map(|_| shift + 0.25 * rng.normal()).collect()
         };
         let ab = draw(&mut rng, ab_n, 0.07);
         let aa = draw(&mut rng, aa_n, 0.0);

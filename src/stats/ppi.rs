@@ -418,13 +418,6 @@ mod tests {
         assert_eq!(labels_needed(&m, 10.0), Ok(10));
     }
 
-    /// A standard normal draw (Box–Muller).
-    fn normal(rng: &mut crate::stats::rng::Rng) -> f64 {
-        let u = rng.unit_f64().max(f64::MIN_POSITIVE);
-        let v = rng.unit_f64();
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-
     /// One study's lift pairs: 200 judged items, the first `n` labelled; `discrete` draws each
     /// arm's human composite as the mean of two annotators' pass/fail votes, else a score.
     /// The true human-unit lift is `shift`; the judges' lift is biased and noisy.
@@ -437,12 +430,12 @@ mod tests {
                 let mut vote = |p: f64| f64::from(u8::from(rng.unit_f64() < p));
                 let hb = (vote(q) + vote(q)) / 2.0;
                 let ht = (vote(q + shift) + vote(q + shift)) / 2.0;
-                let fb = q + 0.1 * normal(&mut rng);
-                let ft = q + shift + 0.05 + 0.1 * normal(&mut rng);
+                let fb = q + 0.1 * rng.normal();
+                let ft = q + shift + 0.05 + 0.1 * rng.normal();
                 (ht - hb, ft - fb)
             } else {
-                let yi = shift + 0.28 * normal(&mut rng);
-                (yi, 0.5 * yi + 0.1 + 0.15 * normal(&mut rng))
+                let yi = shift + 0.28 * rng.normal();
+                (yi, 0.5 * yi + 0.1 + 0.15 * rng.normal())
             };
             y.push(yi);
             f.push(fi);

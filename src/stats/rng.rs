@@ -70,6 +70,13 @@ impl Rng {
     pub fn unit_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+
+    /// A standard normal draw (Box–Muller, from two uniform draws), for seeded simulations.
+    pub fn normal(&mut self) -> f64 {
+        let u = self.unit_f64().max(f64::MIN_POSITIVE);
+        let v = self.unit_f64();
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
 }
 
 /// So that distributions of `rand_distr` (the bootstrap's binomial) draw from this generator.

@@ -59,11 +59,21 @@ pub fn two_sided(x: &[f64], alpha: f64) -> (Vec<f64>, Vec<f64>) {
     (lo, hi)
 }
 
-/// The sequence for the mean of per-unit differences `d` ∈ [−`range`, `range`], on the
-/// difference's own scale: each d mapped to (d + R)/(2R) ∈ [0, 1], the two-sided sequence,
+/// The empirical-Bernstein sequence for the mean of per-unit differences `d` ∈ [−`range`,
+/// `range`]: [`of_differences_with`] this module's [`two_sided`].
+pub fn of_differences(d: &[f64], range: f64, alpha: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+    of_differences_with(d, range, |x| two_sided(x, alpha))
+}
+
+/// A sequence `cs` on [0, 1] for the mean of per-unit differences `d` ∈ [−`range`, `range`], on
+/// the difference's own scale: each d mapped to (d + R)/(2R) ∈ [0, 1], the two-sided sequence,
 /// each bound mapped back by 2R·b − R. `None` when a difference lies outside the range (the
 /// caller names the unit) or the range is not positive.
-pub fn of_differences(d: &[f64], range: f64, alpha: f64) -> Option<(Vec<f64>, Vec<f64>)> {
+pub fn of_differences_with(
+    d: &[f64],
+    range: f64,
+    cs: impl FnOnce(&[f64]) -> (Vec<f64>, Vec<f64>),
+) -> Option<(Vec<f64>, Vec<f64>)> {
     if !(range > 0.0 && range.is_finite()) {
         return None;
     }
@@ -71,7 +81,7 @@ pub fn of_differences(d: &[f64], range: f64, alpha: f64) -> Option<(Vec<f64>, Ve
         .iter()
         .map(|&v| (v >= -range && v <= range).then(|| (v + range) / (2.0 * range)))
         .collect::<Option<_>>()?;
-    let (lo, hi) = two_sided(&x, alpha);
+    let (lo, hi) = cs(&x);
     let back = |b: f64| 2.0 * range * b - range;
     Some((
         lo.into_iter().map(back).collect(),
