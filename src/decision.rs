@@ -172,7 +172,8 @@ pub struct Decision {
     pub units: BTreeMap<String, String>,
     /// The input ledger's caveats (docs/reference.md, "The input ledger"): what the run read
     /// that could change this decision without being seen. Every decision line says how many.
-    #[serde(default)]
+    #[serde(default, with = "crate::corpus::ledger::stored")]
+    #[schemars(with = "Vec<crate::corpus::ledger::Caveat>")]
     pub caveats: Vec<crate::corpus::ledger::Caveat>,
 }
 

@@ -232,7 +232,9 @@ fn a_flaky_reviewer_is_a_caveat_naming_count_reason_and_the_other_arm() {
     assert_eq!(a["ok"], 3);
     assert_eq!(a["failed"]["exit"]["count"], 1);
     assert_eq!(m["inputs"]["calls"]["treatment"]["reviewer"]["a"]["ok"], 4);
-    assert_eq!(m["decision"]["caveats"][0], sentence);
+    assert_eq!(m["decision"]["caveats"][0]["sentence"], sentence);
+    assert_eq!(m["decision"]["caveats"][0]["kind"], "failed-calls");
+    assert_eq!(m["decision"]["caveats"][0]["failure"], "exit");
     // --strict refuses it, naming the line.
     let out = live.run("runs/c", "strict", &["--strict"]);
     assert_eq!(out.status.code(), Some(2));

@@ -417,7 +417,8 @@ fn targets_in_one_arm_only_are_a_caveat_on_every_decision_line() {
     let (code, v) = validate(&c);
     assert_eq!(code, 0, "{v:#}");
     let caveat = "1 target was reviewed in the baseline only and is not paired (first: plan-h)";
-    assert_eq!(v["inputs"]["caveats"], serde_json::json!([caveat]));
+    assert_eq!(sentences(&v["inputs"]["caveats"]), [caveat]);
+    assert_eq!(v["inputs"]["caveats"][0]["kind"], "unpaired");
     assert_eq!(v["inputs"]["unpaired"]["baseline"]["count"], 1);
     assert_eq!(v["inputs"]["unpaired"]["baseline"]["first"], "plan-h");
     let (code, out, err) = run(&c, &[]);
@@ -427,7 +428,10 @@ fn targets_in_one_arm_only_are_a_caveat_on_every_decision_line() {
         "{err}"
     );
     assert!(out.contains("decision: better — with 1 caveat. "), "{out}");
-    assert!(out.contains(&format!("- Caveat: {caveat}.")), "{out}");
+    assert!(
+        out.contains(&format!("- Caveat, unpaired units: {caveat}.")),
+        "{out}"
+    );
     let runs = c.parent().unwrap().join("out/runs");
     let run_dir = std::fs::read_dir(&runs)
         .unwrap()
@@ -436,8 +440,8 @@ fn targets_in_one_arm_only_are_a_caveat_on_every_decision_line() {
         .unwrap()
         .path();
     let m: Value = serde_json::from_str(&read(&run_dir.join("metrics.json"))).unwrap();
-    assert_eq!(m["decision"]["caveats"], serde_json::json!([caveat]));
-    assert_eq!(m["inputs"]["caveats"], serde_json::json!([caveat]));
+    assert_eq!(sentences(&m["decision"]["caveats"]), [caveat]);
+    assert_eq!(sentences(&m["inputs"]["caveats"]), [caveat]);
     let reports = c.parent().unwrap().join("out/reports");
     let report_dir = reports.join(run_dir.file_name().unwrap());
     let md = read(&report_dir.join("report.md"));
@@ -474,12 +478,7 @@ fn a_reviewer_with_returns_in_one_arm_only_is_a_caveat() {
     });
     let (code, v) = validate(&c);
     assert_eq!(code, 0, "{v:#}");
-    let caveats: Vec<&str> = v["inputs"]["caveats"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c.as_str().unwrap())
-        .collect();
+    let caveats = sentences(&v["inputs"]["caveats"]);
     assert_eq!(caveats.len(), 2, "{caveats:#?}");
     assert!(caveats[0].starts_with("reviewer `feasibility` has returns in the baseline only (8 returns, first: reviews.jsonl:"), "{caveats:#?}");
     assert!(
@@ -506,7 +505,7 @@ fn any_malformed_finding_is_a_caveat_and_a_near_key_says_did_you_mean() {
         listed.contains("is missing; the finding has `confidnce`: did you mean `confidence`?"),
         "{listed}"
     );
-    let caveats = v["inputs"]["caveats"].as_array().unwrap();
+    let caveats = sentences(&v["inputs"]["caveats"]);
     assert_eq!(
         caveats[0],
         "1 of 32 treatment findings was dropped as malformed: `confidence` is missing; the finding has `confidnce`: did you mean `confidence`? (first: reviews.jsonl:20)"
@@ -731,6 +730,8 @@ fn a_gate_fails_a_decision_with_caveats_unless_the_policy_allows_them() {
             .arg(&p)
             .arg("--summary")
             .arg(c.parent().unwrap().join("summary.md"))
+            .arg("--junit")
+            .arg(c.parent().unwrap().join("junit.xml"))
             .env_remove("GITHUB_STEP_SUMMARY")
             .output()
             .unwrap();
@@ -741,16 +742,41 @@ fn a_gate_fails_a_decision_with_caveats_unless_the_policy_allows_them() {
     };
     let (code, out) = gate("require_decision = \"better\"\n");
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("FAIL  decision     the decision is better — with 1 caveat, and a decision with caveats does not pass require_decision unless the policy sets allow_caveats = true: 1 of 32 treatment findings"), "{out}");
+    assert!(out.contains("FAIL  decision     the decision is better — with 1 caveat, and 1 caveat is of a kind the policy does not allow (allow_caveats = true, or a list of kinds): malformed findings (malformed): 1 of 32 treatment findings"), "{out}");
     assert!(
-        out.contains("  caveat: 1 of 32 treatment findings was dropped as malformed"),
+        out.contains("  caveat (malformed): 1 of 32 treatment findings was dropped as malformed"),
         "{out}"
     );
+    // JUnit types the failure by the check's kind and counts the caveats by theirs.
+    let junit = read(&c.parent().unwrap().join("junit.xml"));
+    assert!(
+        junit.contains(r#"<property name="caveats.malformed" value="1"/>"#),
+        "{junit}"
+    );
+    assert!(junit.contains(r#"type="decision""#), "{junit}");
     let summary = read(&c.parent().unwrap().join("summary.md"));
     assert!(summary.contains("**1 Caveat** on the inputs:"), "{summary}");
     let (code, out) = gate("require_decision = \"better\"\nallow_caveats = true\n");
     assert_eq!(code, 0, "{out}");
+    // A list of kinds lets those pass and no others.
+    let (code, out) = gate("require_decision = \"better\"\nallow_caveats = [\"malformed\"]\n");
+    assert_eq!(code, 0, "{out}");
+    let (code, out) =
+        gate("require_decision = \"better\"\nallow_caveats = [\"drift\", \"partial\"]\n");
+    assert_eq!(code, 1, "{out}");
+    let (code, out) = gate("require_decision = \"better\"\nallow_caveats = [\"drfit\"]\n");
+    assert_eq!(code, 2, "{out}");
     // allow_caveats alone allows nothing.
     let (code, out) = gate("allow_caveats = true\n");
     assert_eq!(code, 2, "{out}");
+}
+
+/// The sentences of a stored list of caveats.
+fn sentences(caveats: &Value) -> Vec<String> {
+    caveats
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["sentence"].as_str().unwrap().to_string())
+        .collect()
 }

@@ -63,7 +63,10 @@ pub struct GateReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
     /// The caveats of the run's inputs (docs/reference.md, "The input ledger").
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        with = "crate::corpus::ledger::stored"
+    )]
     pub caveats: Vec<Caveat>,
     /// The accepted runs the policy names that are not there yet: the folder each is stored in.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -136,6 +139,12 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
             )
         }
     };
+    // A caveat the gate cannot read is an input error, never one it leaves out.
+    let caveats =
+        crate::corpus::ledger::stored::read_list(&metrics["inputs"]["caveats"]).map_err(|e| {
+            InputError::new(run_dir.join("metrics.json").display().to_string(), e)
+                .field("`inputs.caveats`")
+        })?;
     let outcome = gate::evaluate(&policy, &metrics, &accepted);
     let mut report = GateReport {
         experiment: metrics["experiment"]
@@ -150,7 +159,7 @@ pub fn run(args: &GateArgs, timer: &Timer) -> Result<(GateReport, Verdict), Erro
         decision: serde_json::from_value::<crate::decision::Decision>(metrics["decision"].clone())
             .ok()
             .map(|d| crate::decision::headline(&d)),
-        caveats: serde_json::from_value(metrics["inputs"]["caveats"].clone()).unwrap_or_default(),
+        caveats,
         no_accepted_run: policy
             .baselines()
             .into_iter()
@@ -358,7 +367,7 @@ impl Render for GateReport {
             s += &format!("  decision: {}.\n", inline(d));
         }
         for c in &self.caveats {
-            s += &format!("  caveat: {}\n", inline(&c.sentence()));
+            s += &format!("  caveat ({}): {}\n", c.kind(), inline(&c.sentence()));
         }
         s += &format!("  policy: {}\n", self.policy);
         s += &format!(

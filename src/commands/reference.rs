@@ -463,7 +463,14 @@ fn ledger() -> String {
         );
     }
     s += LEDGER_RULES;
-    s
+    s += "Each caveat is stored in `inputs.caveats` and `decision.caveats` as its `kind`, the \
+          fields of its cause and its `sentence`; a gate policy's `allow_caveats` takes `true` \
+          or a list of these kinds, and JUnit counts them as `caveats.<kind>` properties:\n\n\
+          | kind | what |\n|---|---|\n";
+    for (kind, title) in crate::corpus::ledger::Caveat::KINDS {
+        s += &format!("| `{kind}` | {title} |\n");
+    }
+    s + "\n"
 }
 
 const LEDGER: &str = "## The input ledger\n\n\
@@ -523,7 +530,7 @@ only as set or unset), or an arm's harness not recorded; arms holding different 
 target; a collection replayed with `--allow-partial`. They are printed on stderr, listed in `inputs.caveats` and `decision.caveats`, counted on \
 every decision line (\"better — with 2 caveats\": terminal, report, index and gate summary), \
 refused by `run --strict`, and fail a gate's `require_decision` unless the policy sets \
-`allow_caveats = true`. More than half of an arm's findings malformed also marks the run \
+`allow_caveats = true` or lists their kinds. More than half of an arm's findings malformed also marks the run \
 *inputs suspect*.\n\n";
 
 fn experiment_keys() -> String {

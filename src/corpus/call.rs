@@ -220,6 +220,23 @@ impl serde::Serialize for Failure {
     }
 }
 
+/// A failure is read from its key.
+impl<'de> serde::Deserialize<'de> for Failure {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(d)?;
+        Failure::ALL
+            .into_iter()
+            .find(|f| f.key() == key)
+            .ok_or_else(|| {
+                let keys: Vec<&str> = Failure::ALL.iter().map(|f| f.key()).collect();
+                serde::de::Error::custom(format!(
+                    "unknown failure `{key}`: one of {}",
+                    keys.join(", ")
+                ))
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Failure;

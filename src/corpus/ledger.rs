@@ -222,8 +222,9 @@ pub struct Inputs {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub calls: CallLedger,
     /// What the run read that could change its decision without being seen, one caveat per
-    /// cause (`metrics.json` records each as its sentence).
-    #[serde(default)]
+    /// cause (`metrics.json` records each as its kind, fields and sentence).
+    #[serde(default, with = "stored")]
+    #[schemars(with = "Vec<Caveat>")]
     pub caveats: Vec<Caveat>,
     /// Whether the corpus records the harness that made it (collect.json `provenance`), so
     /// that the arms' commands, files, environment and calibench version were compared.
@@ -258,8 +259,10 @@ impl Inputs {
 /// Something the run read that could change its decision without being seen. The run
 /// completes; each caveat is one sentence with its count and first example
 /// (docs/reference.md), put into words here and nowhere else. `metrics.json` records a caveat
-/// as its sentence; a stored run's caveats read back as [`Caveat::Recorded`].
-#[derive(Clone, Debug, PartialEq)]
+/// as its `kind`, its fields and its `sentence` ([`stored`]); a stored run's caveat of an
+/// earlier version, a bare sentence, reads back as [`Caveat::Recorded`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Caveat {
     /// Findings an arm read and dropped as malformed.
     Malformed {
@@ -277,7 +280,7 @@ pub enum Caveat {
         count: u64,
         first: String,
         /// `targets`, `queries` or `items`.
-        what: &'static str,
+        what: String,
         /// Set when there were too many to compare each with every id for a typo.
         unchecked: bool,
     },
@@ -300,6 +303,7 @@ pub enum Caveat {
     },
     /// Calls of one role in one arm that failed (none of them all of a name's calls, which is
     /// refused).
+    #[serde(rename = "failed-calls")]
     Failed {
         arm: String,
         role: String,
@@ -325,12 +329,13 @@ pub enum Caveat {
     NoHarness { arm: String },
     /// The arms hold different numbers of repeats (runs) per target.
     Repeats { baseline: u64, treatment: u64 },
-    /// A caveat as a stored run's `metrics.json` records it: its sentence.
-    Recorded(String),
+    /// A caveat as an earlier version's `metrics.json` recorded it: its sentence alone.
+    Recorded { sentence: String },
 }
 
 /// What of the harness differs between the arms.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Drifted {
     /// calibench's version.
     Version,
@@ -348,7 +353,8 @@ pub enum Drifted {
 }
 
 /// What of a role's commands differs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Aspect {
     Command,
     Files,
@@ -433,7 +439,7 @@ impl Caveat {
                 what,
                 unchecked,
             } => {
-                let (one, verb) = match *what {
+                let (one, verb) = match what.as_str() {
                     "queries" => ("query", "recorded"),
                     "items" => ("item", "scored"),
                     _ => ("target", "reviewed"),
@@ -538,7 +544,7 @@ impl Caveat {
             Caveat::NoHarness { arm } => format!(
                 "the {arm} has no record of its harness (collect.json `provenance`): drift between the arms cannot be checked"
             ),
-            Caveat::Recorded(sentence) => sentence.clone(),
+            Caveat::Recorded { sentence } => sentence.clone(),
         }
     }
 
@@ -594,19 +600,6 @@ impl std::fmt::Display for Caveat {
     }
 }
 
-/// A caveat is written as its sentence: what `metrics.json`, the reports and the gate show.
-impl Serialize for Caveat {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.sentence())
-    }
-}
-
-impl<'de> Deserialize<'de> for Caveat {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        String::deserialize(d).map(Caveat::Recorded)
-    }
-}
-
 impl JsonSchema for Caveat {
     fn inline_schema() -> bool {
         true
@@ -615,10 +608,116 @@ impl JsonSchema for Caveat {
         "Caveat".into()
     }
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let kinds: Vec<&str> = Caveat::KINDS.iter().map(|(k, _)| *k).collect();
         schemars::json_schema!({
-            "description": "One caveat, as one sentence with its count and first example.",
-            "type": "string"
+            "description": "One caveat: its kind, the fields of its cause, and its sentence with its count and first example. An earlier version's run records the sentence alone.",
+            "oneOf": [
+                {
+                    "type": "object",
+                    "required": ["kind", "sentence"],
+                    "properties": {
+                        "kind": {"enum": kinds},
+                        "sentence": {"type": "string"}
+                    }
+                },
+                {"type": "string"}
+            ]
         })
+    }
+}
+
+impl Caveat {
+    /// Every kind, as `metrics.json` and the gate's `allow_caveats` name it, with its words.
+    pub const KINDS: [(&'static str, &'static str); 10] = [
+        ("malformed", "malformed findings"),
+        ("unpaired", "unpaired units"),
+        ("reviewer", "a reviewer in one arm"),
+        ("drift", "harness drift"),
+        ("failed-calls", "failed calls"),
+        ("changed", "a harness file changed"),
+        ("partial", "a partial collection"),
+        ("no-harness", "no harness record"),
+        ("repeats", "unequal repeats"),
+        ("recorded", "recorded by an earlier version"),
+    ];
+
+    /// Its kind, as `metrics.json` records it (`"drift"`, `"failed-calls"`).
+    pub fn kind(&self) -> &'static str {
+        let tag = serde_json::to_value(self).ok().and_then(|v| {
+            v.get("kind")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        });
+        Caveat::KINDS
+            .iter()
+            .find(|(k, _)| Some(*k) == tag.as_deref())
+            .map_or("recorded", |(k, _)| k)
+    }
+
+    /// Its kind in words: "harness drift", "failed calls".
+    pub fn title(&self) -> &'static str {
+        let kind = self.kind();
+        Caveat::KINDS
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map_or("a caveat", |(_, t)| t)
+    }
+}
+
+/// How `metrics.json` holds a list of caveats: each as its kind and fields with its sentence
+/// beside them, so that a reader (the gate, a dashboard) can act on the kind and a person can
+/// read the sentence. A bare sentence (an earlier version's run) reads as
+/// [`Caveat::Recorded`]; anything else is an error naming the caveat.
+pub mod stored {
+    use super::Caveat;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use serde_json::Value;
+
+    pub fn serialize<S: Serializer>(caveats: &[Caveat], s: S) -> Result<S::Ok, S::Error> {
+        let mut out = Vec::with_capacity(caveats.len());
+        for c in caveats {
+            let mut v = serde_json::to_value(c).map_err(serde::ser::Error::custom)?;
+            if let Value::Object(o) = &mut v {
+                o.insert("sentence".to_string(), Value::String(c.sentence()));
+            }
+            out.push(v);
+        }
+        out.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Caveat>, D::Error> {
+        let values = Vec::<Value>::deserialize(d)?;
+        values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                read(v).map_err(|e| serde::de::Error::custom(format!("caveat {}: {e}", i + 1)))
+            })
+            .collect()
+    }
+
+    /// A stored list (absent: none), or what is wrong with its first unreadable caveat.
+    pub fn read_list(v: &Value) -> Result<Vec<Caveat>, String> {
+        match v {
+            Value::Null => Ok(Vec::new()),
+            Value::Array(list) => list
+                .iter()
+                .enumerate()
+                .map(|(i, c)| read(c.clone()).map_err(|e| format!("caveat {}: {e}", i + 1)))
+                .collect(),
+            other => Err(format!("is {other}, not a list of caveats")),
+        }
+    }
+
+    /// One stored caveat.
+    pub fn read(v: Value) -> Result<Caveat, String> {
+        match v {
+            Value::String(sentence) => Ok(Caveat::Recorded { sentence }),
+            v @ Value::Object(_) => serde_json::from_value(v).map_err(|e| e.to_string()),
+            other => Err(format!(
+                "is {other}, not a caveat (an object with a kind, or a sentence)"
+            )),
+        }
     }
 }
 
@@ -669,11 +768,11 @@ mod tests {
             first: "reviews.jsonl:14".into(),
         };
         assert_eq!(m.sentence(), "28 of 81 treatment findings were dropped as malformed: `confidence` off the anchor scale (first: reviews.jsonl:14)");
-        let u = |count, what| Caveat::Unpaired {
+        let u = |count, what: &str| Caveat::Unpaired {
             arm: "baseline".into(),
             count,
             first: "design-07".into(),
-            what,
+            what: what.into(),
             unchecked: false,
         };
         assert_eq!(
@@ -687,6 +786,118 @@ mod tests {
         assert_eq!(with_caveats(0), "");
         assert_eq!(with_caveats(1), " — with 1 caveat");
         assert_eq!(with_caveats(2), " — with 2 caveats");
+    }
+
+    /// One caveat of every kind.
+    fn one_of_each() -> Vec<Caveat> {
+        vec![
+            Caveat::Malformed {
+                arm: "treatment".into(),
+                malformed: 2,
+                read: 9,
+                reason: "`confidence` off the scale".into(),
+                reason_count: 1,
+                first: "reviews.jsonl:3".into(),
+            },
+            Caveat::Unpaired {
+                arm: "baseline".into(),
+                count: 1,
+                first: "q-1".into(),
+                what: "queries".into(),
+                unchecked: true,
+            },
+            Caveat::Reviewer {
+                reviewer: "scope".into(),
+                arm: "treatment".into(),
+                returns: 4,
+                first: "reviews.jsonl:8".into(),
+            },
+            Caveat::Drift {
+                what: Drifted::Role {
+                    role: "judge".into(),
+                    names: vec!["strict".into(), "lenient".into()],
+                    aspect: Aspect::Model,
+                },
+                baseline: "m-1".into(),
+                treatment: "m-2".into(),
+                key: "judge.model".into(),
+                first: "verdicts.jsonl:1".into(),
+            },
+            Caveat::Drift {
+                what: Drifted::Env("MODEL".into()),
+                baseline: "a".into(),
+                treatment: "b".into(),
+                key: "env.MODEL".into(),
+                first: "collect.json".into(),
+            },
+            Caveat::Failed {
+                arm: "baseline".into(),
+                role: "reviewer".into(),
+                failed: 1,
+                planned: 10,
+                failure: crate::corpus::call::Failure::Timeout,
+                example: "timed out".into(),
+                first: "reviews.jsonl:2".into(),
+                only: Some("treatment".into()),
+            },
+            Caveat::Changed {
+                file: "rubric.md".into(),
+                stage: "review".into(),
+                before: 3,
+                after: 4,
+            },
+            Caveat::Partial {
+                what: "3 of 5 targets".into(),
+            },
+            Caveat::NoHarness {
+                arm: "treatment".into(),
+            },
+            Caveat::Repeats {
+                baseline: 1,
+                treatment: 2,
+            },
+            Caveat::Recorded {
+                sentence: "an earlier version's caveat".into(),
+            },
+        ]
+    }
+
+    // Issue 63: a caveat is stored as its kind and fields with its sentence, and reads back as
+    // the same typed caveat, so the gate reads kinds, not text; every kind has its words.
+    #[test]
+    fn a_stored_caveat_reads_back_as_its_kind() {
+        #[derive(Serialize, Deserialize)]
+        struct Holder {
+            #[serde(with = "stored")]
+            caveats: Vec<Caveat>,
+        }
+        let all = one_of_each();
+        let json = serde_json::to_value(Holder {
+            caveats: all.clone(),
+        })
+        .unwrap();
+        let kinds: Vec<&str> = all.iter().map(Caveat::kind).collect();
+        for (c, v) in all.iter().zip(json["caveats"].as_array().unwrap()) {
+            assert_eq!(v["kind"], c.kind());
+            assert_eq!(v["sentence"], c.sentence());
+        }
+        for (k, _) in Caveat::KINDS {
+            assert!(kinds.contains(&k), "no caveat of kind {k} is tested");
+        }
+        let back: Holder = serde_json::from_value(json).unwrap();
+        assert_eq!(back.caveats, all);
+        // An earlier version's bare sentence is a recorded caveat; anything else is an error
+        // naming the caveat.
+        let old: Holder =
+            serde_json::from_value(serde_json::json!({"caveats": ["said once"]})).unwrap();
+        assert_eq!(old.caveats[0].kind(), "recorded");
+        assert_eq!(old.caveats[0].sentence(), "said once");
+        let bad = serde_json::from_value::<Holder>(
+            serde_json::json!({"caveats": ["ok", {"kind": "drift"}]}),
+        );
+        let e = bad.err().unwrap().to_string();
+        assert!(e.starts_with("caveat 2: missing field"), "{e}");
+        assert!(serde_json::from_value::<Holder>(serde_json::json!({"caveats": [3]})).is_err());
     }
 
     // Regression (issue 63): one MODEL change (or one shared prompt file edited) was a caveat per
@@ -726,13 +937,9 @@ mod tests {
         assert!(inputs.caveats[1]
             .sentence()
             .starts_with("reviewer `scope` model differs between the arms"));
-        // Written as its sentence, read back as it.
+        // Written as its kind and fields, read back as the same caveat.
         let json = serde_json::to_string(&inputs.caveats[3]).unwrap();
-        assert_eq!(
-            json,
-            serde_json::to_string(&inputs.caveats[3].sentence()).unwrap()
-        );
         let back: Caveat = serde_json::from_str(&json).unwrap();
-        assert_eq!(back.sentence(), inputs.caveats[3].sentence());
+        assert_eq!(back, inputs.caveats[3]);
     }
 }

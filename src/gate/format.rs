@@ -66,22 +66,20 @@ pub fn junit(about: &About<'_>, out: &Outcome) -> Result<String, quick_junit::Se
             suite.add_property(Property::new(name, value));
         }
     }
+    // How many caveats of each kind the run's inputs carry: `caveats.drift = 1`.
+    let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    for c in about.caveats {
+        *kinds.entry(c.kind()).or_default() += 1;
+    }
+    for (kind, n) in kinds {
+        suite.add_property(Property::new(format!("caveats.{kind}"), n.to_string()));
+    }
     let class = format!("calibench.gate.{}", about.experiment);
     for c in &out.checks {
         let status = if c.passed {
             TestCaseStatus::success()
         } else {
-            // A figure absent from the run, from the accepted run, or no accepted run at all:
-            // nothing was compared (the message may lead with the run's own value).
-            let kind = if c.message.contains("not found") || c.message.contains("no accepted run") {
-                "not_found"
-            } else if c.metric == "decision.verdict" {
-                "decision"
-            } else if c.bounds.is_empty() {
-                "untrustworthy"
-            } else {
-                "bound"
-            };
+            let kind = c.failure.map_or("failed", |f| f.name());
             let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
             status
                 .set_type(kind)
@@ -137,7 +135,12 @@ pub fn markdown(about: &About<'_>, out: &Outcome) -> String {
             text::count(about.caveats.len() as u64, "Caveat", "Caveats")
         );
         for c in about.caveats {
-            s += &format!("- {}\n", cell(&c.sentence()));
+            s += &format!(
+                "- **{}** ({}): {}\n",
+                cell(c.title()),
+                code(c.kind()),
+                cell(&c.sentence())
+            );
         }
         s += "\n";
     }

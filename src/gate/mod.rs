@@ -40,6 +40,36 @@ pub struct CheckResult {
     pub passed: bool,
     /// Why it passed or failed, in one line: value, bound and comparison.
     pub message: String,
+    /// What kind of failure it is, when it failed (JUnit's failure `type`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failed>,
+}
+
+/// What kind of failure a check's is: JUnit's failure `type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failed {
+    /// A figure absent from the run or the accepted run, or no accepted run: nothing was
+    /// compared.
+    NotFound,
+    /// The decision is not one the policy requires, or carries a caveat it does not allow.
+    Decision,
+    /// The judges are not trusted.
+    Untrustworthy,
+    /// A bound was broken.
+    Bound,
+}
+
+impl Failed {
+    /// Its name, as JUnit's failure `type` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Failed::NotFound => "not_found",
+            Failed::Decision => "decision",
+            Failed::Untrustworthy => "untrustworthy",
+            Failed::Bound => "bound",
+        }
+    }
 }
 
 impl CheckResult {
@@ -55,7 +85,14 @@ impl CheckResult {
             bounds: Vec::new(),
             passed,
             message,
+            failure: None,
         }
+    }
+
+    /// Records `kind` as its failure, if it failed.
+    fn failing(mut self, kind: Failed) -> Self {
+        self.failure = (!self.passed).then_some(kind);
+        self
     }
 }
 
@@ -79,7 +116,7 @@ pub fn evaluate(policy: &Policy, run: &Value, accepted: &BTreeMap<PathBuf, Value
         checks.push(decision_check(
             run,
             &policy.require_decision,
-            policy.allow_caveats,
+            &policy.allow_caveats,
         ));
     }
     for check in &policy.checks {
@@ -132,16 +169,23 @@ fn trust_check(run: &Value) -> CheckResult {
                 .to_string(),
         ),
     };
-    CheckResult::verdict("trustworthy", "trust.trustworthy", value, passed, message)
+    let kind = if value.is_boolean() {
+        Failed::Untrustworthy
+    } else {
+        Failed::NotFound
+    };
+    CheckResult::verdict("trustworthy", "trust.trustworthy", value, passed, message).failing(kind)
 }
 
 /// Whether the run's decision is one the policy accepts, naming the verdict and its reasons;
-/// a decision with caveats fails unless the policy allows them, naming each.
+/// a decision with a caveat the policy does not allow fails, naming each such caveat by its
+/// kind.
 fn decision_check(
     run: &Value,
     accepted: &[crate::decision::Verdict],
-    allow_caveats: bool,
+    allowed: &policy::Allowed,
 ) -> CheckResult {
+    use crate::corpus::ledger::{stored, with_caveats};
     let decision = &run["decision"];
     let value = decision["verdict"].clone();
     let wanted: Vec<&str> = accepted.iter().map(|v| v.name()).collect();
@@ -149,33 +193,57 @@ fn decision_check(
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let caveats: Vec<crate::corpus::ledger::Caveat> =
-        serde_json::from_value(decision["caveats"].clone()).unwrap_or_default();
-    let said: Vec<String> = caveats.iter().map(|c| c.sentence()).collect();
+    let caveats = match stored::read_list(&decision["caveats"]) {
+        Ok(c) => c,
+        // A caveat the gate cannot read is not one it may let pass.
+        Err(e) => {
+            return CheckResult::verdict(
+                "decision",
+                "decision.verdict",
+                value,
+                false,
+                format!("`decision.caveats` cannot be read: {e}"),
+            )
+            .failing(Failed::Decision)
+        }
+    };
+    let refused: Vec<String> = caveats
+        .iter()
+        .filter(|c| !allowed.allows(c))
+        .map(|c| format!("{} ({}): {}", c.title(), c.kind(), c.sentence()))
+        .collect();
     let (passed, message) = match value.as_str() {
-        Some(v) if wanted.contains(&v) && !caveats.is_empty() && !allow_caveats => (
+        Some(v) if wanted.contains(&v) && !refused.is_empty() => (
             false,
             format!(
-                "the decision is {v}{}, and a decision with caveats does not pass require_decision unless the policy sets allow_caveats = true: {}",
-                crate::corpus::ledger::with_caveats(caveats.len()),
-                said.join("; ")
+                "the decision is {v}{}, and {} of a kind the policy does not allow (allow_caveats = true, or a list of kinds): {}",
+                with_caveats(caveats.len()),
+                crate::text::count(refused.len() as u64, "caveat is", "caveats are"),
+                refused.join("; ")
             ),
         ),
         Some(v) => (
             wanted.contains(&v),
             format!(
                 "the decision is {v}{} ({} required): {}",
-                crate::corpus::ledger::with_caveats(caveats.len()),
+                with_caveats(caveats.len()),
                 wanted.join(" or "),
                 reasons.join("; ")
             ),
         ),
-        None => (
-            false,
-            "not found: the run has no decision (its experiment names no [decision] metric and no primary metric with a better direction)".to_string(),
-        ),
+        None => {
+            return CheckResult::verdict(
+                "decision",
+                "decision.verdict",
+                value,
+                false,
+                "not found: the run has no decision (its experiment names no [decision] metric and no primary metric with a better direction)".to_string(),
+            )
+            .failing(Failed::NotFound)
+        }
     };
     CheckResult::verdict("decision", "decision.verdict", value, passed, message)
+        .failing(Failed::Decision)
 }
 
 /// What a path found in one `metrics.json`.
@@ -287,6 +355,8 @@ fn bound_check(
     let mut results = Vec::new();
     let mut failures: Vec<String> = Vec::new();
     let mut passes = Vec::new();
+    // Whether a figure was missing, so that nothing was compared.
+    let mut absent = false;
     for &bound in &check.bounds {
         let limit = bound.limit();
         let key = bound.key();
@@ -337,6 +407,7 @@ fn bound_check(
                 ok
             }
             Err(why) => {
+                absent = true;
                 if !failures.contains(why) {
                     failures.push(why.clone());
                 }
@@ -373,6 +444,11 @@ fn bound_check(
         bounds: results,
         passed,
         message,
+        failure: (!passed).then_some(if absent {
+            Failed::NotFound
+        } else {
+            Failed::Bound
+        }),
     }
 }
 

@@ -21,10 +21,10 @@ pub struct Policy {
     /// Fail unless the run's decision is one of these (empty: the decision is not checked).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub require_decision: Vec<crate::decision::Verdict>,
-    /// Let `require_decision` pass a decision whose inputs carry caveats (docs/reference.md,
-    /// "The input ledger"); by default such a decision fails it, naming them.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub allow_caveats: bool,
+    /// The caveats `require_decision` lets a decision carry (docs/reference.md, "The input
+    /// ledger"); by default none: a decision with a caveat fails it, naming each.
+    #[serde(skip_serializing_if = "Allowed::is_none")]
+    pub allow_caveats: Allowed,
     pub checks: Vec<Check>,
 }
 
@@ -120,10 +120,11 @@ pub struct RawPolicy {
     /// Fail unless the run's decision is this verdict (`"better"`) or one of these
     /// (`["better", "inconclusive"]`).
     require_decision: Option<Spanned<RequiredDecision>>,
-    /// Let `require_decision` pass a decision whose inputs carry caveats (a malformed finding,
-    /// an unpaired target, a reviewer in one arm only); default false: such a decision fails
-    /// it, naming each caveat.
-    allow_caveats: Option<Spanned<bool>>,
+    /// Let `require_decision` pass a decision whose inputs carry caveats: `true` for any, or a
+    /// list of the kinds it may carry (`["partial", "unpaired"]`: malformed, unpaired,
+    /// reviewer, drift, failed-calls, changed, partial, no-harness, repeats, recorded); default
+    /// false: a decision with a caveat fails it, naming each.
+    allow_caveats: Option<Spanned<RawAllowed>>,
     /// The accepted `metrics.json` that `max_increase` and `max_decrease` compare against,
     /// relative to the policy file's folder; the default of every check. Without one, a check
     /// compares with `accepted/metrics.json` in the runs folder, where `calibench accept` puts
@@ -132,6 +133,38 @@ pub struct RawPolicy {
     /// The checks: `[[check]]` in a `gate.toml`, `[[gate.check]]` in an experiment.
     #[serde(default)]
     check: Vec<Spanned<RawCheck>>,
+}
+
+/// The caveats a policy lets `require_decision` pass.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Allowed {
+    /// `true` or `false`: every caveat, or none.
+    All(bool),
+    /// The kinds it lets pass (`Caveat::kind`).
+    Kinds(Vec<String>),
+}
+
+impl Allowed {
+    fn is_none(&self) -> bool {
+        *self == Allowed::All(false)
+    }
+
+    /// Whether a decision may carry `c`.
+    pub fn allows(&self, c: &crate::corpus::ledger::Caveat) -> bool {
+        match self {
+            Allowed::All(all) => *all,
+            Allowed::Kinds(kinds) => kinds.iter().any(|k| k == c.kind()),
+        }
+    }
+}
+
+/// `allow_caveats` as written: a boolean or a list of kinds.
+#[derive(Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+enum RawAllowed {
+    All(bool),
+    Kinds(Vec<String>),
 }
 
 /// `require_decision`: one verdict or a list of them.
@@ -276,8 +309,22 @@ impl<'a> Ctx<'a> {
                     .error(a, "allow_caveats", "has nothing to allow: the policy has no require_decision")
                     .hint("allow_caveats lets require_decision pass a decision whose inputs carry caveats; set require_decision, or drop it"))
             }
-            Some(a) => *a.get_ref(),
-            None => false,
+            Some(a) => match a.get_ref() {
+                RawAllowed::All(all) => Allowed::All(*all),
+                RawAllowed::Kinds(kinds) => {
+                    let known: Vec<&str> = crate::corpus::ledger::Caveat::KINDS
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .collect();
+                    if let Some(k) = kinds.iter().find(|k| !known.contains(&k.as_str())) {
+                        return Err(self
+                            .error(a, "allow_caveats", format!("`{k}` is not a kind of caveat"))
+                            .hint(format!("the kinds are {}; or true for any", known.join(", "))));
+                    }
+                    Allowed::Kinds(kinds.clone())
+                }
+            },
+            None => Allowed::All(false),
         };
         Ok(Policy {
             source,

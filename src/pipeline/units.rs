@@ -460,7 +460,7 @@ fn unpaired(
                 arm: arms[i].name.clone(),
                 count,
                 first: crate::text::terminal(first).into_owned(),
-                what,
+                what: what.to_string(),
                 unchecked: !pairwise,
             },
             name,

@@ -352,7 +352,11 @@ fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> St
             "Caveats: what the run read that could change its decision without being seen (the decision line counts them; `run --strict` refuses them):".into(),
         ));
         blocks.push(Block::List(
-            inputs.caveats.iter().map(|c| c.sentence()).collect(),
+            inputs
+                .caveats
+                .iter()
+                .map(|c| format!("{} ({}): {}", c.title(), c.kind(), c.sentence()))
+                .collect(),
         ));
     }
     let lines: u64 = inputs.files.values().map(|f| f.lines).sum();

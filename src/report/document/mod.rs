@@ -429,7 +429,11 @@ fn decision_line(m: &Metrics) -> DecisionLine {
         caveats.push(format!("Inputs suspect: {}.", s.sentence()));
     }
     let ledger = m.inputs.as_ref().map_or(&[][..], |i| i.caveats.as_slice());
-    caveats.extend(ledger.iter().map(|c| format!("Caveat: {c}.")));
+    caveats.extend(
+        ledger
+            .iter()
+            .map(|c| format!("Caveat, {}: {c}.", c.title())),
+    );
     let Some(d) = &m.decision else {
         return DecisionLine {
             status: DecisionStatus::None,
