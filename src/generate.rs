@@ -19,6 +19,7 @@ use crate::corpus::files::File;
 use serde_json::{json, Value};
 
 mod capacity;
+mod judge_bias;
 pub mod starter;
 
 pub use capacity::{many as many_queries, EXPERIMENT as CAPACITY_EXPERIMENT};
@@ -790,6 +791,7 @@ pub fn all(seed: u64) -> Vec<(&'static str, Files)> {
         ("capacity-50", capacity::capacity(seed)),
         ("capacity-400", capacity::capacity_400(seed)),
         ("capacity-live", capacity::capacity_live(seed)),
+        ("judge-bias", judge_bias::judge_bias(seed)),
     ]
 }
 

@@ -235,6 +235,7 @@ mod tests {
                     model: m.to_string(),
                     reason: None,
                     scores: Some([("q".to_string(), score)].into()),
+                    ..Default::default()
                 })
                 .collect(),
         }

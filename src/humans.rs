@@ -335,6 +335,7 @@ mod tests {
                     model: m.to_string(),
                     reason: None,
                     scores: s.map(|x| [("real".to_string(), x)].into()),
+                    ..Default::default()
                 })
                 .collect(),
         }

@@ -43,6 +43,10 @@ pub struct Metrics {
     pub agreement: Option<AgreementSection>,
     pub trust: Option<TrustVerdict>,
     pub lift: Option<Lift>,
+    /// The judges' bias audit (docs/guides/trust.md, "The bias audit"), with judge verdicts
+    /// and `[trust] bias` not `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bias: Option<crate::trust::bias::Bias>,
     /// With human labels: can a judge replace the annotators (the alt-test of each judge and of
     /// the panel), the judges' error correlations and the effective number of judges.
     #[serde(default)]

@@ -506,6 +506,25 @@ pub struct Trust {
     /// How much worse than a human annotator a judge may be in the alt-test: 0.2 experts, 0.15
     /// skilled annotators, 0.1 crowd workers. Strictly between 0 and 1.
     pub alt_test_epsilon: f64,
+    /// What a failed check of the bias audit does (docs/guides/trust.md, "The bias audit"):
+    /// `withhold` (default) makes the verdict not trustworthy, `warn` makes it a caveat on the
+    /// decision, `off` runs no audit.
+    pub bias: BiasUse,
+}
+
+/// What a failed bias check does.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BiasUse {
+    /// Trust check (5): the judges are not trusted, and what they measure is withheld.
+    #[default]
+    Withhold,
+    /// A caveat on the decision: the figures stand.
+    Warn,
+    /// No audit.
+    Off,
 }
 
 /// What the alt-test does in the trust verdict.
@@ -532,6 +551,7 @@ impl Default for Trust {
             dimension_weights: BTreeMap::new(),
             alt_test: AltTestUse::Report,
             alt_test_epsilon: 0.2,
+            bias: BiasUse::Withhold,
         }
     }
 }

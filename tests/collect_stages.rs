@@ -248,6 +248,42 @@ fn every_judge_failure_is_a_null_verdict_with_its_reason_never_a_zero() {
     );
 }
 
+// Issue 66: a judge's own reported model (its stdout's `model`) is recorded beside its name, and
+// a judge whose model differs between the arms is harness drift: a caveat on the decision.
+#[test]
+fn a_judges_reported_model_is_recorded_and_compared_between_the_arms() {
+    let s = Setup::new(&["good"], &["reports", "good"], "");
+    s.collect(&["--run-id", "m"]).assert().success();
+    let items = s.lines("m", "verdicts.jsonl");
+    for item in &items {
+        let v = &item["verdicts"][0];
+        assert_eq!(v["model"], "reports");
+        let want = if item["arm"] == "anchored" {
+            "model-2"
+        } else {
+            "model-1"
+        };
+        assert_eq!(v["reported_model"], want, "{item}");
+        // A judge that reports none records none.
+        assert!(
+            item["verdicts"][1].get("reported_model").is_none(),
+            "{item}"
+        );
+    }
+    let out = calibench()
+        .current_dir(s.root())
+        .args(["run", "experiment.toml", "--corpus", "runs/m", "--no-plots"])
+        .args(["--runs-dir", "out/runs", "--reports-dir", "out/reports"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("judge `reports` model differs between the arms: model-1 (baseline), model-2 (treatment) (first: verdicts.jsonl:1)"),
+        "{err}"
+    );
+}
+
 fn wait_for_lines(file: &Path, n: usize) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {

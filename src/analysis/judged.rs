@@ -8,6 +8,7 @@ use crate::config::Experiment;
 use crate::corpus::reviews::Selection;
 use crate::corpus::verdicts::Item;
 use crate::error::InputError;
+use crate::policy::BiasUse;
 use crate::replay::review_metrics::{Figure, REVIEW_METRICS};
 use crate::stats::bootstrap::{Method, Plan};
 use crate::trust::{self, Lift, TrustVerdict};
@@ -20,20 +21,32 @@ use crate::model::*;
 /// What the judges' panels give: the trust verdict (docs/guides/trust.md), the judges' α, and the lift.
 pub(super) struct Judged {
     pub(super) verdict: TrustVerdict,
+    /// The bias audit, unless `[trust] bias = "off"`.
+    pub(super) bias: Option<crate::trust::bias::Bias>,
     pub(super) agreement: Agreement,
     pub(super) lift: Lift,
     /// With human labels on judged items: the alt-test and the judges' error correlations.
     pub(super) humans: Option<crate::humans::HumansSection>,
 }
 
+/// What [`verdict_of`] gives: the verdict, the humans section its alt-test check reads, and the
+/// bias audit its fifth check reads.
+pub(super) type Verdict = (
+    TrustVerdict,
+    Option<crate::humans::HumansSection>,
+    Option<crate::trust::bias::Bias>,
+);
+
 /// The trust verdict of items filed under the arms' labels, with the alt-test's fourth check
-/// when labels require it, and the humans section the check reads.
+/// when labels require it, the humans section the check reads, and the bias audit's fifth
+/// check (`facts`: what it needs of the findings and targets the items judge).
 pub(super) fn verdict_of(
     exp: &Experiment,
     name: &str,
     judged: &[Item],
     labels: &[crate::corpus::labels::Label],
-) -> Result<(TrustVerdict, Option<crate::humans::HumansSection>), InputError> {
+    facts: &Facts,
+) -> Result<Verdict, InputError> {
     let mut verdict = trust::verdict(judged, &exp.trust).map_err(|e| InputError::new(name, e))?;
     // Each item's arm as the experiment names it, beside the label it was recorded under.
     for s in &mut verdict.per_item_spread {
@@ -51,7 +64,115 @@ pub(super) fn verdict_of(
             verdict.trust_reasons.push(reason);
         }
     }
-    Ok((verdict, humans))
+    let bias = (exp.trust.bias != BiasUse::Off).then(|| {
+        crate::trust::bias::audit(&bias_rows(exp, judged, facts), &exp.trust.dimension_weights)
+    });
+    if let Some(b) = bias.as_ref().filter(|b| b.failed()) {
+        if exp.trust.bias == BiasUse::Withhold {
+            verdict.trustworthy = false;
+            verdict
+                .trust_reasons
+                .push(format!("(5) bias: {}", b.failures().join("; ")));
+        }
+    }
+    Ok((verdict, humans, bias))
+}
+
+/// What the bias audit needs of the findings and targets the verdicts judge, gathered before
+/// the replay lets the returns go: per item label and id, a finding's target, characters,
+/// fingerprint (numbered across both arms) and reviewer's model; per label and target, the
+/// characters of all its findings. Only what a verdict names is kept.
+#[derive(Default)]
+pub struct Facts {
+    findings: HashMap<(String, String), Known>,
+    targets: HashMap<(String, String), f64>,
+}
+
+struct Known {
+    target: String,
+    chars: f64,
+    fingerprint: u32,
+    model: Option<String>,
+}
+
+impl Facts {
+    /// The facts of the corpus's judged findings and targets; none without verdicts or with
+    /// `[trust] bias = "off"`.
+    pub fn of(exp: &Experiment, corpus: &Corpus) -> Facts {
+        use crate::replay::review::Fingerprints;
+        let mut facts = Facts::default();
+        let (Some((_, items)), Some((_, selections))) = (&corpus.verdicts, &corpus.reviews) else {
+            return facts;
+        };
+        if exp.trust.bias == BiasUse::Off {
+            return facts;
+        }
+        let named: std::collections::HashSet<(&str, &str)> = items
+            .iter()
+            .map(|i| (i.arm.as_str(), i.item_id.as_str()))
+            .collect();
+        let mut prints = Fingerprints::default();
+        for arm in [&exp.baseline, &exp.treatment] {
+            let Some(sel) = selections.iter().find(|s| s.source == arm.source) else {
+                continue;
+            };
+            for label in exp.item_labels(arm) {
+                for r in &sel.returns {
+                    let target_named = named.contains(&(label, r.target.as_str()));
+                    for f in &r.findings {
+                        let chars = f64::from(f.text_chars);
+                        if target_named {
+                            *facts
+                                .targets
+                                .entry((label.to_string(), r.target.clone()))
+                                .or_default() += chars;
+                        }
+                        let Some(id) = f.id.as_deref().filter(|id| named.contains(&(label, id)))
+                        else {
+                            continue;
+                        };
+                        facts.findings.insert(
+                            (label.to_string(), id.to_string()),
+                            Known {
+                                target: r.target.clone(),
+                                chars,
+                                fingerprint: prints.of_finding(f),
+                                model: r.model.as_deref().map(str::to_string),
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        facts
+    }
+}
+
+/// The judged items as the bias audit reads them: a finding with its facts; a target's item
+/// with the characters of its findings; any other item on its own.
+fn bias_rows<'a>(
+    exp: &Experiment,
+    judged: &'a [Item],
+    facts: &'a Facts,
+) -> Vec<crate::trust::bias::Judged<'a>> {
+    let treatment = exp.item_labels(&exp.treatment);
+    judged
+        .iter()
+        .map(|item| {
+            let key = (item.arm.clone(), item.item_id.clone());
+            let known = facts.findings.get(&key);
+            crate::trust::bias::Judged {
+                item,
+                treatment: treatment.contains(&item.arm.as_str()),
+                target: known.map_or(item.item_id.as_str(), |k| k.target.as_str()),
+                chars: known
+                    .map(|k| k.chars)
+                    .or_else(|| facts.targets.get(&key).copied()),
+                fingerprint: known.map(|k| k.fingerprint),
+                reviewer_model: known.and_then(|k| k.model.as_deref()),
+            }
+        })
+        .collect()
 }
 
 /// The trust verdict `run` gives the judge panel of a review corpus (`verdicts.jsonl`), as it
@@ -69,7 +190,8 @@ pub fn panel_verdict(
         .as_ref()
         .map_or(&[][..], |(_, l)| l.as_slice());
     let filed = judged_items(exp, name, items)?;
-    Ok(Some(verdict_of(exp, name, &filed, labels)?.0))
+    let facts = Facts::of(exp, corpus);
+    Ok(Some(verdict_of(exp, name, &filed, labels, &facts)?.0))
 }
 
 /// The verdict, α and lift of items already filed under the arms' labels. With human `labels`
@@ -80,9 +202,10 @@ pub(super) fn judge_items(
     name: &str,
     judged: &[Item],
     labels: &[crate::corpus::labels::Label],
+    facts: &Facts,
     settings: Settings,
 ) -> Result<Judged, InputError> {
-    let (verdict, humans) = verdict_of(exp, name, judged, labels)?;
+    let (verdict, humans, bias) = verdict_of(exp, name, judged, labels, facts)?;
     let agreement = agreement_of(
         &trust::irr_rows(judged),
         exp.trust.level,
@@ -110,6 +233,7 @@ pub(super) fn judge_items(
     );
     Ok(Judged {
         verdict,
+        bias,
         agreement,
         lift,
         humans,

@@ -46,6 +46,8 @@ pub fn analyse(
     run_id: &str,
     settings: Settings,
 ) -> Result<Analysis, InputError> {
+    // What the bias audit needs of the judged findings, before their returns are let go.
+    let facts = judged::Facts::of(exp, corpus);
     let owned = take_unshared(exp, corpus);
     let corpus = &*corpus;
     let verdicts = corpus
@@ -85,6 +87,7 @@ pub fn analyse(
     }
     let JudgesFigures {
         trust,
+        bias,
         lift,
         humans,
         mut lift_human,
@@ -92,6 +95,7 @@ pub fn analyse(
     } = judges_figures(
         exp,
         corpus,
+        &facts,
         panel,
         Withholding {
             review: &mut review,
@@ -141,6 +145,7 @@ pub fn analyse(
         agreement,
         trust,
         lift,
+        bias,
         humans,
         lift_human,
         anchor_calibration_human,
@@ -187,6 +192,7 @@ pub fn analyse(
 /// human labels, and the lift and anchor calibration in human units.
 struct JudgesFigures {
     trust: Option<crate::trust::TrustVerdict>,
+    bias: Option<crate::trust::bias::Bias>,
     lift: Option<crate::trust::Lift>,
     humans: Option<crate::humans::HumansSection>,
     lift_human: Option<crate::human_units::LiftHuman>,
@@ -205,12 +211,14 @@ struct Withholding<'a> {
 fn judges_figures(
     exp: &Experiment,
     corpus: &Corpus,
+    facts: &judged::Facts,
     panel: Option<Judged>,
     w: Withholding<'_>,
     settings: Settings,
 ) -> Result<JudgesFigures, InputError> {
     let mut out = JudgesFigures {
         trust: None,
+        bias: None,
         lift: None,
         humans: None,
         lift_human: None,
@@ -240,7 +248,7 @@ fn judges_figures(
                     (out.lift_human, out.anchor_calibration_human) = (Some(l), cells);
                 }
             }
-            let mut judged = judge_items(exp, name, &filed, labels, settings)?;
+            let mut judged = judge_items(exp, name, &filed, labels, facts, settings)?;
             out.humans = judged.humans.take();
             if !judged.verdict.trustworthy {
                 if let Some(r) = w.review.as_mut() {
@@ -256,6 +264,7 @@ fn judges_figures(
         .judges = Some(judged.agreement);
     out.trust = Some(judged.verdict);
     out.lift = Some(judged.lift);
+    out.bias = judged.bias;
     Ok(out)
 }
 
@@ -339,7 +348,14 @@ fn scores_section(
     } else {
         let mut items = imported::panel(&exp.baseline.source, &b_items, judges);
         items.extend(imported::panel(&exp.treatment.source, &t_items, judges));
-        Some(judge_items(exp, name, &items, &[], settings)?)
+        Some(judge_items(
+            exp,
+            name,
+            &items,
+            &[],
+            &judged::Facts::default(),
+            settings,
+        )?)
     };
     Ok(ScoresReplay {
         section: ScoresSection {

@@ -323,6 +323,9 @@ pub struct ValidatorVerdict {
 pub struct JudgeVerdict {
     /// A score in [0, 1] for each declared dimension, and no other.
     pub per_dimension: BTreeMap<String, f64>,
+    /// The model the judge runs, if it says: recorded as the verdict's `reported_model`, for
+    /// the bias audit's self-preference check and the drift check between arms.
+    pub model: Option<String>,
 }
 
 /// A command's stdout as one JSON object, or why not.
@@ -387,9 +390,9 @@ fn same_call(stdout: &[u8], asked: &Map<String, Value>) -> Result<(), String> {
 
 /// A judge's scores from its stdout, or why they are not a verdict on `dimensions`: a missing or
 /// extra dimension, or a score outside [0, 1], fails the judge (never a zero).
-pub fn judge_scores(stdout: &[u8], dimensions: &[String]) -> Result<BTreeMap<String, f64>, String> {
+pub fn judge_scores(stdout: &[u8], dimensions: &[String]) -> Result<JudgeVerdict, String> {
     let verdict: JudgeVerdict = read(object(stdout)?)?;
-    let scores = verdict.per_dimension;
+    let scores = &verdict.per_dimension;
     if let Some(missing) = dimensions.iter().find(|d| !scores.contains_key(*d)) {
         return Err(format!(
             "field `per_dimension`: dimension `{missing}` is missing"
@@ -407,7 +410,7 @@ pub fn judge_scores(stdout: &[u8], dimensions: &[String]) -> Result<BTreeMap<Str
     {
         return Err(format!("field `per_dimension.{d}`: {x} is outside [0, 1]"));
     }
-    Ok(scores)
+    Ok(verdict)
 }
 
 /// The validators' contract: one call per selected finding, the line `validations.jsonl`
@@ -476,18 +479,22 @@ impl Verdicts {
 
 impl Protocol for Verdicts {
     fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String> {
-        let scores = judge_scores(stdout, &self.dimensions)?;
+        let verdict = judge_scores(stdout, &self.dimensions)?;
         same_call(stdout, &self.call(index).0.object)?;
         let mut line = self.identity(index);
         line.insert(
             "per_dimension".into(),
             Value::Object(
-                scores
+                verdict
+                    .per_dimension
                     .into_iter()
                     .map(|(k, v)| (k, Value::from(v)))
                     .collect(),
             ),
         );
+        if let Some(model) = verdict.model.filter(|m| !m.trim().is_empty()) {
+            line.insert("reported_model".into(), Value::String(model));
+        }
         Ok(line)
     }
 
@@ -520,8 +527,10 @@ pub fn verdict_lines(v: &Verdicts, calls: &[Map<String, Value>]) -> Vec<Map<Stri
                         "per_dimension".into(),
                         call.get("per_dimension").cloned().unwrap_or(Value::Null),
                     );
-                    if let Some(reason) = call.get("reason") {
-                        verdict.insert("reason".into(), reason.clone());
+                    for key in ["reason", "reported_model"] {
+                        if let Some(v) = call.get(key) {
+                            verdict.insert(key.into(), v.clone());
+                        }
                     }
                     Value::Object(verdict)
                 })

@@ -89,6 +89,10 @@ pub struct Finding {
     pub claim: Claim,
     pub confidence: f64,
     pub location: Location,
+    /// Characters of its `title`, `why_it_matters` and `evidence`: the text a judge is shown
+    /// (the bias audit's length check).
+    #[serde(skip)]
+    pub text_chars: u32,
 }
 
 /// What a finding says, apart from its confidence and where it is: a reviewer's finding has
@@ -160,8 +164,12 @@ pub(crate) fn check_object<W: Written>(
     let has_fix = f
         .string(field!("suggested_fix"))?
         .is_some_and(|s| !s.as_str().trim().is_empty());
-    f.string(field!("why_it_matters"))?;
+    let why = f.string(field!("why_it_matters"))?;
     let evidence = evidence(&f)?;
+    let chars = |t: &str| t.chars().count() as u32;
+    let text_chars = chars(title.as_str())
+        + why.map_or(0, |w| chars(w.as_str()))
+        + evidence.iter().map(|e| chars(e)).sum::<u32>();
     let location = match mode {
         Mode::Doc => doc_location(&f, places)?,
         Mode::Code => code_location(&f, places)?,
@@ -177,6 +185,7 @@ pub(crate) fn check_object<W: Written>(
         },
         confidence,
         location,
+        text_chars,
     })
 }
 

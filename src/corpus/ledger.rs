@@ -329,6 +329,8 @@ pub enum Caveat {
     NoHarness { arm: String },
     /// The arms hold different numbers of repeats (runs) per target.
     Repeats { baseline: u64, treatment: u64 },
+    /// A check of the judges' bias audit failed under `[trust] bias = "warn"`: its words.
+    Bias { says: String },
     /// A caveat as an earlier version's `metrics.json` recorded it: its sentence alone.
     Recorded { sentence: String },
 }
@@ -544,6 +546,9 @@ impl Caveat {
             Caveat::NoHarness { arm } => format!(
                 "the {arm} has no record of its harness (collect.json `provenance`): drift between the arms cannot be checked"
             ),
+            Caveat::Bias { says } => format!(
+                "the judges may be biased: {says}; the judge-derived figures stand because [trust] bias = \"warn\""
+            ),
             Caveat::Recorded { sentence } => sentence.clone(),
         }
     }
@@ -628,7 +633,7 @@ impl JsonSchema for Caveat {
 
 impl Caveat {
     /// Every kind, as `metrics.json` and the gate's `allow_caveats` name it, with its words.
-    pub const KINDS: [(&'static str, &'static str); 10] = [
+    pub const KINDS: [(&'static str, &'static str); 11] = [
         ("malformed", "malformed findings"),
         ("unpaired", "unpaired units"),
         ("reviewer", "a reviewer in one arm"),
@@ -638,6 +643,7 @@ impl Caveat {
         ("partial", "a partial collection"),
         ("no-harness", "no harness record"),
         ("repeats", "unequal repeats"),
+        ("bias", "a judges' bias"),
         ("recorded", "recorded by an earlier version"),
     ];
 
@@ -855,6 +861,9 @@ mod tests {
             Caveat::Repeats {
                 baseline: 1,
                 treatment: 2,
+            },
+            Caveat::Bias {
+                says: "the judges score longer text higher".into(),
             },
             Caveat::Recorded {
                 sentence: "an earlier version's caveat".into(),

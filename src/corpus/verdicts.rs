@@ -10,12 +10,16 @@ use super::{Id, Lines, Text};
 use crate::error::{InputError, Problems};
 
 /// One judge's verdict: scores per dimension, or `None` when the judge failed.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Verdict {
     pub model: String,
     pub scores: Option<BTreeMap<String, f64>>,
     /// Why a judge that failed failed, as `collect` records it.
     pub reason: Option<String>,
+    /// Where the item stood (0-based) in a judge call that scored several items.
+    pub position: Option<u64>,
+    /// The model the judge reported running (its stdout's `model`), beside the judge's name.
+    pub reported_model: Option<String>,
 }
 
 /// The verdicts on one item in one arm.
@@ -94,6 +98,12 @@ pub struct RawVerdict {
     pub per_dimension: Option<BTreeMap<String, f64>>,
     /// Why the judge failed, as `collect` records it.
     pub reason: Option<String>,
+    /// Where the item stood (0-based) in a judge call that scored several items: the bias
+    /// audit's position check reads it (docs/guides/trust.md, "The bias audit").
+    pub position: Option<u64>,
+    /// The model the judge reports running (the `model` its command printed); `model` keeps
+    /// naming the judge. The bias audit's self-preference check and the drift check read it.
+    pub reported_model: Option<Text>,
 }
 
 /// A judge's score, for the schema: a number in [0, 1].
@@ -194,6 +204,8 @@ fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
                 model: v.model.0,
                 scores: v.per_dimension,
                 reason: v.reason,
+                position: v.position,
+                reported_model: v.reported_model.map(|m| m.0),
             })
             .collect(),
     })

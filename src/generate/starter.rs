@@ -148,9 +148,13 @@ fn review_lines(code: bool) -> (Vec<Value>, Vec<Value>) {
                             f["section"] = json!(section);
                             f["finding_type"] = json!(if k == 0 { "omission" } else { "error" });
                         }
-                        // Judges: the treatment's findings score a little higher; the three
-                        // judges differ by at most a quarter.
-                        let base: f64 = if anchored { 0.75 } else { 0.5 };
+                        // Judges: a finding scores what it is worth, in either arm (a judge
+                        // scoring the same finding higher in one arm is a bias the audit
+                        // withholds for). The anchors track worth — 75 and 100 go to the
+                        // findings worth more — and the float gates less so, so the anchored
+                        // arm surfaces the better ones. The three judges differ by at most a
+                        // quarter.
+                        let base: f64 = if matches!(j, 1..=3) { 0.75 } else { 0.5 };
                         let judges: Vec<Value> = ["judge-a", "judge-b", "judge-c"]
                             .iter()
                             .enumerate()
@@ -217,6 +221,7 @@ level = "interval"          # α's level of measurement: nominal, ordinal, inter
 dimension_weights = {}      # weights of the judges' dimensions in the composite; empty = equal
 alt_test = "report"         # with labels.jsonl (human labels): "report" the alt-test, or "require" the panel to pass it
 alt_test_epsilon = 0.2      # how much worse than an annotator a judge may be: 0.2 experts, 0.15 skilled, 0.1 crowd
+bias = "withhold"           # a failed bias-audit check (docs/guides/trust.md): "withhold" the judges' figures, "warn" (a caveat), or "off"
 
 # The CI gate (`calibench gate DIR`): uncomment to fail a build when a change moves the figures.
 # `calibench accept runs/<run-id> --to accepted` stores the accepted run the relative bounds use.

@@ -85,6 +85,7 @@ pub fn finish(
         units::query_units(loaded, exp, units_ledger, units_refusals, units_at);
         units::score_units(loaded, exp, units_ledger, units_refusals, units_at);
         units::harness_drift(loaded, exp, units_ledger, units_at);
+        units::judge_model_drift(loaded, exp, units_ledger, units_at);
     }
     if let Some((exp_path, exp)) = reader.exp {
         super::calls::account(loaded, exp_path, exp, &mut ledger, &mut refusals, &mut at);

@@ -72,7 +72,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
         inputs,
         incomplete,
         suspect,
-        ledger,
+        mut ledger,
     } = load::for_run(path, args)?;
     warn_caveats(
         &exp_label(path),
@@ -140,6 +140,7 @@ pub fn run_one(path: &Path, args: &RunOptions, timer: &Timer) -> Result<Complete
     }
     metrics.incomplete = incomplete;
     metrics.inputs_suspect = suspect;
+    bias_caveats(&exp, path, &metrics, &mut ledger.caveats);
     if let Some(d) = &mut metrics.decision {
         d.caveats = ledger.caveats.clone();
     }
@@ -519,6 +520,31 @@ fn write_tables(
     })?;
     json?;
     Ok(freeing)
+}
+
+/// Under `[trust] bias = "warn"`, each failed check of the bias audit is a caveat on the
+/// decision, said on stderr as the input ledger's are.
+fn bias_caveats(
+    exp: &crate::config::Experiment,
+    path: &Path,
+    metrics: &Metrics,
+    caveats: &mut Vec<Caveat>,
+) {
+    if exp.trust.bias != crate::policy::BiasUse::Warn {
+        return;
+    }
+    let said: Vec<Caveat> = metrics
+        .bias
+        .iter()
+        .flat_map(|b| b.failures())
+        .map(|says| Caveat::Bias { says })
+        .collect();
+    warn_caveats(
+        &exp_label(path),
+        &said,
+        "the run goes on, and every decision line says so",
+    );
+    caveats.extend(said);
 }
 
 /// The input ledger's caveats as one warning on stderr: what the run read that could change

@@ -117,7 +117,13 @@ pub(super) fn review_units(
     );
     if !exp.treatment.differs.iter().any(|d| d == "model") {
         let in_both = |r: &str| reviewers[0].contains_key(r) && reviewers[1].contains_key(r);
-        model_drift(ledger, at, name, &file, [&models[0], &models[1]], &in_both);
+        model_drift(
+            (ledger, at),
+            (name, &file),
+            "reviewer",
+            [&models[0], &models[1]],
+            &in_both,
+        );
     }
     for (i, arm) in exp.arms().into_iter().enumerate() {
         for (reviewer, (n, line)) in &reviewers[i] {
@@ -198,13 +204,61 @@ pub(super) fn harness_drift(
     }
 }
 
-/// Each reviewer of both arms whose reported models differ between them (a return without
-/// `model` reports none): harness drift the decision would credit to the treatment.
-fn model_drift(
+/// Each judge of both arms whose reported models (a verdict's `reported_model`) differ between
+/// them: harness drift the lift and precision would credit to the treatment. Declared, as a
+/// reviewer's model is, by `differs = ["model"]`.
+pub(super) fn judge_model_drift(
+    loaded: &Loaded,
+    exp: &Experiment,
     ledger: &mut Inputs,
     at: &mut Vec<InputError>,
-    name: &str,
-    file: &str,
+) {
+    let Some((name, items)) = &loaded.corpus.verdicts else {
+        return;
+    };
+    if exp.baseline.source == exp.treatment.source
+        || exp.treatment.differs.iter().any(|d| d == "model")
+    {
+        return;
+    }
+    type Models<'a> = BTreeMap<&'a str, (BTreeSet<&'a str>, u64)>;
+    let mut models: [Models; 2] = Default::default();
+    let mut judges: [BTreeSet<&str>; 2] = Default::default();
+    for item in items {
+        let Some(side) = [&exp.baseline, &exp.treatment]
+            .iter()
+            .position(|a| a.source == item.arm)
+        else {
+            continue;
+        };
+        for v in &item.verdicts {
+            judges[side].insert(&v.model);
+            if let Some(m) = &v.reported_model {
+                let e = models[side]
+                    .entry(&v.model)
+                    .or_insert((BTreeSet::new(), item.line));
+                e.0.insert(m);
+                e.1 = e.1.min(item.line);
+            }
+        }
+    }
+    let in_both = |j: &str| judges[0].contains(j) && judges[1].contains(j);
+    let file = file_key(name);
+    model_drift(
+        (ledger, at),
+        (name, &file),
+        "judge",
+        [&models[0], &models[1]],
+        &in_both,
+    );
+}
+
+/// Each `role` (reviewer, judge) of both arms whose reported models differ between them (a
+/// line without one reports none): harness drift the decision would credit to the treatment.
+fn model_drift(
+    (ledger, at): (&mut Inputs, &mut Vec<InputError>),
+    (name, file): (&str, &str),
+    role: &str,
     models: [&BTreeMap<&str, (std::collections::BTreeSet<&str>, u64)>; 2],
     in_both: &dyn Fn(&str) -> bool,
 ) {
@@ -230,7 +284,7 @@ fn model_drift(
             at,
             Caveat::Drift {
                 what: Drifted::Role {
-                    role: "reviewer".into(),
+                    role: role.into(),
                     names: vec![reviewer.to_string()],
                     aspect: Aspect::Model,
                 },

@@ -340,6 +340,8 @@ pub fn panel(source: &str, gathered: &ByItem<'_>, judges: &[String]) -> Vec<Item
                         .get(j.as_str())
                         .and_then(|m| m.get(item)?.mean())
                         .map(|x| BTreeMap::from([(DIMENSION.to_string(), x)])),
+                    position: None,
+                    reported_model: None,
                 })
                 .collect(),
         })

@@ -34,6 +34,7 @@ fn float_gates() -> ReviewPolicy {
 
 fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
     Finding {
+        text_chars: 0,
         id: None,
         claim: Claim {
             title: title.into(),
@@ -60,6 +61,7 @@ fn with_premise(mut f: Finding, p: &str) -> Finding {
 
 fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding {
     Finding {
+        text_chars: 0,
         id: None,
         claim: Claim {
             title: title.into(),

@@ -117,6 +117,9 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
     if let Some(note) = &v.irr_note {
         blocks.push(Block::Text(note.clone()));
     }
+    if let Some(b) = &m.bias {
+        blocks.push(Block::Table(bias_table(b)));
+    }
     let mut worst: Vec<_> = v.per_item_spread.iter().collect();
     worst.sort_by(|a, b| {
         b.spread
@@ -166,10 +169,30 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
                 numeric(l.items.to_string()),
             ]
         };
+        let mut rows = vec![row];
+        // The arms' difference with length regressed out, beside the lift.
+        if let Some(a) = m.bias.as_ref().and_then(|b| b.adjusted_lift.as_ref()) {
+            let n = m.bias.as_ref().map_or(0, |b| b.length.n);
+            rows.push(if l.withheld {
+                vec![
+                    text("adjusted for length"),
+                    Cell::Withheld,
+                    Cell::Withheld,
+                    numeric(n.to_string()),
+                ]
+            } else {
+                vec![
+                    text("adjusted for length"),
+                    numeric(format!("{:+.3}", a.value)),
+                    numeric(ci(Some(a.ci), 3)),
+                    numeric(n.to_string()),
+                ]
+            });
+        }
         blocks.push(Block::Table(Table {
-            caption: Some("Treatment − baseline judge composite, paired by item.".into()),
+            caption: Some("Treatment − baseline judge composite, paired by item; adjusted for length: the arms' difference with the length of the text judged regressed out (every judged item, clustered by target).".into()),
             header: header(&["", "value", "95% CI", "items"]),
-            rows: vec![row],
+            rows,
         }));
     }
     Section {
@@ -177,6 +200,47 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
         title: "Trust".into(),
         reading,
         blocks,
+    }
+}
+
+/// The bias audit: each check, what it asks, its figures and whether it failed.
+fn bias_table(b: &crate::trust::bias::Bias) -> Table {
+    let asks = |name: &str| match name {
+        "arm" => "the same finding scored alike in both arms",
+        "length" => "scores do not follow the length of the text (per 100 characters)",
+        "position" => "scores do not follow an item's place in its judge call (per place)",
+        _ => "a judge does not favour a reviewer running its own model",
+    };
+    let rows = b
+        .checks()
+        .iter()
+        .map(|(name, c)| {
+            let result = if c.failed {
+                "fails".to_string()
+            } else if c.made() {
+                "passes".to_string()
+            } else {
+                c.note.clone().unwrap_or_default()
+            };
+            vec![
+                text(*name),
+                text(asks(name)),
+                c.estimate
+                    .map_or_else(|| numeric("—"), |x| numeric(format!("{x:+.3}"))),
+                numeric(ci(c.ci, 3)),
+                numeric(c.p.map_or("—".into(), crate::text::fmt_p)),
+                numeric(c.n.to_string()),
+                numeric(c.explains.map_or("—".into(), |s| {
+                    format!("{:.0}%", (100.0 * s).round() + 0.0)
+                })),
+                text(result),
+            ]
+        })
+        .collect();
+    Table {
+        caption: Some("Bias audit: judges that agree can still agree on a bias. A check fails when it is significant (p < 0.05) and could give at least half of the lift (docs/guides/trust.md, \"The bias audit\").".into()),
+        header: header(&["check", "asks", "estimate", "95% CI", "p", "n", "share of the lift", "result"]),
+        rows,
     }
 }
 

@@ -14,6 +14,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+pub mod bias;
+
 use crate::corpus::verdicts::Item;
 use crate::policy::Trust;
 use crate::stats::alpha::{alpha, Level, Units};
@@ -425,6 +427,7 @@ mod tests {
                     model: format!("judge-{j}"),
                     reason: None,
                     scores: scores.map(|s| s.iter().map(|(d, x)| (d.to_string(), *x)).collect()),
+                    ..Default::default()
                 })
                 .collect(),
         }
