@@ -14,6 +14,7 @@ pub mod patterns;
 pub mod power;
 pub mod ppi;
 pub mod quantile;
+pub mod ratio;
 pub mod regression;
 pub mod rng;
 pub mod sequence;
