@@ -708,6 +708,12 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         // checks (the position and self notes are written).
         "bias.arm.note",
         "bias.length.note",
+        // A relative change is a review delta's of cost and latency; the type is shared with
+        // query and score deltas, which have no cost.
+        "queries.delta.<query-delta>.relative.ci.{0|1}",
+        "queries.delta.<query-delta>.relative.value",
+        "scores.delta.<key>.relative.ci.{0|1}",
+        "scores.delta.<key>.relative.value",
         // Checked by their own type above.
         "decision.caveats.<i>",
         "inputs.caveats.<i>",

@@ -613,8 +613,10 @@ fn every_catalogued_review_metric_reaches_every_output() {
         // Only the code-review example replays the precision controls (docs/guides/ab-rubric-change.md): the others
         // must not write their figures, so their outputs stay what they were.
         let controls = name == "code-review-ab";
+        // Only the live document review's reviewers report usage: the others have no cost.
+        let usage = name == "doc-review-live";
         for m in &REVIEW_METRICS {
-            let present = controls || !m.precision;
+            let present = (controls || !m.precision) && (usage || !m.usage);
             for arm in ["baseline", "treatment"] {
                 let row = &metrics["review"]["arms"][arm]["per_target"][0];
                 assert_eq!(
@@ -693,10 +695,27 @@ fn every_catalogued_review_metric_reaches_every_output() {
         }
         // Each arm figure the catalogue's aggregates make is in metrics.json and a gate path.
         for (figure, i, _) in arm_figure_names() {
-            let present = controls || !REVIEW_METRICS[*i].precision;
+            let m = &REVIEW_METRICS[*i];
+            let present = (controls || !m.precision) && (usage || !m.usage);
             for arm in ["baseline", "treatment"] {
+                let value = &metrics["review"]["arms"][arm][figure.as_str()];
+                // A part of usage no call reported (wall time, in a corpus not collected with
+                // it) is null: unknown, never 0.
+                let unreported = m.usage
+                    && metrics["review"]["arms"][arm]["per_target"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .all(|row| row[m.name].is_null());
                 assert_eq!(
-                    metrics["review"]["arms"][arm][figure.as_str()].is_number(),
+                    value.is_number(),
+                    present && !unreported,
+                    "{name}: {arm} and {figure}"
+                );
+                assert_eq!(
+                    metrics["review"]["arms"][arm]
+                        .get(figure.as_str())
+                        .is_some(),
                     present,
                     "{name}: {arm} and {figure}"
                 );

@@ -54,7 +54,7 @@ pub fn analyse(
         .verdicts
         .as_ref()
         .map_or(&[][..], |(_, v)| v.as_slice());
-    let controls = CorpusControls::of(exp, corpus);
+    let controls = CorpusControls::of(exp, corpus, &owned);
     let mut pairs = Vec::new();
     let (mut review, mut agreement, findings) = match &corpus.reviews {
         Some((name, selections)) => {
@@ -319,6 +319,7 @@ fn scores_section(
                     treatment,
                 }),
                 mcnemar: c.mcnemar,
+                relative: None,
             },
         );
     }
@@ -415,6 +416,7 @@ fn replay_queries(
                 p_adjusted: None,
                 wilson: None,
                 mcnemar: None,
+                relative: None,
             },
         );
     }

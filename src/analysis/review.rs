@@ -35,6 +35,9 @@ use crate::model::*;
 /// not writes none of their figures, so its outputs are what they were before the controls.
 pub(super) struct CorpusControls<'a> {
     pub(super) used: bool,
+    /// Whether any return records what its call spent (`usage`, `elapsed_ms`): both arms then
+    /// carry the usage figures (docs/reference.md, "Cost and latency").
+    pub(super) usage: bool,
     pub(super) calls: &'a [Validation],
     pub(super) targets: &'a [Target],
     pub(super) sources: Option<&'a Sources>,
@@ -107,15 +110,30 @@ impl<'a> CorpusControls<'a> {
 }
 
 impl<'a> CorpusControls<'a> {
-    pub(super) fn of(exp: &Experiment, corpus: &'a Corpus) -> Self {
+    /// `owned`: the returns [`take_unshared`] took out of `corpus`.
+    pub(super) fn of(
+        exp: &Experiment,
+        corpus: &'a Corpus,
+        owned: &[Option<Vec<Return>>; 2],
+    ) -> Self {
         let calls = corpus.validations.as_ref().map_or(&[][..], |(_, c)| c);
         let targets = corpus.targets.as_ref().map_or(&[][..], |(_, t)| t);
         let sources = corpus.sources.as_ref();
         let recorded =
             corpus.validations.is_some() || corpus.targets.is_some() || sources.is_some();
         let on = exp.arms().iter().any(|a| !a.controls.is_off());
+        let left = corpus
+            .reviews
+            .as_ref()
+            .map_or(&[][..], |(_, s)| s.as_slice());
+        let usage = left
+            .iter()
+            .flat_map(|s| &s.returns)
+            .chain(owned.iter().flatten().flatten())
+            .any(|r| r.spent.is_some());
         CorpusControls {
             used: exp.mode == Mode::Code && (on || recorded),
+            usage,
             calls,
             targets,
             sources,
@@ -288,6 +306,8 @@ pub(super) fn arm_review(
             controls: controls.used,
             skipped: run.skipped,
             has_sources: run.has_sources,
+            spent: run.spent,
+            usage: controls.usage,
         };
         per_target.push(review_metrics::target_metrics(&input, scale, &composite));
         for m in &run.merged {
@@ -498,6 +518,8 @@ pub(super) fn deltas(
             baseline: wilson(b.figure(PROMOTED.sum()), b.figure(MERGED.sum())),
             treatment: wilson(t.figure(PROMOTED.sum()), t.figure(MERGED.sum())),
         });
+        // A cost or latency change is read as a share of the baseline's too.
+        let relative = m.usage.then(|| Relative::of(&units)).flatten();
         let c = Comparison {
             name,
             delta: paired,
@@ -511,6 +533,7 @@ pub(super) fn deltas(
                 p_adjusted: None,
                 wilson,
                 mcnemar: None,
+                relative,
             },
         );
     }

@@ -68,7 +68,7 @@ impl<'a> Replayer<'a> {
             exp,
             corpus,
             composites: composites(exp, verdicts),
-            controls: CorpusControls::of(exp, corpus),
+            controls: CorpusControls::of(exp, corpus, &[None, None]),
             confirm_at,
             scored: Mutex::new(Vec::new()),
         }

@@ -15,6 +15,7 @@ pub mod scan;
 pub mod scores;
 pub mod sources;
 pub mod targets;
+pub mod usage;
 pub mod validations;
 pub mod verdicts;
 

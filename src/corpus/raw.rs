@@ -73,6 +73,11 @@ pub struct RawReturn<F = Value> {
     /// The model that wrote the return, when the reviewer reports it: a reviewer whose model
     /// differs between the arms is a caveat unless `[arms.treatment] differs` names `model`.
     pub model: Option<Text>,
+    /// What the call spent: tokens read and written, cost in US dollars (docs/reference.md,
+    /// "Cost and latency").
+    pub usage: Option<super::usage::Usage>,
+    /// The call's wall time in milliseconds, as `collect` measured it.
+    pub elapsed_ms: Option<super::usage::Amount>,
 }
 
 impl<F> RawReturn<F> {
@@ -90,6 +95,8 @@ impl<F> RawReturn<F> {
             deferred_questions: self.deferred_questions,
             testing_gaps: self.testing_gaps,
             model: self.model,
+            usage: self.usage,
+            elapsed_ms: self.elapsed_ms,
         }
     }
 }
@@ -539,7 +546,7 @@ fn unknown<'de, A: MapAccess<'de>>(
     Ok(())
 }
 
-const ENVELOPE: [&str; 11] = [
+const ENVELOPE: [&str; 13] = [
     "target",
     "arm",
     "reviewer",
@@ -551,6 +558,8 @@ const ENVELOPE: [&str; 11] = [
     "deferred_questions",
     "testing_gaps",
     "model",
+    "usage",
+    "elapsed_ms",
 ];
 
 struct Fast(RawReturn<RawFinding>);
@@ -587,6 +596,8 @@ impl<'de> Visitor<'de> for FastVisitor {
                 Key::Known(8) => once(&mut r.deferred, map.next_value()?),
                 Key::Known(9) => once(&mut r.gaps, map.next_value()?),
                 Key::Known(10) => once(&mut r.model, map.next_value()?),
+                Key::Known(11) => once(&mut r.usage, map.next_value()?),
+                Key::Known(12) => once(&mut r.elapsed_ms, map.next_value()?),
                 Key::Known(_) => None,
                 Key::Other(key) => {
                     unknown(&mut map, &mut seen, key)?;
@@ -613,6 +624,8 @@ pub(crate) struct Envelope<F> {
     pub deferred: Option<Option<Vec<String>>>,
     pub gaps: Option<Option<Vec<String>>>,
     pub model: Option<Option<Text>>,
+    pub usage: Option<Option<super::usage::Usage>>,
+    pub elapsed_ms: Option<Option<super::usage::Amount>>,
 }
 
 impl<F> Default for Envelope<F> {
@@ -629,6 +642,8 @@ impl<F> Default for Envelope<F> {
             deferred: None,
             gaps: None,
             model: None,
+            usage: None,
+            elapsed_ms: None,
         }
     }
 }
@@ -648,6 +663,8 @@ impl<F> Envelope<F> {
             deferred_questions: self.deferred.flatten(),
             testing_gaps: self.gaps.flatten(),
             model: self.model.flatten(),
+            usage: self.usage.flatten(),
+            elapsed_ms: self.elapsed_ms.flatten(),
         })
     }
 }

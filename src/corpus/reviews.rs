@@ -49,6 +49,8 @@ pub struct Record<F = Value> {
     pub testing_gaps: Vec<String>,
     /// The model the return reports, if it does.
     pub model: Option<String>,
+    /// What the call spent, if its line says (`usage`, `elapsed_ms`).
+    pub spent: Option<super::usage::Spent>,
 }
 
 impl<F> Record<F> {
@@ -727,6 +729,7 @@ fn check_record<F>(name: &str, line: u64, raw: RawReturn<F>) -> Result<Record<F>
         deferred_questions: raw.deferred_questions.unwrap_or_default(),
         testing_gaps: raw.testing_gaps.unwrap_or_default(),
         model: raw.model.map(|m| m.0),
+        spent: super::usage::Spent::of(raw.usage, raw.elapsed_ms),
     })
 }
 
@@ -834,6 +837,8 @@ pub struct Return {
     pub malformed: MalformedList,
     /// The model the return reports, if it does.
     pub model: Option<Arc<str>>,
+    /// What the call spent, if its line says (held apart: most corpora record none).
+    pub spent: Option<Box<super::usage::Spent>>,
 }
 
 /// The returns recorded under `source`, with findings validated for `mode` on `scale`.
@@ -1051,6 +1056,7 @@ fn to_return<F: Unchecked>(
         findings,
         malformed,
         model: r.model.as_deref().map(Arc::from),
+        spent: r.spent.map(Box::new),
     }
 }
 

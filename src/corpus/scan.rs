@@ -117,6 +117,8 @@ pub fn line<'a, F>(
         "deferred_questions" => once(&mut r.deferred, s.or_null(Scan::strings)?),
         "testing_gaps" => once(&mut r.gaps, s.or_null(Scan::strings)?),
         "model" => once(&mut r.model, s.or_null(Scan::text)?),
+        "usage" => once(&mut r.usage, s.or_null(Scan::usage)?),
+        "elapsed_ms" => once(&mut r.elapsed_ms, s.or_null(Scan::amount)?),
         other => s.other(&mut others, other),
     })?;
     s.ws();
@@ -374,6 +376,28 @@ impl<'a> Scan<'a> {
             (text, true) if !text.starts_with('-') => text.parse().ok(),
             _ => None,
         }
+    }
+
+    /// A number ≥ 0 (a cost, a duration); anything else declines the line, for the typed
+    /// reader to refuse with its reason.
+    fn amount(&mut self) -> Option<crate::corpus::usage::Amount> {
+        let x = self.number()?.as_f64()?;
+        Some(crate::corpus::usage::Amount(x))
+    }
+
+    /// A call's `usage` object, each part once; any other key or value declines the line.
+    fn usage(&mut self) -> Option<crate::corpus::usage::Usage> {
+        let mut u = crate::corpus::usage::Usage::default();
+        let (mut input, mut output, mut cost) = (None, None, None);
+        self.object(|s, key| match key {
+            "input_tokens" => once(&mut input, s.or_null(Scan::whole)?),
+            "output_tokens" => once(&mut output, s.or_null(Scan::whole)?),
+            "cost_usd" => once(&mut cost, s.or_null(Scan::amount)?),
+            _ => None,
+        })?;
+        (u.input_tokens, u.output_tokens, u.cost_usd) =
+            (input.flatten(), output.flatten(), cost.flatten());
+        Some(u)
     }
 
     /// A string that holds something (`Text`).

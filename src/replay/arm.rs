@@ -35,6 +35,8 @@ pub struct RunReplay {
     /// Whether the corpus has a source snapshot of the target (lint-ignore's measure is
     /// unknown without one).
     pub has_sources: bool,
+    /// What the (target, run)'s calls spent, summed, when any of them reported it.
+    pub spent: Option<crate::corpus::usage::Spent>,
 }
 
 /// A whole arm, replayed.
@@ -267,6 +269,7 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                     merged: Vec::new(),
                     skipped: Some(rule),
                     has_sources,
+                    spent: None,
                 });
             }
             continue;
@@ -307,6 +310,10 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                 merged,
                 skipped: None,
                 has_sources,
+                spent: group
+                    .iter()
+                    .filter_map(|r| r.spent.as_deref().copied())
+                    .reduce(crate::corpus::usage::Spent::plus),
             });
         }
         // Sorted for a deterministic unit order (α does not depend on it; the bootstrap does).

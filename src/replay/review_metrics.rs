@@ -154,6 +154,10 @@ pub struct ReviewMetric {
     /// The range every per-target value lies in by construction, where it has one (a rate, a
     /// mean judge composite): what an anytime-valid sequence bounds its differences by.
     pub range: Option<[f64; 2]>,
+    /// A figure of what the calls spent (docs/reference.md, "Cost and latency"): written only
+    /// when the corpus records usage or wall time, and read back as absent from a run that
+    /// does not.
+    pub usage: bool,
     pub compute: Compute,
 }
 
@@ -177,6 +181,7 @@ const fn count(name: &'static str, holds: fn(&Merged) -> bool) -> ReviewMetric {
         better: None,
         precision: false,
         range: None,
+        usage: false,
         compute: Compute::Merged(holds),
     }
 }
@@ -195,6 +200,7 @@ const fn figure(name: &'static str, kind: Kind, compute: fn(&Facts<'_>) -> Figur
         better: None,
         precision: false,
         range: None,
+        usage: false,
         compute: Compute::Facts(compute),
     }
 }
@@ -234,6 +240,14 @@ impl ReviewMetric {
         self.precision = true;
         self
     }
+    const fn usage(mut self) -> Self {
+        self.usage = true;
+        self
+    }
+    /// Whether it may be absent from a run: a precision-control or usage figure.
+    pub fn optional_in_run(&self) -> bool {
+        self.precision || self.usage
+    }
     const fn lower_is_better(mut self) -> Self {
         self.better = Some(super::Better::Lower);
         self
@@ -264,6 +278,10 @@ pub struct TargetInput<'a> {
     pub skipped: Option<crate::policy::SkipRule>,
     /// Whether the corpus has a source snapshot of the target.
     pub has_sources: bool,
+    /// What the (target, run)'s calls spent, summed, when any reported it.
+    pub spent: Option<crate::corpus::usage::Spent>,
+    /// Whether the corpus records usage or wall time: the usage figures are absent if not.
+    pub usage: bool,
 }
 
 /// Everything a per-target figure is computed from.
@@ -288,7 +306,7 @@ fn tier(f: &Merged, t: Tier) -> bool {
 
 /// Every per-target review metric, in the order of a `per_target` row, of the targets table's
 /// columns (after `arm`, `target` and `run`) and of the delta table.
-pub const REVIEW_METRICS: [ReviewMetric; 34] = [
+pub const REVIEW_METRICS: [ReviewMetric; 38] = [
     figure("findings_raw", Kind::Count, |x| {
         Figure::Count(x.input.raw_confidences.len())
     })
@@ -447,6 +465,46 @@ pub const REVIEW_METRICS: [ReviewMetric; 34] = [
         Figure::Label(x.input.skipped.map(|r| r.name().to_string()))
     })
     .precision(),
+    // What the (target, run)'s reviewer calls spent (docs/reference.md, "Cost and latency"),
+    // summed over its calls; written when the corpus records any usage. Null where none of its
+    // calls reported the part.
+    figure("cost_usd", Kind::Optional, |x| {
+        Figure::Optional(x.input.spent.and_then(|s| s.cost_usd))
+    })
+    .arm(&[Aggregate::Mean])
+    .delta(4)
+    .lower_is_better()
+    .usage()
+    .label("cost per target (USD)"),
+    figure("input_tokens", Kind::Optional, |x| {
+        Figure::Optional(x.input.spent.and_then(|s| s.input_tokens).map(|n| n as f64))
+    })
+    .arm(&[Aggregate::Mean])
+    .delta(0)
+    .lower_is_better()
+    .usage()
+    .label("input tokens per target"),
+    figure("output_tokens", Kind::Optional, |x| {
+        Figure::Optional(
+            x.input
+                .spent
+                .and_then(|s| s.output_tokens)
+                .map(|n| n as f64),
+        )
+    })
+    .arm(&[Aggregate::Mean])
+    .delta(0)
+    .lower_is_better()
+    .usage()
+    .label("output tokens per target"),
+    figure("latency_ms", Kind::Optional, |x| {
+        Figure::Optional(x.input.spent.and_then(|s| s.elapsed_ms))
+    })
+    .arm(&[Aggregate::Mean])
+    .delta(0)
+    .lower_is_better()
+    .usage()
+    .label("reviewer wall time per target (ms)"),
 ];
 
 /// A review metric: its place in [`REVIEW_METRICS`]. The constants below are looked up when
@@ -617,7 +675,7 @@ pub fn target_metrics(
     let figures = REVIEW_METRICS
         .iter()
         .map(|m| {
-            if m.precision && !input.controls {
+            if (m.precision && !input.controls) || (m.usage && !input.usage) {
                 return Figure::Absent;
             }
             let figure = match m.compute {
@@ -670,6 +728,15 @@ pub struct ArmFigures {
     pub values: Vec<Option<f64>>,
     /// Whether the precision-control figures are present (the experiment replays them).
     pub controls: bool,
+    /// Whether the usage figures are present (the corpus records usage).
+    pub usage: bool,
+}
+
+impl ArmFigures {
+    /// Whether metric `m`'s figures are present in this arm.
+    pub fn has(&self, m: &ReviewMetric) -> bool {
+        (self.controls || !m.precision) && (self.usage || !m.usage)
+    }
 }
 
 impl ArmFigures {
@@ -877,25 +944,33 @@ pub fn arm_metrics(
     per_target: Vec<TargetMetrics>,
     malformed_reasons: BTreeMap<String, usize>,
 ) -> ArmMetrics {
-    let controls = per_target.iter().any(|t| {
-        REVIEW_METRICS
-            .iter()
-            .zip(&t.figures)
-            .any(|(m, f)| m.precision && *f != Figure::Absent)
-    });
+    let present = |of: fn(&ReviewMetric) -> bool| {
+        per_target.iter().any(|t| {
+            REVIEW_METRICS
+                .iter()
+                .zip(&t.figures)
+                .any(|(m, f)| of(m) && *f != Figure::Absent)
+        })
+    };
+    let (controls, usage) = (present(|m| m.precision), present(|m| m.usage));
     let groups = TargetGroups::of(&per_target);
-    let figures = ArmFigures {
+    let shape = ArmFigures {
         controls,
+        usage,
+        values: Vec::new(),
+    };
+    let figures = ArmFigures {
         values: arm_figure_names()
             .iter()
             .map(|(_, i, aggregate)| {
                 let m = &REVIEW_METRICS[*i];
-                if m.precision && !controls {
+                if !shape.has(m) {
                     return None;
                 }
                 let values = groups.means(&per_target, Id(*i));
-                // An optional count known for no target is unknown for the arm, never 0.
-                if m.kind == Kind::OptionalCount && values.is_empty() {
+                // An optional count known for no target, or a part of usage no call reported,
+                // is unknown for the arm, never 0.
+                if (m.kind == Kind::OptionalCount || m.usage) && values.is_empty() {
                     return None;
                 }
                 let all = values.iter().copied();
@@ -907,6 +982,7 @@ pub fn arm_metrics(
                 })
             })
             .collect(),
+        ..shape
     };
     let mut runs: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
     for t in &per_target {

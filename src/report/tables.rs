@@ -91,7 +91,7 @@ pub fn targets(metrics: &Metrics) -> Table {
     // One column per per-target metric, as the catalogue declares them.
     for (i, m) in REVIEW_METRICS.iter().enumerate() {
         // A precision-control figure of an experiment without the controls has no column.
-        if rows.iter().all(|(_, t)| t.figures[i] == Figure::Absent) && m.precision {
+        if rows.iter().all(|(_, t)| t.figures[i] == Figure::Absent) && m.optional_in_run() {
             continue;
         }
         let read = |(_, t): &(&str, &TargetMetrics)| t.figures[i].number();

@@ -9,6 +9,8 @@
 #   - the full-detail return (with why_it_matters and evidence) written to $CALIBENCH_ARTIFACT;
 #   - confidence on the arm's scale: a float in [0, 1] for the `float` arm, one of
 #     0/25/50/75/100 for the `anchored` arm.
+# It reports what the call spent (`usage`: tokens from the document's length and the arm's
+# prompt, priced per token), as a model API does.
 # It is deterministic — the same persona, document, arm and run always give the same return —
 # and needs nothing but POSIX sh and awk: no model, no network.
 #
@@ -64,12 +66,21 @@ function finding(i, detail,    out) {
   if (detail) out = out sprintf(", \"why_it_matters\": \"%s\", \"evidence\": [\"%s\"]", esc(W[i]), esc(E[i]))
   return out "}"
 }
-function ret(detail,    i, out) {
+function ret(detail,    i, out, input, output) {
   out = "{\"findings\": ["
   for (i = 1; i <= n; i++) out = out (i > 1 ? ", " : "") finding(i, detail)
-  return out "], \"residual_risks\": [], \"deferred_questions\": []}"
+  out = out "], \"residual_risks\": [], \"deferred_questions\": []"
+  if (!detail) {
+    # What the call spent, as a model API reports it: the document and the prompt read (the
+    # anchored rubric prompt is longer), the findings written; priced per token.
+    input = int(chars / 4) + (arm == "anchored" ? 1900 : 1400)
+    output = 80 + 55 * n
+    out = out sprintf(", \"usage\": {\"input_tokens\": %d, \"output_tokens\": %d, \"cost_usd\": %.6f}", input, output, input * 0.000003 + output * 0.000015)
+  }
+  return out "}"
 }
 BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i; section = "Overview" }
+{ chars += length($0) + 1 }
 /^#+ / { section = $0; sub(/^#+ +/, "", section); next }
 {
   line = tolower($0)

@@ -87,8 +87,8 @@ impl<'de> Deserialize<'de> for TargetMetrics {
         let figures = REVIEW_METRICS
             .iter()
             .map(|m| match map.remove(m.name) {
-                // A run without the precision controls does not write their figures.
-                None if m.precision => Ok(Figure::Absent),
+                // A run without the precision controls or usage does not write their figures.
+                None if m.optional_in_run() => Ok(Figure::Absent),
                 None => Err(D::Error::custom(format!("{what} lacks `{}`", m.name))),
                 Some(v) => m
                     .kind
@@ -118,7 +118,7 @@ impl schemars::JsonSchema for TargetMetrics {
         let mut required = vec!["target".to_string(), "run".to_string()];
         for m in &REVIEW_METRICS {
             properties.insert(m.name.into(), m.kind.schema(g).to_value());
-            if !m.precision {
+            if !m.optional_in_run() {
                 required.push(m.name.to_string());
             }
         }
@@ -137,8 +137,9 @@ impl Serialize for ArmFigures {
         let mut map = s.serialize_map(None)?;
         for ((name, i, _), x) in arm_figure_names().iter().zip(&self.values) {
             // Precision-control figures are written when the experiment replays the controls
-            // (lint-ignore's, null when no target has a snapshot).
-            if self.controls || !REVIEW_METRICS[*i].precision {
+            // (lint-ignore's, null when no target has a snapshot), usage figures when the
+            // corpus records usage.
+            if self.has(&REVIEW_METRICS[*i]) {
                 map.serialize_entry(name, x)?;
             }
         }
@@ -150,19 +151,26 @@ impl<'de> Deserialize<'de> for ArmFigures {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let mut map = serde_json::Map::deserialize(d)?;
-        let controls = arm_figure_names()
-            .iter()
-            .any(|(name, i, _)| REVIEW_METRICS[*i].precision && map.contains_key(name));
+        let present = |of: fn(&ReviewMetric) -> bool| {
+            arm_figure_names()
+                .iter()
+                .any(|(name, i, _)| of(&REVIEW_METRICS[*i]) && map.contains_key(name))
+        };
+        let (controls, usage) = (present(|m| m.precision), present(|m| m.usage));
         arm_figure_names()
             .iter()
             .map(|(name, i, _)| match map.remove(name) {
-                None if REVIEW_METRICS[*i].precision => Ok(None),
+                None if REVIEW_METRICS[*i].optional_in_run() => Ok(None),
                 None => Err(D::Error::custom(format!("an arm lacks `{name}`"))),
                 Some(v) => serde_json::from_value::<Option<f64>>(v)
                     .map_err(|e| D::Error::custom(format!("`{name}`: {e}"))),
             })
             .collect::<Result<_, _>>()
-            .map(|values| ArmFigures { values, controls })
+            .map(|values| ArmFigures {
+                values,
+                controls,
+                usage,
+            })
     }
 }
 
@@ -186,7 +194,7 @@ impl schemars::JsonSchema for ArmFigures {
                 g.subschema_for::<f64>()
             };
             properties.insert(name.clone(), schema.to_value());
-            if !m.precision {
+            if !m.optional_in_run() {
                 required.push(name.clone());
             }
         }

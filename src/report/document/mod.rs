@@ -687,6 +687,20 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             (false, None) => "no lift".into(),
         });
     }
+    // What a target costs in each arm, where the calls reported it (docs/reference.md, "Cost
+    // and latency").
+    if let Some(d) = m.review.as_ref().and_then(|r| r.delta.get("cost_usd")) {
+        let relative = d.relative.map_or(String::new(), |r| {
+            let interval = r.ci.map_or(String::new(), |[lo, hi]| {
+                format!(" [{:+.0}%, {:+.0}%]", 100.0 * lo, 100.0 * hi)
+            });
+            format!(" ({:+.0}%{interval})", 100.0 * r.value)
+        });
+        parts.push(format!(
+            "cost per target ${:.4} → ${:.4}{relative}",
+            d.paired.baseline, d.paired.treatment
+        ));
+    }
     if !m.primary.is_empty() {
         parts.extend(m.primary.iter().map(|name| primary_part(m, name)));
         return parts.join(" · ");
@@ -922,6 +936,7 @@ fn summary(m: &Metrics) -> Table {
                     p_adjusted: l.p_adjusted,
                     wilson: None,
                     mcnemar: None,
+                    relative: None,
                 },
                 3,
             ));

@@ -1,0 +1,198 @@
+//! Cost and latency (docs/reference.md, "Cost and latency"): a reviewer that reports `usage`
+//! is collected, and the run gives each target's cost and tokens, each arm's means, and the
+//! paired delta with its relative change; a corpus with no usage has none of these figures;
+//! usage written wrong refuses the line, naming it.
+
+mod common;
+
+use std::path::Path;
+
+use common::{calibench, outcome, run_into, stdout_of};
+use serde_json::Value;
+
+/// A doc-mode folder collected by `calibench collect`: eight documents, two reviewers, a
+/// reviewer script that reports what each call cost (the treatment's calls 30% dearer).
+fn collected(dir: &Path) {
+    std::fs::create_dir_all(dir.join("documents")).unwrap();
+    for i in 0..8 {
+        std::fs::write(
+            dir.join(format!("documents/plan-{i}.md")),
+            format!("# Plan {i}\n\n{}\n", "Ship it. ".repeat(10 + 3 * i)),
+        )
+        .unwrap();
+    }
+    let script = r#"#!/bin/sh
+# A fake reviewer that reports usage: tokens from the document's size, cost from the tokens,
+# the treatment's prompt 30% longer.
+set -eu
+reviewer=$1 target=$2 arm=$3
+size=$(wc -c | tr -d ' ')
+scale=10; [ "$arm" = treatment ] && scale=13
+input=$(( (size * 4 + 1500) * scale / 10 ))
+output=$(( 300 + ${#reviewer} * 10 ))
+cost=$(awk -v i="$input" -v o="$output" 'BEGIN { printf "%.6f", i * 0.000003 + o * 0.000015 }')
+printf '{"findings": [{"id": "%s-%s", "title": "Rollback path is unspecified", "severity": "P1", "section": "Deploy", "finding_type": "omission", "autofix_class": "manual", "confidence": 0.7}], "usage": {"input_tokens": %d, "output_tokens": %d, "cost_usd": %s}}\n' "$reviewer" "$target" "$input" "$output" "$cost"
+"#;
+    let path = dir.join("review.sh");
+    std::fs::write(&path, script).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(
+        dir.join("experiment.toml"),
+        r#"name = "cost"
+mode = "doc"
+corpus = "."
+bootstrap = 200
+
+[arms.baseline]
+[arms.baseline.review]
+policy = "float-gates"
+[arms.treatment]
+[arms.treatment.review]
+policy = "float-gates"
+
+[decision]
+distinct_values = "decrease"
+cost_usd = { want = "no-increase", margin = 0.001 }
+
+[collect]
+command = ["./review.sh", "{reviewer}", "{target}", "{arm}"]
+reviewers = ["coherence", "feasibility"]
+targets = "documents/*.md"
+"#,
+    )
+    .unwrap();
+    stdout_of(calibench().current_dir(dir).args([
+        "collect",
+        "experiment.toml",
+        "--run-id",
+        "c",
+        "--runs-dir",
+        "runs",
+    ]));
+    for f in ["reviews.jsonl", "collect.json"] {
+        std::fs::copy(dir.join("runs/c").join(f), dir.join(f)).unwrap();
+    }
+}
+
+fn metrics(dir: &Path) -> (i32, String, String, Value) {
+    let runs = dir.join("out/runs");
+    let (code, out, err) = outcome(run_into(&runs, dir).args(["--no-plots"]));
+    let m = std::fs::read_dir(&runs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .map(|e| e.unwrap().path().join("metrics.json"))
+        .map_or(Value::Null, |p| {
+            serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+        });
+    (code, out, err, m)
+}
+
+#[test]
+fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected(&c);
+    let line: Value = serde_json::from_str(
+        std::fs::read_to_string(c.join("reviews.jsonl"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(line["usage"]["cost_usd"].is_number(), "{line}");
+    let (code, out, err, m) = metrics(&c);
+    assert_eq!(code, 0, "{err}");
+    // The first screen shows what a target costs in each arm, and the change as a share.
+    assert!(out.contains(" · cost per target $0.0"), "{out}");
+    let arms = &m["review"]["arms"];
+    // Per target: the sum over its two reviewers' calls.
+    let row = &arms["baseline"]["per_target"][0];
+    let first: Vec<Value> = std::fs::read_to_string(c.join("reviews.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &Value| l["arm"] == "baseline" && l["target"] == row["target"])
+        .collect();
+    let summed: f64 = first
+        .iter()
+        .map(|l| l["usage"]["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert_eq!(first.len(), 2);
+    assert!(
+        (row["cost_usd"].as_f64().unwrap() - summed).abs() < 1e-12,
+        "{row}"
+    );
+    assert!(row["input_tokens"].as_f64().unwrap() > 0.0);
+    // No call recorded its wall time: the figure is null, never 0.
+    assert!(row["latency_ms"].is_null(), "{row}");
+    let (b, t) = (
+        arms["baseline"]["cost_usd_mean"].as_f64().unwrap(),
+        arms["treatment"]["cost_usd_mean"].as_f64().unwrap(),
+    );
+    assert!(t > b);
+    let d = &m["review"]["delta"]["cost_usd"];
+    let rel = d["relative"]["value"].as_f64().unwrap();
+    assert!((rel - (t / b - 1.0)).abs() < 1e-9, "{d}");
+    let [lo, hi] = [0, 1].map(|i| d["relative"]["ci"][i].as_f64().unwrap());
+    assert!(lo < rel && rel < hi, "{d}");
+    // The guard: the treatment costs more than the margin allows.
+    assert_eq!(m["decision"]["verdict"], "worse", "{}", m["decision"]);
+
+    // The same corpus without usage has no cost figures at all.
+    let text = std::fs::read_to_string(c.join("reviews.jsonl")).unwrap();
+    let bare: String = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("usage");
+            format!("{v}\n")
+        })
+        .collect();
+    let n = dir.path().join("n");
+    common::copy_dir(&c, &n);
+    std::fs::write(n.join("reviews.jsonl"), bare).unwrap();
+    std::fs::remove_dir_all(n.join("out")).unwrap();
+    let exp = std::fs::read_to_string(n.join("experiment.toml"))
+        .unwrap()
+        .replace(
+            "cost_usd = { want = \"no-increase\", margin = 0.001 }",
+            "actionable = \"no-decrease\"",
+        );
+    std::fs::write(n.join("experiment.toml"), exp).unwrap();
+    std::fs::remove_file(n.join("collect.json")).unwrap();
+    let (code, _, err, m) = metrics(&n);
+    assert_eq!(code, 0, "{err}");
+    let arm = &m["review"]["arms"]["baseline"];
+    assert!(arm.get("cost_usd_mean").is_none(), "{arm}");
+    assert!(arm["per_target"][0].get("cost_usd").is_none());
+    assert!(m["review"]["delta"].get("cost_usd").is_none());
+}
+
+#[test]
+fn usage_written_wrong_is_refused_naming_the_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected(&c);
+    let text = std::fs::read_to_string(c.join("reviews.jsonl")).unwrap();
+    std::fs::remove_file(c.join("collect.json")).unwrap();
+    for (bad, says) in [
+        (r#""cost_usd": "0.2""#, "cost_usd"),
+        (r#""cost_usd": -0.5"#, "-0.5 is not 0 or more"),
+        (r#""input_tokens": -3"#, "input_tokens"),
+    ] {
+        let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let mut v: Value = serde_json::from_str(&lines[2]).unwrap();
+        v["usage"] = serde_json::from_str(&format!("{{{bad}}}")).unwrap();
+        lines[2] = v.to_string();
+        std::fs::write(c.join("reviews.jsonl"), lines.join("\n") + "\n").unwrap();
+        let (code, _, err) = outcome(run_into(c.join("out/runs"), &c).args(["--no-plots"]));
+        assert_eq!(code, 2, "{bad}: {err}");
+        assert!(err.contains("reviews.jsonl:3"), "{bad}: {err}");
+        assert!(err.contains("usage") && err.contains(says), "{bad}: {err}");
+    }
+}
