@@ -253,13 +253,30 @@ pub enum RawWant {
     Word(Want),
     Table {
         want: Want,
-        /// A guard's non-inferiority margin, in the metric's units: held only when the 95%
-        /// interval's bound on the unsafe side lies within it.
+        /// A guard's non-inferiority margin, in the metric's units, or for cost and latency a
+        /// share of the baseline (`"10%"`): held only when the 95% interval's bound on the
+        /// unsafe side lies within it.
+        #[schemars(with = "Option<Share>")]
         margin: Option<f64>,
-        /// The smallest change that matters, in the metric's units, for a metric that must
-        /// move: "needs ≈ N" and `plan` size the study for it.
+        /// The smallest change that matters, in the metric's units (or `"5%"` of the
+        /// baseline, for cost and latency), for a metric that must move: "needs ≈ N" and
+        /// `plan` size the study for it.
+        #[schemars(with = "Option<Share>")]
         min_effect: Option<f64>,
+        /// Whether they were written as percentages.
+        #[schemars(skip)]
+        relative: bool,
     },
+}
+
+/// A margin or a smallest effect as written: a number in the metric's units, or a percentage
+/// of the baseline (`"10%"`).
+#[derive(schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Share {
+    Units(f64),
+    Percent(#[schemars(regex(pattern = r"^[0-9]+(\.[0-9]+)?%$"))] String),
 }
 
 impl<'de> Deserialize<'de> for RawWant {
@@ -283,19 +300,42 @@ impl<'de> Deserialize<'de> for RawWant {
                 let w = t
                     .remove("want")
                     .ok_or_else(|| D::Error::custom("the table has no `want`"))?;
-                let number = |t: &mut toml::Table, key: &str| -> Result<Option<f64>, D::Error> {
+                // A number in the metric's units, or a percentage of the baseline ("10%").
+                let number = |t: &mut toml::Table,
+                              key: &str|
+                 -> Result<Option<(f64, bool)>, D::Error> {
                     match t.remove(key) {
-                        None => Ok(None),
-                        Some(toml::Value::Float(x)) => Ok(Some(x)),
-                        Some(toml::Value::Integer(i)) => Ok(Some(i as f64)),
-                        Some(other) => Err(D::Error::custom(format_args!(
-                            "`{key}` must be a number, not {}",
-                            other.type_str()
-                        ))),
-                    }
+                            None => Ok(None),
+                            Some(toml::Value::Float(x)) => Ok(Some((x, false))),
+                            Some(toml::Value::Integer(i)) => Ok(Some((i as f64, false))),
+                            Some(toml::Value::String(s)) => s
+                                .trim()
+                                .strip_suffix('%')
+                                .and_then(|n| n.trim().parse::<f64>().ok())
+                                .map(|x| Some((x / 100.0, true)))
+                                .ok_or_else(|| {
+                                    D::Error::custom(format_args!(
+                                        "`{key}` must be a number or a percentage such as \"10%\", not \"{s}\""
+                                    ))
+                                }),
+                            Some(other) => Err(D::Error::custom(format_args!(
+                                "`{key}` must be a number or a percentage such as \"10%\", not {}",
+                                other.type_str()
+                            ))),
+                        }
                 };
                 let (margin, min_effect) =
                     (number(&mut t, "margin")?, number(&mut t, "min_effect")?);
+                let percent = |x: Option<(f64, bool)>| x.map(|(_, p)| p);
+                if let (Some(a), Some(b)) = (percent(margin), percent(min_effect)) {
+                    if a != b {
+                        return Err(D::Error::custom(
+                            "write margin and min_effect both as percentages or both in the metric's units",
+                        ));
+                    }
+                }
+                let relative = percent(margin).or(percent(min_effect)).unwrap_or(false);
+                let (margin, min_effect) = (margin.map(|x| x.0), min_effect.map(|x| x.0));
                 if let Some(k) = t.keys().next() {
                     let near = crate::text::nearest(k, &["want", "margin", "min_effect"])
                         .map(|n| format!(" — did you mean `{n}`?"))
@@ -308,6 +348,7 @@ impl<'de> Deserialize<'de> for RawWant {
                     want: want(&w)?,
                     margin,
                     min_effect,
+                    relative,
                 })
             }
             other => want(&other).map(RawWant::Word),
@@ -664,8 +705,28 @@ impl Ctx<'_> {
                     want,
                     margin,
                     min_effect,
+                    relative,
                 } => {
                     let at = |key: &str| format!("decision.{metric}.{key}");
+                    // A share of the baseline reads on a relative change: cost and latency.
+                    let has_relative = crate::replay::review_metrics::REVIEW_METRICS
+                        .iter()
+                        .any(|m| m.name == metric && m.usage);
+                    if relative && !has_relative {
+                        let key = if margin.is_some() {
+                            "margin"
+                        } else {
+                            "min_effect"
+                        };
+                        let usage: Vec<&str> = crate::replay::review_metrics::REVIEW_METRICS
+                            .iter()
+                            .filter(|m| m.usage)
+                            .map(|m| m.name)
+                            .collect();
+                        return Err(self
+                            .error(&at(key), format!("a percentage reads on a relative change, and `{metric}` has none"))
+                            .hint(format!("percentages are for {}; give `{metric}`'s {key} in its own units", usage.join(", "))));
+                    }
                     for (key, x) in [("margin", margin), ("min_effect", min_effect)] {
                         if let Some(x) = x.filter(|x| !(x.is_finite() && *x > 0.0)) {
                             return Err(self.error(
@@ -689,6 +750,7 @@ impl Ctx<'_> {
                         want,
                         margin,
                         min_effect,
+                        relative,
                     }
                 }
             };

@@ -150,6 +150,13 @@ pub struct MetricDecision {
     /// The smallest change that matters, when the metric names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
+    /// The margin and the smallest effect are shares of the baseline (`"10%"`): `margin_ci` is
+    /// then the relative change's interval (docs/reference.md, "Cost and latency").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relative: bool,
+    /// The relative change (treatment ÷ baseline − 1), when the margin is a percentage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relative_change: Option<f64>,
     /// The harness's own run-to-run change of this metric, from the experiment's A/A run
     /// (`noise_floor`), when it names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -518,6 +525,33 @@ pub struct Row {
     pub reading: Reading,
     pub words: Words,
     pub floor: Option<noise::Floor>,
+    /// The relative change, for a metric whose margin is a percentage.
+    pub relative: Option<crate::stats::ratio::Relative>,
+}
+
+/// A guard whose margin is a share of the baseline: held when the relative change's 95%
+/// interval has its unsafe bound within the margin; regressed when the test against the
+/// margin's edge (Holm-adjusted) is significant and the change lies beyond it; else not shown
+/// (no count of units is stated for a ratio).
+fn relative_outcome(
+    w: &Wanted,
+    rel: Option<&crate::stats::ratio::Relative>,
+    p_worse: Option<f64>,
+) -> (Outcome, Option<u64>) {
+    let (Some(rel), Some(margin)) = (rel, w.margin) else {
+        return (Outcome::Underpowered, None);
+    };
+    let good = rel.value * w.want.good_sign();
+    if p_worse.is_some_and(|p| p < ALPHA) && good + margin < 0.0 {
+        return (Outcome::Regressed, None);
+    }
+    let unsafe_bound = rel
+        .ci
+        .map(|[lo, hi]| if w.want.good_sign() > 0.0 { lo } else { -hi });
+    if unsafe_bound.is_some_and(|b| b > -margin) {
+        return (Outcome::Held, None);
+    }
+    (Outcome::Underpowered, None)
 }
 
 /// The decision over `rows`.
@@ -527,6 +561,10 @@ pub fn decide(rows: &[Row]) -> Decision {
     let worse: Vec<Option<f64>> = rows
         .iter()
         .map(|r| match &r.reading {
+            // A percentage margin: the test of the ratio against its edge.
+            Reading::Measured(_) if r.wanted.relative && r.wanted.margin.is_some() => {
+                r.relative.and_then(|x| x.p_edge)
+            }
             Reading::Measured(m) => m.p_against(regression_null(&r.wanted)),
             _ => None,
         })
@@ -544,7 +582,22 @@ pub fn decide(rows: &[Row]) -> Decision {
         };
         let noise = row.floor.as_ref().map(|f| f.noise(m));
         let net = noise.as_ref().and_then(|n| n.net.as_ref());
-        let (o, needed) = outcome(w, reading, p_worse, net);
+        let relative_guard = w.relative && w.margin.is_some();
+        let (o, needed) = match reading {
+            Reading::Measured(_) if relative_guard => {
+                relative_outcome(w, row.relative.as_ref(), p_worse)
+            }
+            _ if w.relative => {
+                // A smallest effect given as a share: the baseline's share, in its units.
+                let mut absolute = w.clone();
+                absolute.min_effect = w
+                    .min_effect
+                    .zip(m.map(|m| m.baseline.abs()))
+                    .map(|(x, b)| x * b);
+                outcome(&absolute, reading, p_worse, net)
+            }
+            _ => outcome(w, reading, p_worse, net),
+        };
         let d = MetricDecision {
             want: w.want,
             baseline: m.map(|m| m.baseline),
@@ -559,8 +612,14 @@ pub fn decide(rows: &[Row]) -> Decision {
             needed,
             test: m.map_or_else(Test::default, |m| m.test),
             margin: w.margin,
-            margin_ci: w.margin.and(m.and_then(Measured::test_interval)),
+            margin_ci: if relative_guard {
+                row.relative.and_then(|r| r.ci)
+            } else {
+                w.margin.and(m.and_then(Measured::test_interval))
+            },
             min_effect: w.min_effect,
+            relative: w.relative,
+            relative_change: row.relative.filter(|_| w.relative).map(|r| r.value),
             noise,
         };
         reasons.push(sentence(&d, words));

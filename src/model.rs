@@ -176,24 +176,7 @@ pub struct Delta {
     pub relative: Option<Relative>,
 }
 
-/// A relative change: treatment ÷ baseline − 1, and its 95% interval (null when the baseline
-/// mean is not shown to differ from 0).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Relative {
-    pub value: f64,
-    pub ci: Option<[f64; 2]>,
-}
-
-impl Relative {
-    /// Of the pairs' means, at 95%.
-    pub fn of(pairs: &[crate::replay::UnitPair]) -> Option<Relative> {
-        let (b, t): (Vec<f64>, Vec<f64>) = pairs.iter().map(|p| (p.baseline, p.treatment)).unzip();
-        crate::stats::ratio::paired(&b, &t, 0.05).map(|r| Relative {
-            value: r.relative(),
-            ci: r.relative_ci(),
-        })
-    }
-}
+pub use crate::stats::ratio::Relative;
 
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

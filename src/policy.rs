@@ -647,6 +647,10 @@ pub struct Wanted {
     /// size the study for it instead of the observed change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_effect: Option<f64>,
+    /// The margin and the smallest effect are shares of the baseline (written `"10%"`), read
+    /// on the relative change's interval (docs/reference.md, "Cost and latency").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relative: bool,
 }
 
 impl Wanted {
@@ -657,6 +661,7 @@ impl Wanted {
             want,
             margin: None,
             min_effect: None,
+            relative: false,
         }
     }
 }

@@ -196,3 +196,92 @@ fn usage_written_wrong_is_refused_naming_the_line_and_field() {
         assert!(err.contains("usage") && err.contains(says), "{bad}: {err}");
     }
 }
+
+/// The collected folder with its guard line (the `[decision]` line after `distinct_values`)
+/// written as `guard`.
+fn guarded(dir: &Path, guard: &str) {
+    let text = std::fs::read_to_string(dir.join("experiment.toml")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("distinct_values = "))
+        .unwrap()
+        + 1;
+    lines[at] = guard;
+    std::fs::write(dir.join("experiment.toml"), lines.join("\n") + "\n").unwrap();
+    let _ = std::fs::remove_dir_all(dir.join("out"));
+}
+
+// A margin written as a percentage reads on the relative change's interval: the treatment's
+// calls cost about a quarter more, beyond a 10% margin and within a 50% one.
+#[test]
+fn a_percentage_margin_reads_on_the_relative_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected(&c);
+    guarded(&c, r#"cost_usd = { want = "no-increase", margin = "10%" }"#);
+    let (code, out, err, m) = metrics(&c);
+    assert_eq!(code, 0, "{err}");
+    let d = &m["decision"]["metrics"]["cost_usd"];
+    assert_eq!(d["outcome"], "regressed", "{d}");
+    assert_eq!(d["relative"], true);
+    assert_eq!(d["margin"], 0.1);
+    let rel = &m["review"]["delta"]["cost_usd"]["relative"];
+    assert!(rel["p_edge"].as_f64().unwrap() < 0.05, "{rel}");
+    assert_eq!(d["margin_ci"], rel["ci"]);
+    let line = d["outcome"].as_str().unwrap();
+    let reason = m["decision"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|r| r.starts_with("cost per target (USD)"))
+        .unwrap();
+    assert!(
+        reason.contains("a loss beyond its margin of 10% (p adj.")
+            && reason.contains("interval of the relative change (Fieller's) is +"),
+        "{line}: {reason}"
+    );
+    assert!(out.contains("decision: worse"), "{out}");
+    println!("{reason}");
+
+    guarded(&c, r#"cost_usd = { want = "no-increase", margin = "50%" }"#);
+    let (code, _, err, m) = metrics(&c);
+    assert_eq!(code, 0, "{err}");
+    let d = &m["decision"]["metrics"]["cost_usd"];
+    assert_eq!(d["outcome"], "held", "{d}");
+    let reason = m["decision"]["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|r| r.starts_with("cost per target (USD)"))
+        .unwrap();
+    assert!(reason.contains("held within its margin of 50%"), "{reason}");
+    println!("{reason}");
+}
+
+#[test]
+fn a_percentage_is_refused_where_there_is_no_relative_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected(&c);
+    for (guard, says) in [
+        (
+            r#"actionable = { want = "no-decrease", margin = "10%" }"#,
+            "a percentage reads on a relative change, and `actionable` has none",
+        ),
+        (
+            r#"cost_usd = { want = "no-increase", margin = "ten%" }"#,
+            "must be a number or a percentage such as \"10%\", not \"ten%\"",
+        ),
+    ] {
+        guarded(&c, guard);
+        let (code, _, err) = outcome(run_into(c.join("out/runs"), &c).args(["--no-plots"]));
+        assert_eq!(code, 2, "{guard}: {err}");
+        assert!(
+            err.contains(says) && err.contains("experiment.toml"),
+            "{guard}: {err}"
+        );
+    }
+}

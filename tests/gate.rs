@@ -714,6 +714,8 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         "queries.delta.<query-delta>.relative.value",
         "scores.delta.<key>.relative.ci.{0|1}",
         "scores.delta.<key>.relative.value",
+        "queries.delta.<query-delta>.relative.p_edge",
+        "scores.delta.<key>.relative.p_edge",
         // Checked by their own type above.
         "decision.caveats.<i>",
         "inputs.caveats.<i>",

@@ -99,6 +99,21 @@ fn what_no_sequence_can_bound_is_refused_before_anything_is_written() {
             && err.contains("[sequential] range = { distinct_values = [LOW, HIGH] }"),
         "{err}"
     );
+    // A percentage margin is a ratio, which no sequence here bounds.
+    let (code, _, err) = run(
+        dir.path(),
+        &[
+            "corpora/doc-review-live",
+            "--sequential",
+            "--set",
+            "sequential.range.distinct_values=[0,30]",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`cost_usd`'s margin or smallest effect is a percentage"),
+        "{err}"
+    );
     // A declared range a unit's value leaves is bad input, not a clipped value.
     let (code, _, err) = run(
         dir.path(),
@@ -107,6 +122,12 @@ fn what_no_sequence_can_bound_is_refused_before_anything_is_written() {
             "--sequential",
             "--set",
             "sequential.range.distinct_values=[0,5]",
+            // Its cost guard, a percentage, is given in dollars for the sequence, with a
+            // range: a cost has no bound of its own.
+            "--set",
+            "decision.cost_usd={ want = \"no-increase\", margin = 0.01 }",
+            "--set",
+            "sequential.range.cost_usd=[0,1]",
         ],
     );
     assert_eq!(code, 2, "{err}");

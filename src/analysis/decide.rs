@@ -96,11 +96,16 @@ pub fn decide(
                 units: c.table.units(),
                 difference: matches!(c.table, DeltaTable::Lift | DeltaTable::LiftHuman),
             };
+            let relative = m
+                .deltas(c.table)
+                .and_then(|d| d.get(name))
+                .and_then(|d| d.relative);
             Row {
                 wanted: w.clone(),
                 reading,
                 words,
                 floor: floors.get(name).cloned(),
+                relative,
             }
         })
         .collect();

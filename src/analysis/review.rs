@@ -518,8 +518,21 @@ pub(super) fn deltas(
             baseline: wilson(b.figure(PROMOTED.sum()), b.figure(MERGED.sum())),
             treatment: wilson(t.figure(PROMOTED.sum()), t.figure(MERGED.sum())),
         });
-        // A cost or latency change is read as a share of the baseline's too.
-        let relative = m.usage.then(|| Relative::of(&units)).flatten();
+        // A cost or latency change is read as a share of the baseline's too, and a guard with
+        // a percentage margin is tested against its edge.
+        let relative = m
+            .usage
+            .then(|| {
+                let edge = exp
+                    .decision_metrics()
+                    .into_iter()
+                    .find(|w| w.metric == name && w.relative)
+                    .and_then(|w| Some(-w.margin? * w.want.good_sign()));
+                let (b, t): (Vec<f64>, Vec<f64>) =
+                    units.iter().map(|u| (u.baseline, u.treatment)).unzip();
+                Relative::of(&b, &t, edge)
+            })
+            .flatten();
         let c = Comparison {
             name,
             delta: paired,

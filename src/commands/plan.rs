@@ -213,12 +213,18 @@ pub fn run(args: &PlanArgs) -> Result<PlanReport, Error> {
 fn decided(m: &Metrics, name: &str) -> Option<Decided> {
     let d = m.decision.as_ref()?;
     let x = d.metrics.get(name)?;
+    // A percentage is sized as that share of the baseline mean, in the metric's units.
+    let share = |v: Option<f64>| match (x.relative, x.baseline) {
+        (true, Some(b)) => v.map(|v| v * b.abs()),
+        _ => v,
+    };
     Some(Decided {
         wanted: Wanted {
             metric: name.to_string(),
             want: x.want,
-            margin: x.margin,
-            min_effect: x.min_effect,
+            margin: share(x.margin),
+            min_effect: share(x.min_effect),
+            relative: false,
         },
     })
 }

@@ -574,7 +574,13 @@ A metric may be a table instead of a word: `final_accuracy = { want = \"no-decre
 0.02 }` makes a guard a **non-inferiority** check (it may fall by less than 0.02 and still \
 hold); `precision = { want = \"increase\", min_effect = 0.03 }` names the smallest change that \
 matters, which sizes \"needs ≈ N\" and `calibench plan` instead of the noisy observed change. A \
-margin belongs to a guard and `min_effect` to a metric that must move; both are above 0.\n\n\
+margin belongs to a guard and `min_effect` to a metric that must move; both are above 0. For \
+cost and latency (`cost_usd`, `input_tokens`, `output_tokens`, `latency_ms`) either may be a \
+percentage of the baseline: `cost_usd = { want = \"no-increase\", margin = \"10%\" }` holds when \
+the upper bound of the relative change's 95% interval (Fieller's, `review.delta.<m>.relative`) \
+is below +10%, and regresses when the change lies beyond it with its test against the edge \
+(`relative.p_edge`, Holm-adjusted) below 0.05; the decision records `relative: true`, the \
+change as `relative_change`, and the relative interval as `margin_ci`.\n\n\
 - **The test.** Each delta's p-value is a test of its mean: McNemar's exact test where every unit \
 is 0 or 1 in both arms (a pass/fail figure), else the paired t-test; ECE, a figure of the whole \
 set, by its bootstrap; the lift in human units by the t-test of its PPI++ estimate. The minimum \

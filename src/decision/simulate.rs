@@ -88,6 +88,7 @@ fn rows(wanted: &[Wanted], measured: Vec<Measured>) -> Vec<Row> {
                 difference: false,
             },
             floor: None,
+            relative: None,
         })
         .collect()
 }

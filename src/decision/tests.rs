@@ -318,6 +318,7 @@ fn row(wanted: Wanted, reading: Reading) -> Row {
         wanted,
         reading,
         floor: None,
+        relative: None,
     }
 }
 
@@ -424,6 +425,7 @@ fn sentences_say_what_was_and_was_not_shown() {
             reading: read(&m),
             words,
             floor: None,
+            relative: None,
         }]);
         d.reasons[0].clone()
     };

@@ -26,6 +26,11 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
     } else {
         moved(name, b, t, delta, w.places)
     };
+    // A change read as a share of the baseline says the share too.
+    let change = match d.relative_change.filter(|_| d.relative) {
+        Some(r) => format!("{change} ({})", percent(r)),
+        None => change,
+    };
     // Each outcome names the p it was judged by: an improvement its own test's p (each part
     // of "better" at the plain level), a regression the Holm-adjusted one.
     let p = d
@@ -47,9 +52,9 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
     match d.outcome {
         Outcome::Improved => format!("{change} ({p})"),
         Outcome::Regressed => match d.margin {
-            Some(margin) => format!(
+            Some(_) => format!(
                 "{change}, a loss beyond its margin of {} ({p_adj}, against the margin's edge; {})",
-                num(margin),
+                margin_words(d),
                 bound_against_margin(d, w.places, true)
             ),
             None => format!("{change} ({p_adj})"),
@@ -57,14 +62,11 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         Outcome::InsideNoise => format!(
             "{change} ({p} by its own test), but net of the harness's own noise the change could be none"
         ),
-        Outcome::Held => {
-            let margin = d.margin.unwrap_or_default();
-            format!(
-                "{change}: held within its margin of {} ({})",
-                num(margin),
-                margin_bound(d, w.places)
-            )
-        }
+        Outcome::Held => format!(
+            "{change}: held within its margin of {} ({})",
+            margin_words(d),
+            margin_bound(d, w.places)
+        ),
         Outcome::Underpowered if d.pairs < MIN_LABELLED_PAIRS && d.needed == Some(MIN_LABELLED_PAIRS as u64) && w.units == "labelled items" => format!(
             "{change} but {} are too few to decide on (needs ≥ {MIN_LABELLED_PAIRS} labelled pairs; has {})",
             units(d.pairs),
@@ -79,16 +81,18 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         }
         Outcome::Underpowered => match d.margin {
             Some(margin) => {
-                let past = delta * d.want.good_sign() <= -margin;
+                let moved = d.relative_change.filter(|_| d.relative).unwrap_or(delta);
+                let past = moved * d.want.good_sign() <= -margin;
                 let count = match d.needed {
                     None if past => "no count of units could: the change observed is past it".to_string(),
+                    None if d.relative => "no count is stated for a relative change".to_string(),
                     None => "no count can be stated: the differences do not vary".to_string(),
                     Some(_) => needs(" to show it"),
                 };
                 format!(
                     "{change} but {} cannot show it stays within its margin of {} ({}; {count})",
                     units(d.pairs),
-                    num(margin),
+                    margin_words(d),
                     margin_bound(d, w.places)
                 )
             }
@@ -122,6 +126,26 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
 
 /// Where a guard's interval ends on its unsafe side, against its margin: "the lower bound of its
 /// 95% t-interval is −0.011, above −0.02".
+/// A margin as written: "0.02", or "10%" for a share of the baseline.
+fn margin_words(d: &MetricDecision) -> String {
+    let m = d.margin.unwrap_or_default();
+    if d.relative {
+        format!("{}%", crate::text::fmt_num(100.0 * m))
+    } else {
+        crate::text::fmt_num(m)
+    }
+}
+
+/// A relative change: "+12.4%", "−3.0%".
+fn percent(x: f64) -> String {
+    let p = 100.0 * x;
+    if p < 0.0 {
+        format!("−{:.1}%", -p)
+    } else {
+        format!("+{p:.1}%")
+    }
+}
+
 fn margin_bound(d: &MetricDecision, places: usize) -> String {
     bound_against_margin(d, places, false)
 }
@@ -130,8 +154,9 @@ fn margin_bound(d: &MetricDecision, places: usize) -> String {
 /// the safe side's (what "regressed" reads: "the upper bound … is −0.061, below −0.05").
 fn bound_against_margin(d: &MetricDecision, places: usize, safe: bool) -> String {
     let m = d.margin.unwrap_or_default();
-    let margin = crate::text::fmt_num(m);
+    let margin = margin_words(d);
     let interval = match d.test {
+        _ if d.relative => "interval of the relative change (Fieller's)",
         Test::PairedT => "t-interval",
         Test::Mcnemar => "score interval (Newcombe's, for paired proportions)",
         Test::Bootstrap => "bootstrap interval",
@@ -154,9 +179,13 @@ fn bound_against_margin(d: &MetricDecision, places: usize, safe: bool) -> String
         (_, true) => "below",
         _ => "at",
     };
+    let shown = if d.relative {
+        percent(bound)
+    } else {
+        signed(bound, places)
+    };
     format!(
-        "the {which} bound of its 95% {interval} is {}, {side} {}{margin}",
-        signed(bound, places),
+        "the {which} bound of its 95% {interval} is {shown}, {side} {}{margin}",
         if rising { "−" } else { "+" }
     )
 }

@@ -45,6 +45,12 @@ pub fn qualify(exp: &Experiment, file: &str) -> Result<Vec<Qualified>, InputErro
     let mut out: Vec<Qualified> = Vec::new();
     for w in wanted {
         let name = w.metric.as_str();
+        if w.relative {
+            return Err(error(
+                format!("`{name}`'s margin or smallest effect is a percentage, a ratio of the arms' means: the sequence bounds a mean of per-unit differences, not a ratio"),
+                &format!("give `{name}`'s margin in its own units for the sequential run, or decide on it at a fixed size"),
+            ));
+        }
         let (table, range) = match decidable(name) {
             Some(c) if c.table == DeltaTable::LiftHuman => {
                 return Err(error(

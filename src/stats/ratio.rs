@@ -39,6 +39,44 @@ impl Ratio {
     }
 }
 
+/// A relative change as `metrics.json` records it: treatment ÷ baseline − 1 of the paired
+/// means, Fieller's 95% interval (null when the baseline mean is not shown to differ from 0),
+/// and, for a guard whose margin is a percentage, the two-sided p of the test against the
+/// margin's edge.
+#[derive(
+    Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Relative {
+    pub value: f64,
+    pub ci: Option<[f64; 2]>,
+    /// The p of `mean(t) = R·mean(b)` at R = 1 + the margin's edge, for a guard with a
+    /// percentage margin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_edge: Option<f64>,
+}
+
+impl Relative {
+    /// Of paired samples, at 95%; `edge` (a relative change, e.g. +0.10) adds the test against it.
+    pub fn of(b: &[f64], t: &[f64], edge: Option<f64>) -> Option<Relative> {
+        paired(b, t, 0.05).map(|r| Relative {
+            value: r.relative(),
+            ci: r.relative_ci(),
+            p_edge: edge.and_then(|e| p_against(b, t, 1.0 + e)),
+        })
+    }
+}
+
+/// The two-sided p of Fieller's t-test of mean(`t`) = `r0` · mean(`b`) over paired samples, on
+/// n − 1 degrees of freedom; `None` with fewer than 2 pairs or differences that do not vary.
+pub fn p_against(b: &[f64], t: &[f64], r0: f64) -> Option<f64> {
+    let n = b.len();
+    if n < 2 || t.len() != n {
+        return None;
+    }
+    let d: Vec<f64> = b.iter().zip(t).map(|(x, y)| y - r0 * x).collect();
+    crate::stats::test::t_test(&d)
+}
+
 /// Fieller's interval at level 1 − `alpha` for mean(`t`) ÷ mean(`b`) over paired samples;
 /// `None` with fewer than 2 pairs, samples of unequal length, or a baseline mean of 0.
 pub fn paired(b: &[f64], t: &[f64], alpha: f64) -> Option<Ratio> {
