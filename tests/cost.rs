@@ -128,6 +128,11 @@ fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change()
         "{row}"
     );
     assert!(row["input_tokens"].as_f64().unwrap() > 0.0);
+    // The Coverage section's count: every call reported its usage.
+    assert_eq!(
+        m["inputs"]["usage"]["baseline"],
+        serde_json::json!({"calls": 16, "reported": 16})
+    );
     // No call recorded its wall time: the figure is null, never 0.
     assert!(row["latency_ms"].is_null(), "{row}");
     let (b, t) = (
@@ -171,6 +176,7 @@ fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change()
     assert!(arm.get("cost_usd_mean").is_none(), "{arm}");
     assert!(arm["per_target"][0].get("cost_usd").is_none());
     assert!(m["review"]["delta"].get("cost_usd").is_none());
+    assert!(m["inputs"].get("usage").is_none(), "{}", m["inputs"]);
 }
 
 #[test]

@@ -221,6 +221,10 @@ pub struct Inputs {
     /// input ledger").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub calls: CallLedger,
+    /// Per arm, when any return records what its call spent: how many reviewer calls there
+    /// were and how many reported it (docs/reference.md, "Cost and latency").
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub usage: BTreeMap<String, UsageLedger>,
     /// What the run read that could change its decision without being seen, one caveat per
     /// cause (`metrics.json` records each as its kind, fields and sentence).
     #[serde(default, with = "stored")]
@@ -254,6 +258,13 @@ impl Inputs {
         self.caveats.push(c);
         true
     }
+}
+
+/// One arm's reviewer calls, and how many of them reported what they spent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageLedger {
+    pub calls: u64,
+    pub reported: u64,
 }
 
 /// Something the run read that could change its decision without being seen. The run

@@ -41,8 +41,16 @@ pub(super) fn review_units(
     let mut reviewers: Vec<BTreeMap<&str, (u64, u64)>> = Vec::new();
     // Each reviewer's reported models per arm, with the line of the first return reporting one.
     let mut models: Vec<BTreeMap<&str, (std::collections::BTreeSet<&str>, u64)>> = Vec::new();
+    let mut usage = BTreeMap::new();
     for arm in exp.arms() {
         let returns = returns_of(selections, arm);
+        usage.insert(
+            arm.name.clone(),
+            crate::corpus::ledger::UsageLedger {
+                calls: returns.len() as u64,
+                reported: returns.iter().filter(|r| r.spent.is_some()).count() as u64,
+            },
+        );
         let mut f = FindingsLedger::default();
         // Each reason's count, and the line of its first finding.
         let mut reasons: BTreeMap<String, (u64, u64)> = BTreeMap::new();
@@ -104,6 +112,10 @@ pub(super) fn review_units(
         targets.push(t.into_iter().collect());
         reviewers.push(who.into_iter().collect());
         models.push(m.into_iter().collect());
+    }
+    // Counted where any call reported usage: else the corpus records none, and says nothing.
+    if usage.values().any(|u| u.reported > 0) {
+        ledger.usage = usage;
     }
     if exp.baseline.source == exp.treatment.source {
         return;

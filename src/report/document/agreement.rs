@@ -384,6 +384,25 @@ fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> St
             rows,
         }));
     }
+    if !inputs.usage.is_empty() {
+        let rows = inputs
+            .usage
+            .iter()
+            .map(|(arm, u)| {
+                vec![
+                    text(arm.clone()),
+                    numeric(u.calls.to_string()),
+                    numeric(u.reported.to_string()),
+                    numeric((u.calls - u.reported).to_string()),
+                ]
+            })
+            .collect();
+        blocks.push(Block::Table(Table {
+            caption: Some("Reviewer calls that reported what they spent (`usage` or `elapsed_ms`): a target's cost sums only those that did.".into()),
+            header: header(&["arm", "calls", "reported usage", "reported none"]),
+            rows,
+        }));
+    }
     if !inputs.unpaired.is_empty() {
         let rows = inputs
             .unpaired
