@@ -241,18 +241,25 @@ pub fn audit(items: &[Judged<'_>], weights: &BTreeMap<String, f64>) -> Bias {
 /// The lift (items judged in both arms, paired by id), or the difference of the arms' mean
 /// composites when no item is judged in both.
 fn effect(items: &[Judged<'_>], composites: &[Option<f64>]) -> (Option<f64>, &'static str) {
-    let mut by_id: [HashMap<&str, f64>; 2] = Default::default();
+    let mut baseline: HashMap<&str, f64> = HashMap::new();
     let mut sums = [(0.0, 0usize); 2];
     for (j, c) in items.iter().zip(composites) {
         let Some(c) = *c else { continue };
         let side = usize::from(j.treatment);
-        by_id[side].insert(&j.item.item_id, c);
+        if !j.treatment {
+            baseline.insert(&j.item.item_id, c);
+        }
         sums[side].0 += c;
         sums[side].1 += 1;
     }
-    let diffs: Vec<f64> = by_id[1]
+    // In the items' order, so that the sum (and the figure's last digit) does not depend on
+    // a hash table's.
+    let mut seen = BTreeSet::new();
+    let diffs: Vec<f64> = items
         .iter()
-        .filter_map(|(id, t)| Some(t - by_id[0].get(id)?))
+        .zip(composites)
+        .filter(|(j, _)| j.treatment && seen.insert(j.item.item_id.as_str()))
+        .filter_map(|(j, c)| Some((*c)? - baseline.get(j.item.item_id.as_str())?))
         .collect();
     if !diffs.is_empty() {
         return (Some(diffs.iter().sum::<f64>() / diffs.len() as f64), "lift");
