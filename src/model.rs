@@ -47,6 +47,10 @@ pub struct Metrics {
     /// and `[trust] bias` not `off`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bias: Option<crate::trust::bias::Bias>,
+    /// What evaluating cost: the judges' calls' usage over both arms, when any reported it
+    /// (docs/reference.md, "Cost and latency"); never part of an arm's cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluation: Option<crate::corpus::usage::Evaluation>,
     /// With human labels: can a judge replace the annotators (the alt-test of each judge and of
     /// the panel), the judges' error correlations and the effective number of judges.
     #[serde(default)]

@@ -282,6 +282,29 @@ fn a_judges_reported_model_is_recorded_and_compared_between_the_arms() {
         err.contains("judge `reports` model differs between the arms: model-1 (baseline), model-2 (treatment) (first: verdicts.jsonl:1)"),
         "{err}"
     );
+    // The judges' cost is the cost of evaluating, over both arms, never an arm's.
+    let runs = s.root().join("out/runs");
+    let run = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("metrics.json")).unwrap()).unwrap();
+    let e = &m["evaluation"];
+    assert_eq!(
+        (e["judge_calls"].as_u64(), e["reported"].as_u64()),
+        (Some(4), Some(2)),
+        "{e}"
+    );
+    assert!(
+        (e["cost_usd"].as_f64().unwrap() - 0.004).abs() < 1e-12,
+        "{e}"
+    );
+    assert!(m["review"]["arms"]["baseline"]
+        .get("cost_usd_mean")
+        .is_none());
 }
 
 fn wait_for_lines(file: &Path, n: usize) {

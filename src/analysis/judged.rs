@@ -327,6 +327,20 @@ pub fn judged_items(exp: &Experiment, name: &str, items: &[Item]) -> Result<Vec<
         .collect())
 }
 
+/// What the judges' calls cost, over both arms: the cost of evaluating, never an arm's
+/// (docs/guides/ab-rubric-change.md, "Cost and latency").
+pub(super) fn evaluation(
+    exp: &Experiment,
+    verdicts: &[Item],
+) -> Option<crate::corpus::usage::Evaluation> {
+    crate::corpus::usage::Evaluation::of(
+        verdicts
+            .iter()
+            .filter(|i| !exp.ignores(&i.arm))
+            .flat_map(|i| i.verdicts.iter().map(|v| v.usage)),
+    )
+}
+
 /// The scorers' judge panel is not trustworthy: the judge scorers' deltas, means and
 /// calibrations are withheld; the other scorers' figures stand.
 pub(super) fn withhold_scores(scores: &mut ScoresSection, reasons: &[String]) {

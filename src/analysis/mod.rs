@@ -85,6 +85,7 @@ pub fn analyse(
                 .repeats = Some(r);
         }
     }
+    let evaluation = judged::evaluation(exp, verdicts);
     let JudgesFigures {
         trust,
         bias,
@@ -146,6 +147,7 @@ pub fn analyse(
         trust,
         lift,
         bias,
+        evaluation,
         humans,
         lift_human,
         anchor_calibration_human,

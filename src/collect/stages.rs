@@ -326,6 +326,9 @@ pub struct JudgeVerdict {
     /// The model the judge runs, if it says: recorded as the verdict's `reported_model`, for
     /// the bias audit's self-preference check and the drift check between arms.
     pub model: Option<String>,
+    /// What the call spent, if it says: recorded as the verdict's `usage`, the cost of
+    /// evaluating.
+    pub usage: Option<crate::corpus::usage::Usage>,
 }
 
 /// A command's stdout as one JSON object, or why not.
@@ -495,6 +498,12 @@ impl Protocol for Verdicts {
         if let Some(model) = verdict.model.filter(|m| !m.trim().is_empty()) {
             line.insert("reported_model".into(), Value::String(model));
         }
+        if let Some(usage) = verdict.usage {
+            line.insert(
+                "usage".into(),
+                serde_json::to_value(usage).map_err(|e| e.to_string())?,
+            );
+        }
         Ok(line)
     }
 
@@ -527,7 +536,7 @@ pub fn verdict_lines(v: &Verdicts, calls: &[Map<String, Value>]) -> Vec<Map<Stri
                         "per_dimension".into(),
                         call.get("per_dimension").cloned().unwrap_or(Value::Null),
                     );
-                    for key in ["reason", "reported_model"] {
+                    for key in ["reason", "reported_model", "usage"] {
                         if let Some(v) = call.get(key) {
                             verdict.insert(key.into(), v.clone());
                         }

@@ -11,10 +11,13 @@ use serde::{de, Deserialize, Deserializer, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct Usage {
     /// Tokens the model read.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
     /// Tokens the model wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_tokens: Option<u64>,
     /// What the call cost, in US dollars.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<Amount>,
 }
 
@@ -73,6 +76,39 @@ impl Spent {
     }
 }
 
+/// What evaluating cost: every judge call's usage summed, over both arms (the cost of
+/// evaluating is never an arm's). `metrics.json` `evaluation`, when any judge reported usage.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Evaluation {
+    /// Judge calls (verdicts, failed ones included).
+    pub judge_calls: u64,
+    /// Those that reported usage.
+    pub reported: u64,
+    pub cost_usd: Option<f64>,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+impl Evaluation {
+    /// Of `usages`, one per judge call; `None` when none reported any.
+    pub fn of(usages: impl IntoIterator<Item = Option<Usage>>) -> Option<Evaluation> {
+        let mut e = Evaluation::default();
+        let mut spent: Option<Spent> = None;
+        for u in usages {
+            e.judge_calls += 1;
+            if let Some(s) = Spent::of(u, None) {
+                e.reported += 1;
+                spent = Some(spent.map_or(s, |t| t.plus(s)));
+            }
+        }
+        let s = spent?;
+        e.cost_usd = s.cost_usd;
+        e.input_tokens = s.input_tokens;
+        e.output_tokens = s.output_tokens;
+        Some(e)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +130,10 @@ mod tests {
         assert_eq!(both.input_tokens, Some(10));
         assert_eq!(both.output_tokens, None);
         assert_eq!(Spent::of(None, None), None);
+        let e = Evaluation::of([Some(u), None, Some(u)]).unwrap();
+        assert_eq!((e.judge_calls, e.reported), (3, 2));
+        assert_eq!(e.cost_usd, Some(0.5));
+        assert_eq!(e.input_tokens, Some(20));
+        assert_eq!(Evaluation::of([None, None]), None);
     }
 }

@@ -20,6 +20,8 @@ pub struct Verdict {
     pub position: Option<u64>,
     /// The model the judge reported running (its stdout's `model`), beside the judge's name.
     pub reported_model: Option<String>,
+    /// What the judge's call spent, when it says: the cost of evaluating, never an arm's.
+    pub usage: Option<super::usage::Usage>,
 }
 
 /// The verdicts on one item in one arm.
@@ -104,6 +106,9 @@ pub struct RawVerdict {
     /// The model the judge reports running (the `model` its command printed); `model` keeps
     /// naming the judge. The bias audit's self-preference check and the drift check read it.
     pub reported_model: Option<Text>,
+    /// What the judge's call spent: reported as the cost of evaluating, never in an arm's
+    /// (docs/reference.md, "Cost and latency").
+    pub usage: Option<super::usage::Usage>,
 }
 
 /// A judge's score, for the schema: a number in [0, 1].
@@ -206,6 +211,7 @@ fn check(name: &str, line: u64, raw: RawItem) -> Result<Item, InputError> {
                 reason: v.reason,
                 position: v.position,
                 reported_model: v.reported_model.map(|m| m.0),
+                usage: v.usage,
             })
             .collect(),
     })

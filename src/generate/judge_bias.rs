@@ -115,9 +115,11 @@ pub fn judge_bias(seed: u64) -> Files {
                         let s = |d: &mut Draw| {
                             (clamp01(quality + sway + d.normal(0.08)) * 20.0).round() / 20.0
                         };
+                        // A call of five findings, its cost shared among them.
                         json!({
                             "model": judge, "reported_model": model, "position": place,
                             "per_dimension": {"real": s(&mut d), "important": s(&mut d)},
+                            "usage": {"input_tokens": 420, "output_tokens": 60, "cost_usd": 0.00216},
                         })
                     })
                     .collect();

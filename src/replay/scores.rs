@@ -342,6 +342,7 @@ pub fn panel(source: &str, gathered: &ByItem<'_>, judges: &[String]) -> Vec<Item
                         .map(|x| BTreeMap::from([(DIMENSION.to_string(), x)])),
                     position: None,
                     reported_model: None,
+                    usage: None,
                 })
                 .collect(),
         })

@@ -195,6 +195,15 @@ pub(super) fn trust_section(m: &Metrics) -> Section {
             rows,
         }));
     }
+    if let Some(e) = &m.evaluation {
+        let cost = e
+            .cost_usd
+            .map_or_else(|| "no cost reported".to_string(), |c| format!("${c:.4}"));
+        blocks.push(Block::Text(format!(
+            "The cost of evaluating (every judge call, both arms; never part of an arm's cost): {cost}, {} of {} judge calls reporting usage.",
+            e.reported, e.judge_calls
+        )));
+    }
     Section {
         id: "trust",
         title: "Trust".into(),
