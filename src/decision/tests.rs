@@ -546,3 +546,34 @@ fn the_test_against_a_margin_inverts_the_interval() {
     assert!(mc.p_against(hi - 0.01).unwrap() > 0.05);
     assert!(mc.p_against(hi + 0.01).unwrap() < 0.05);
 }
+
+// A margin or smallest effect written as a percentage is said as one, and a percentage guard
+// is judged on the relative change's interval: held inside the margin, regressed beyond it with
+// its test against the edge, else not shown.
+#[test]
+fn a_percentage_is_said_and_read_as_a_share_of_the_baseline() {
+    use crate::stats::ratio::Relative;
+    let mut must = wanted("cost_usd", Want::Decrease);
+    must.min_effect = Some(0.05);
+    must.relative = true;
+    // Not significant: "would have shown a change of 5%" (0.05 × the baseline 0.5, in units).
+    let d = decide(&[row(must, read(&measured(-0.004, 0.4, 0.01, 40)))]);
+    assert!(d.reasons[0].contains("a change of 5%"), "{}", d.reasons[0]);
+    assert!(!d.reasons[0].contains("0.05"), "{}", d.reasons[0]);
+    let mut guard = wanted("cost_usd", Want::NoIncrease);
+    guard.margin = Some(0.10);
+    guard.relative = true;
+    let rel = |value: f64, ci: [f64; 2], p_edge: f64| Relative {
+        value,
+        ci: Some(ci),
+        p_edge: Some(p_edge),
+    };
+    let with = |r: Relative| {
+        let mut row = row(guard.clone(), read(&measured(0.01, 0.3, 0.05, 40)));
+        row.relative = Some(r);
+        decide(&[row]).metrics["cost_usd"].outcome
+    };
+    assert_eq!(with(rel(0.02, [-0.03, 0.07], 0.001)), Outcome::Held);
+    assert_eq!(with(rel(0.16, [0.15, 0.17], 0.001)), Outcome::Regressed);
+    assert_eq!(with(rel(0.08, [0.01, 0.15], 0.4)), Outcome::Underpowered);
+}

@@ -40,7 +40,6 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
         .p_adjusted
         .map_or("no p-value".to_string(), |p| format!("p adj. {}", fmt_p(p)));
     let units = |n: usize| format!("{n} {}", if n == 1 { singular(w.units) } else { w.units });
-    let num = |x: f64| crate::text::fmt_num(x);
     let needs = |why: &str| match d.needed {
         Some(n) if n > MAX_STATED => format!(
             "needs more than {}{why}",
@@ -98,7 +97,7 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
             }
             None => {
                 let why = match d.min_effect {
-                    Some(x) => format!(" to detect a change of {}, the smallest that matters", num(x)),
+                    Some(x) => format!(" to detect a change of {}, the smallest that matters", as_written(d, x)),
                     None => " if the true change is as large as observed".to_string(),
                 };
                 format!("{change} but {} cannot show it ({p}; {})", units(d.pairs), needs(&why))
@@ -108,7 +107,7 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
             Some(x) => format!(
                 "{change}, and {} would have shown a change of {}: no effect detected ({p})",
                 units(d.pairs),
-                num(x)
+                as_written(d, x)
             ),
             None if delta == 0.0 => format!("{change}: no effect"),
             None if delta * d.want.good_sign() < 0.0 => format!(
@@ -128,11 +127,16 @@ pub fn sentence(d: &MetricDecision, w: &Words) -> String {
 /// 95% t-interval is −0.011, above −0.02".
 /// A margin as written: "0.02", or "10%" for a share of the baseline.
 fn margin_words(d: &MetricDecision) -> String {
-    let m = d.margin.unwrap_or_default();
+    as_written(d, d.margin.unwrap_or_default())
+}
+
+/// A margin or smallest effect as written: in the metric's units ("0.02"), or as a share of
+/// the baseline ("10%").
+fn as_written(d: &MetricDecision, x: f64) -> String {
     if d.relative {
-        format!("{}%", crate::text::fmt_num(100.0 * m))
+        format!("{}%", crate::text::fmt_num(100.0 * x))
     } else {
-        crate::text::fmt_num(m)
+        crate::text::fmt_num(x)
     }
 }
 
