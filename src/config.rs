@@ -709,20 +709,13 @@ impl Ctx<'_> {
                 } => {
                     let at = |key: &str| format!("decision.{metric}.{key}");
                     // A share of the baseline reads on a relative change: cost and latency.
-                    let has_relative = crate::replay::review_metrics::REVIEW_METRICS
-                        .iter()
-                        .any(|m| m.name == metric && m.usage);
-                    if relative && !has_relative {
+                    let usage = crate::replay::relative_metrics();
+                    if relative && !usage.contains(&metric.as_str()) {
                         let key = if margin.is_some() {
                             "margin"
                         } else {
                             "min_effect"
                         };
-                        let usage: Vec<&str> = crate::replay::review_metrics::REVIEW_METRICS
-                            .iter()
-                            .filter(|m| m.usage)
-                            .map(|m| m.name)
-                            .collect();
                         return Err(self
                             .error(&at(key), format!("a percentage reads on a relative change, and `{metric}` has none"))
                             .hint(format!("percentages are for {}; give `{metric}`'s {key} in its own units", usage.join(", "))));

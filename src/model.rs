@@ -142,6 +142,28 @@ pub struct ScoresSection {
     pub withheld: Option<Withheld>,
 }
 
+impl ScoresSection {
+    /// The deltas of the scorers, without those of what the samples spent (`item_cost_usd`,
+    /// ...), which share the table.
+    pub fn scorer_deltas(&self) -> impl Iterator<Item = (&String, &Delta)> {
+        self.delta.iter().filter(|(k, _)| !is_item_usage(k))
+    }
+
+    /// The deltas of what the samples spent, in declaration order.
+    pub fn usage_deltas(&self) -> impl Iterator<Item = (&'static str, &Delta)> {
+        crate::replay::usage::ITEM_USAGE
+            .iter()
+            .filter_map(|u| Some((u.name, self.delta.get(u.name)?)))
+    }
+}
+
+/// Whether a key of `scores.delta` is a usage figure's rather than a scorer's.
+fn is_item_usage(key: &str) -> bool {
+    crate::replay::usage::ITEM_USAGE
+        .iter()
+        .any(|u| u.name == key)
+}
+
 #[serde_with::skip_serializing_none]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReviewSection {
@@ -338,6 +360,10 @@ pub struct Sweep {
     /// is kept (the best point only ties it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kept: Option<Kept>,
+    /// The two figures `--frontier` names, `X:Y`; each point then says whether it is on the
+    /// frontier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontier: Option<crate::sweep::Frontier>,
     /// The judge panel's trust verdict, as `run` gives it, when the corpus has verdicts: when
     /// not trusted, the judge-derived figures (precision, judged actionable, recall) are
     /// withheld at every point, and no requirement or preference may name them.
@@ -384,6 +410,9 @@ pub struct SweepPoint {
     pub values: BTreeMap<String, serde_json::Value>,
     /// Each figure with its 95% bootstrap interval, on the choosing units.
     pub figures: BTreeMap<String, crate::sweep::Estimate>,
+    /// With `--frontier`: no other point beats this one on both of its figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_frontier: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

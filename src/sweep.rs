@@ -50,8 +50,13 @@ pub mod review {
         CONFIRMED_ACTIONABLE,
         /// Merged findings the validator rejected.
         REJECTED,
+        /// What the target's reviewer calls cost under the point's policy: a target the
+        /// policy skips costs nothing.
+        COST,
+        /// 1 for a target whose cost is known (its calls reported one, or it was skipped).
+        COSTED,
     }
-    pub const LEN: usize = REJECTED + 1;
+    pub const LEN: usize = COSTED + 1;
 }
 
 /// The layout of a query unit: one query's sums over its runs.
@@ -135,6 +140,8 @@ pub struct Figure {
     /// Whether it is measured by the judges (precision, judged actionable, recall): it needs
     /// verdicts, and the trust verdict withholds it.
     pub judged: bool,
+    /// Which way it gets better: what `--frontier` judges points by.
+    pub better: crate::replay::Better,
 }
 
 impl Figure {
@@ -162,12 +169,16 @@ const fn sum(name: &'static str, label: &'static str, at: usize) -> Figure {
         },
         per_unit: true,
         judged: at == review::JUDGED_ACTIONABLE,
+        better: match at {
+            review::DROPPED | review::REJECTED => crate::replay::Better::Lower,
+            _ => crate::replay::Better::Higher,
+        },
     }
 }
 
 /// The review figures: counts summed over targets (mean over runs), precision and recall
-/// pooled over them.
-pub const REVIEW_FIGURES: [Figure; 8] = [
+/// pooled over them, and the cost per target where the calls report it.
+pub const REVIEW_FIGURES: [Figure; 9] = [
     sum("surfaced", "surfaced (actionable + FYI)", review::SURFACED),
     sum("actionable", "actionable", review::ACTIONABLE),
     sum("fyi", "FYI", review::FYI),
@@ -179,6 +190,7 @@ pub const REVIEW_FIGURES: [Figure; 8] = [
         value: |s| ratio(s[review::COMPOSITE_SUM], s[review::JUDGED_ACTIONABLE]),
         per_unit: true,
         judged: true,
+        better: crate::replay::Better::Higher,
     },
     sum(
         "judged_actionable",
@@ -192,8 +204,18 @@ pub const REVIEW_FIGURES: [Figure; 8] = [
         value: |s| ratio(s[review::CONFIRMED_ACTIONABLE], s[review::CONFIRMED]),
         per_unit: true,
         judged: true,
+        better: crate::replay::Better::Higher,
     },
     sum("rejected", "rejected by the validator", review::REJECTED),
+    Figure {
+        name: "cost_usd",
+        label: "cost per target (USD)",
+        places: 4,
+        value: |s| ratio(s[review::COST], s[review::COSTED]),
+        per_unit: true,
+        judged: false,
+        better: crate::replay::Better::Lower,
+    },
 ];
 
 /// The query figures, over the (query, run) pairs.
@@ -205,6 +227,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         value: |s| ratio(s[queries::FIRED], s[queries::N]),
         per_unit: true,
         judged: false,
+        better: crate::replay::Better::Higher,
     },
     Figure {
         name: "unnecessary_recovery_rate",
@@ -213,6 +236,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         value: |s| ratio(s[queries::UNNECESSARY], s[queries::N]),
         per_unit: true,
         judged: false,
+        better: crate::replay::Better::Lower,
     },
     Figure {
         name: "first_pass_success",
@@ -226,6 +250,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         },
         per_unit: true,
         judged: false,
+        better: crate::replay::Better::Higher,
     },
     Figure {
         name: "final_accuracy",
@@ -234,6 +259,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         value: |s| ratio(s[queries::RIGHT], s[queries::LABELLED]),
         per_unit: true,
         judged: false,
+        better: crate::replay::Better::Higher,
     },
     Figure {
         name: "confidence_mean",
@@ -242,6 +268,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         value: |s| ratio(s[queries::CONFIDENCE_SUM], s[queries::N]),
         per_unit: true,
         judged: false,
+        better: crate::replay::Better::Higher,
     },
     Figure {
         name: "ece",
@@ -263,6 +290,7 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         },
         per_unit: false,
         judged: false,
+        better: crate::replay::Better::Lower,
     },
 ];
 
@@ -278,6 +306,74 @@ pub struct Spec {
     /// unchecked.
     pub holdout: Option<f64>,
     pub confirm_at: f64,
+    /// Two figures whose trade-off the sweep marks: the points no other point beats on both.
+    pub frontier: Option<Frontier>,
+}
+
+/// `--frontier X:Y`: the two figures of a trade-off, such as `cost_usd:precision`. A point is
+/// on the frontier when no other point beats it on both, each judged on intervals: a point
+/// beats another on a figure when its 95% interval lies wholly on the figure's better side of
+/// the other's. The trade-off plot puts X across and Y up.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Frontier {
+    pub x: String,
+    pub y: String,
+}
+
+impl std::str::FromStr for Frontier {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once(':') {
+            Some((x, y)) if !x.trim().is_empty() && !y.trim().is_empty() && x != y => {
+                Ok(Frontier {
+                    x: x.trim().to_string(),
+                    y: y.trim().to_string(),
+                })
+            }
+            _ => Err(format!(
+                "`{s}` is not two different figures as X:Y, such as cost_usd:precision"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Frontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.x, self.y)
+    }
+}
+
+/// Which points are on the frontier of figures `x` and `y` (positions in `side`'s figures): a
+/// point with both figures and no other point that beats it on both. `b` beats `a` on a figure
+/// when `b`'s interval (its value, without one) lies wholly on the better side of `a`'s, so two
+/// points the intervals cannot tell apart never dominate each other.
+pub fn frontier(side: Side, points: &[Vec<Estimate>], [x, y]: [usize; 2]) -> Vec<bool> {
+    let figures = side.figures();
+    let span = |e: &Estimate| -> Option<[f64; 2]> { e.ci.or(e.value.map(|v| [v, v])) };
+    let beats = |b: &Estimate, a: &Estimate, f: &Figure| -> bool {
+        match (span(b), span(a)) {
+            (Some([b_lo, b_hi]), Some([a_lo, a_hi])) => match f.better {
+                crate::replay::Better::Lower => b_hi < a_lo,
+                crate::replay::Better::Higher => b_lo > a_hi,
+            },
+            _ => false,
+        }
+    };
+    let placed = |p: &[Estimate]| p[x].value.is_some() && p[y].value.is_some();
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            placed(a)
+                && !points.iter().enumerate().any(|(j, b)| {
+                    j != i
+                        && placed(b)
+                        && beats(&b[x], &a[x], &figures[x])
+                        && beats(&b[y], &a[y], &figures[y])
+                })
+        })
+        .collect()
 }
 
 /// A merged finding counts as confirmed, for recall, from this judge composite up.
@@ -320,6 +416,8 @@ pub struct RawSweep {
     pub holdout: Option<f64>,
     /// A merged finding is confirmed from this judge composite up, in [0, 1]. Default 0.5.
     pub confirm_at: Option<f64>,
+    /// Two figures whose trade-off to mark, `X:Y` (`cost_usd:precision`).
+    pub frontier: Option<String>,
 }
 
 impl RawSweep {
@@ -373,6 +471,10 @@ impl RawSweep {
             prefer,
             holdout: self.holdout,
             confirm_at: self.confirm_at.unwrap_or(CONFIRM_AT),
+            frontier: self
+                .frontier
+                .map(|f| f.parse().map_err(|e| ("frontier".to_string(), e)))
+                .transpose()?,
         })
     }
 }

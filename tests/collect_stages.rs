@@ -302,9 +302,23 @@ fn a_judges_reported_model_is_recorded_and_compared_between_the_arms() {
         (e["cost_usd"].as_f64().unwrap() - 0.004).abs() < 1e-12,
         "{e}"
     );
-    assert!(m["review"]["arms"]["baseline"]
-        .get("cost_usd_mean")
-        .is_none());
+    // The judges' cost is no arm's: the arm's is what its reviewers reported, nothing more.
+    let arm = &m["review"]["arms"]["baseline"];
+    let reviewers: f64 = s
+        .lines("m", "reviews.jsonl")
+        .iter()
+        .filter(|l| l["arm"] == "float")
+        .map(|l| l["usage"]["cost_usd"].as_f64().unwrap_or(0.0))
+        .sum();
+    let cost = arm["cost_usd_mean"].as_f64().unwrap_or(0.0);
+    assert!(
+        reviewers > 0.0,
+        "the baseline's reviewers reported their cost"
+    );
+    assert!(
+        (cost - reviewers).abs() < 1e-12,
+        "{cost} against {reviewers}: {arm}"
+    );
 }
 
 fn wait_for_lines(file: &Path, n: usize) {

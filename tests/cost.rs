@@ -21,7 +21,7 @@ fn collected(dir: &Path) {
         )
         .unwrap();
     }
-    let script = r#"#!/bin/sh
+    let reviewer = r#"#!/bin/sh
 # A fake reviewer that reports usage: tokens from the document's size, cost from the tokens,
 # the treatment's prompt 30% longer.
 set -eu
@@ -33,13 +33,7 @@ output=$(( 300 + ${#reviewer} * 10 ))
 cost=$(awk -v i="$input" -v o="$output" 'BEGIN { printf "%.6f", i * 0.000003 + o * 0.000015 }')
 printf '{"findings": [{"id": "%s-%s", "title": "Rollback path is unspecified", "severity": "P1", "section": "Deploy", "finding_type": "omission", "autofix_class": "manual", "confidence": 0.7}], "usage": {"input_tokens": %d, "output_tokens": %d, "cost_usd": %s}}\n' "$reviewer" "$target" "$input" "$output" "$cost"
 "#;
-    let path = dir.join("review.sh");
-    std::fs::write(&path, script).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    script(&dir.join("review.sh"), reviewer);
     std::fs::write(
         dir.join("experiment.toml"),
         r#"name = "cost"
@@ -65,17 +59,7 @@ targets = "documents/*.md"
 "#,
     )
     .unwrap();
-    stdout_of(calibench().current_dir(dir).args([
-        "collect",
-        "experiment.toml",
-        "--run-id",
-        "c",
-        "--runs-dir",
-        "runs",
-    ]));
-    for f in ["reviews.jsonl", "collect.json"] {
-        std::fs::copy(dir.join("runs/c").join(f), dir.join(f)).unwrap();
-    }
+    collect_into(dir, "reviews.jsonl");
 }
 
 fn metrics(dir: &Path) -> (i32, String, String, Value) {
@@ -133,8 +117,25 @@ fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change()
         m["inputs"]["usage"]["baseline"],
         serde_json::json!({"calls": 16, "reported": 16})
     );
-    // No call recorded its wall time: the figure is null, never 0.
-    assert!(row["latency_ms"].is_null(), "{row}");
+    // collect timed each call: a target's wall time is its calls' summed, and the arm has
+    // the 95th percentile over its targets too (eight cannot bound it: no interval).
+    let timed: f64 = first
+        .iter()
+        .map(|l| l["elapsed_ms"].as_f64().unwrap())
+        .sum();
+    assert_eq!(row["latency_ms"].as_f64(), Some(timed), "{row}");
+    let each: Vec<f64> = arms["baseline"]["per_target"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["latency_ms"].as_f64().unwrap())
+        .collect();
+    let p95 = arms["baseline"]["latency_p95_ms"].as_f64().unwrap();
+    let (least, most) = each
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(l, m), &x| (l.min(x), m.max(x)));
+    assert!(least <= p95 && p95 <= most, "{p95} of {each:?}");
+    assert!(arms["baseline"].get("ci").is_none(), "{}", arms["baseline"]);
     let (b, t) = (
         arms["baseline"]["cost_usd_mean"].as_f64().unwrap(),
         arms["treatment"]["cost_usd_mean"].as_f64().unwrap(),
@@ -155,6 +156,7 @@ fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change()
         .map(|l| {
             let mut v: Value = serde_json::from_str(l).unwrap();
             v.as_object_mut().unwrap().remove("usage");
+            v.as_object_mut().unwrap().remove("elapsed_ms");
             format!("{v}\n")
         })
         .collect();
@@ -174,6 +176,7 @@ fn a_collected_reviewers_usage_becomes_cost_per_target_and_its_relative_change()
     assert_eq!(code, 0, "{err}");
     let arm = &m["review"]["arms"]["baseline"];
     assert!(arm.get("cost_usd_mean").is_none(), "{arm}");
+    assert!(arm.get("latency_p95_ms").is_none(), "{arm}");
     assert!(arm["per_target"][0].get("cost_usd").is_none());
     assert!(m["review"]["delta"].get("cost_usd").is_none());
     assert!(m["inputs"].get("usage").is_none(), "{}", m["inputs"]);
@@ -290,4 +293,186 @@ fn a_percentage_is_refused_where_there_is_no_relative_change() {
             "{guard}: {err}"
         );
     }
+}
+
+/// A capacity-review folder collected by `calibench collect`: twenty queries answered by two
+/// versions of a fake agent, each trace reporting what it spent (version 2 reads more: its
+/// queries cost about 25% more). `collect` times every call.
+fn collected_queries(dir: &Path) {
+    std::fs::create_dir_all(dir.join("queries")).unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            dir.join(format!("queries/q{i:02}.json")),
+            format!(
+                r#"{{"query_id": "q{i:02}", "first_pass_correct": true, "correct": true, "tools": [{{"tool": "grep", "target": "Thing{i}", "hits": {hits}}}]}}"#,
+                hits = 1 + i % 4
+            ),
+        )
+        .unwrap();
+    }
+    let agent = r#"#!/bin/sh
+# A fake agent: the trace its query file holds, with what answering it cost. Version 2 reads
+# 25% more tokens.
+set -eu
+version=$1
+trace=$(cat)
+n=$(printf '%s' "$trace" | wc -c | tr -d ' ')
+scale=100; [ "$version" = v2 ] && scale=125
+input=$(( (n * 10 + 2000) * scale / 100 ))
+cost=$(awk -v i="$input" 'BEGIN { printf "%.6f", i * 0.000003 + 0.0015 }')
+printf '%s' "$trace" | sed "s/}\$/, \"usage\": {\"input_tokens\": $input, \"output_tokens\": 500, \"cost_usd\": $cost}}/"
+"#;
+    script(&dir.join("agent.sh"), agent);
+    std::fs::write(
+        dir.join("experiment.toml"),
+        r#"name = "agent-cost"
+corpus = "."
+bootstrap = 200
+
+[arms.baseline]
+source = "v1"
+[arms.baseline.confidence]
+policy = "flat-mean"
+[arms.treatment]
+source = "v2"
+[arms.treatment.confidence]
+policy = "flat-mean"
+
+[decision]
+unnecessary_recovery_rate = "decrease"
+query_cost_usd = { want = "no-increase", margin = "10%" }
+
+[collect]
+kind = "queries"
+command = ["./agent.sh", "{arm}"]
+targets = "queries/*.json"
+"#,
+    )
+    .unwrap();
+    collect_into(dir, "queries.jsonl");
+}
+
+/// `calibench collect` of the folder's experiment, its corpus file and `collect.json` copied
+/// into the folder, as a user keeps a collection beside its experiment.
+fn collect_into(dir: &Path, corpus: &str) {
+    stdout_of(calibench().current_dir(dir).args([
+        "collect",
+        "experiment.toml",
+        "--run-id",
+        "c",
+        "--runs-dir",
+        "runs",
+    ]));
+    for f in [corpus, "collect.json"] {
+        std::fs::copy(dir.join("runs/c").join(f), dir.join(f)).unwrap();
+    }
+}
+
+/// An executable script at `path`.
+fn script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn a_collected_agents_usage_becomes_cost_per_query_and_a_guard_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected_queries(&c);
+    let lines = std::fs::read_to_string(c.join("queries.jsonl")).unwrap();
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(v["usage"]["cost_usd"].is_number(), "{line}");
+        // collect timed the call.
+        assert!(v["elapsed_ms"].as_u64().is_some(), "{line}");
+    }
+    let (code, out, err, m) = metrics(&c);
+    assert_eq!(code, 0, "{err}");
+    let q = &m["queries"];
+    let (b, t) = (&q["arms"]["baseline"], &q["arms"]["treatment"]);
+    for arm in [b, t] {
+        for key in [
+            "query_cost_usd_mean",
+            "query_input_tokens_mean",
+            "query_output_tokens_mean",
+            "query_latency_ms_mean",
+            "query_latency_p95_ms",
+        ] {
+            assert!(arm[key].as_f64().is_some(), "{key}: {arm}");
+        }
+        // Twenty queries cannot bound a 95th percentile.
+        assert!(arm["ci"].get("query_latency_p95_ms").is_none(), "{arm}");
+    }
+    let d = &q["delta"]["query_cost_usd"];
+    let rel = &d["relative"];
+    let ratio =
+        t["query_cost_usd_mean"].as_f64().unwrap() / b["query_cost_usd_mean"].as_f64().unwrap();
+    assert!(
+        (rel["value"].as_f64().unwrap() - (ratio - 1.0)).abs() < 1e-9,
+        "{d}"
+    );
+    assert!(rel["value"].as_f64().unwrap() > 0.15, "{d}");
+    assert_eq!(d["pairs"], 20);
+    assert_eq!(q["delta"]["query_output_tokens"]["delta"], 0.0);
+    let guard = &m["decision"]["metrics"]["query_cost_usd"];
+    assert_eq!(guard["outcome"], "regressed", "{guard}");
+    assert!(out.contains("decision: worse"), "{out}");
+    assert!(
+        out.contains("cost per query $0.0"),
+        "the headline names the cost: {out}"
+    );
+}
+
+/// An arm's 95th-percentile latency is a figure of the whole set: with 72 targets or more it
+/// has a distribution-free interval, two of the targets' own latencies.
+#[test]
+fn the_p95_latency_has_its_interval_from_enough_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    collected(&c);
+    // The collected lines copied under 80 targets, each call taking 1000 + 10 × the target's
+    // number ms (the treatment's calls 100 ms longer): a target's latency is its two calls'.
+    let text = std::fs::read_to_string(c.join("reviews.jsonl")).unwrap();
+    let mut lines = String::new();
+    for i in 0..80 {
+        for l in text.lines() {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["target"] != "plan-0" {
+                continue;
+            }
+            let extra = if v["arm"] == "treatment" { 100 } else { 0 };
+            v["target"] = Value::from(format!("t{i:02}"));
+            v["elapsed_ms"] = Value::from(1000 + 10 * i + extra);
+            lines.push_str(&format!("{v}\n"));
+        }
+    }
+    std::fs::write(c.join("reviews.jsonl"), lines).unwrap();
+    std::fs::remove_file(c.join("collect.json")).unwrap();
+    let (code, _, err, m) = metrics(&c);
+    assert_eq!(code, 0, "{err}");
+    let b = &m["review"]["arms"]["baseline"];
+    // Targets' latencies 2000, 2020, ..., 3580. p95: h = 79 × 0.95 = 75.05 → 3500 + 0.05 × 20.
+    assert!(
+        (b["latency_p95_ms"].as_f64().unwrap() - 3501.0).abs() < 1e-9,
+        "{b}"
+    );
+    // Binomial(80, 0.95): P(B ≤ 71) = 0.0184 and P(B ≤ 72) = 0.0466, so l = 72; P(B ≤ 78)
+    // = 0.9139 and P(B ≤ 79) = 0.9835, so u = 80: the 72nd and 80th values.
+    assert_eq!(
+        b["ci"]["latency_p95_ms"],
+        serde_json::json!([3420.0, 3580.0]),
+        "{b}"
+    );
+    let t = &m["review"]["arms"]["treatment"];
+    assert!(
+        (t["latency_p95_ms"].as_f64().unwrap() - 3701.0).abs() < 1e-9,
+        "{t}"
+    );
+    let d = &m["review"]["delta"]["latency_ms"];
+    assert_eq!(d["delta"], 200.0);
+    assert_eq!(d["pairs"], 80);
 }

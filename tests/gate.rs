@@ -708,10 +708,14 @@ fn the_schema_accepts_every_value_runs_write_and_lists_nothing_they_never_write(
         // checks (the position and self notes are written).
         "bias.arm.note",
         "bias.length.note",
-        // A relative change is a review delta's of cost and latency; the type is shared with
-        // query and score deltas, which have no cost.
-        "queries.delta.<query-delta>.relative.ci.{0|1}",
-        "queries.delta.<query-delta>.relative.value",
+        // A relative change is a review or query delta's of cost and latency; the type is
+        // shared with score deltas, which have no cost. A percentile's interval needs 72
+        // targets that report their wall time: tests/cost.rs makes them.
+        "review.arms.<arm>.ci.<key>.{0|1}",
+        "scores.arms.<arm>.ci.<key>.{0|1}",
+        // The imported example's Inspect logs record tokens and time but no cost;
+        // tests/import.rs compares promptfoo cells, whose rows carry it.
+        "scores.arms.<arm>.item_cost_usd_mean",
         "scores.delta.<key>.relative.ci.{0|1}",
         "scores.delta.<key>.relative.value",
         "queries.delta.<query-delta>.relative.p_edge",

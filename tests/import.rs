@@ -740,6 +740,31 @@ fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
     assert!(d.get("llm-rubric").is_none());
     assert_eq!(m["scores"]["withheld"]["metrics"], json!(["llm-rubric"]));
     assert_eq!(m["lift"]["withheld"], true);
+    // What each riddle cost, from the rows' `cost`, beside the scorers: per arm the mean over
+    // samples, and the paired change with its relative interval. Not withheld with the judge:
+    // it is measured, not judged.
+    let rows = |cell: &str| -> Vec<f64> {
+        let raw: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+        raw["results"]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["provider"]["id"] == cell)
+            .map(|r| r["cost"].as_f64().unwrap())
+            .collect()
+    };
+    let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len() as f64;
+    let arms = &m["scores"]["arms"];
+    let b = arms["baseline"]["item_cost_usd_mean"].as_f64().unwrap();
+    assert!((b - mean(rows("openai:gpt-5"))).abs() < 1e-12, "{b}");
+    let t = arms["treatment"]["item_cost_usd_mean"].as_f64().unwrap();
+    assert!((t - mean(rows("openai:gpt-5-mini"))).abs() < 1e-12, "{t}");
+    let cost = &d["item_cost_usd"];
+    assert_eq!(cost["pairs"], 2);
+    assert!((cost["relative"]["value"].as_f64().unwrap() - (t / b - 1.0)).abs() < 1e-9);
+    // Two riddles cannot bound a 95th percentile of latency.
+    assert!(arms["baseline"]["item_latency_p95_ms"].is_number());
+    assert!(arms["baseline"].get("ci").is_none());
 }
 
 /// The entries of a real `.eval` archive, in order.
@@ -1010,4 +1035,98 @@ fn promptfoo_shared_descriptions_ids_and_unreadable_scores_are_told_apart() {
             .collect()
     };
     assert_eq!(ids("mini"), ids("by-id"));
+}
+
+/// What a sample spent travels with its scores (docs/guides/importing-logs.md, "What a
+/// sample spent"): promptfoo's `cost`, `latencyMs` and `response.tokenUsage`; Inspect's
+/// `model_usage` tokens and `total_time`. A value that is not an amount is counted as not
+/// imported, never a 0, and the line keeps the rest.
+#[test]
+fn what_a_sample_spent_is_imported_where_the_log_says() {
+    let tmp = tempfile::tempdir().unwrap();
+    let log = fixture("promptfoo/sample-export.json");
+    import(
+        "promptfoo",
+        &[&log],
+        "full",
+        tmp.path(),
+        &["--pick", "openai:gpt-5"],
+    );
+    let raw: Value = serde_json::from_slice(&std::fs::read(&log).unwrap()).unwrap();
+    let rows: Vec<&Value> = raw["results"]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["provider"]["id"] == "openai:gpt-5")
+        .collect();
+    let full = arm_lines(tmp.path(), "full");
+    for line in &full {
+        // The line's source names the row it came from.
+        let i: usize = line["source"]
+            .as_str()
+            .unwrap()
+            .rsplit('[')
+            .next()
+            .unwrap()
+            .trim_end_matches(']')
+            .parse()
+            .unwrap();
+        let row = &raw["results"]["results"][i];
+        assert!(rows.contains(&row));
+        assert_eq!(line["usage"]["cost_usd"], row["cost"], "{line}");
+        assert_eq!(
+            line["usage"]["input_tokens"],
+            row["response"]["tokenUsage"]["prompt"]
+        );
+        assert_eq!(
+            line["usage"]["output_tokens"],
+            row["response"]["tokenUsage"]["completion"]
+        );
+        assert_eq!(line["elapsed_ms"].as_f64(), row["latencyMs"].as_f64());
+    }
+
+    // Inspect: tokens summed over the sample's models, seconds as whole milliseconds, no cost
+    // (the log records none).
+    let inspect = fixture("inspect/data_arc_sonnet.json");
+    import("inspect", &[&inspect], "sonnet", tmp.path(), &[]);
+    let raw: Value = serde_json::from_slice(&std::fs::read(&inspect).unwrap()).unwrap();
+    let first = &raw["samples"][0];
+    let usage = &first["model_usage"]["anthropic/claude-sonnet-4-0"];
+    let line = arm_lines(tmp.path(), "sonnet")
+        .into_iter()
+        .find(|l| l["item"] == first["id"])
+        .unwrap();
+    assert_eq!(line["usage"]["input_tokens"], usage["input_tokens"]);
+    assert_eq!(line["usage"]["output_tokens"], usage["output_tokens"]);
+    assert!(line["usage"].get("cost_usd").is_none(), "{line}");
+    let ms = first["total_time"].as_f64().unwrap() * 1000.0;
+    assert_eq!(line["elapsed_ms"].as_f64(), Some(ms.round()));
+
+    // A cost that is no amount is not imported, and said so; the tokens still are.
+    let bad = edited(
+        "promptfoo/sample-export.json",
+        tmp.path(),
+        "bad-cost.json",
+        |log| {
+            for r in log["results"]["results"].as_array_mut().unwrap() {
+                r["cost"] = json!("free");
+            }
+        },
+    );
+    let out = import(
+        "promptfoo",
+        &[&bad],
+        "bad",
+        tmp.path(),
+        &["--pick", "openai:gpt-5"],
+    );
+    let said = out.to_string();
+    assert!(
+        said.contains("row.cost (not an amount of 0 or more)"),
+        "{said}"
+    );
+    for line in arm_lines(tmp.path(), "bad") {
+        assert!(line["usage"].get("cost_usd").is_none(), "{line}");
+        assert!(line["usage"]["input_tokens"].is_u64(), "{line}");
+    }
 }

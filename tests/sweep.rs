@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{calibench, json_of, outcome};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Four documents, one reviewer, anchored confidences; judge composites on five findings.
 ///
@@ -1011,5 +1011,80 @@ fn each_point_of_a_query_sweep_is_what_run_gives_at_its_setting() {
                 p["values"]
             );
         }
+    }
+}
+
+/// Cost at every point (docs/guides/threshold-sweep.md, "Cost and the frontier"): on the live
+/// code review, whose reviewers report what each call cost, a point that skips more changes
+/// costs less per target (a skipped change makes no call); `--frontier cost_usd:precision`
+/// says of every point whether another beats it on both, and the trade-off plot puts the two
+/// on its axes. A corpus that records no cost is refused the figure, naming the flag.
+#[test]
+fn cost_is_a_figure_of_every_point_and_the_frontier_marks_the_trade_off() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = calibench()
+        .arg("sweep")
+        .arg(root.join("corpora/code-review-live"))
+        .arg("--runs-dir")
+        .arg(dir.path().join("runs"))
+        .arg("--reports-dir")
+        .arg(dir.path().join("reports"))
+        .args(["--bootstrap", "200", "--arm", "treatment"])
+        .args(["--vary", r#"review.skip=[],["closed","trivial-pattern"]"#])
+        .args(["--frontier", "cost_usd:precision", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["frontier"], json!({"x": "cost_usd", "y": "precision"}));
+    let points = s["points"].as_array().unwrap();
+    let cost = |p: &Value| value(p, "cost_usd").unwrap();
+    // Nothing skipped costs more than skipping closed and trivial changes.
+    assert!(cost(&points[0]) > cost(&points[1]), "{points:?}");
+    for p in points {
+        assert!(p["on_frontier"].is_boolean(), "{p}");
+    }
+    assert!(points.iter().any(|p| p["on_frontier"] == true));
+    // The report marks the frontier and plots the two figures.
+    let run = std::fs::read_dir(dir.path().join("reports"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().is_dir())
+        .unwrap()
+        .path();
+    let md = std::fs::read_to_string(run.join("report.md")).unwrap();
+    assert!(md.contains("frontier (cost_usd:precision)"), "{md}");
+    assert!(md.contains("On the cost_usd × precision frontier"), "{md}");
+    let svg = std::fs::read_to_string(run.join("plots/sweep-tradeoff.svg")).unwrap();
+    assert!(svg.contains("cost per target (USD)") && svg.contains("on the frontier"));
+
+    // The generated code review records no cost: the figure is refused, not a column of
+    // blanks; a frontier of one figure is refused too.
+    for (frontier, says) in [
+        (
+            "cost_usd:precision",
+            "--frontier names `cost_usd`, but no return in the corpus records what its call cost",
+        ),
+        ("precision", "is not two different figures as X:Y"),
+    ] {
+        let (code, _, err) = swept(
+            &root.join("corpora/code-review-ab"),
+            dir.path(),
+            &[
+                "--arm",
+                "treatment",
+                "--vary",
+                "review.actionable_from=50,75",
+                "--frontier",
+                frontier,
+            ],
+        );
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(says), "{err}");
     }
 }

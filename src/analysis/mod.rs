@@ -325,6 +325,43 @@ fn scores_section(
             },
         );
     }
+    // What the samples spent, where both arms' logs say: read as a share of the baseline's too.
+    {
+        use crate::replay::usage;
+        let (b_spent, t_spent) = (imported::spending(&b), imported::spending(&t));
+        let b_view: Vec<usage::Spending<'_>> = b_spent
+            .iter()
+            .map(|(u, r, s)| (u.as_str(), *r, *s))
+            .collect();
+        let t_view: Vec<usage::Spending<'_>> = t_spent
+            .iter()
+            .map(|(u, r, s)| (u.as_str(), *r, *s))
+            .collect();
+        for (u, units) in usage::pairs::<usage::Items>(&b_view, &t_view) {
+            let Some(paired) =
+                crate::replay::paired(&units, exp.bootstrap, exp.seed, settings.threads)
+            else {
+                continue;
+            };
+            let metric: Cow<'static, str> = Cow::Borrowed(u.name);
+            let relative = relative(exp, u.name, &units);
+            pairs.extend(units.into_iter().map(|pair| PairRow {
+                table: DeltaTable::Scores,
+                metric: metric.clone(),
+                pair,
+            }));
+            delta.insert(
+                u.name.to_string(),
+                Delta {
+                    paired,
+                    p_adjusted: None,
+                    wilson: None,
+                    mcnemar: None,
+                    relative,
+                },
+            );
+        }
+    }
     let arms = PerArm {
         baseline: imported::arm(&exp.baseline.source, &b, &b_items),
         treatment: imported::arm(&exp.treatment.source, &t, &t_items),
@@ -422,6 +459,33 @@ fn replay_queries(
             },
         );
     }
+    // What the queries spent, where both arms' traces say: read as a share of the baseline's
+    // too.
+    use crate::replay::usage;
+    let b_spent: Vec<usage::Spending<'_>> = b_rows.iter().map(|r| r.spending()).collect();
+    let t_spent: Vec<usage::Spending<'_>> = t_rows.iter().map(|r| r.spending()).collect();
+    for (u, units) in usage::pairs::<usage::Queries>(&b_spent, &t_spent) {
+        let Some(paired) = crate::replay::paired(&units, exp.bootstrap, exp.seed, settings.threads)
+        else {
+            continue;
+        };
+        let c = Comparison {
+            name: u.name,
+            delta: paired,
+            units,
+        };
+        pairs.extend(rows_of(DeltaTable::Queries, &c));
+        delta.insert(
+            u.name.to_string(),
+            Delta {
+                relative: relative(exp, u.name, &c.units),
+                paired: c.delta,
+                p_adjusted: None,
+                wilson: None,
+                mcnemar: None,
+            },
+        );
+    }
     let mut rows = b_rows;
     rows.extend(t_rows);
     Ok((
@@ -435,6 +499,19 @@ fn replay_queries(
         rows,
         pairs,
     ))
+}
+
+/// A cost or latency delta read as a share of the baseline's (treatment ÷ baseline − 1 of the
+/// paired means, Fieller's interval), tested against the edge of a guard on `name` whose margin
+/// is a percentage.
+fn relative(exp: &Experiment, name: &str, units: &[UnitPair]) -> Option<crate::model::Relative> {
+    let edge = exp
+        .decision_metrics()
+        .into_iter()
+        .find(|w| w.metric == name && w.relative)
+        .and_then(|w| Some(-w.margin? * w.want.good_sign()));
+    let (b, t): (Vec<f64>, Vec<f64>) = units.iter().map(|u| (u.baseline, u.treatment)).unzip();
+    crate::model::Relative::of(&b, &t, edge)
 }
 
 /// The pairs table's rows of one comparison.

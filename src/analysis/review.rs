@@ -522,16 +522,7 @@ pub(super) fn deltas(
         // a percentage margin is tested against its edge.
         let relative = m
             .usage
-            .then(|| {
-                let edge = exp
-                    .decision_metrics()
-                    .into_iter()
-                    .find(|w| w.metric == name && w.relative)
-                    .and_then(|w| Some(-w.margin? * w.want.good_sign()));
-                let (b, t): (Vec<f64>, Vec<f64>) =
-                    units.iter().map(|u| (u.baseline, u.treatment)).unzip();
-                Relative::of(&b, &t, edge)
-            })
+            .then(|| super::relative(exp, name, &units))
             .flatten();
         let c = Comparison {
             name,

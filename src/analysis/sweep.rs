@@ -43,6 +43,9 @@ pub struct Replayer<'a> {
     composites: Composites,
     controls: CorpusControls<'a>,
     confirm_at: f64,
+    /// Whether any return records what its call cost: a skipped target then costs 0, rather
+    /// than being unknown.
+    costed: bool,
     /// Query traces scored once per arm (points that vary only gates share the scoring).
     scored: Mutex<Vec<Arc<ScoredQueries<'a>>>>,
 }
@@ -61,7 +64,23 @@ struct ScoredQueries<'a> {
     ids: Vec<String>,
 }
 
+/// Whether any return of the corpus records what its call cost: a sweep then carries
+/// `cost_usd` at every point. Query traces record a query's cost whole, not per phase, so the
+/// cost a gate saves cannot be replayed: a query sweep carries none.
+pub fn records_cost(corpus: &Corpus) -> bool {
+    corpus.reviews.as_ref().is_some_and(|(_, s)| {
+        s.iter()
+            .flat_map(|s| s.returns.iter())
+            .any(|r| r.spent.as_ref().is_some_and(|s| s.cost_usd.is_some()))
+    })
+}
+
 impl<'a> Replayer<'a> {
+    /// Whether the corpus records what reviewer calls cost.
+    pub fn costed(&self) -> bool {
+        self.costed
+    }
+
     pub fn new(exp: &'a Experiment, corpus: &'a Corpus, confirm_at: f64) -> Self {
         let verdicts = corpus.verdicts.as_ref().map_or(&[][..], |(_, v)| v);
         Replayer {
@@ -70,6 +89,7 @@ impl<'a> Replayer<'a> {
             composites: composites(exp, verdicts),
             controls: CorpusControls::of(exp, corpus, &[None, None]),
             confirm_at,
+            costed: records_cost(corpus),
             scored: Mutex::new(Vec::new()),
         }
     }
@@ -123,6 +143,16 @@ impl<'a> Replayer<'a> {
                 if matches!(m.validation, Some(Check::Rejected(_))) {
                     add(sweep::review::REJECTED, 1.0);
                 }
+            }
+            // What the run's reviewer calls cost; a target the policy skips makes none.
+            let cost = match (&run.skipped, run.spent.and_then(|s| s.cost_usd)) {
+                (Some(_), _) if self.costed => Some(0.0),
+                (None, Some(c)) => Some(c),
+                _ => None,
+            };
+            if let Some(c) = cost {
+                v[sweep::review::COST] += c;
+                v[sweep::review::COSTED] += 1.0;
             }
             let entry = by_target
                 .entry(&run.target)

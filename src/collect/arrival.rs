@@ -46,6 +46,10 @@ impl Protocol for Returns {
     fn failed(&self, index: usize, reason: &str) -> Map<String, Value> {
         failed(&self.calls[index], self.kind, reason)
     }
+
+    fn timed(&self) -> bool {
+        true
+    }
 }
 
 /// The line to record for a call whose command exited 0 printing `stdout`, or why the return

@@ -72,6 +72,11 @@ pub trait Protocol: Send + Sync {
     fn accept(&self, index: usize, stdout: &[u8]) -> Result<Map<String, Value>, String>;
     /// The line recorded for the call at plan position `index` that failed for `reason`.
     fn failed(&self, index: usize, reason: &str) -> Map<String, Value>;
+    /// Whether an accepted line records the call's wall time as `elapsed_ms` (a return does;
+    /// a command that printed its own keeps it).
+    fn timed(&self) -> bool {
+        false
+    }
 }
 
 /// Why a call failed (the line's `reason` begins with its phrase).
@@ -291,6 +296,7 @@ async fn attempt_once(
     };
     let tag = descendants::new_tag();
     let mut command = command_for(ctx, call, attempt, &tag, artifact.as_deref());
+    let started = std::time::Instant::now();
     let mut child = match command.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -318,10 +324,19 @@ async fn attempt_once(
             _ = killed => End::Killed,
         }
     };
+    let elapsed = started.elapsed();
     // Whatever happened, nothing the call started outlives it.
     kill_group(pid);
     descendants::kill_tagged(&tag, Some(pid));
-    judge(ctx, index, &mut child, end).await
+    let mut attempt = judge(ctx, index, &mut child, end).await;
+    if let Attempt::Returned(line) = &mut attempt {
+        if ctx.protocol.timed() && !line.contains_key("elapsed_ms") {
+            // From launch to exit, in whole milliseconds: the attempt that returned, not the
+            // failed attempts or the waits before it.
+            line.insert("elapsed_ms".into(), Value::from(elapsed.as_millis() as u64));
+        }
+    }
+    attempt
 }
 
 /// Where the call's artifact goes, emptied of an earlier attempt's and with its folder made.

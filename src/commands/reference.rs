@@ -43,6 +43,7 @@ pub fn markdown() -> String {
          - [Gate policy: `gate.toml` or `[gate]`](#gate-policy-gatetoml-or-gate)\n\
          - [The decision](#the-decision)\n\
          - [Metrics](#metrics)\n\
+         - [Cost and latency](#cost-and-latency)\n\
          - [Commands and exit status](#commands-and-exit-status)\n\n",
     );
     s += &input_files();
@@ -51,8 +52,58 @@ pub fn markdown() -> String {
     s += &gate_keys();
     s += DECISION;
     s += &metrics();
+    s += &cost();
     s += &commands();
     s
+}
+
+/// What a call spent: where it is read from and the figures made of it, from their
+/// declarations.
+fn cost() -> String {
+    use crate::replay::{review_metrics, usage};
+    let review: Vec<String> = review_metrics::REVIEW_METRICS
+        .iter()
+        .filter(|m| m.usage)
+        .map(|m| format!("`{}`", m.name))
+        .collect();
+    let names = |parts: &[usage::Part]| -> String {
+        parts
+            .iter()
+            .map(|u| format!("`{}`", u.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "## Cost and latency\n\n\
+         A reviewer return, a query trace, a judge verdict and an imported score line may say what \
+         its call spent: `usage {{input_tokens, output_tokens, cost_usd}}` (each optional, 0 or more; \
+         anything else is a malformed line with its reason) and `elapsed_ms`. `calibench collect` \
+         writes each accepted call's wall time as `elapsed_ms`, from launch to exit of the attempt \
+         that returned, unless the command printed its own (a harness that times its model call \
+         keeps that). `calibench import` carries promptfoo's `cost`, `latencyMs` and \
+         `response.tokenUsage`, and Inspect's `model_usage` tokens (and `total_cost` where the \
+         log has it) and `total_time`; lm-eval logs hold none.\n\n\
+         - **Per target** (review): {review}, summed over the target's reviewer calls and \
+         averaged over its runs; a target the arm skips makes no call and costs 0. Per arm: \
+         `<name>_mean`, and `latency_p95_ms`, the 95th percentile over targets, a figure of the \
+         whole set with a distribution-free 95% interval in the arm's `ci` (two order \
+         statistics, given 72 targets or more).\n\
+         - **Per query** (traces): {queries}; per arm `<name>_mean` and `query_latency_p95_ms`.\n\
+         - **Per item** (imported scores, `scores.delta`): {items}; per arm `<name>_mean` and \
+         `item_latency_p95_ms`. A sample's usage is counted once, however many scorers it has.\n\
+         - **The judges' cost** is the cost of evaluating, `evaluation` in `metrics.json`, summed \
+         over both arms and never part of an arm's.\n\n\
+         Each is compared as a paired delta over the units both arms report it for, and as a \
+         **relative** change, treatment ÷ baseline − 1 of the paired means, with Fieller's 95% \
+         interval (`<delta>.relative {{value, ci, p_edge}}`; `ci` is null when the baseline mean \
+         is not shown to differ from 0). A guard with a percentage margin reads on that interval \
+         (see [the decision](#the-decision)); a sweep of reviewer returns carries `cost_usd` at \
+         every point and `--frontier cost_usd:precision` marks the points no other beats on both \
+         (docs/guides/threshold-sweep.md).\n\n",
+        review = review.join(", "),
+        queries = names(&usage::QUERY_USAGE),
+        items = names(&usage::ITEM_USAGE),
+    )
 }
 
 /// One row of a field table.
@@ -575,9 +626,10 @@ A metric may be a table instead of a word: `final_accuracy = { want = \"no-decre
 hold); `precision = { want = \"increase\", min_effect = 0.03 }` names the smallest change that \
 matters, which sizes \"needs ≈ N\" and `calibench plan` instead of the noisy observed change. A \
 margin belongs to a guard and `min_effect` to a metric that must move; both are above 0. For \
-cost and latency (`cost_usd`, `input_tokens`, `output_tokens`, `latency_ms`) either may be a \
-percentage of the baseline: `cost_usd = { want = \"no-increase\", margin = \"10%\" }` holds when \
-the upper bound of the relative change's 95% interval (Fieller's, `review.delta.<m>.relative`) \
+what calls spent ([cost and latency](#cost-and-latency): `cost_usd`, `query_cost_usd`, \
+`item_latency_ms`, ...) either may be a percentage of the baseline: `cost_usd = { want = \
+\"no-increase\", margin = \"10%\" }` holds when the upper bound of the relative change's 95% \
+interval (Fieller's, `<delta>.relative`) \
 is below +10%, and regresses when the change lies beyond it with its test against the edge \
 (`relative.p_edge`, Holm-adjusted) below 0.05; the decision records `relative: true`, the \
 change as `relative_change`, and the relative interval as `margin_ci`.\n\n\
@@ -643,6 +695,10 @@ fn metrics() -> String {
         (
             DeltaTable::Queries,
             "Query metrics (`queries.delta`, per query)",
+        ),
+        (
+            DeltaTable::Scores,
+            "What imported samples spent (`scores.delta`, per item, beside the scorers)",
         ),
     ] {
         s += &format!("### {title}\n\n| name | in the report | better |\n|---|---|---|\n");

@@ -43,6 +43,10 @@ pub struct SweepArgs {
     /// [0, 1]
     #[arg(long, value_name = "X", default_value_t = crate::sweep::CONFIRM_AT, value_parser = confirm_at, allow_negative_numbers = true)]
     pub confirm_at: f64,
+    /// Mark the points no other point beats on both figures, judged on intervals, and plot
+    /// the two: X:Y, such as cost_usd:precision
+    #[arg(long, value_name = "X:Y")]
+    pub frontier: Option<crate::sweep::Frontier>,
     #[command(flatten)]
     pub options: crate::pipeline::RunOptions,
 }
@@ -126,6 +130,7 @@ impl super::Run for SweepArgs {
             prefer: self.prefer.clone(),
             holdout: self.holdout,
             confirm_at: self.confirm_at,
+            frontier: self.frontier.clone(),
         };
         let bar = if ctx.progress {
             output::progress_bar(0, "{spinner} [{bar:30}] {pos}/{len} points ({elapsed})")

@@ -158,6 +158,8 @@ pub struct Query {
     /// The call failed (`status: failed`), with its reason when the line says.
     pub failed: Option<Option<String>>,
     pub tools: Vec<Tool>,
+    /// What the query spent, if its line says (`usage`, `elapsed_ms`).
+    pub spent: Option<super::usage::Spent>,
 }
 
 impl Query {
@@ -207,6 +209,11 @@ pub struct RawQuery {
     pub reason: Option<String>,
     /// Tool invocations in order (`[]` for a query that ran none).
     pub tools: Vec<RawTool>,
+    /// What the query's calls spent: tokens read and written and their cost
+    /// (docs/reference.md, "Cost and latency").
+    pub usage: Option<super::usage::Usage>,
+    /// The query's wall time in milliseconds; `collect` records it.
+    pub elapsed_ms: Option<super::usage::Amount>,
 }
 
 /// One tool invocation as written, with every evidence field any tool takes.
@@ -330,6 +337,7 @@ fn check_query(name: &str, line: u64, raw: RawQuery) -> Result<Query, InputError
         error: raw.error,
         failed: (raw.status == Some(super::reviews::Status::Failed)).then_some(raw.reason),
         tools,
+        spent: super::usage::Spent::of(raw.usage, raw.elapsed_ms),
     })
 }
 

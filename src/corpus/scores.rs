@@ -48,6 +48,13 @@ pub struct Score {
     pub correct: Option<bool>,
     /// The log file and the record in it that the score came from.
     pub source: Text,
+    /// What the sample's model calls spent, where the log says (docs/reference.md, "Cost and
+    /// latency"); the same on each of the sample's scorers' lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<super::usage::Usage>,
+    /// The sample's wall time in milliseconds, where the log says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_ms: Option<super::usage::Amount>,
 }
 
 /// The largest magnitude a score may have. Every sum, difference and square calibench forms of

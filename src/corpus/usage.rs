@@ -21,6 +21,25 @@ pub struct Usage {
     pub cost_usd: Option<Amount>,
 }
 
+/// Two parts added: the sum where both are known, else the one that is.
+fn sum<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Usage {
+    /// Two calls' together: a part either reports is their sum.
+    pub fn plus(self, other: Usage) -> Usage {
+        Usage {
+            input_tokens: sum(self.input_tokens, other.input_tokens),
+            output_tokens: sum(self.output_tokens, other.output_tokens),
+            cost_usd: sum(self.cost_usd.map(|c| c.0), other.cost_usd.map(|c| c.0)).map(Amount),
+        }
+    }
+}
+
 /// A non-negative finite number (a cost, a duration).
 #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd, Serialize, JsonSchema)]
 #[serde(transparent)]
@@ -61,12 +80,6 @@ impl Spent {
 
     /// Both calls' together: a part reported by either is their sum, the other's taken as 0.
     pub fn plus(self, other: Spent) -> Spent {
-        fn sum<T: std::ops::Add<Output = T>>(a: Option<T>, b: Option<T>) -> Option<T> {
-            match (a, b) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
-            }
-        }
         Spent {
             input_tokens: sum(self.input_tokens, other.input_tokens),
             output_tokens: sum(self.output_tokens, other.output_tokens),

@@ -409,13 +409,38 @@ pub fn capacity_400(seed: u64) -> Files {
 }
 
 /// The sequential live example's experiment and its 120 query files, each the trace the fake
-/// agent (`corpora/capacity-live/agent.sh`) answers with: drawn as [`many`] draws them.
+/// agent (`corpora/capacity-live/agent.sh`) answers with: drawn as [`many`] draws them, with
+/// what answering cost ([`spent`]).
 pub fn capacity_live(seed: u64) -> Files {
     let mut out = vec![("experiment.toml".to_string(), EXPERIMENT_LIVE.to_string())];
     let mut i = 0;
     many(seed ^ 0x11FE, 120, |line| {
         i += 1;
-        out.push((format!("queries/q{i:06}.json"), line + "\n"));
+        out.push((format!("queries/q{i:06}.json"), spent(&line) + "\n"));
     });
     out
+}
+
+/// A trace with what its agent spent, as an agent harness that times its model calls reports
+/// it: each tool call is a model turn that reads the context so far (which grows by what the
+/// tool returned) and writes its next step; about 14 ms per token written and 1 per 20 read.
+fn spent(line: &str) -> String {
+    let mut o: Map<String, Value> = serde_json::from_str(line).expect("a generated trace");
+    let turns = o["tools"].as_array().map_or(0, Vec::len) as u64 + 1;
+    let (mut input, mut context) = (0u64, 1_800u64);
+    for _ in 0..turns {
+        input += context;
+        context += 650;
+    }
+    let output = 120 * turns;
+    let cost = (input as f64 * 0.000003 + output as f64 * 0.000015) * 1e6;
+    o.insert(
+        "usage".into(),
+        json!({"input_tokens": input, "output_tokens": output, "cost_usd": cost.round() / 1e6}),
+    );
+    o.insert(
+        "elapsed_ms".into(),
+        json!(turns * 400 + input / 20 + 14 * output),
+    );
+    Value::Object(o).to_string()
 }

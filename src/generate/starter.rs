@@ -261,6 +261,7 @@ bias = "withhold"           # a failed bias-audit check (docs/guides/trust.md): 
 # prefer = "max:actionable"         # or min:METRIC, among the points that meet every requirement
 # holdout = 0.5                     # share of targets held out to check the choice
 # confirm_at = 0.5                  # judge composite from which a finding counts as confirmed (recall)
+# frontier = "cost_usd:precision"   # mark the points no other beats on both (cost needs usage)
 "#;
 
 const REVIEW_TOP: &str = r#"# An A/B of a rubric change: the same recorded reviews (or two recorded versions) replayed
@@ -431,6 +432,7 @@ recovery_threshold = 0.5
 # prefer = "max:final_accuracy"     # or min:METRIC, among the points that meet every requirement
 # holdout = 0.5                     # share of queries held out to check the choice
 # confirm_at = 0.5                  # (review sweeps: the composite that confirms a finding)
+# frontier = "unnecessary_recovery_rate:final_accuracy"  # the points no other beats on both
 
 # A CI gate is optional here too: see `calibench init --kind doc` for the [gate] table.
 "#;

@@ -303,6 +303,32 @@ fn header(name: &str, log: &Header, tally: &mut Tally) -> Result<String, InputEr
     Ok(task)
 }
 
+/// What a sample's model calls spent: `model_usage`'s `input_tokens`, `output_tokens` and
+/// (where the log records it) `total_cost`, summed over its models. A part no model reports
+/// stays unknown, never 0.
+fn model_usage(by_model: Option<&Value>, tally: &mut Tally) -> Option<crate::corpus::usage::Usage> {
+    let models = by_model?.as_object()?;
+    let mut total: Option<crate::corpus::usage::Usage> = None;
+    for usage in models.values() {
+        let part = super::usage_from(
+            [
+                (usage.get("input_tokens"), "sample.model_usage.input_tokens"),
+                (
+                    usage.get("output_tokens"),
+                    "sample.model_usage.output_tokens",
+                ),
+                (usage.get("total_cost"), "sample.model_usage.total_cost"),
+            ],
+            tally,
+        );
+        total = match (total, part) {
+            (Some(a), Some(b)) => Some(a.plus(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    total
+}
+
 /// One sample's scores.
 fn sample(
     name: &str,
@@ -351,6 +377,8 @@ fn sample(
         confidence: None,
         correct: None,
         source: format!("{name}: {record}"),
+        usage: model_usage(s.model_usage.as_ref(), tally),
+        elapsed_ms: super::amount(s.total_time.as_ref(), 1000.0, "sample.total_time", tally),
     };
     let errored = s.errored;
     let mut drafts = Vec::new();
@@ -622,12 +650,18 @@ struct SampleEntry {
     /// `None` when absent; `Some(None)` for `null`; `Some(Some(Obj(None)))` for a value that is
     /// not an object.
     scores: Option<Option<Obj<ScoresMap>>>,
+    /// Tokens (and cost, where the log has it) by model: a small object.
+    model_usage: Option<Value>,
+    /// Seconds the sample took.
+    total_time: Option<Value>,
     unmapped: Vec<String>,
 }
 
 impl Fields for SampleEntry {
     fn field<'de, A: MapAccess<'de>>(&mut self, key: String, map: &mut A) -> Result<(), A::Error> {
         match key.as_str() {
+            "model_usage" => self.model_usage = Some(map.next_value()?),
+            "total_time" => self.total_time = Some(map.next_value()?),
             "id" => self.id = Some(map.next_value()?),
             "epoch" => self.epoch = Some(map.next_value()?),
             "error" => self.errored = map.next_value::<Scalar>()? != Scalar::Null,

@@ -229,6 +229,8 @@ fn read_samples(
                 confidence,
                 correct,
                 source: format!("{name}:{line}"),
+                usage: None,
+                elapsed_ms: None,
             });
         }
     }

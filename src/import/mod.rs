@@ -100,6 +100,53 @@ pub struct Draft {
     pub correct: Option<bool>,
     /// The log file and record: `log.eval: samples/3_epoch_1.json`, `samples_x.jsonl:4`.
     pub source: String,
+    /// What the sample spent, where the log says.
+    pub usage: Option<crate::corpus::usage::Usage>,
+    pub elapsed_ms: Option<crate::corpus::usage::Amount>,
+}
+
+/// What a sample spent, from the log's own fields (`None` where it says nothing): tokens read
+/// and written, cost in US dollars. A value that is not a count or an amount of 0 or more is
+/// tallied as unmapped, naming `what`, and left out: a third-party log is not refused for it.
+pub fn usage_from(
+    [input, output, cost]: [(Option<&Value>, &str); 3],
+    tally: &mut Tally,
+) -> Option<crate::corpus::usage::Usage> {
+    let mut count = |(v, what): (Option<&Value>, &str)| -> Option<u64> {
+        let v = v.filter(|v| !v.is_null())?;
+        let n = v.as_u64();
+        if n.is_none() {
+            tally.unmapped(format!("{what} (not a whole number of tokens)"));
+        }
+        n
+    };
+    let (input_tokens, output_tokens) = (count(input), count(output));
+    let usage = crate::corpus::usage::Usage {
+        input_tokens,
+        output_tokens,
+        cost_usd: amount(cost.0, 1.0, cost.1, tally),
+    };
+    (usage != crate::corpus::usage::Usage::default()).then_some(usage)
+}
+
+/// An amount of 0 or more from a log's field, times `scale` (seconds → milliseconds); a value
+/// that is not one is tallied as unmapped, naming `what`.
+pub fn amount(
+    v: Option<&Value>,
+    scale: f64,
+    what: &str,
+    tally: &mut Tally,
+) -> Option<crate::corpus::usage::Amount> {
+    let v = v.filter(|v| !v.is_null())?;
+    match v.as_f64().filter(|x| x.is_finite() && *x >= 0.0) {
+        Some(x) if scale == 1.0 => Some(crate::corpus::usage::Amount(x)),
+        // Seconds to whole milliseconds: 2.162 s is 2162 ms, not 2162.0000000000005.
+        Some(x) => Some(crate::corpus::usage::Amount((x * scale).round())),
+        None => {
+            tally.unmapped(format!("{what} (not an amount of 0 or more)"));
+            None
+        }
+    }
 }
 
 /// A score, or why there is none.
@@ -364,6 +411,8 @@ fn finish(drafts: Vec<Draft>, arm: &str, mut tally: Tally) -> Result<Imported, E
             confidence: d.confidence,
             correct: d.correct,
             source: Text(d.source),
+            usage: d.usage,
+            elapsed_ms: d.elapsed_ms,
         });
     }
     // A stable sort keeps the logs' order among equal keys, so a key found twice is two
@@ -498,6 +547,8 @@ mod tests {
             value: Scored::Value(1.0),
             confidence: None,
             correct: None,
+            usage: None,
+            elapsed_ms: None,
             source: format!("log:{item}"),
         }
     }

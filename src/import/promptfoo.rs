@@ -30,7 +30,9 @@ pub const VERSION: u64 = 3;
 const FAILURE_ERROR: u64 = 2;
 
 /// A row's keys that are mapped.
-const ROW_MAPPED: [&str; 8] = [
+const ROW_MAPPED: [&str; 10] = [
+    "cost",
+    "latencyMs",
     "testCase",
     "testIdx",
     "provider",
@@ -233,6 +235,8 @@ pub fn read(path: &Path, options: &Options, tally: &mut Tally) -> Result<Vec<Dra
                 confidence: confidence(row, tally),
                 correct: None,
                 source,
+                usage: usage(row, tally),
+                elapsed_ms: super::amount(row.get("latencyMs"), 1.0, "row.latencyMs", tally),
             };
             drafts.extend(row_scores(row, &template, tally));
         }
@@ -266,6 +270,25 @@ fn vars_hash(row: &Value) -> Option<String> {
     // serde_json's maps are sorted by key, so equal vars print equal.
     let digest = Sha256::digest(serde_json::to_string(vars).ok()?.as_bytes());
     Some(digest.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// What the provider call cost, as promptfoo records it: `cost`, and
+/// `response.tokenUsage.{prompt, completion}`.
+fn usage(row: &Value, tally: &mut Tally) -> Option<crate::corpus::usage::Usage> {
+    super::usage_from(
+        [
+            (
+                row.pointer("/response/tokenUsage/prompt"),
+                "response.tokenUsage.prompt",
+            ),
+            (
+                row.pointer("/response/tokenUsage/completion"),
+                "response.tokenUsage.completion",
+            ),
+            (row.get("cost"), "row.cost"),
+        ],
+        tally,
+    )
 }
 
 /// exp(mean log-probability) of the response's tokens.

@@ -162,5 +162,7 @@ fn draft(
         confidence,
         correct,
         source: format!("{name}:{line}"),
+        usage: None,
+        elapsed_ms: None,
     })
 }

@@ -100,7 +100,11 @@ fn check(
         &prefer,
         &arms,
         &current_arm,
-        (corpus.verdicts.is_some(), exp.bootstrap),
+        (
+            corpus.verdicts.is_some(),
+            replayed::records_cost(corpus),
+            exp.bootstrap,
+        ),
     )?;
     if let Some(v) = trust.as_ref().filter(|v| !v.trustworthy) {
         check_trusted(spec, side, &prefer, v)?;
@@ -261,16 +265,26 @@ pub fn compute(
     let shown = Shown {
         side,
         validated: corpus.validations.is_some(),
+        costed: replayer.costed(),
         untrusted,
     };
     let figures = |e: &[Estimate]| shown.figures(e);
     let values_of = |values: &[String]| values_of(spec, values);
+    let on_frontier = spec.frontier.as_ref().map(|f| {
+        let at = |name: &str| side.figures().iter().position(|g| g.name == name);
+        match (at(&f.x), at(&f.y)) {
+            (Some(x), Some(y)) => sweep::frontier(side, &estimates, [x, y]),
+            _ => vec![false; estimates.len()],
+        }
+    });
     let points: Vec<SweepPoint> = grid
         .iter()
         .zip(&estimates)
-        .map(|(values, e)| SweepPoint {
+        .enumerate()
+        .map(|(i, (values, e))| SweepPoint {
             values: values_of(values),
             figures: figures(e),
+            on_frontier: on_frontier.as_ref().map(|f| f[i]),
         })
         .collect();
     let held = split.as_ref().map(|(_, h)| h.as_slice());
@@ -336,7 +350,9 @@ pub fn compute(
         current: SweepPoint {
             values: current_values,
             figures: figures(&current_estimates),
+            on_frontier: None,
         },
+        frontier: spec.frontier.clone(),
         recommended,
         kept,
         trust: trust.map(|v| SweepTrust {
@@ -370,17 +386,24 @@ pub fn compute(
 struct Shown {
     side: Side,
     validated: bool,
+    /// Whether any return records what its call cost: `cost_usd` is left out if not.
+    costed: bool,
     untrusted: bool,
 }
 
 impl Shown {
+    /// Whether the corpus measures `f` at all.
+    fn measured(&self, f: &str) -> bool {
+        (self.validated || f != "rejected") && (self.costed || f != "cost_usd")
+    }
+
     /// The figures of one point, by name.
     fn figures(&self, e: &[Estimate]) -> BTreeMap<String, Estimate> {
         self.side
             .figures()
             .iter()
             .zip(e)
-            .filter(|(f, _)| self.validated || f.name != "rejected")
+            .filter(|(f, _)| self.measured(f.name))
             .map(|(f, e)| {
                 let e = if self.untrusted && f.judged {
                     Estimate {
@@ -397,7 +420,7 @@ impl Shown {
 
     /// Whether the figure `name` is shown.
     fn shows(&self, name: &str) -> bool {
-        (self.validated || name != "rejected")
+        self.measured(name)
             && (!self.untrusted
                 || !self
                     .side
@@ -618,7 +641,7 @@ fn check_flags(
     prefer: &sweep::Prefer,
     arms: &[Arm],
     current: &Arm,
-    (judges, bootstrap): (bool, usize),
+    (judges, costed, bootstrap): (bool, bool, usize),
 ) -> Result<(), Error> {
     check_side(spec, side)?;
     let check = |flag: &str, metric: &str| -> Result<(), Error> {
@@ -629,10 +652,20 @@ fn check_flags(
                 format!("{flag} names `{metric}`, a judged figure, but the corpus has no verdicts.jsonl: it is never measured"),
             ));
         }
+        if metric == "cost_usd" && !costed {
+            return Err(usage(
+                flag,
+                format!("{flag} names `cost_usd`, but no return in the corpus records what its call cost (`usage.cost_usd`): it is never measured"),
+            ));
+        }
         Ok(())
     };
     for r in &spec.require {
         check("--require", &r.metric)?;
+    }
+    if let Some(f) = &spec.frontier {
+        check("--frontier", &f.x)?;
+        check("--frontier", &f.y)?;
     }
     if !spec.require.is_empty() && bootstrap == 0 {
         return Err(usage(

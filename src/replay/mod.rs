@@ -7,6 +7,7 @@ pub mod query_metrics;
 pub mod review;
 pub mod review_metrics;
 pub mod scores;
+pub mod usage;
 
 use serde::{Deserialize, Serialize};
 
@@ -132,6 +133,22 @@ pub fn compared() -> Vec<Compared> {
             // Every per-query value is a confidence or a 0/1 outcome.
             range: d.has_per_query().then_some([0.0, 1.0]),
         }))
+        .chain(
+            (usage::QUERY_USAGE.iter().map(|u| (DeltaTable::Queries, u)))
+                .chain(usage::ITEM_USAGE.iter().map(|u| (DeltaTable::Scores, u)))
+                .map(|(table, u)| Compared {
+                    name: u.name,
+                    table,
+                    per_unit: true,
+                    judged: false,
+                    controls: false,
+                    better: Some(Better::Lower),
+                    label: Some(u.label),
+                    places: u.places,
+                    summary: None,
+                    range: None,
+                }),
+        )
         .collect()
 }
 
@@ -156,6 +173,18 @@ pub fn delta_rows(table: DeltaTable) -> Vec<(&'static str, &'static str, usize)>
         .into_iter()
         .filter(|c| c.table == table)
         .map(|c| (c.name, c.words(), c.places))
+        .collect()
+}
+
+/// The compared metrics with a relative delta (treatment ÷ baseline − 1): what a reviewer's or
+/// a query's calls spent. Only these take a margin written as a percentage.
+pub fn relative_metrics() -> Vec<&'static str> {
+    review_metrics::REVIEW_METRICS
+        .iter()
+        .filter(|m| m.usage && m.delta)
+        .map(|m| m.name)
+        .chain(usage::QUERY_USAGE.iter().map(|u| u.name))
+        .chain(usage::ITEM_USAGE.iter().map(|u| u.name))
         .collect()
 }
 

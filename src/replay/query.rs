@@ -633,6 +633,7 @@ mod tests {
             error: None,
             failed: None,
             tools,
+            spent: None,
         }
     }
 

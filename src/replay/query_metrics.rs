@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 
 use super::query::{replay, Outcome};
+use super::usage::QUERY_USAGE;
 use super::{value_counts, Comparison, UnitPair, ValueCount};
 use crate::corpus::queries::Query;
 use crate::policy::{Bands, ConfidencePolicy};
@@ -70,12 +71,19 @@ pub struct QueryRow {
     /// Counterfactual: `correct` when the gate fired and recovery was recorded, else the
     /// first-pass answer.
     pub final_correct: Option<bool>,
+    /// What the recorded query spent, if its line says.
+    pub spent: Option<crate::corpus::usage::Spent>,
 }
 
 impl QueryRow {
     /// Fired although the first pass was already right.
     pub fn unnecessary(&self) -> bool {
         unnecessary(&self.outcome, self.first_pass_correct)
+    }
+
+    /// What the query spent, as the usage figures read it.
+    pub fn spending(&self) -> super::usage::Spending<'_> {
+        (self.query_id.as_str(), self.run, self.spent)
     }
 }
 
@@ -133,6 +141,7 @@ pub fn replay_all(arm: &str, policy: &ConfidencePolicy, queries: &[&Query]) -> V
                 recovery_recorded: a.recovery_recorded,
                 first_pass_correct: a.first_pass_correct,
                 final_correct: a.final_correct,
+                spent: q.spent,
                 outcome,
             }
         })
@@ -188,8 +197,15 @@ pub struct QueryArmMetrics {
     pub labelled: usize,
     pub calibration: Option<QueryCalibration>,
     /// 95% intervals: Wilson for the rates, a percentile bootstrap over queries for
-    /// `confidence_mean`.
+    /// `confidence_mean`, order statistics for `query_latency_p95_ms`.
     pub ci: BTreeMap<String, [f64; 2]>,
+    /// What the queries spent, where their traces say (docs/reference.md, "Cost and latency").
+    #[serde(
+        flatten,
+        default,
+        skip_serializing_if = "super::usage::UsageFigures::is_empty"
+    )]
+    pub usage: super::usage::UsageFigures<super::usage::Queries>,
 }
 
 /// The arm metrics of `rows`.
@@ -264,6 +280,9 @@ pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> 
             ci.insert(figure.name().to_string(), interval);
         }
     }
+    let (usage, usage_ci) =
+        super::usage::arm_figures::<super::usage::Queries>(rows.iter().map(|r| r.spending().2));
+    ci.extend(usage_ci);
 
     QueryArmMetrics {
         policy: policy.name().to_string(),
@@ -290,6 +309,7 @@ pub fn arm_metrics(policy: &ConfidencePolicy, rows: &[QueryRow], plan: Plan) -> 
         labelled,
         calibration,
         ci,
+        usage,
     }
 }
 
@@ -511,12 +531,18 @@ impl CiFigure {
     }
 }
 
-/// The keys of each arm's `ci` table (the gate's `<ci-figure>` paths).
-pub const CI_METRICS: [&str; CiFigure::ALL.len()] = {
-    let mut names = [""; CiFigure::ALL.len()];
+/// The keys of each arm's `ci` table (the gate's `<ci-figure>` paths): the figures above, then
+/// the usage percentiles.
+pub const CI_METRICS: [&str; CiFigure::ALL.len() + super::usage::QUERY_P95.len()] = {
+    let p95 = super::usage::QUERY_P95;
+    let mut names = [""; CiFigure::ALL.len() + super::usage::QUERY_P95.len()];
     let mut i = 0;
-    while i < names.len() {
+    while i < CiFigure::ALL.len() {
         names[i] = CiFigure::ALL[i].name();
+        i += 1;
+    }
+    while i < names.len() {
+        names[i] = p95[i - CiFigure::ALL.len()];
         i += 1;
     }
     names
@@ -638,12 +664,17 @@ pub const QUERY_DELTAS: [QueryDelta; 7] = [
     delta("ece", true, None, Some((4, "calibration error (ECE)"))).better(super::Better::Lower),
 ];
 
-/// The names of [`QUERY_DELTAS`]: the keys of `queries.delta`.
-pub const DELTA_METRICS: [&str; QUERY_DELTAS.len()] = {
-    let mut names = [""; QUERY_DELTAS.len()];
+/// The keys of `queries.delta`: the names of [`QUERY_DELTAS`], then of the usage figures
+/// (`super::usage::QUERY_USAGE`).
+pub const DELTA_METRICS: [&str; QUERY_DELTAS.len() + QUERY_USAGE.len()] = {
+    let mut names = [""; QUERY_DELTAS.len() + QUERY_USAGE.len()];
     let mut i = 0;
-    while i < names.len() {
+    while i < QUERY_DELTAS.len() {
         names[i] = QUERY_DELTAS[i].name;
+        i += 1;
+    }
+    while i < names.len() {
+        names[i] = QUERY_USAGE[i - QUERY_DELTAS.len()].name;
         i += 1;
     }
     names
@@ -931,7 +962,7 @@ mod tests {
         assert_eq!((acc.baseline, acc.treatment), (0.75, 0.75));
         let [lo, hi] = get("ece").ci.unwrap();
         assert!(lo <= hi);
-        assert_eq!(one.len(), DELTA_METRICS.len());
+        assert_eq!(one.len(), QUERY_DELTAS.len());
         // Queries only one arm has are left out.
         let fewer = deltas(&b[..2], &t, plan(50, 1));
         assert_eq!(fewer[0].delta.pairs, 2);
@@ -999,7 +1030,7 @@ mod tests {
         let t = rows(&ConfidencePolicy::CategoryMax(CategoryMax::default()));
         let out = deltas(&b, &t, plan(20, 1));
         let names: Vec<&str> = out.iter().map(|c| c.name).collect();
-        assert_eq!(names, DELTA_METRICS);
+        assert_eq!(names, DELTA_METRICS[..QUERY_DELTAS.len()]);
         let cells: Vec<PairCell> = b
             .iter()
             .zip(&t)

@@ -109,6 +109,10 @@ pub enum Aggregate {
     Mean,
     /// The largest target's value, as `<name>_max`.
     Max,
+    /// The 95th percentile over targets, a figure of the whole set, named with the percentile
+    /// before the unit: `latency_ms` gives `latency_p95_ms`. Its distribution-free 95% interval
+    /// is the arm's `ci` entry of that name.
+    P95,
 }
 
 /// How a per-target figure is computed from one replayed (target, run).
@@ -298,6 +302,15 @@ impl Facts<'_> {
     fn count(&self, holds: fn(&Merged) -> bool) -> usize {
         self.input.merged.iter().filter(|f| holds(f)).count()
     }
+
+    /// A part of what the (target, run)'s calls spent: 0 for a target the arm skips (it makes
+    /// no call), else the calls' sum, `None` where none reported the part.
+    fn spent(&self, part: fn(&crate::corpus::usage::Spent) -> Option<f64>) -> Option<f64> {
+        match self.input.skipped {
+            Some(_) => Some(0.0),
+            None => self.input.spent.as_ref().and_then(part),
+        }
+    }
 }
 
 fn tier(f: &Merged, t: Tier) -> bool {
@@ -467,9 +480,9 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
     .precision(),
     // What the (target, run)'s reviewer calls spent (docs/reference.md, "Cost and latency"),
     // summed over its calls; written when the corpus records any usage. Null where none of its
-    // calls reported the part.
+    // calls reported the part; 0 for a target the arm skips (it makes no call).
     figure("cost_usd", Kind::Optional, |x| {
-        Figure::Optional(x.input.spent.and_then(|s| s.cost_usd))
+        Figure::Optional(x.spent(|s| s.cost_usd))
     })
     .arm(&[Aggregate::Mean])
     .delta(4)
@@ -477,7 +490,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
     .usage()
     .label("cost per target (USD)"),
     figure("input_tokens", Kind::Optional, |x| {
-        Figure::Optional(x.input.spent.and_then(|s| s.input_tokens).map(|n| n as f64))
+        Figure::Optional(x.spent(|s| s.input_tokens.map(|n| n as f64)))
     })
     .arm(&[Aggregate::Mean])
     .delta(0)
@@ -485,12 +498,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
     .usage()
     .label("input tokens per target"),
     figure("output_tokens", Kind::Optional, |x| {
-        Figure::Optional(
-            x.input
-                .spent
-                .and_then(|s| s.output_tokens)
-                .map(|n| n as f64),
-        )
+        Figure::Optional(x.spent(|s| s.output_tokens.map(|n| n as f64)))
     })
     .arm(&[Aggregate::Mean])
     .delta(0)
@@ -498,9 +506,9 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
     .usage()
     .label("output tokens per target"),
     figure("latency_ms", Kind::Optional, |x| {
-        Figure::Optional(x.input.spent.and_then(|s| s.elapsed_ms))
+        Figure::Optional(x.spent(|s| s.elapsed_ms))
     })
-    .arm(&[Aggregate::Mean])
+    .arm(&[Aggregate::Mean, Aggregate::P95])
     .delta(0)
     .lower_is_better()
     .usage()
@@ -769,6 +777,10 @@ pub fn arm_figure_names() -> &'static [(String, usize, Aggregate)] {
                             Aggregate::Sum => m.name.to_string(),
                             Aggregate::Mean => format!("{}_mean", m.name),
                             Aggregate::Max => format!("{}_max", m.name),
+                            Aggregate::P95 => match m.name.rsplit_once('_') {
+                                Some((stem, unit)) => format!("{stem}_p95_{unit}"),
+                                None => format!("{}_p95", m.name),
+                            },
                         };
                         (name, i, *a)
                     })
@@ -812,6 +824,10 @@ pub struct ArmMetrics {
     /// them.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub controls: Option<ControlsFigures>,
+    /// 95% intervals of the arm's percentile figures (`latency_p95_ms`), where the targets are
+    /// enough to bound them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: BTreeMap<String, [f64; 2]>,
     pub per_target: Vec<TargetMetrics>,
 }
 
@@ -979,11 +995,28 @@ pub fn arm_metrics(
                     Aggregate::Mean if values.is_empty() => 0.0,
                     Aggregate::Mean => all.sum::<f64>() / values.len() as f64,
                     Aggregate::Max => all.fold(0.0, f64::max),
+                    Aggregate::P95 => {
+                        let mut sorted = values.clone();
+                        sorted.sort_unstable_by(f64::total_cmp);
+                        crate::stats::quantile::percentile(&sorted, 0.95).unwrap_or(0.0)
+                    }
                 })
             })
             .collect(),
         ..shape
     };
+    // A percentile's distribution-free interval (docs/reference.md, "Cost and latency").
+    let ci: BTreeMap<String, [f64; 2]> = arm_figure_names()
+        .iter()
+        .filter(|(_, i, a)| *a == Aggregate::P95 && figures.has(&REVIEW_METRICS[*i]))
+        .filter_map(|(name, i, _)| {
+            let values = groups.means(&per_target, Id(*i));
+            Some((
+                name.clone(),
+                crate::stats::quantile::interval(&values, 0.95)?,
+            ))
+        })
+        .collect();
     let mut runs: HashMap<&str, usize, foldhash::fast::RandomState> = HashMap::default();
     for t in &per_target {
         *runs.entry(&t.target).or_default() += 1;
@@ -1055,6 +1088,7 @@ pub fn arm_metrics(
         malformed_reasons,
         failed_calls: Vec::new(),
         controls: None,
+        ci,
         per_target,
     }
 }

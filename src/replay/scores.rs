@@ -34,6 +34,30 @@ pub struct ScoreArm {
     /// The most repeats any item has.
     pub repeats: u32,
     pub scorers: BTreeMap<String, ScorerFigures>,
+    /// What the samples spent, where the logs say (docs/reference.md, "Cost and latency"):
+    /// `item_cost_usd_mean`, ..., `item_latency_p95_ms`.
+    #[serde(
+        flatten,
+        default,
+        skip_serializing_if = "super::usage::UsageFigures::is_empty"
+    )]
+    pub usage: super::usage::UsageFigures<super::usage::Items>,
+    /// 95% intervals of the usage percentiles, where the items are enough to bound them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ci: BTreeMap<String, [f64; 2]>,
+}
+
+/// What each sample (item × repeat) spent, once per sample (its scorers' lines carry the same
+/// usage), in item then repeat order.
+pub fn spending(lines: &[&Score]) -> Vec<(String, u32, Option<crate::corpus::usage::Spent>)> {
+    let mut by: BTreeMap<(&ItemId, u32), Option<crate::corpus::usage::Spent>> = BTreeMap::new();
+    for s in lines {
+        by.entry((&s.item, s.repeat))
+            .or_insert_with(|| crate::corpus::usage::Spent::of(s.usage, s.elapsed_ms));
+    }
+    by.into_iter()
+        .map(|((item, repeat), spent)| (unit_name(item), repeat, spent))
+        .collect()
 }
 
 /// One scorer in one arm.
@@ -207,12 +231,17 @@ pub fn arm(source: &str, lines: &[&Score], gathered: &ByItem<'_>) -> ScoreArm {
     let mut items: Vec<&ItemId> = lines.iter().map(|s| &s.item).collect();
     items.sort_unstable();
     items.dedup();
+    let (usage, ci) = super::usage::arm_figures::<super::usage::Items>(
+        spending(lines).into_iter().map(|(_, _, s)| s),
+    );
     ScoreArm {
         source: source.to_string(),
         task: lines.first().map_or(String::new(), |s| s.task.0.clone()),
         items: items.len(),
         repeats: lines.iter().map(|s| s.repeat).max().unwrap_or(0),
         scorers,
+        usage,
+        ci,
     }
 }
 
@@ -389,6 +418,8 @@ mod tests {
             confidence: None,
             correct: None,
             source: Text("log".into()),
+            usage: None,
+            elapsed_ms: None,
         }
     }
 

@@ -92,7 +92,7 @@ fn figure(e: Option<&Estimate>, places: usize) -> String {
 /// The sweep's answer in one sentence, with the numbers; a second when the judges are not
 /// trusted.
 pub fn sentence(s: &Sweep) -> String {
-    let answer = answer(s);
+    let answer = answer(s) + &frontier_sentence(s).unwrap_or_default();
     match &s.trust {
         Some(t) if !t.trustworthy => format!(
             "{answer} The judges are not trusted, so precision, judged actionable and recall are withheld at every point: {}.",
@@ -100,6 +100,29 @@ pub fn sentence(s: &Sweep) -> String {
         ),
         _ => answer,
     }
+}
+
+/// With `--frontier`: how many points are on it, and which.
+fn frontier_sentence(s: &Sweep) -> Option<String> {
+    let f = s.frontier.as_ref()?;
+    let on: Vec<String> = s
+        .points
+        .iter()
+        .filter(|p| p.on_frontier == Some(true))
+        .map(|p| p.values.values().map(plain).collect::<Vec<_>>().join(" "))
+        .collect();
+    Some(format!(
+        " On the {} × {} frontier (no other point beats them on both, judged on 95% intervals): {} of {} points{}.",
+        f.x,
+        f.y,
+        on.len(),
+        s.points.len(),
+        if on.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", on.join("; "))
+        }
+    ))
 }
 
 fn answer(s: &Sweep) -> String {
@@ -223,23 +246,32 @@ fn answer(s: &Sweep) -> String {
 /// The trade-off plot's spec: review, actionable against precision; queries, recovery-gate rate
 /// against final accuracy.
 pub fn plot_spec(s: &Sweep) -> Spec {
-    let (x, y, x_desc, y_desc) = match s.side {
-        Side::Review => (
-            "actionable",
-            "precision",
-            "actionable findings (summed over targets)",
-            "precision (mean judge composite)",
-        ),
-        Side::Queries => (
-            "recovery_gate_rate",
-            "final_accuracy",
-            "recovery gate rate",
-            "final accuracy",
-        ),
+    let (x, y) = match (&s.frontier, s.side) {
+        (Some(f), _) => (f.x.as_str(), f.y.as_str()),
+        (None, Side::Review) => ("actionable", "precision"),
+        (None, Side::Queries) => ("recovery_gate_rate", "final_accuracy"),
     };
+    let desc = |name: &str| {
+        s.side
+            .figures()
+            .iter()
+            .find(|f| f.name == name)
+            .map_or(name.to_string(), |f| match name {
+                "actionable" => "actionable findings (summed over targets)".to_string(),
+                "precision" => "precision (mean judge composite)".to_string(),
+                _ => f.label.to_string(),
+            })
+    };
+    let (x_desc, y_desc) = (desc(x), desc(y));
     let at = |p: &std::collections::BTreeMap<String, Estimate>| {
         Some((p.get(x)?.value?, p.get(y)?.value?))
     };
+    let frontier: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .filter(|p| p.on_frontier == Some(true))
+        .filter_map(|p| at(&p.figures))
+        .collect();
     // Points at the same place share one dot, labelled with every setting that lands there.
     let mut points: Vec<(f64, f64, String)> = Vec::new();
     for p in &s.points {
@@ -260,9 +292,10 @@ pub fn plot_spec(s: &Sweep) -> Spec {
             s.arm, x, y
         ),
         kind: Kind::TradeOff(TradeOff {
-            x_desc: x_desc.into(),
-            y_desc: y_desc.into(),
+            x_desc,
+            y_desc,
             points,
+            frontier,
             recommended: s.recommended.as_ref().and_then(|r| at(&r.choosing)),
             current: at(&s.current.figures),
         }),
@@ -298,6 +331,9 @@ fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
     let mut header: Vec<String> = vec!["".into()];
     header.extend(s.vary.iter().map(|v| v.key.clone()));
     header.extend(s.figures().map(|f| f.name.to_string()));
+    if let Some(f) = &s.frontier {
+        header.push(format!("frontier ({f})"));
+    }
     let row = |mark: &str, p: &SweepPoint| {
         let mut r = vec![mark.to_string()];
         r.extend(
@@ -306,6 +342,16 @@ fn points_rows(s: &Sweep) -> (Vec<String>, Vec<Vec<String>>) {
                 .map(|v| p.values.get(&v.key).map_or(String::new(), plain)),
         );
         r.extend(s.figures().map(|f| figure(p.figures.get(f.name), f.places)));
+        if s.frontier.is_some() {
+            r.push(
+                if p.on_frontier == Some(true) {
+                    "on it"
+                } else {
+                    ""
+                }
+                .into(),
+            );
+        }
         r
     };
     let mut rows = vec![row("current", &s.current)];

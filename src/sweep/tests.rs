@@ -2,7 +2,10 @@ use super::*;
 
 #[test]
 fn slots_count_from_zero_in_order() {
-    assert_eq!((review::SURFACED, review::REJECTED, review::LEN), (0, 8, 9));
+    assert_eq!(
+        (review::SURFACED, review::REJECTED, review::LEN),
+        (0, 8, 11)
+    );
     assert_eq!((queries::N, queries::BIN, queries::LEN), (0, 8, 38));
 }
 
@@ -379,4 +382,62 @@ fn the_recommendation_is_compared_with_the_current_setting_unit_by_unit() {
     let v = versus(Side::Review, &current, &recommended, Some(&[0, 1]), 100, 3);
     let (_, d) = v.iter().find(|(n, _)| *n == "actionable").unwrap();
     assert_eq!(d.pairs, 2);
+}
+
+/// Hand-worked frontier of cost (lower is better) and precision (higher): `b` is beaten by
+/// `a` on both, each interval wholly on the better side; `c`'s cost interval overlaps `a`'s,
+/// so nothing beats it on both; `d` has no precision and is not placed.
+#[test]
+fn the_frontier_is_judged_on_intervals() {
+    let fig = |name: &str| figure_index(Side::Review, name, "--frontier").unwrap();
+    let (cost, precision) = (fig("cost_usd"), fig("precision"));
+    let point = |c: [f64; 2], p: Option<[f64; 2]>| -> Vec<Estimate> {
+        let mut e = vec![
+            Estimate {
+                value: None,
+                ci: None
+            };
+            REVIEW_FIGURES.len()
+        ];
+        e[cost] = Estimate {
+            value: Some((c[0] + c[1]) / 2.0),
+            ci: Some(c),
+        };
+        e[precision] = Estimate {
+            value: p.map(|p| (p[0] + p[1]) / 2.0),
+            ci: p,
+        };
+        e
+    };
+    let points = [
+        point([1.0, 2.0], Some([0.8, 0.9])),
+        point([3.0, 4.0], Some([0.5, 0.6])),
+        point([1.5, 3.5], Some([0.5, 0.6])),
+        point([0.1, 0.2], None),
+    ];
+    assert_eq!(
+        frontier(Side::Review, &points, [cost, precision]),
+        [true, false, true, false]
+    );
+    // Cost is lower-better, precision higher-better: the directions come from the figures.
+    assert_eq!(REVIEW_FIGURES[cost].better, crate::replay::Better::Lower);
+    assert_eq!(
+        REVIEW_FIGURES[precision].better,
+        crate::replay::Better::Higher
+    );
+    // Cost per target: the sums over targets of each one's cost, over the targets costed.
+    let u = unit(&[(review::COST, 0.3), (review::COSTED, 1.0)]);
+    let v = unit(&[(review::COST, 0.0), (review::COSTED, 1.0)]);
+    let sums: Vec<f64> = u.iter().zip(&v).map(|(a, b)| a + b).collect();
+    assert_eq!(REVIEW_FIGURES[cost].value(&sums), Some(0.15));
+    assert_eq!(REVIEW_FIGURES[cost].value(&unit(&[])), None);
+    assert!("cost_usd".parse::<Frontier>().is_err());
+    assert!("precision:precision".parse::<Frontier>().is_err());
+    assert_eq!(
+        "cost_usd:precision"
+            .parse::<Frontier>()
+            .unwrap()
+            .to_string(),
+        "cost_usd:precision"
+    );
 }

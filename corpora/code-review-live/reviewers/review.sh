@@ -10,6 +10,9 @@
 #   - each finding placed at the file and line the diff adds it on;
 #   - confidence on the arm's scale: a float in [0, 1] for the `float` arm, one of
 #     0/25/50/75/100 for the `anchored` arm.
+# It reports what the call spent (`usage`: tokens from the diff's length and the arm's prompt,
+# priced per token) and how long the model took (`elapsed_ms`, from the tokens), as a harness
+# that times its own model call does.
 # Deterministic (the same persona, diff, arm and run always give the same return); POSIX sh
 # and awk only: no model, no network.
 
@@ -50,12 +53,23 @@ function finding(i, detail,    out) {
   if (detail) out = out sprintf(", \"why_it_matters\": \"%s\", \"evidence\": [\"%s\"]", esc(W[i]), esc(E[i]))
   return out "}"
 }
-function ret(detail,    i, out) {
+function ret(detail,    i, out, input, output) {
   out = "{\"findings\": ["
   for (i = 1; i <= n; i++) out = out (i > 1 ? ", " : "") finding(i, detail)
-  return out "], \"residual_risks\": [], \"testing_gaps\": []}"
+  out = out "], \"residual_risks\": [], \"testing_gaps\": []"
+  if (!detail) {
+    # The diff and the prompt read (the anchored rubric prompt is longer), the findings
+    # written; priced per token. Time to first token grows with what is read, then about
+    # 14 ms per token written.
+    input = int(chars / 4) + (arm == "anchored" ? 2300 : 1600)
+    output = 90 + 60 * n
+    out = out sprintf(", \"usage\": {\"input_tokens\": %d, \"output_tokens\": %d, \"cost_usd\": %.6f}", input, output, input * 0.000003 + output * 0.000015)
+    out = out sprintf(", \"elapsed_ms\": %d", 350 + int(input / 20) + 14 * output + hash(persona "|" run) % 90)
+  }
+  return out "}"
 }
 BEGIN { for (i = 32; i < 127; i++) ord[sprintf("%c", i)] = i }
+{ chars += length($0) + 1 }
 /^\+\+\+ / { file = $2; sub(/^b\//, "", file); if (file ~ /^tests\//) touched_tests = 1; next }
 /^--- / { next }
 /^@@ / { split($3, h, ","); line = substr(h[1], 2) + 0; next }

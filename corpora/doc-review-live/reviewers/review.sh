@@ -10,7 +10,9 @@
 #   - confidence on the arm's scale: a float in [0, 1] for the `float` arm, one of
 #     0/25/50/75/100 for the `anchored` arm.
 # It reports what the call spent (`usage`: tokens from the document's length and the arm's
-# prompt, priced per token), as a model API does.
+# prompt, priced per token), as a model API does, and how long the model took (`elapsed_ms`,
+# from the tokens: a harness that times its own model call reports that rather than the
+# process's wall time, which collect records otherwise).
 # It is deterministic — the same persona, document, arm and run always give the same return —
 # and needs nothing but POSIX sh and awk: no model, no network.
 #
@@ -76,6 +78,8 @@ function ret(detail,    i, out, input, output) {
     input = int(chars / 4) + (arm == "anchored" ? 1900 : 1400)
     output = 80 + 55 * n
     out = out sprintf(", \"usage\": {\"input_tokens\": %d, \"output_tokens\": %d, \"cost_usd\": %.6f}", input, output, input * 0.000003 + output * 0.000015)
+    # Time to first token grows with what is read; then about 14 ms per token written.
+    out = out sprintf(", \"elapsed_ms\": %d", 350 + int(input / 20) + 14 * output + hash(persona "|" run) % 90)
   }
   return out "}"
 }

@@ -687,9 +687,20 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             (false, None) => "no lift".into(),
         });
     }
-    // What a target costs in each arm, where the calls reported it (docs/reference.md, "Cost
-    // and latency").
-    if let Some(d) = m.review.as_ref().and_then(|r| r.delta.get("cost_usd")) {
+    // What a target (or a query) costs in each arm, where the calls reported it
+    // (docs/reference.md, "Cost and latency").
+    let costs = [
+        (m.review.as_ref().map(|r| &r.delta), "cost_usd", "target"),
+        (
+            m.queries.as_ref().map(|q| &q.delta),
+            "query_cost_usd",
+            "query",
+        ),
+    ];
+    for (table, name, per) in costs {
+        let Some(d) = table.and_then(|t| t.get(name)) else {
+            continue;
+        };
         let relative = d.relative.map_or(String::new(), |r| {
             let interval = r.ci.map_or(String::new(), |[lo, hi]| {
                 format!(" [{:+.0}%, {:+.0}%]", 100.0 * lo, 100.0 * hi)
@@ -697,7 +708,7 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
             format!(" ({:+.0}%{interval})", 100.0 * r.value)
         });
         parts.push(format!(
-            "cost per target ${:.4} → ${:.4}{relative}",
+            "cost per {per} ${:.4} → ${:.4}{relative}",
             d.paired.baseline, d.paired.treatment
         ));
     }
@@ -727,7 +738,8 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     }
     if let Some(sc) = &m.scores {
         const SHOWN: usize = 3;
-        for (scorer, d) in sc.delta.iter().take(SHOWN) {
+        let scorers = sc.scorer_deltas().count();
+        for (scorer, d) in sc.scorer_deltas().take(SHOWN) {
             parts.push(format!(
                 "{scorer} {:.3} → {:.3} (p adj. {})",
                 d.paired.baseline,
@@ -735,8 +747,8 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
                 d.p_adjusted.map_or("—".into(), fmt_p)
             ));
         }
-        if sc.delta.len() > SHOWN {
-            let more = sc.delta.len() - SHOWN;
+        if scorers > SHOWN {
+            let more = scorers - SHOWN;
             parts.push(format!(
                 "{more} more {}",
                 if more == 1 { "scorer" } else { "scorers" }

@@ -6,9 +6,14 @@ use super::*;
 /// of an untrusted panel.
 pub(super) fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
     let held = m.withheld(DeltaTable::Scores);
-    let mut names: Vec<&String> = sc.delta.keys().chain(held).collect();
+    let mut names: Vec<&String> = sc.scorer_deltas().map(|(k, _)| k).chain(held).collect();
     names.sort();
     names.dedup();
+    // What the samples spent, where the logs say, after the scorers.
+    let usage = sc.usage_deltas().map(|(name, d)| {
+        let c = crate::replay::compared_key(name);
+        delta_row(c.words(), d, c.places)
+    });
     names
         .into_iter()
         .map(|name| {
@@ -23,6 +28,7 @@ pub(super) fn scorer_rows(m: &Metrics, sc: &ScoresSection) -> Vec<Vec<Cell>> {
                 None => withheld_row(&label),
             }
         })
+        .chain(usage)
         .collect()
 }
 
@@ -82,9 +88,9 @@ pub(super) fn scores_section(m: &Metrics, sc: &ScoresSection, plots: Plots) -> S
 /// The section's plain reading: the first three scorers' changes, and what is withheld.
 fn reading(m: &Metrics, sc: &ScoresSection) -> String {
     let (b, t) = (&sc.arms.baseline, &sc.arms.treatment);
+    let scorers = sc.scorer_deltas().count();
     let mut parts: Vec<String> = sc
-        .delta
-        .iter()
+        .scorer_deltas()
         .take(3)
         .map(|(scorer, d)| {
             let p = &d.paired;
@@ -100,8 +106,8 @@ fn reading(m: &Metrics, sc: &ScoresSection) -> String {
             )
         })
         .collect();
-    if sc.delta.len() > 3 {
-        let more = sc.delta.len() - 3;
+    if scorers > 3 {
+        let more = scorers - 3;
         parts.push(format!(
             "{more} more {} below",
             if more == 1 { "scorer" } else { "scorers" }

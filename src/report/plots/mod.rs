@@ -110,6 +110,8 @@ pub struct TradeOff {
     pub y_desc: String,
     /// (x, y, label) per grid point with both figures defined.
     pub points: Vec<(f64, f64, String)>,
+    /// With `--frontier`: the points no other point beats on both figures.
+    pub frontier: Vec<(f64, f64)>,
     pub recommended: Option<(f64, f64)>,
     pub current: Option<(f64, f64)>,
 }

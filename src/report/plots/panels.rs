@@ -257,6 +257,18 @@ fn trade_off<DB: DrawingBackend>(area: &Area<DB>, t: &TradeOff) -> Result<(), St
             EmptyElement::at((*x, *y)) + Text::new(label.clone(), (7, -18), ink_font(13, INK))
         }))
         .map_err(err)?;
+    if !t.frontier.is_empty() {
+        let gold = RGBColor(191, 128, 0);
+        chart
+            .draw_series(
+                t.frontier
+                    .iter()
+                    .map(|&(x, y)| Circle::new((x, y), 6, gold.filled())),
+            )
+            .map_err(err)?
+            .label("on the frontier (no point beats it on both)")
+            .legend(move |(px, py)| Circle::new((px + 6, py), 5, gold.filled()));
+    }
     // The current ring is the wider, so that a recommendation of the current setting shows both.
     for (at, colour, radius, what) in [
         (t.current, BASELINE, 13, "current setting"),
