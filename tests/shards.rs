@@ -430,3 +430,121 @@ fn merge_writes_outside_its_inputs_and_needs_two_arms() {
         serde_json::from_slice(&std::fs::read(l.root.join("m/collect.json")).unwrap()).unwrap();
     assert_eq!(v["stages"][0]["calls"], v["stages"][0]["recorded"]);
 }
+
+/// `--shard auto` on the schedulers teams run (docs/guides/live-collection.md, "On a
+/// scheduler"): the guide's SLURM array script and Kubernetes Indexed Job command, run through
+/// `sh` as the scheduler runs them, with the variables each sets for its jobs; every job's
+/// shard merged is byte-identical to one collection. Without a scheduler's variables the flag
+/// is refused before anything runs.
+#[test]
+fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
+    const SLURM: &str = r#"calibench collect corpora/doc-review-live --shard auto --run-id "s$SLURM_ARRAY_TASK_ID" --runs-dir runs"#;
+    const KUBERNETES: &str = r#"calibench collect corpora/doc-review-live --shard auto --shards 3 --run-id "k$JOB_COMPLETION_INDEX" --runs-dir runs"#;
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/live-collection.md"),
+    )
+    .unwrap();
+    for command in [SLURM, KUBERNETES] {
+        assert!(guide.contains(command), "the guide shows `{command}`");
+    }
+    assert!(guide.contains("#SBATCH --array=1-3") && guide.contains("completions: 3"));
+
+    let dir = tempfile::tempdir().unwrap();
+    common::copy_dir(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("corpora/doc-review-live"),
+        &dir.path().join("corpora/doc-review-live"),
+    );
+    let bin = assert_cmd::cargo::cargo_bin("calibench");
+    let path = format!(
+        "{}:{}",
+        bin.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // One job of an array: the command through `sh -c`, with only the scheduler's variables.
+    let job = |command: &str, vars: &[(&str, String)]| -> Output {
+        let mut sh = std::process::Command::new("sh");
+        sh.current_dir(dir.path())
+            .args(["-c", command])
+            .env("PATH", &path)
+            .env_remove("JOB_COMPLETION_INDEX")
+            .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
+            .env_remove("SLURM_ARRAY_TASK_ID");
+        for (k, v) in vars {
+            sh.env(k, v);
+        }
+        sh.output().unwrap()
+    };
+    for task in 1..=3 {
+        let out = job(
+            SLURM,
+            &[
+                ("SLURM_ARRAY_TASK_ID", task.to_string()),
+                ("SLURM_ARRAY_TASK_MIN", "1".into()),
+                ("SLURM_ARRAY_TASK_MAX", "3".into()),
+                ("SLURM_ARRAY_TASK_COUNT", "3".into()),
+            ],
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains(&format!(
+                "(shard {task} of 3, from SLURM_ARRAY_TASK_ID={task}"
+            )),
+            "{said}"
+        );
+    }
+    for index in 0..3 {
+        let out = job(KUBERNETES, &[("JOB_COMPLETION_INDEX", index.to_string())]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let run = |args: &[&str]| {
+        common::stdout_of(calibench().current_dir(dir.path()).args(args));
+    };
+    run(&[
+        "collect",
+        "corpora/doc-review-live",
+        "--run-id",
+        "whole",
+        "--runs-dir",
+        "runs",
+    ]);
+    run(&["merge", "slurm", "runs/s1", "runs/s2", "runs/s3"]);
+    run(&["merge", "kubernetes", "runs/k0", "runs/k1", "runs/k2"]);
+    for merged in ["slurm", "kubernetes"] {
+        for file in ["reviews.jsonl", "judges.jsonl", "verdicts.jsonl"] {
+            assert_eq!(
+                std::fs::read(dir.path().join(merged).join(file)).unwrap(),
+                std::fs::read(dir.path().join("runs/whole").join(file)).unwrap(),
+                "{merged}/{file}"
+            );
+        }
+    }
+    // No scheduler: refused, naming what it looked for; nothing written.
+    let out = job(
+        "calibench collect corpora/doc-review-live --shard auto --run-id none --runs-dir runs",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (a SLURM job array), AWS_BATCH_JOB_ARRAY_INDEX (an AWS Batch array job) and found none set"),
+        "{err}"
+    );
+    assert!(!dir.path().join("runs/none").exists());
+    // The resume command a shard prints names the shard outright.
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("runs/k1/collect.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (m["shard"]["k"].as_u64(), m["shard"]["n"].as_u64()),
+        (Some(2), Some(3))
+    );
+}

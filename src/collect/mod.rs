@@ -6,6 +6,7 @@ pub mod arrival;
 pub mod plan;
 pub mod provenance;
 pub mod runner;
+pub mod shard;
 pub mod stages;
 
 /// What each live command prints, by the name `calibench schema` gives its JSON Schema: a

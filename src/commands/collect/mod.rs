@@ -90,9 +90,25 @@ pub struct CollectArgs {
     #[arg(long, requires = "until_decided", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_targets: Option<u32>,
     /// Collect shard K of N: the targets whose SHA-256 of the name, mod N, is K − 1, so that N
-    /// machines collect disjoint parts of one plan (`calibench merge` joins them)
-    #[arg(long, value_name = "K/N", value_parser = shard, conflicts_with = "until_decided")]
+    /// machines collect disjoint parts of one plan (`calibench merge` joins them). `auto`
+    /// reads the job's index from a Kubernetes Indexed Job (JOB_COMPLETION_INDEX), a SLURM
+    /// job array (SLURM_ARRAY_TASK_ID) or an AWS Batch array job (AWS_BATCH_JOB_ARRAY_INDEX)
+    #[arg(
+        long = "shard",
+        value_name = "K/N|auto",
+        conflicts_with = "until_decided"
+    )]
+    pub shard_spec: Option<crate::collect::shard::ShardSpec>,
+    /// With --shard auto: how many jobs the array has (Kubernetes and AWS Batch do not say;
+    /// SLURM does, and this must agree)
+    #[arg(long, value_name = "N", requires = "shard_spec", value_parser = clap::value_parser!(u32).range(2..))]
+    pub shards: Option<u32>,
+    /// The shard `--shard` names, once `auto` is read from the environment.
+    #[arg(skip)]
     pub shard: Option<Shard>,
+    /// Where an `auto` shard came from, for the summary.
+    #[arg(skip)]
+    pub shard_from: Option<String>,
     /// With --until-decided: targets collected between looks (default: [collect] concurrency)
     #[arg(long, requires = "until_decided", value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: Option<u32>,
@@ -117,6 +133,9 @@ pub struct CollectReport {
     pub sequential: Option<Sequential>,
     /// `--aa`: an A/A collection, replayed with `run --aa`.
     pub aa: bool,
+    /// `--shard`: which shard, and (for `auto`) where the scheduler said so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
     /// Arms, reviewers and judges none of whose calls succeeded where `run` needs some: `run`
     /// refuses the corpus, and `collect` exits 1.
     pub all_failed: Vec<String>,
@@ -168,29 +187,7 @@ pub struct DryCall {
     pub recorded: bool,
 }
 
-/// `--shard K/N`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub k: u32,
-    pub n: u32,
-}
-
-/// Parses `K/N`, 1 ≤ K ≤ N, N ≥ 2.
-fn shard(text: &str) -> Result<Shard, String> {
-    let (k, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("`{text}` is not K/N (shard K of N, such as 2/4)"))?;
-    let (k, n): (u32, u32) = match (k.trim().parse(), n.trim().parse()) {
-        (Ok(k), Ok(n)) => (k, n),
-        _ => return Err(format!("`{text}` is not K/N with whole numbers")),
-    };
-    if n < 2 || k < 1 || k > n {
-        return Err(format!(
-            "`{text}`: a shard is K of N with N ≥ 2 and 1 ≤ K ≤ N"
-        ));
-    }
-    Ok(Shard { k, n })
-}
+pub use crate::collect::shard::Shard;
 
 /// The SHA-256 of a collection's whole plan (`Collection::plan_hash`), with each later
 /// stage's plan as the experiment declares it.
@@ -288,6 +285,11 @@ fn run_with(
         dry_run: args.dry_run,
         sequential: None,
         aa: args.aa,
+        shard: args.shard.map(|sh| {
+            args.shard_from
+                .clone()
+                .unwrap_or_else(|| format!("shard {} of {}", sh.k, sh.n))
+        }),
         all_failed: Vec::new(),
         resume_command: p.manifest.resume_command(&args.runs_dir),
         replay_command: p.manifest.replay_command(&run_dir),
@@ -446,7 +448,14 @@ impl Render for CollectReport {
             }
             return s;
         }
-        let _ = writeln!(s, "collect {}:", self.run_id);
+        match &self.shard {
+            Some(shard) => {
+                let _ = writeln!(s, "collect {} ({shard}):", self.run_id);
+            }
+            None => {
+                let _ = writeln!(s, "collect {}:", self.run_id);
+            }
+        }
         for stage in &self.stages {
             let _ = writeln!(s, "  {:<10}  {}", stage.stage.name(), stage.summary());
             for e in &stage.failed_examples {
@@ -577,10 +586,38 @@ impl StageReport {
     }
 }
 
+/// A flag whose value cannot be used, as the command line's own errors are: exit 2, nothing
+/// written.
+fn usage_error(flag: &str, message: String) -> Error {
+    crate::error::InputError::new("calibench collect", message)
+        .field(flag.to_string())
+        .into()
+}
+
 impl super::Run for CollectArgs {
     const PURGE_DELAY_MS: Option<i64> = Some(0);
 
-    fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
+    fn run(mut self, ctx: &super::Context) -> Result<super::Answer, Error> {
+        use crate::collect::shard::{self, ShardSpec};
+        match self.shard_spec {
+            Some(ShardSpec::Fixed(s)) => {
+                if let Some(n) = self.shards.filter(|&n| n != s.n) {
+                    return Err(usage_error(
+                        "--shards",
+                        format!("--shards {n} disagrees with --shard {}/{}", s.k, s.n),
+                    ));
+                }
+                self.shard = Some(s);
+            }
+            Some(ShardSpec::Auto) => {
+                let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+                let (s, from) =
+                    shard::auto(&env, self.shards).map_err(|e| usage_error("--shard", e))?;
+                self.shard = Some(s);
+                self.shard_from = Some(from);
+            }
+            None => {}
+        }
         let report = run(&self, ctx.progress)?;
         let verdict = if report.interrupted {
             crate::exit::Verdict::Interrupted

@@ -1,0 +1,216 @@
+//! Which shard of a plan this machine collects (docs/guides/live-collection.md, "Shards"):
+//! `--shard K/N` as written, or `--shard auto`, read from the index a scheduler gives each job
+//! of an array. Pure: the environment is passed in as a function, so every scheduler's case is
+//! tested without setting a variable.
+
+/// Shard K of N: the targets whose SHA-256 of the name, mod N, is K − 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: u32,
+    pub n: u32,
+}
+
+/// `--shard` as written: a fixed `K/N`, or `auto`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShardSpec {
+    Fixed(Shard),
+    Auto,
+}
+
+impl std::str::FromStr for ShardSpec {
+    type Err = String;
+
+    /// `auto`, or `K/N` with 1 ≤ K ≤ N and N ≥ 2.
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.trim() == "auto" {
+            return Ok(ShardSpec::Auto);
+        }
+        let (k, n) = text
+            .split_once('/')
+            .ok_or_else(|| format!("`{text}` is not K/N (shard K of N, such as 2/4) or auto"))?;
+        let (k, n): (u32, u32) = match (k.trim().parse(), n.trim().parse()) {
+            (Ok(k), Ok(n)) => (k, n),
+            _ => return Err(format!("`{text}` is not K/N with whole numbers")),
+        };
+        Shard::new(k, n)
+            .map(ShardSpec::Fixed)
+            .map_err(|why| format!("`{text}`: {why}"))
+    }
+}
+
+impl Shard {
+    /// Shard `k` of `n`, or why not.
+    pub fn new(k: u32, n: u32) -> Result<Shard, String> {
+        if n < 2 || k < 1 || k > n {
+            return Err("a shard is K of N with N ≥ 2 and 1 ≤ K ≤ N".into());
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+/// Where a scheduler puts a job's place in its array: each scheduler's index variable, what it
+/// is called, and whether the count comes from `--shards`.
+const SCHEDULERS: [(&str, &str); 3] = [
+    ("JOB_COMPLETION_INDEX", "a Kubernetes Indexed Job"),
+    ("SLURM_ARRAY_TASK_ID", "a SLURM job array"),
+    ("AWS_BATCH_JOB_ARRAY_INDEX", "an AWS Batch array job"),
+];
+
+/// The shard `--shard auto` names, and the sentence that says where it came from
+/// ("shard 3 of 8, from SLURM_ARRAY_TASK_ID=2 …"). `env` reads one variable; `shards` is
+/// `--shards N`. Exactly one scheduler's index must be set:
+///
+/// - Kubernetes Indexed Job: `JOB_COMPLETION_INDEX` (from 0), the count from `--shards` (the
+///   Job's `completions`);
+/// - SLURM job array: `SLURM_ARRAY_TASK_ID`, counted from `SLURM_ARRAY_TASK_MIN` in steps of
+///   `SLURM_ARRAY_TASK_STEP` (1 when unset), the count `SLURM_ARRAY_TASK_COUNT` (`--shards`, if
+///   given, must agree);
+/// - AWS Batch array job: `AWS_BATCH_JOB_ARRAY_INDEX` (from 0), the count from `--shards`.
+pub fn auto(
+    env: &dyn Fn(&str) -> Option<String>,
+    shards: Option<u32>,
+) -> Result<(Shard, String), String> {
+    let set: Vec<(&str, &str, String)> = SCHEDULERS
+        .iter()
+        .filter_map(|&(var, who)| Some((var, who, env(var)?)))
+        .collect();
+    let (var, who, value) = match set.as_slice() {
+        [] => {
+            return Err(format!(
+                "--shard auto looked for {} and found none set: run it as a job of an array, or give the shard as --shard K/N",
+                SCHEDULERS
+                    .iter()
+                    .map(|(var, who)| format!("{var} ({who})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+        [one] => one.clone(),
+        many => {
+            return Err(format!(
+                "--shard auto found more than one scheduler's index set ({}): give the shard as --shard K/N",
+                many.iter()
+                    .map(|(var, _, v)| format!("{var}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    };
+    let number = |name: &str, text: &str| -> Result<u32, String> {
+        text.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("--shard auto: {name}={text} is not a whole number"))
+    };
+    let index = number(var, &value)?;
+    let (k, n, from) = if var == "SLURM_ARRAY_TASK_ID" {
+        let read = |name: &str| env(name).map(|v| number(name, &v)).transpose();
+        let count = read("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+            "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (an array job sets both)".to_string()
+        })?;
+        let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+        let step = read("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+        if index < min || (index - min) % step != 0 {
+            return Err(format!(
+                "--shard auto: SLURM_ARRAY_TASK_ID={index} is not one of the array's tasks (from {min} in steps of {step})"
+            ));
+        }
+        if let Some(s) = shards.filter(|&s| s != count) {
+            return Err(format!(
+                "--shard auto: --shards {s} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
+            ));
+        }
+        let from = format!(
+            "SLURM_ARRAY_TASK_ID={index}, SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_COUNT={count}"
+        );
+        ((index - min) / step + 1, count, from)
+    } else {
+        let n = shards.ok_or_else(|| {
+            format!(
+                "--shard auto: {var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
+                if var == "JOB_COMPLETION_INDEX" { ", the Job's completions" } else { "" }
+            )
+        })?;
+        (index + 1, n, format!("{var}={index}, --shards {n}"))
+    };
+    let shard = Shard::new(k, n)
+        .map_err(|why| format!("--shard auto: {from} makes shard {k} of {n}, and {why}"))?;
+    Ok((shard, format!("shard {k} of {n}, from {from} ({who})")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn each_scheduler_gives_its_shard() {
+        // Kubernetes: index 0 of 4 completions is shard 1/4.
+        let (s, said) = auto(&env(&[("JOB_COMPLETION_INDEX", "0")]), Some(4)).unwrap();
+        assert_eq!(s, Shard { k: 1, n: 4 });
+        assert!(said.contains("JOB_COMPLETION_INDEX=0") && said.contains("Kubernetes"));
+        // SLURM `--array=1-8`: task 3 of tasks 1..8 is shard 3/8.
+        let slurm = [
+            ("SLURM_ARRAY_TASK_ID", "3"),
+            ("SLURM_ARRAY_TASK_MIN", "1"),
+            ("SLURM_ARRAY_TASK_COUNT", "8"),
+        ];
+        assert_eq!(auto(&env(&slurm), None).unwrap().0, Shard { k: 3, n: 8 });
+        assert_eq!(auto(&env(&slurm), Some(8)).unwrap().0, Shard { k: 3, n: 8 });
+        // `--array=0-6:2` (0, 2, 4, 6): task 4 is the third.
+        let stepped = [
+            ("SLURM_ARRAY_TASK_ID", "4"),
+            ("SLURM_ARRAY_TASK_MIN", "0"),
+            ("SLURM_ARRAY_TASK_STEP", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "4"),
+        ];
+        assert_eq!(auto(&env(&stepped), None).unwrap().0, Shard { k: 3, n: 4 });
+        // AWS Batch: index 9 of 10.
+        let (s, _) = auto(&env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "9")]), Some(10)).unwrap();
+        assert_eq!(s, Shard { k: 10, n: 10 });
+    }
+
+    /// Variables set, `--shards`, and what the refusal must say.
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<u32>, &'a str);
+
+    #[test]
+    fn what_cannot_be_a_shard_is_refused_naming_what_was_read() {
+        let cases: [Case; 8] = [
+            (&[], None, "looked for JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (a SLURM job array), AWS_BATCH_JOB_ARRAY_INDEX (an AWS Batch array job) and found none set"),
+            (&[("JOB_COMPLETION_INDEX", "2")], None, "pass --shards N (the array's size, the Job's completions)"),
+            (&[("AWS_BATCH_JOB_ARRAY_INDEX", "4")], Some(4), "AWS_BATCH_JOB_ARRAY_INDEX=4, --shards 4 makes shard 5 of 4"),
+            (&[("JOB_COMPLETION_INDEX", "x1")], Some(4), "JOB_COMPLETION_INDEX=x1 is not a whole number"),
+            (&[("SLURM_ARRAY_TASK_ID", "2")], None, "SLURM_ARRAY_TASK_COUNT is not"),
+            (&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")], Some(5), "--shards 5 disagrees with SLURM_ARRAY_TASK_COUNT=4"),
+            (&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_STEP", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")], None, "is not one of the array's tasks"),
+            (&[("JOB_COMPLETION_INDEX", "0"), ("AWS_BATCH_JOB_ARRAY_INDEX", "0")], Some(2), "more than one scheduler's index set (JOB_COMPLETION_INDEX=0, AWS_BATCH_JOB_ARRAY_INDEX=0)"),
+        ];
+        for (vars, shards, says) in cases {
+            let e = auto(&env(vars), shards).unwrap_err();
+            assert!(e.contains(says), "{vars:?}: {e}");
+        }
+        // A one-job array is not shards.
+        let e = auto(&env(&[("JOB_COMPLETION_INDEX", "0")]), Some(1)).unwrap_err();
+        assert!(e.contains("N ≥ 2"), "{e}");
+    }
+
+    #[test]
+    fn shards_as_written_parse() {
+        assert_eq!("auto".parse::<ShardSpec>(), Ok(ShardSpec::Auto));
+        assert_eq!(
+            "2/4".parse::<ShardSpec>(),
+            Ok(ShardSpec::Fixed(Shard { k: 2, n: 4 }))
+        );
+        assert!("5/4"
+            .parse::<ShardSpec>()
+            .unwrap_err()
+            .contains("1 ≤ K ≤ N"));
+        assert!("two".parse::<ShardSpec>().unwrap_err().contains("or auto"));
+    }
+}
