@@ -2,8 +2,13 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]
-# (no section named: all). `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
+# Usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]
+# (no section named: all). `ratios` is the turn-5 targets, each measured side by side in one run
+# so that it holds on any machine: `run --no-plots` on a million findings in the interleaved
+# layout against Python's orjson merely parsing every line of the same file, with peak memory
+# against the file's size; a 100-threshold review sweep against one run of the same corpus; a
+# sequential collection of 3,000 queries in batches of 10 against a plain collection of them;
+# and `merge` of 1,000 shards. `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
 # getting calibench: the release archive installed by scripts/install.sh (from a file:// copy of
@@ -32,11 +37,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect|instructions) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]" >&2; exit 2 ;;
+    ratios|long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect|instructions) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" long alpha replay queries wide import hostile install sweep labels sequential collect instructions"
+[ -n "$SECTIONS" ] || SECTIONS=" ratios long alpha replay queries wide import hostile install sweep labels sequential collect instructions"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -66,6 +71,113 @@ min_of() { sort -g | head -1; }
 rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf "%.0f", m/1024}' "$1.stderr"; }
 wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
 phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
+
+if want ratios; then
+if ! "$DATA/venv/bin/python" -c "import orjson" 2>/dev/null; then
+  echo "== installing orjson into $DATA/venv"
+  [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv"
+  "$DATA/venv/bin/pip" install --quiet orjson
+fi
+ratio() { echo "scale=2; $1 / $2" | bc; }
+FINDINGS=1000000
+[ -n "$QUICK" ] && FINDINGS=100000
+LI="$DATA/large-reviews-interleaved-$FINDINGS"
+[ -f "$LI/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$LI" long interleaved
+SIZE=$(( $(stat -c %s "$LI/reviews.jsonl") / 1000000 ))
+RETURNS=$(wc -l < "$LI/reviews.jsonl")
+# Alternating, so that a slow moment of the machine falls on both sides.
+ri="$DATA/out-ratio-run"; pi="$DATA/out-ratio-parse"
+for i in 1 2 3; do
+  rm -rf "$DATA/ratio-runs" "$DATA/ratio-reports"
+  measure "$ri.$i" "$BIN" run "$LI/experiment.toml" --runs-dir "$DATA/ratio-runs" --reports-dir "$DATA/ratio-reports" --quiet --timings --no-plots
+  measure "$pi.$i" "$DATA/venv/bin/python" benches/python_parse.py "$LI/reviews.jsonl"
+done
+cat "$ri".[123].stderr > "$ri.stderr"; cat "$pi".[123].stderr > "$pi.stderr"
+printf '
+turn-5 ratios (2 cores; fastest of three, the two sides alternating in this run)
+'
+printf '%-78s %9s %8s %s
+' "" "seconds" "peak MB" "ratio (goal)"
+printf '%-78s %9s %8s
+' "orjson parsing every line of reviews.jsonl ($SIZE MB, $RETURNS returns)" "$(wall_s "$pi")" "$(rss_mb "$pi")"
+printf '%-78s %9s %8s %s
+' "calibench run --no-plots, $FINDINGS findings, interleaved in windows of 200" "$(wall_s "$ri")" "$(rss_mb "$ri")" \
+  "$(ratio "$(wall_s "$ri")" "$(wall_s "$pi")")x the parse (<= 1.0); memory $(ratio "$(rss_mb "$ri")" "$SIZE")x the file (<= 1.0)"
+printf '  its phases: read and parse %ss, replay and metrics %ss, tables %ss\n' "$(phase "$ri" "read and parse")" "$(phase "$ri" "replay and metrics")" "$(phase "$ri" tables)"
+
+sw="$DATA/out-ratio-sweep"
+measure3 "$sw" "$BIN" sweep "$LI/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/ratio-runs" --reports-dir "$DATA/ratio-reports" --quiet --no-plots
+printf '%-78s %9s %8s %s
+' "calibench sweep of 100 actionable thresholds over the same findings" "$(wall_s "$sw")" "$(rss_mb "$sw")" \
+  "$(ratio "$(wall_s "$sw")" "$(wall_s "$ri")")x one run (<= 5)"
+
+# 3,000 queries collected by an agent that answers with its trace file: plainly, and in a seeded
+# order ten at a time with the sequential decision looked at after each batch (both arms read the
+# same traces, so it never decides and collects all 3,000).
+NQ=3000; [ -n "$QUICK" ] && NQ=300
+CQ="$DATA/collect-queries-$NQ"
+if [ ! -d "$CQ/queries" ]; then
+  mkdir -p "$CQ/queries"
+  [ -f "$DATA/large-queries-$NQ/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$NQ" "$DATA/large-queries-$NQ"
+  awk -v d="$CQ/queries" '{ f = sprintf("%s/q%06d.json", d, NR); print > f; close(f) }' "$DATA/large-queries-$NQ/queries.jsonl"
+  printf '#!/bin/sh\ncat\n' > "$CQ/agent.sh"; chmod +x "$CQ/agent.sh"
+  cat > "$CQ/experiment.toml" <<TOML
+name = "collect-queries"
+corpus = "."
+seed = 1
+bootstrap = 200
+[arms.baseline]
+source = "recorded"
+[arms.baseline.confidence]
+policy = "flat-mean"
+[arms.treatment]
+source = "recorded"
+[arms.treatment.confidence]
+policy = "flat-mean"
+[decision]
+unnecessary_recovery_rate = "decrease"
+[sequential]
+always = true
+[collect]
+kind = "queries"
+command = ["./agent.sh"]
+targets = "queries/*.json"
+concurrency = 2
+timeout_s = 30
+retries = 0
+TOML
+fi
+cp1="$DATA/out-ratio-collect"; cu1="$DATA/out-ratio-until"
+for i in 1 2 3; do
+  measure "$cp1.$i" sh -c 'rm -rf "$1" && exec "$2" collect "$3" --run-id plain --runs-dir "$1" --quiet' sh "$DATA/collect-runs" "$BIN" "$CQ"
+  measure "$cu1.$i" sh -c 'rm -rf "$1" && exec "$2" collect "$3" --run-id until --runs-dir "$1" --quiet --until-decided --batch 10' sh "$DATA/collect-runs" "$BIN" "$CQ"
+done
+cat "$cp1".[123].stderr > "$cp1.stderr"; cat "$cu1".[123].stderr > "$cu1.stderr"
+printf '%-78s %9s %8s
+' "calibench collect of $NQ queries" "$(wall_s "$cp1")" "$(rss_mb "$cp1")"
+printf '%-78s %9s %8s %s
+' "calibench collect --until-decided --batch 10 of the same queries" "$(wall_s "$cu1")" "$(rss_mb "$cu1")" \
+  "$(ratio "$(wall_s "$cu1")" "$(wall_s "$cp1")")x the plain collect (<= 1.5)"
+
+# 1,000 shards of one plan of 4,000 calls (4,000 queries read by both arms under one label),
+# each collected apart, then merged.
+NS=1000; NT=4000; [ -n "$QUICK" ] && { NS=100; NT=400; }
+SH="$DATA/shards-$NS"
+if [ ! -f "$SH/done" ]; then
+  rm -rf "$SH"; mkdir -p "$SH/plan/queries"
+  [ -f "$DATA/large-queries-$NT/queries.jsonl" ] || cargo run --release --quiet --example generate_large_queries -- "$NT" "$DATA/large-queries-$NT"
+  awk -v d="$SH/plan/queries" '{ f = sprintf("%s/q%06d.json", d, NR); print > f; close(f) }' "$DATA/large-queries-$NT/queries.jsonl"
+  cp "$CQ/agent.sh" "$SH/plan/"
+  sed -e '/^\[sequential\]/,/^always/d' "$CQ/experiment.toml" > "$SH/plan/experiment.toml"
+  echo "== collecting $NS shards of $NT queries"
+  for k in $(seq 1 "$NS"); do "$BIN" collect "$SH/plan" --shard "$k/$NS" --run-id "s$k" --runs-dir "$SH/runs" --quiet > /dev/null; done
+  touch "$SH/done"
+fi
+mg="$DATA/out-ratio-merge"
+measure3 "$mg" sh -c 'rm -rf "$1" && exec "$2" merge "$1" "$3"/runs/s*' sh "$DATA/merged-$NS" "$BIN" "$SH"
+printf '%-78s %9s %8s %s
+' "calibench merge of $NS shards ($NT lines)" "$(wall_s "$mg")" "$(rss_mb "$mg")" "(<= 2 s, <= 100 MB)"
+fi
 
 if want alpha || want long; then
 if ! "$DATA/venv/bin/python" -c "import numpy, pandas, krippendorff" 2>/dev/null; then
