@@ -449,11 +449,13 @@ echo "binary: release $(( $(stat -c %s target/release/calibench) / 1000000 )) MB
 rm -rf "$I/target"
 fi
 
+if want alpha || want long; then
 echo
 echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha computation alone;"
 echo "python: the krippendorff.alpha call alone on the preloaded array; ratio = python / (alpha)."
 echo "Times are the fastest of three runs on each side."
 echo "peak MB: calibench / python process maximum resident set size. Machine: $(nproc) cores."
+fi
 
 if want sweep; then
 QUERIES=100000; FINDINGS=1000000
