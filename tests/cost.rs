@@ -476,3 +476,42 @@ fn the_p95_latency_has_its_interval_from_enough_targets() {
     assert_eq!(d["delta"], 200.0);
     assert_eq!(d["pairs"], 80);
 }
+
+/// A target the arm skips makes no call, so it costs nothing: 0, not unknown. The live code
+/// review's treatment skips closed and trivial changes; its reviewers report what each call
+/// cost and how long their model took.
+#[test]
+fn a_skipped_target_costs_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = outcome(
+        run_into(
+            dir.path().join("runs"),
+            root.join("corpora/code-review-live"),
+        )
+        .arg("--no-plots"),
+    );
+    assert_eq!(code, 0, "{err}");
+    let run = std::fs::read_dir(dir.path().join("runs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let m: Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("metrics.json")).unwrap()).unwrap();
+    let rows = m["review"]["arms"]["treatment"]["per_target"]
+        .as_array()
+        .unwrap();
+    let (skipped, reviewed): (Vec<&Value>, Vec<&Value>) =
+        rows.iter().partition(|r| !r["skipped"].is_null());
+    assert!(!skipped.is_empty() && !reviewed.is_empty());
+    for r in skipped {
+        for part in ["cost_usd", "input_tokens", "output_tokens", "latency_ms"] {
+            assert_eq!(r[part], 0.0, "{part}: {r}");
+        }
+    }
+    for r in reviewed {
+        assert!(r["cost_usd"].as_f64().unwrap() > 0.0, "{r}");
+    }
+}
