@@ -285,7 +285,12 @@ pub fn replay(
     };
     let file = super::experiment_file(path).display().to_string();
     let mut loaded = super::load::for_run(path, &options)?;
-    let exp = loaded.experiment;
+    // A look decides on the per-unit pairs alone: the bootstrap intervals a run reports
+    // would be drawn and thrown away at every look.
+    let exp = crate::config::Experiment {
+        bootstrap: 0,
+        ..loaded.experiment
+    };
     let qualified = qualify(&exp, &file)?;
     let analysis = crate::analysis::analyse(
         &exp,

@@ -241,8 +241,19 @@ fn run_with(
     only: Option<&[String]>,
     log: Option<Sequential>,
 ) -> Result<CollectReport, Error> {
+    run_prepared(args, progress, only, log, prepare(args)?)
+}
+
+/// [`run_with`] of a collection already prepared: a sequential collection prepares once (reads
+/// the experiment, hashes every target) and collects each batch from a copy.
+fn run_prepared(
+    args: &CollectArgs,
+    progress: bool,
+    only: Option<&[String]>,
+    log: Option<Sequential>,
+    mut p: Prepared,
+) -> Result<CollectReport, Error> {
     let started = Instant::now();
-    let mut p = prepare(args)?;
     // Set before `place`, so that a resume is checked to be the same shard.
     if let Some(shard) = args.shard {
         p.manifest.shard = Some(ShardEntry {

@@ -51,6 +51,7 @@ pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
 /// Everything checked and planned before anything is created: the experiment and its
 /// `[collect]` tables, the targets, the names, the programs, the reviewer calls, and the
 /// manifest.
+#[derive(Clone)]
 pub(super) struct Prepared {
     pub(super) exp: Experiment,
     pub(super) collect: Collect,

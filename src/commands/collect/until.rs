@@ -71,7 +71,6 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
             stopped: None,
         },
     };
-    drop(p);
     // A stop between batches or during a look is kept, and ends the collection at the next
     // call boundary.
     crate::collect::runner::watch_for_stops();
@@ -80,7 +79,16 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     let (batch, budget) = (log.batch, log.max_targets);
     while log.stopped.is_none() {
         let n = (log.collected() + batch).min(budget);
-        let report = run_with(&args, progress, Some(&order[..n]), Some(log.clone()))?;
+        // Prepared once: each batch collects from a copy of the plan, not from the experiment
+        // and every target read and hashed again (that made each look cost as much as the
+        // whole plan).
+        let report = run_prepared(
+            &args,
+            progress,
+            Some(&order[..n]),
+            Some(log.clone()),
+            p.clone(),
+        )?;
         args.resume = Some(report.run_id.clone());
         args.run_id = None;
         let run_dir = report.run_dir.clone();
