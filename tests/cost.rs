@@ -247,6 +247,15 @@ fn a_percentage_margin_reads_on_the_relative_change() {
     );
     assert!(out.contains("decision: worse"), "{out}");
     println!("{reason}");
+    // The reference and the A/B guide quote this line as the run gives it.
+    for doc in ["docs/reference.md", "docs/guides/ab-rubric-change.md"] {
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(doc)).unwrap();
+        assert!(
+            text.contains(&reason),
+            "{doc} quotes another line than: {reason}"
+        );
+    }
 
     guarded(&c, r#"cost_usd = { want = "no-increase", margin = "50%" }"#);
     let (code, _, err, m) = metrics(&c);

@@ -99,7 +99,13 @@ fn cost() -> String {
          is not shown to differ from 0). A guard with a percentage margin reads on that interval \
          (see [the decision](#the-decision)); a sweep of reviewer returns carries `cost_usd` at \
          every point and `--frontier cost_usd:precision` marks the points no other beats on both \
-         (docs/guides/threshold-sweep.md).\n\n",
+         (docs/guides/threshold-sweep.md).\n\n\
+         A guard and the decision line it gives, from `tests/cost.rs` (a reviewer whose \
+         treatment prompt is 30% longer, over eight documents):\n\n\
+         ```toml\n[decision]\ndistinct_values = \"decrease\"\ncost_usd = {{ want = \"no-increase\", margin = \"10%\" }}\n```\n\n\
+         ```text\ncost per target (USD) rose 0.0257 → 0.0298 (+16.0%), a loss beyond its margin of 10% \
+         (p adj. <0.001, against the margin's edge; the lower bound of its 95% interval of the relative \
+         change (Fieller's) is +15.2%, above +10%)\n```\n\n",
         review = review.join(", "),
         queries = names(&usage::QUERY_USAGE),
         items = names(&usage::ITEM_USAGE),
