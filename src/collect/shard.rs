@@ -77,7 +77,7 @@ pub fn auto(
     let (var, who, value) = match set.as_slice() {
         [] => {
             return Err(format!(
-                "--shard auto looked for {} and found none set: run it as a job of an array, or give the shard as --shard K/N",
+                "looked for {} and found none set: run it as a job of an array, or give the shard as --shard K/N",
                 SCHEDULERS
                     .iter()
                     .map(|(var, who)| format!("{var} ({who})"))
@@ -88,7 +88,7 @@ pub fn auto(
         [one] => one.clone(),
         many => {
             return Err(format!(
-                "--shard auto found more than one scheduler's index set ({}): give the shard as --shard K/N",
+                "found more than one scheduler's index set ({}): give the shard as --shard K/N",
                 many.iter()
                     .map(|(var, _, v)| format!("{var}={v}"))
                     .collect::<Vec<_>>()
@@ -99,24 +99,24 @@ pub fn auto(
     let number = |name: &str, text: &str| -> Result<u32, String> {
         text.trim()
             .parse::<u32>()
-            .map_err(|_| format!("--shard auto: {name}={text} is not a whole number"))
+            .map_err(|_| format!("{name}={text} is not a whole number"))
     };
     let index = number(var, &value)?;
     let (k, n, from) = if var == "SLURM_ARRAY_TASK_ID" {
         let read = |name: &str| env(name).map(|v| number(name, &v)).transpose();
         let count = read("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
-            "--shard auto: SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (an array job sets both)".to_string()
+            "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (an array job sets both)".to_string()
         })?;
         let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
         let step = read("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
         if index < min || (index - min) % step != 0 {
             return Err(format!(
-                "--shard auto: SLURM_ARRAY_TASK_ID={index} is not one of the array's tasks (from {min} in steps of {step})"
+                "SLURM_ARRAY_TASK_ID={index} is not one of the array's tasks (from {min} in steps of {step})"
             ));
         }
         if let Some(s) = shards.filter(|&s| s != count) {
             return Err(format!(
-                "--shard auto: --shards {s} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
+                "--shards {s} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
             ));
         }
         let from = format!(
@@ -126,14 +126,14 @@ pub fn auto(
     } else {
         let n = shards.ok_or_else(|| {
             format!(
-                "--shard auto: {var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
+                "{var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
                 if var == "JOB_COMPLETION_INDEX" { ", the Job's completions" } else { "" }
             )
         })?;
         (index + 1, n, format!("{var}={index}, --shards {n}"))
     };
-    let shard = Shard::new(k, n)
-        .map_err(|why| format!("--shard auto: {from} makes shard {k} of {n}, and {why}"))?;
+    let shard =
+        Shard::new(k, n).map_err(|why| format!("{from} makes shard {k} of {n}, and {why}"))?;
     Ok((shard, format!("shard {k} of {n}, from {from} ({who})")))
 }
 

@@ -623,7 +623,7 @@ impl super::Run for CollectArgs {
             Some(ShardSpec::Auto) => {
                 let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
                 let (s, from) =
-                    shard::auto(&env, self.shards).map_err(|e| usage_error("--shard", e))?;
+                    shard::auto(&env, self.shards).map_err(|e| usage_error("--shard auto", e))?;
                 self.shard = Some(s);
                 self.shard_from = Some(from);
             }
