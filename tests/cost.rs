@@ -427,6 +427,11 @@ fn a_collected_agents_usage_becomes_cost_per_query_and_a_guard_reads_it() {
     assert!(rel["value"].as_f64().unwrap() > 0.15, "{d}");
     assert_eq!(d["pairs"], 20);
     assert_eq!(q["delta"]["query_output_tokens"]["delta"], 0.0);
+    // Coverage counts the traces that said what they spent.
+    assert_eq!(
+        m["inputs"]["usage"]["treatment"],
+        serde_json::json!({"calls": 20, "reported": 20})
+    );
     let guard = &m["decision"]["metrics"]["query_cost_usd"];
     assert_eq!(guard["outcome"], "regressed", "{guard}");
     assert!(out.contains("decision: worse"), "{out}");

@@ -765,6 +765,11 @@ fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
     // Two riddles cannot bound a 95th percentile of latency.
     assert!(arms["baseline"]["item_latency_p95_ms"].is_number());
     assert!(arms["baseline"].get("ci").is_none());
+    // Coverage counts the samples (a riddle's row, once however many assertions grade it).
+    assert_eq!(
+        m["inputs"]["usage"]["baseline"],
+        json!({"calls": 2, "reported": 2})
+    );
 }
 
 /// The entries of a real `.eval` archive, in order.

@@ -221,8 +221,9 @@ pub struct Inputs {
     /// input ledger").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub calls: CallLedger,
-    /// Per arm, when any return records what its call spent: how many reviewer calls there
-    /// were and how many reported it (docs/reference.md, "Cost and latency").
+    /// Per arm, when any call records what it spent: how many calls there were (reviewer
+    /// calls, query traces, imported samples) and how many reported it (docs/reference.md,
+    /// "Cost and latency").
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub usage: BTreeMap<String, UsageLedger>,
     /// What the run read that could change its decision without being seen, one caveat per

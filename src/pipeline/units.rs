@@ -331,6 +331,17 @@ pub(super) fn query_units(
     let Some((name, queries)) = &loaded.corpus.queries else {
         return;
     };
+    // What the traces say they spent: each arm's queries, and those that said.
+    count_usage(
+        ledger,
+        exp.arms().into_iter().map(|arm| {
+            let mine = queries.iter().filter(|q| q.arm == arm.source);
+            let (calls, reported) = mine.fold((0, 0), |(c, r), q| {
+                (c + 1, r + u64::from(q.spent.is_some()))
+            });
+            (arm.name.clone(), calls, reported)
+        }),
+    );
     let units = queries.iter().map(|q| {
         let id = if q.run == 0 {
             q.query_id.clone()
@@ -357,6 +368,17 @@ pub(super) fn score_units(
     let Some((name, scores)) = &loaded.corpus.scores else {
         return;
     };
+    // What the samples say they spent: each arm's samples (item × repeat), and those that said.
+    count_usage(
+        ledger,
+        exp.arms().into_iter().map(|arm| {
+            let mine: Vec<&crate::corpus::scores::Score> =
+                scores.iter().filter(|s| s.arm.0 == arm.source).collect();
+            let samples = crate::replay::scores::spending(&mine);
+            let reported = samples.iter().filter(|(_, _, s)| s.is_some()).count();
+            (arm.name.clone(), samples.len() as u64, reported as u64)
+        }),
+    );
     let units = scores
         .iter()
         .map(|s| (s.arm.0.as_str(), item_text(&s.item), s.line));
@@ -365,6 +387,20 @@ pub(super) fn score_units(
         what: ("items", "item", "scored"),
     };
     lines_unpaired((ledger, refusals, at), exp, found, units);
+}
+
+/// Adds each arm's calls (queries, samples) and how many reported what they spent to the
+/// ledger's usage counts, when any did: else the corpus records none, and says nothing.
+fn count_usage(ledger: &mut Inputs, arms: impl Iterator<Item = (String, u64, u64)>) {
+    let arms: Vec<(String, u64, u64)> = arms.collect();
+    if arms.iter().all(|(_, _, reported)| *reported == 0) {
+        return;
+    }
+    for (arm, calls, reported) in arms {
+        let u = ledger.usage.entry(arm).or_default();
+        u.calls += calls;
+        u.reported += reported;
+    }
 }
 
 /// A file's units, as [`unpaired`] names them: the file, and what a unit is.

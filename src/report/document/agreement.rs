@@ -407,7 +407,7 @@ fn ledger(inputs: &crate::corpus::ledger::Inputs, blocks: &mut Vec<Block>) -> St
             })
             .collect();
         blocks.push(Block::Table(Table {
-            caption: Some("Reviewer calls that reported what they spent (`usage` or `elapsed_ms`): a target's cost sums only those that did.".into()),
+            caption: Some("Calls (reviewer calls, query traces, imported samples) that reported what they spent (`usage` or `elapsed_ms`): a target's, query's or item's cost counts only those that did.".into()),
             header: header(&["arm", "calls", "reported usage", "reported none"]),
             rows,
         }));
