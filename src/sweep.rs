@@ -208,7 +208,7 @@ pub const REVIEW_FIGURES: [Figure; 9] = [
     },
     sum("rejected", "rejected by the validator", review::REJECTED),
     Figure {
-        name: "cost_usd",
+        name: COST,
         label: "cost per target (USD)",
         places: 4,
         value: |s| ratio(s[review::COST], s[review::COSTED]),
@@ -293,6 +293,10 @@ pub const QUERY_FIGURES: [Figure; 6] = [
         better: crate::replay::Better::Lower,
     },
 ];
+
+/// The cost figure: what a target's reviewer calls cost, the review catalogue's metric of
+/// that name. Measured only where the returns record a cost.
+pub const COST: &str = crate::replay::review_metrics::COST_USD.metric().name;
 
 /// What to sweep: `calibench sweep`'s flags, or a `[[sweep]]` table of the experiment.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1260,3 +1260,64 @@ fn a_resume_ends_what_a_killed_collection_left_running() {
         );
     }
 }
+
+/// A harness file that changes between two batches of a sequential collection is recorded
+/// once, with the calls of the whole collection before and after it, and `run` says so as a
+/// caveat: the batches share one watch of the harness, as they share one plan.
+#[test]
+fn a_harness_change_during_a_sequential_collection_is_one_caveat_counting_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let live = dir.path().join("live");
+    common::copy_dir(&root.join("corpora/capacity-live"), &live);
+    // The agent edits its prompt file while answering its 12th query (in the second batch).
+    std::fs::write(
+        live.join("agent.sh"),
+        "#!/bin/sh\nn=$(cat count 2>/dev/null || echo 0); n=$((n+1)); echo $n > count\n[ \"$n\" = 12 ] && echo v2 > prompt.txt\ncat\n",
+    )
+    .unwrap();
+    std::fs::write(live.join("prompt.txt"), "v1\n").unwrap();
+    let exp = std::fs::read_to_string(live.join("experiment.toml"))
+        .unwrap()
+        .replace(
+            r#"command = ["./agent.sh", "{target}"]"#,
+            r#"command = ["./agent.sh", "--prompt=prompt.txt"]"#,
+        )
+        .replace("concurrency = 4", "concurrency = 1");
+    std::fs::write(live.join("experiment.toml"), exp).unwrap();
+    let out = Std::new(assert_cmd::cargo::cargo_bin("calibench"))
+        .current_dir(&live)
+        .args(["collect", ".", "--until-decided", "--batch", "10"])
+        .args(["--run-id", "u", "--runs-dir", "runs"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(live.join("runs/u/collect.json")).unwrap()).unwrap();
+    assert_eq!(m["sequential"]["looks"].as_array().unwrap().len(), 3);
+    let changed = m["stages"][0]["changed"].as_array().unwrap();
+    assert_eq!(changed.len(), 1, "recorded once: {changed:?}");
+    assert_eq!(changed[0]["calls_before"], 11);
+    let out = Std::new(assert_cmd::cargo::cargo_bin("calibench"))
+        .current_dir(&live)
+        .args([
+            "run",
+            "experiment.toml",
+            "--corpus",
+            "runs/u",
+            "--sequential",
+            "--no-plots",
+        ])
+        .args(["--runs-dir", "out", "--reports-dir", "rep"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("prompt.txt changed while the reviewers stage ran: 11 calls were made before the change and 19 calls after"),
+        "{stderr}"
+    );
+}

@@ -770,6 +770,23 @@ fn promptfoo_cells_compare_as_arms_and_a_lone_grader_is_not_trusted() {
         m["inputs"]["usage"]["baseline"],
         json!({"calls": 2, "reported": 2})
     );
+    // The report's first screen says what an item costs in each arm.
+    let reports = corpus.parent().unwrap().join("reports");
+    let report = std::fs::read_dir(&reports)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.path().is_dir())
+        .unwrap()
+        .path()
+        .join("report.md");
+    let md = std::fs::read_to_string(report).unwrap();
+    assert!(
+        md.contains(&format!("cost per item ${b:.4} → ${t:.4}")),
+        "{}",
+        md.lines()
+            .find(|l| l.contains("Headline"))
+            .unwrap_or_default()
+    );
 }
 
 /// The entries of a real `.eval` archive, in order.

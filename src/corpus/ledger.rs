@@ -540,9 +540,10 @@ impl Caveat {
                 before,
                 after,
             } => format!(
-                "{} changed while the {stage} stage ran: {} were made before the change and {} after, by different harnesses",
+                "{} changed while the {stage} stage ran: {} {} made before the change and {} after, by different harnesses",
                 crate::text::inline(file),
                 crate::text::count(*before, "call", "calls"),
+                if *before == 1 { "was" } else { "were" },
                 crate::text::count(*after, "call", "calls"),
             ),
             Caveat::Partial { what } => format!(

@@ -191,7 +191,10 @@ pub(super) fn harness_changes(
                     file: c.file.clone(),
                     stage: stage.stage.name().to_string(),
                     before: c.calls_before as u64,
-                    after: c.calls_after as u64,
+                    // Every call of the stage after the change: a sequential collection's
+                    // later batches were made with the changed file too.
+                    after: (stage.recorded.max(c.calls_before + c.calls_after) - c.calls_before)
+                        as u64,
                 },
                 name,
                 1,

@@ -394,7 +394,7 @@ struct Shown {
 impl Shown {
     /// Whether the corpus measures `f` at all.
     fn measured(&self, f: &str) -> bool {
-        (self.validated || f != "rejected") && (self.costed || f != "cost_usd")
+        (self.validated || f != "rejected") && (self.costed || f != sweep::COST)
     }
 
     /// The figures of one point, by name.
@@ -652,7 +652,7 @@ fn check_flags(
                 format!("{flag} names `{metric}`, a judged figure, but the corpus has no verdicts.jsonl: it is never measured"),
             ));
         }
-        if metric == "cost_usd" && !costed {
+        if metric == sweep::COST && !costed {
             return Err(usage(
                 flag,
                 format!("{flag} names `cost_usd`, but no return in the corpus records what its call cost (`usage.cost_usd`): it is never measured"),

@@ -618,6 +618,7 @@ pub const FYI: Id = id("fyi");
 pub const DROPPED: Id = id("dropped");
 pub const DEMOTED: Id = id("demoted");
 pub const PRE_EXISTING: Id = id("pre_existing");
+pub const COST_USD: Id = id("cost_usd");
 pub const VALIDATED: Id = id("validated");
 pub const DECISIONS: Id = id("decisions");
 pub const AUTO_APPLY: Id = id("auto_apply");

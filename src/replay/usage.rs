@@ -65,6 +65,13 @@ macro_rules! usage_table {
     };
 }
 
+impl Part {
+    /// The cost part of a table: `usage_table!` declares it first.
+    pub const fn cost_of(table: &[Part]) -> &'static str {
+        table[0].name
+    }
+}
+
 /// What an agent's queries spent: `queries.delta`'s usage entries.
 pub const QUERY_USAGE: [Part; 4] = usage_table!("query_", "query", "agent");
 

@@ -37,9 +37,13 @@ struct Watched {
     seen_at: Option<usize>,
 }
 
-/// Every file of the harness, as it was when last hashed.
+/// Every file of the harness, as it was when last hashed. A sequential collection keeps one
+/// across its batches, so that a file changed between two batches is recorded once, and a
+/// change's counts are the stage's calls over the whole collection.
 pub(super) struct Watch {
     files: Vec<Watched>,
+    /// The stage's calls recorded before this collection of it began (earlier batches).
+    offset: usize,
 }
 
 impl Watch {
@@ -56,15 +60,18 @@ impl Watch {
                     seen_at: None,
                 })
                 .collect(),
+            offset: 0,
         }
     }
 
-    /// At a stage's start: a file that changed since it was last hashed changed before any of
-    /// this stage's calls.
-    pub(super) fn stage_start(&mut self) {
+    /// At a stage's start, with `earlier` of its calls recorded before (by earlier batches): a
+    /// file that changed since it was last hashed changed after those and before any of this
+    /// collection's.
+    pub(super) fn stage_start(&mut self, earlier: usize) {
+        self.offset = earlier;
         for f in &mut self.files {
             if sha256(&f.path).as_deref() != Some(f.sha.as_str()) {
-                f.seen_at = Some(0);
+                f.seen_at = Some(earlier);
             }
         }
     }
@@ -74,7 +81,7 @@ impl Watch {
     pub(super) fn poll(&mut self, calls: usize) {
         for f in self.files.iter_mut().filter(|f| f.seen_at.is_none()) {
             if stat(&f.path) != f.stat {
-                f.seen_at = Some(calls.saturating_sub(1));
+                f.seen_at = Some(self.offset + calls.saturating_sub(1));
             }
         }
     }
@@ -83,6 +90,7 @@ impl Watch {
     /// was, with the calls made before and after the change, and then the file as it is now.
     pub(super) fn stage_end(&mut self, calls: usize) -> Vec<Change> {
         let mut out = Vec::new();
+        let calls = self.offset + calls;
         for f in &mut self.files {
             let now = sha256(&f.path).unwrap_or_else(|| "(missing)".to_string());
             if now != f.sha {

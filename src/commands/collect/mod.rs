@@ -241,17 +241,19 @@ fn run_with(
     only: Option<&[String]>,
     log: Option<Sequential>,
 ) -> Result<CollectReport, Error> {
-    run_prepared(args, progress, only, log, prepare(args)?)
+    run_prepared(args, progress, only, log, prepare(args)?, None)
 }
 
 /// [`run_with`] of a collection already prepared: a sequential collection prepares once (reads
-/// the experiment, hashes every target) and collects each batch from a copy.
+/// the experiment, hashes every target) and collects each batch from a copy, watching its
+/// harness with one `watch` across the batches.
 fn run_prepared(
     args: &CollectArgs,
     progress: bool,
     only: Option<&[String]>,
     log: Option<Sequential>,
     mut p: Prepared,
+    watch: Option<&std::cell::RefCell<harness::Watch>>,
 ) -> Result<CollectReport, Error> {
     let started = Instant::now();
     // Set before `place`, so that a resume is checked to be the same shard.
@@ -325,7 +327,14 @@ fn run_prepared(
             .map_err(|e| Error::write(&run_dir, e))?
     };
     let mut ready = true;
-    let watch = std::cell::RefCell::new(harness::Watch::new(&p.watched));
+    let own;
+    let watch = match watch {
+        Some(w) => w,
+        None => {
+            own = std::cell::RefCell::new(harness::Watch::new(&p.watched));
+            &own
+        }
+    };
     for stage in declared {
         let file = run_dir.join(stage_file(stage, p.collect.kind));
         let mut stage_report = StageReport::new(stage, file);
@@ -347,9 +356,14 @@ fn run_prepared(
                 run_dir_abs: &run_dir_abs,
                 run_id: &run_id,
                 progress,
-                watch: &watch,
+                watch,
             };
-            watch.borrow_mut().stage_start();
+            // The stage's calls recorded before: what a change found now came after.
+            let before = earlier
+                .iter()
+                .find(|e| e.stage == stage)
+                .map_or(0, |e| e.recorded);
+            watch.borrow_mut().stage_start(before);
             stage_report = match stage {
                 Stage::Reviewers => ctx.reviewers(&recorded)?,
                 Stage::Validators | Stage::Judges => ctx.later(stage)?,

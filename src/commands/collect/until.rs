@@ -74,6 +74,9 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     // A stop between batches or during a look is kept, and ends the collection at the next
     // call boundary.
     crate::collect::runner::watch_for_stops();
+    // One watch of the harness for every batch: a file changed between two batches is
+    // recorded once, with the calls of the whole collection before and after it.
+    let watch = std::cell::RefCell::new(super::harness::Watch::new(&p.watched));
     let mut total: Option<CollectReport> = None;
     let mut args = args.clone();
     let (batch, budget) = (log.batch, log.max_targets);
@@ -88,6 +91,7 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
             Some(&order[..n]),
             Some(log.clone()),
             p.clone(),
+            Some(&watch),
         )?;
         args.resume = Some(report.run_id.clone());
         args.run_id = None;

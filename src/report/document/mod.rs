@@ -689,12 +689,22 @@ fn headline(m: &Metrics, v: &Verdict) -> String {
     }
     // What a target (or a query) costs in each arm, where the calls reported it
     // (docs/reference.md, "Cost and latency").
+    use crate::replay::usage::{Part, ITEM_USAGE, QUERY_USAGE};
     let costs = [
-        (m.review.as_ref().map(|r| &r.delta), "cost_usd", "target"),
+        (
+            m.review.as_ref().map(|r| &r.delta),
+            crate::replay::review_metrics::COST_USD.metric().name,
+            "target",
+        ),
         (
             m.queries.as_ref().map(|q| &q.delta),
-            "query_cost_usd",
+            Part::cost_of(&QUERY_USAGE),
             "query",
+        ),
+        (
+            m.scores.as_ref().map(|s| &s.delta),
+            Part::cost_of(&ITEM_USAGE),
+            "item",
         ),
     ];
     for (table, name, per) in costs {
