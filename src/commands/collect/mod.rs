@@ -272,19 +272,7 @@ fn run_prepared(
     } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
     p.manifest.run_id = run_id.clone();
     p.manifest.sequential = log;
-    match (only, args.shard) {
-        (Some(only), _) => p.narrow(only),
-        (None, Some(shard)) => {
-            let held: Vec<String> = p
-                .targets
-                .iter()
-                .filter(|t| crate::corpus::collection::holds(shard.k, shard.n, &t.name))
-                .map(|t| t.name.clone())
-                .collect();
-            p.narrow(&held);
-        }
-        (None, None) => {}
-    }
+    p.narrow_to(only, args.shard);
     let run_dir = args.runs_dir.join(&run_id);
     check_stage_plans(&run_dir, &earlier, &p.collect)?;
     let mut report = CollectReport {

@@ -73,6 +73,24 @@ pub(super) struct Prepared {
 }
 
 impl Prepared {
+    /// The plan narrowed to a sequential batch's targets (`only`), else to a shard's; neither
+    /// keeps the whole plan.
+    pub(super) fn narrow_to(&mut self, only: Option<&[String]>, shard: Option<super::Shard>) {
+        match (only, shard) {
+            (Some(only), _) => self.narrow(only),
+            (None, Some(shard)) => {
+                let held: Vec<String> = self
+                    .targets
+                    .iter()
+                    .filter(|t| crate::corpus::collection::holds(shard.k, shard.n, &t.name))
+                    .map(|t| t.name.clone())
+                    .collect();
+                self.narrow(&held);
+            }
+            (None, None) => {}
+        }
+    }
+
     /// The plan narrowed to the targets `only` names (a shard's, or a sequential batch's).
     pub(super) fn narrow(&mut self, only: &[String]) {
         let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
