@@ -250,12 +250,76 @@ pub fn decide(
     order_from: String,
     unit_name: &str,
 ) -> Result<Sequential, String> {
+    let mut fresh = Sequences::default();
+    decide_with(streams, method, (order, order_from), unit_name, &mut fresh)
+}
+
+/// Each metric's sequence as an earlier decision left it, which a later one over the same
+/// streams with more units extends by those units alone (a sequential collection's looks):
+/// the hedged sequence's grid of capitals costs what a look adds, not the whole stream.
+#[derive(Clone, Debug, Default)]
+pub struct Sequences(BTreeMap<String, Kept>);
+
+#[derive(Clone, Debug)]
+struct Kept {
+    range: f64,
+    alpha: f64,
+    /// The values on [0, 1] the sequence holds.
+    x: Vec<f64>,
+    running: crate::stats::hedged::Running,
+}
+
+impl Sequences {
+    /// [`Method::of_differences`] of the metric `name`'s differences `d`, from the sequence
+    /// kept of it when `d` begins with what it holds.
+    fn of_differences(
+        &mut self,
+        name: &str,
+        method: Method,
+        d: &[f64],
+        range: f64,
+        alpha: f64,
+    ) -> Option<(Vec<f64>, Vec<f64>)> {
+        if method != Method::Hedged {
+            return method.of_differences(d, range, alpha);
+        }
+        sequence::of_differences_with(d, range, |x| {
+            use crate::stats::hedged::{Running, BREAKS, TRUNCATIONS};
+            let fresh = || Kept {
+                range,
+                alpha,
+                x: Vec::new(),
+                running: Running::new(alpha, BREAKS, &TRUNCATIONS),
+            };
+            let kept = self.0.entry(name.to_string()).or_insert_with(fresh);
+            let held = kept.x.len();
+            if kept.range != range || kept.alpha != alpha || x.get(..held) != Some(&kept.x[..]) {
+                *kept = fresh();
+            }
+            let new = &x[kept.x.len()..];
+            kept.running.extend(new);
+            kept.x.extend_from_slice(new);
+            (kept.running.lower.clone(), kept.running.upper.clone())
+        })
+    }
+}
+
+/// [`decide`] extending the sequences `kept` (and keeping them for the next decision), in
+/// the order `order` described by `order_from`.
+pub fn decide_with(
+    streams: &[(String, Stream)],
+    method: Method,
+    (order, order_from): (Vec<String>, String),
+    unit_name: &str,
+    kept: &mut Sequences,
+) -> Result<Sequential, String> {
     let units = order.len();
     let alpha = ALPHA / streams.len().max(1) as f64;
     let mut metrics = BTreeMap::new();
     for (name, s) in streams {
         let r = s.range[1] - s.range[0];
-        let (lower, upper) = method.of_differences(&s.d, r, alpha).ok_or_else(|| {
+        let bounds = kept.of_differences(name, method, &s.d, r, alpha);
+        let (lower, upper) = bounds.ok_or_else(|| {
             let worst = s.d.iter().fold(0.0f64, |m, d| m.max(d.abs()));
             format!(
                 "`{name}`: a per-unit difference of {} lies outside ±{} (its range [{}, {}])",

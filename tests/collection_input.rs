@@ -548,6 +548,50 @@ fn a_resume_without_the_flags_it_was_made_with_is_refused_printing_the_one_that_
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
+// A sequential collection writes collect.json after a look at most once a second
+// (docs/guides/stop-when-you-know.md, "What a look costs"): one killed after calls and looks
+// it had not written yet resumes from the last look written, skips the calls it recorded, and
+// makes the same looks again, ending as one never killed.
+#[test]
+fn a_sequential_collection_killed_before_writing_its_last_looks_resumes_without_a_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = capacity_live(dir.path());
+    let out = collect_sequential(&root);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let record_path = root.join("runs/seq/collect.json");
+    let whole: Value = serde_json::from_slice(&std::fs::read(&record_path).unwrap()).unwrap();
+    let lines = std::fs::read(root.join("runs/seq/queries.jsonl")).unwrap();
+    assert_eq!(whole["sequential"]["looks"].as_array().unwrap().len(), 3);
+    // As a kill after the third batch's calls would leave it: one look written, running.
+    let mut killed = whole.clone();
+    killed["sequential"]["looks"]
+        .as_array_mut()
+        .unwrap()
+        .truncate(1);
+    killed["sequential"]["stopped"] = Value::Null;
+    killed["status"] = Value::from("running");
+    std::fs::write(&record_path, serde_json::to_string_pretty(&killed).unwrap()).unwrap();
+    let out = calibench()
+        .current_dir(&root)
+        .args(["collect", ".", "--resume", "seq", "--runs-dir", "runs"])
+        .args(["--until-decided"])
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(stdout.contains("0 calls recorded now"), "{stdout}");
+    assert!(
+        stdout.contains("stopped after 30 of 120 targets (decided: better)"),
+        "{stdout}"
+    );
+    let again: Value = serde_json::from_slice(&std::fs::read(&record_path).unwrap()).unwrap();
+    assert_eq!(again["sequential"], whole["sequential"]);
+    assert_eq!(
+        std::fs::read(root.join("runs/seq/queries.jsonl")).unwrap(),
+        lines
+    );
+}
+
 /// The capacity-live example's experiment and agent in `dir/q`, without its collection.
 fn capacity_live(dir: &Path) -> std::path::PathBuf {
     let root = dir.join("q");

@@ -235,3 +235,102 @@ fn a_recorded_order_names_each_unit_once_and_every_unit() {
         "{err}"
     );
 }
+
+/// A sequential collection's look reads only what its batch appended (docs/guides/
+/// stop-when-you-know.md, "What a look costs"), yet decides exactly as a look over the whole
+/// run: a run directory grown a few targets at a time, looked at after each, gives every look
+/// the bounds, decision points and verdict that reading the whole run gives — for agent
+/// queries and for document reviews (several reviewers and repeats per target).
+#[test]
+fn a_look_over_its_batch_decides_as_a_look_over_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // The capacity-live queries, in the order the collection took them.
+    let queries = dir.path().join("queries");
+    common::copy_dir(&root().join("corpora/capacity-live"), &queries);
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(queries.join("collect.json")).unwrap()).unwrap();
+    let order: Vec<String> = record["sequential"]["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    // It stopped after 30 of them.
+    grow_and_look(&queries, "queries.jsonl", "query_id", &order[..30], 4);
+    // doc-review-live's reviews, decided on what each document's review says alone: the judges
+    // (whose trust is a figure of every item) are left out.
+    let docs = dir.path().join("docs");
+    common::copy_dir(&root().join("corpora/doc-review-live"), &docs);
+    std::fs::remove_file(docs.join("verdicts.jsonl")).unwrap();
+    let exp = std::fs::read_to_string(docs.join("experiment.toml")).unwrap();
+    let exp = exp
+        .replace("precision = \"no-decrease\"\n", "")
+        .replace(
+            "cost_usd = { want = \"no-increase\", margin = \"50%\" }",
+            "cost_usd = { want = \"no-increase\", margin = 0.01 }\n[sequential]\nrange = { distinct_values = [0, 30], cost_usd = [0, 1] }",
+        );
+    let cut = exp.find("# Three judges").unwrap();
+    let end = exp.find("[trust]").unwrap();
+    let exp = format!("{}{}", &exp[..cut], &exp[end..]);
+    std::fs::write(docs.join("experiment.toml"), exp).unwrap();
+    let mut targets: Vec<String> = std::fs::read_dir(docs.join("documents"))
+        .unwrap()
+        .map(|e| {
+            e.unwrap()
+                .path()
+                .file_stem()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    targets.sort();
+    grow_and_look(&docs, "reviews.jsonl", "target", &targets, 1);
+}
+
+/// Moves `file` of the collection `root` aside and appends its lines back `batch` units of
+/// `order` at a time (a line's unit in its field `unit`), comparing after each batch the look
+/// over the batch with the look over the whole run.
+fn grow_and_look(root: &Path, file: &str, unit: &str, order: &[String], batch: usize) {
+    use calibench::pipeline::sequential::Looks;
+    use std::io::Write;
+    let lines: Vec<(String, String)> = std::fs::read_to_string(root.join(file))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            (v[unit].as_str().unwrap().to_string(), l.to_string())
+        })
+        .collect();
+    let path = root.join(file);
+    std::fs::write(&path, "").unwrap();
+    let arms = vec![];
+    let stages = [path.clone()];
+    let mut part = Looks::new(root, root, &stages, arms.clone(), false).unwrap();
+    let mut whole = Looks::new(root, root, &stages, arms, true).unwrap();
+    let mut looks = 0;
+    for n in (batch..order.len() + batch).step_by(batch) {
+        let n = n.min(order.len());
+        let mut out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for id in &order[n.saturating_sub(batch).max(looks * batch)..n] {
+            for (_, line) in lines.iter().filter(|(u, _)| u == id) {
+                writeln!(out, "{line}").unwrap();
+            }
+        }
+        drop(out);
+        looks += 1;
+        let (a, b) = (
+            part.look(order[..n].to_vec()),
+            whole.look(order[..n].to_vec()),
+        );
+        let (a, b) = (a.unwrap(), b.unwrap());
+        assert_eq!(a, b, "{file}, look {looks} after {n} units");
+        assert_eq!(a.units, n, "{file}");
+    }
+    assert!(looks >= 3, "{looks}");
+    // Every look read its batch alone.
+    assert_eq!((part.whole_reads(), whole.whole_reads()), (0, looks));
+}

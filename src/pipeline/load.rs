@@ -15,7 +15,7 @@ use super::account;
 use super::checks;
 use super::collection::check_collection;
 use super::loaded::{Loaded, Returns};
-use super::read::{read, stream, InputFile};
+use super::read::{read, stream, stream_from, InputFile};
 use super::tally::{Reader, Tally};
 use crate::config::{self, Experiment, Override};
 use crate::corpus::files::{self, File};
@@ -89,7 +89,7 @@ pub fn for_run(path: &Path, options: &super::RunOptions) -> Result<Run, Error> {
 /// Whether the folder `dir` is an A/A collection (`collect --aa`) of the baseline label
 /// `baseline`, as its collect.json says. A record that does not read is not one here: the
 /// loader refuses it naming its field.
-fn is_aa_of(dir: &Path, baseline: &str) -> bool {
+pub(super) fn is_aa_of(dir: &Path, baseline: &str) -> bool {
     let record = dir.join(collection::FILE);
     if !record.is_file() {
         return false;
@@ -125,6 +125,27 @@ pub fn load(
     experiment: Option<(&Path, &Experiment)>,
     allow_partial: bool,
 ) -> Result<Loaded, Error> {
+    load_with(dir, experiment, allow_partial, None)
+}
+
+/// What a sequential collection's look reads of its run directory `dir`: each stage file of
+/// `window` from its mark on (the loaded window holds the marks this look reached), the rest as
+/// [`load`] reads it. The collection's record is not read again: the collection writing it is
+/// the one looking.
+pub fn load_window(
+    dir: &Path,
+    experiment: (&Path, &Experiment),
+    window: super::loaded::Window,
+) -> Result<Loaded, Error> {
+    load_with(dir, Some(experiment), true, Some(window))
+}
+
+fn load_with(
+    dir: &Path,
+    experiment: Option<(&Path, &Experiment)>,
+    allow_partial: bool,
+    window: Option<super::loaded::Window>,
+) -> Result<Loaded, Error> {
     let mut loaded = Loaded::default();
     let shown = dir.display().to_string();
     if dir.is_file() {
@@ -147,7 +168,11 @@ pub fn load(
     }
     let record = dir.join(collection::FILE);
     refuse_stray_files(&mut loaded, dir, record.is_file())?;
-    if record.is_file() {
+    if let Some(window) = window {
+        loaded.allow_partial = true;
+        loaded.collecting = window.collecting.clone();
+        loaded.window = Some(window);
+    } else if record.is_file() {
         loaded.allow_partial = allow_partial;
         check_collection(&mut loaded, &record, allow_partial)?;
     }
@@ -561,12 +586,15 @@ fn load_reviews(
     // Its size is a guess's scale: a file that cannot be asked is read without one.
     let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let reading = reviews::Reading::new(exp.mode, &wants).of_file(size);
-    let parsed = stream(
+    let from = loaded.mark(path);
+    let (parsed, end) = stream_from(
         path,
+        from.unwrap_or_default(),
         &mut loaded.inputs,
         |first, block| reviews::read_block_for(&name, first, block, &reading),
         |blocks| reviews::check_for(&name, blocks.flatten(), &reading, index),
     )?;
+    loaded.set_mark(path, end);
     account_returns(loaded, &name, Reader { exp: experiment }, &parsed);
     loaded.refusals.append(parsed.problems);
     if !parsed.labels.is_empty() {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::read::{read, InputFile};
+use super::read::{read, InputFile, Mark};
 use crate::corpus::{reviews, Corpus, MalformedShare};
 use crate::error::{Error, InputError, Problems};
 
@@ -43,6 +43,19 @@ pub struct Loaded {
     /// The record of a collection (collect.json), with the file's name: its plan, its harness
     /// (`provenance`) and what changed while it ran.
     pub collection: Option<(String, crate::corpus::collection::Collection)>,
+    /// A look's reading of a collection in progress: the files it appends to, each read from
+    /// where the previous look stopped, and moved on to where this one stops.
+    pub window: Option<Window>,
+}
+
+/// What a sequential collection's look reads (docs/guides/stop-when-you-know.md): each stage
+/// file from the mark the previous look reached, so that a look costs what its batch added.
+#[derive(Clone, Debug, Default)]
+pub struct Window {
+    pub marks: std::collections::BTreeMap<std::path::PathBuf, Mark>,
+    /// The arm labels the collection collects (its collect.json's `arms`, which a look does
+    /// not read again).
+    pub collecting: Vec<String>,
 }
 
 impl Loaded {
@@ -54,10 +67,41 @@ impl Loaded {
 
     /// Reads the corpus file at `path`, recording it among the inputs: its name as messages
     /// give it, and its bytes.
+    /// A file of the look's window is read from its mark to its end, the lines before it given
+    /// as blank lines (which every reader skips), so that each line keeps its number.
     pub(super) fn read_at(&mut self, path: &Path) -> Result<(String, Vec<u8>), Error> {
-        let bytes = read(path, &mut self.inputs)?;
-        Ok((path.display().to_string(), bytes))
+        let name = path.display().to_string();
+        let Some(mark) = self.window.as_mut().and_then(|w| w.marks.get_mut(path)) else {
+            return Ok((name, read(path, &mut self.inputs)?));
+        };
+        let tail = read_from(path, mark.byte)?;
+        let mut bytes = vec![b'\n'; mark.lines as usize];
+        bytes.extend_from_slice(&tail);
+        *mark = mark.after(&tail);
+        Ok((name, bytes))
     }
+
+    /// Where a streamed file of the look's window starts, moved on to `end` once read.
+    pub(super) fn mark(&self, path: &Path) -> Option<Mark> {
+        self.window.as_ref()?.marks.get(path).copied()
+    }
+
+    pub(super) fn set_mark(&mut self, path: &Path, mark: Mark) {
+        if let Some(m) = self.window.as_mut().and_then(|w| w.marks.get_mut(path)) {
+            *m = mark;
+        }
+    }
+}
+
+/// The bytes of `path` from `byte` on.
+fn read_from(path: &Path, byte: u64) -> Result<Vec<u8>, Error> {
+    use std::io::{Read, Seek};
+    let mut out = Vec::new();
+    let mut file = std::fs::File::open(path).map_err(|e| Error::read(path, e))?;
+    file.seek(std::io::SeekFrom::Start(byte))
+        .and_then(|_| file.read_to_end(&mut out))
+        .map_err(|e| Error::read(path, e))?;
+    Ok(out)
 }
 
 /// The reviewer returns the controls' files are checked against: where they were read from (for

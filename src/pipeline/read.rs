@@ -32,6 +32,37 @@ pub fn stream<T: Send, R>(
     per_block: impl Fn(u64, &[u8]) -> T + Sync,
     consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
 ) -> Result<R, Error> {
+    stream_from(path, Mark::default(), inputs, per_block, consume).map(|(r, _)| r)
+}
+
+/// Where reading a file starts: a byte offset at the start of a line, and how many lines come
+/// before it. A sequential collection's look reads only what its batch appended to a stage's
+/// file, its lines numbered as the whole file numbers them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mark {
+    pub byte: u64,
+    pub lines: u64,
+}
+
+impl Mark {
+    /// The mark after `bytes`, read from this one.
+    pub fn after(self, bytes: &[u8]) -> Mark {
+        Mark {
+            byte: self.byte + bytes.len() as u64,
+            lines: self.lines + memchr::memchr_iter(b'\n', bytes).count() as u64,
+        }
+    }
+}
+
+/// [`stream`] from the mark `from` on (the lines before it are neither read nor hashed), with
+/// the mark at the end of what was read.
+pub fn stream_from<T: Send, R>(
+    path: &Path,
+    from: Mark,
+    inputs: &mut Vec<InputFile>,
+    per_block: impl Fn(u64, &[u8]) -> T + Sync,
+    consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
+) -> Result<(R, Mark), Error> {
     // A quarter of a megabyte: a few hundred returns, small next to the file and large next to
     // a line. Each worker holds a block waiting, one being parsed and one parsed. What a block
     // becomes follows the findings it holds, not its bytes: a finding written `{}` is three
@@ -39,7 +70,7 @@ pub fn stream<T: Send, R>(
     // bounds memory (a thousand returns of 10,000 `{}` findings peaked at 445 MB with 1 MB
     // blocks, 170 MB with these; docs/benchmarks.md). The million-finding run is as fast.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    stream_by(1 << 18, workers, path, inputs, per_block, consume)
+    stream_by(1 << 18, workers, (path, from), inputs, per_block, consume)
 }
 
 /// The most lines a block holds. A block's result holds something per line (an error, for a
@@ -53,11 +84,11 @@ const BLOCK_LINES: usize = 16_384;
 fn stream_by<T: Send, R>(
     block_size: usize,
     workers: usize,
-    path: &Path,
+    (path, from): (&Path, Mark),
     inputs: &mut Vec<InputFile>,
     per_block: impl Fn(u64, &[u8]) -> T + Sync,
     consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
-) -> Result<R, Error> {
+) -> Result<(R, Mark), Error> {
     use std::io::Read;
     use std::sync::mpsc::{channel, sync_channel};
     let workers = workers.max(1);
@@ -83,12 +114,16 @@ fn stream_by<T: Send, R>(
             results.push(done);
         }
         drop(free_tx);
-        let reader = scope.spawn(move || -> std::io::Result<(String, usize)> {
+        let reader = scope.spawn(move || -> std::io::Result<(String, usize, u64)> {
+            use std::io::Seek;
             let mut file = std::fs::File::open(path)?;
+            file.seek(std::io::SeekFrom::Start(from.byte))?;
             let mut hasher = Sha256::new();
-            let (mut total, mut next_line, mut first, mut end_of_file) = (0, 1, true, false);
+            // A byte-order mark can only open the file.
+            let (mut total, mut next_line, mut first, mut end_of_file) =
+                (0, from.lines + 1, from.byte == 0, false);
             let mut buf: Vec<u8> = Vec::new();
-            let mut sent = 0usize;
+            let (mut sent, mut newlines) = (0usize, 0u64);
             // How full the buffer is read before a block is cut: more than a block when one
             // line is longer than a block.
             let mut want = block_size;
@@ -134,6 +169,7 @@ fn stream_by<T: Send, R>(
                 buf.truncate(end);
                 let block = std::mem::replace(&mut buf, next);
                 let lines = memchr::memchr_iter(b'\n', &block[from..]).count() as u64;
+                newlines += lines;
                 if to_workers[sent % workers]
                     .send((next_line, block, from))
                     .is_err()
@@ -144,7 +180,7 @@ fn stream_by<T: Send, R>(
                 sent += 1;
                 next_line += lines;
             }
-            Ok((format!("{:x}", hasher.finalize()), total))
+            Ok((format!("{:x}", hasher.finalize()), total, newlines))
         });
         let result = {
             let mut turn = 0usize;
@@ -166,13 +202,17 @@ fn stream_by<T: Send, R>(
     });
     // A read that failed part way ended the blocks early: what `consume` made of them is
     // dropped with the error.
-    let (sha256, bytes) = read.map_err(|e| Error::read(path, e))?;
+    let (sha256, bytes, newlines) = read.map_err(|e| Error::read(path, e))?;
     inputs.push(InputFile {
         path: path.display().to_string(),
         sha256,
         bytes,
     });
-    Ok(result)
+    let end = Mark {
+        byte: from.byte + bytes as u64,
+        lines: from.lines + newlines,
+    };
+    Ok((result, end))
 }
 
 /// The position of the `n`-th newline of `bytes` (`n` ≥ 1), if it has that many.
@@ -312,7 +352,7 @@ mod tests {
                         stream_by(
                             size,
                             workers,
-                            &path,
+                            (&path, Mark::default()),
                             &mut inputs,
                             |first, block| reviews::read_block_for("r", first, block, &reading),
                             |blocks| reviews::check_for("r", blocks.flatten(), &reading, index()),
@@ -321,13 +361,14 @@ mod tests {
                         stream_by(
                             size,
                             workers,
-                            &path,
+                            (&path, Mark::default()),
                             &mut inputs,
                             |first, block| reviews::read_block("r", first, block),
                             |blocks| reviews::check_for("r", blocks.flatten(), &reading, index()),
                         )
                     }
-                    .unwrap();
+                    .unwrap()
+                    .0;
                     let case =
                         format!("blocks of {size}, {workers} workers, prechecked {prechecked}");
                     assert_eq!(streamed, whole, "{case}");

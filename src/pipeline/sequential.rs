@@ -3,14 +3,14 @@
 //! units' arrival order, and each metric's per-unit differences in that order for the pure
 //! [`crate::sequential::decide`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use crate::config::Experiment;
 use crate::error::InputError;
 use crate::model::PairRow;
 use crate::policy::Wanted;
 use crate::replay::{decidable, DeltaTable, LIFT};
-use crate::sequential::{Sequential, Stream};
+use crate::sequential::{Sequences, Sequential, Stream};
 use crate::stats::rng::Rng;
 
 /// A decision metric that a sequence can bound: its table and the range of its unit values.
@@ -145,21 +145,54 @@ pub fn decide(
     file: &str,
     withheld: Vec<String>,
 ) -> Result<Sequential, InputError> {
-    let units: BTreeSet<String> = pairs
+    let how = How {
+        seed,
+        method,
+        file,
+        withheld,
+    };
+    decide_with(metrics, pairs, order, how, &mut Sequences::default())
+}
+
+/// How a decision is made: the seed of a permutation, the sequence, the experiment's file (for
+/// messages) and the metrics withheld.
+pub struct How<'a> {
+    pub seed: u64,
+    pub method: crate::sequential::Method,
+    pub file: &'a str,
+    pub withheld: Vec<String>,
+}
+
+/// [`decide`], extending the sequences `kept` from an earlier decision over fewer units.
+pub fn decide_with(
+    metrics: &[Qualified],
+    pairs: &[PairRow],
+    order: Option<RecordedOrder>,
+    How {
+        seed,
+        method,
+        file,
+        withheld,
+    }: How<'_>,
+    kept: &mut Sequences,
+) -> Result<Sequential, InputError> {
+    // Hashed, not sorted: a sequential collection decides after every batch.
+    let units: HashSet<&str> = pairs
         .iter()
         .filter(|p| {
             metrics
                 .iter()
                 .any(|q| q.table == p.table && q.wanted.metric == p.metric)
         })
-        .map(|p| p.pair.unit.clone())
+        .map(|p| p.pair.unit.as_str())
         .collect();
     let (order, order_name): (Vec<String>, String) = match order {
         // The collection's order of every target it could collect, kept to those collected;
-        // a unit it lacks is refused, naming the record.
+        // a unit it lacks is refused, naming the record (the first such, by name).
         Some(given) => {
-            let held: BTreeSet<&str> = given.ids.iter().map(String::as_str).collect();
-            if let Some(lacking) = units.iter().find(|u| !held.contains(u.as_str())) {
+            let held: HashSet<&str> = given.ids.iter().map(String::as_str).collect();
+            let lacking = units.iter().filter(|u| !held.contains(*u)).min();
+            if let Some(lacking) = lacking {
                 return Err(InputError::new(
                     &given.path,
                     format!("lacks `{}`, a unit of the corpus", crate::text::terminal(lacking)),
@@ -167,15 +200,15 @@ pub fn decide(
                 .field("`sequential.order`")
                 .hint("the order is the one the collection took its targets in: replay the collection as it was made"));
             }
-            let kept = given.ids.into_iter().filter(|u| units.contains(u));
+            let kept = given.ids.into_iter().filter(|u| units.contains(u.as_str()));
             (kept.collect(), crate::corpus::collection::FILE.to_string())
         }
         None => (
-            permutation(&units, seed),
+            permutation(&units.iter().map(|u| u.to_string()).collect(), seed),
             format!("seeded permutation (seed {seed})"),
         ),
     };
-    let rank: BTreeMap<&str, usize> = order
+    let rank: HashMap<&str, usize> = order
         .iter()
         .enumerate()
         .map(|(i, id)| (id.as_str(), i + 1))
@@ -225,7 +258,7 @@ pub fn decide(
         ));
     }
     let unit_name = metrics.first().map_or("units", |q| q.table.units());
-    crate::sequential::decide(&streams, method, order, order_name, unit_name)
+    crate::sequential::decide_with(&streams, method, (order, order_name), unit_name, kept)
         .map(|s| crate::sequential::withhold(s, withheld))
         .map_err(|e| InputError::new(file, e))
 }
@@ -260,60 +293,209 @@ pub fn recorded_order(dir: &std::path::Path) -> Result<Option<RecordedOrder>, cr
     }))
 }
 
-/// The sequential decision of the experiment at `path` over the corpus in `dir`, in the order
-/// `order`: what `collect --until-decided` reads after each batch, and what `run --sequential`
-/// of the finished collection reproduces. Nothing is written.
-pub fn replay(
-    path: &std::path::Path,
-    dir: &std::path::Path,
-    order: Vec<String>,
-) -> Result<Sequential, crate::error::Error> {
-    let options = super::RunOptions {
-        runs_dir: "runs".into(),
-        reports_dir: "reports".into(),
-        run_id: None,
-        strict: false,
-        bootstrap: None,
-        seed: None,
-        no_plots: true,
-        corpus: Some(dir.to_path_buf()),
-        allow_partial: true,
-        threads: None,
-        set: Vec::new(),
-        sequential: true,
-        aa: false,
-    };
-    let file = super::experiment_file(path).display().to_string();
-    let mut loaded = super::load::for_run(path, &options)?;
-    // A look decides on the per-unit pairs alone: the bootstrap intervals a run reports
-    // would be drawn and thrown away at every look.
-    let exp = crate::config::Experiment {
-        bootstrap: 0,
-        ..loaded.experiment
-    };
-    let qualified = qualify(&exp, &file)?;
-    let analysis = crate::analysis::analyse(
-        &exp,
-        &mut loaded.corpus,
-        "sequential-look",
-        crate::analysis::Settings {
-            strict: false,
-            threads: super::threads(None),
-        },
-    )?;
-    Ok(decide(
-        &qualified,
-        &analysis.pairs,
-        Some(RecordedOrder {
+/// The looks of a sequential collection (`collect --until-decided`): the decision of the
+/// experiment at `path` over the run directory `dir` after each batch, in the collection's
+/// order, as `run --sequential` of the finished collection reproduces it. Nothing is written.
+///
+/// Each look reads only what its batch appended to the stage files and analyses those units
+/// alone, keeping every earlier unit's pairs: a unit's per-unit values are its own, so a look
+/// costs what its batch adds, not what the run holds. Two things make a look read the whole run
+/// instead: a judge stage (whether the judges are trusted is a figure of every item, and a
+/// judged metric is withheld or not on it), and a look over the batch that fails (the whole
+/// run is what decides, and what a failure must be reported of).
+pub struct Looks {
+    path: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    exp: Experiment,
+    qualified: Vec<Qualified>,
+    /// The stage files a look reads from where the last one stopped, and the arm labels the
+    /// collection collects.
+    files: Vec<std::path::PathBuf>,
+    arms: Vec<String>,
+    /// The marks the next look reads the stage files from, and the pairs read before them;
+    /// `None` when every look reads the whole run.
+    read: Option<(Window, Vec<PairRow>)>,
+    /// Each metric's sequence as the last look left it.
+    kept: Sequences,
+    /// The looks that read the whole run.
+    whole_reads: usize,
+}
+
+use super::loaded::Window;
+
+impl Looks {
+    /// The looks of the experiment at `path` over the collection in `dir` that appends to
+    /// `files` (its stage files) and collects the arm labels `arms`.
+    pub fn new(
+        path: &std::path::Path,
+        dir: &std::path::Path,
+        files: &[std::path::PathBuf],
+        arms: Vec<String>,
+        whole: bool,
+    ) -> Result<Looks, crate::error::Error> {
+        let file = super::experiment_file(path);
+        let (exp, _) = super::load::experiment(&file, &[])?;
+        let exp = if super::load::is_aa_of(dir, &exp.baseline.source) {
+            exp.aa()
+        } else {
+            exp
+        };
+        // A look decides on the per-unit pairs alone: the bootstrap intervals a run reports
+        // would be drawn and thrown away at every look.
+        let exp = Experiment {
+            bootstrap: 0,
+            corpus: dir.to_path_buf(),
+            ..exp
+        };
+        let qualified = qualify(&exp, &file.display().to_string())?;
+        let mut looks = Looks {
+            path: file,
+            dir: dir.to_path_buf(),
+            exp,
+            qualified,
+            files: files.to_vec(),
+            arms,
+            read: None,
+            kept: Sequences::default(),
+            whole_reads: 0,
+        };
+        if !whole {
+            looks.read = Some((looks.window(|_| Ok(Default::default()))?, Vec::new()));
+        }
+        Ok(looks)
+    }
+
+    /// The decision once the targets `order` are collected.
+    pub fn look(&mut self, order: Vec<String>) -> Result<Sequential, crate::error::Error> {
+        let mut whole = None;
+        if let Some((window, mut pairs)) = self.read.take() {
+            match self.batch(window) {
+                Ok(Some((window, new))) => {
+                    pairs.extend(new);
+                    self.read = Some((window, pairs));
+                }
+                // What the whole run makes of it: reported if it fails too; if it does not,
+                // and withholds nothing, the next looks read on from here.
+                Ok(None) | Err(_) => {
+                    let (pairs, withheld) = self.whole()?;
+                    if withheld.is_empty() {
+                        let end = self.window(|path| {
+                            let bytes = std::fs::read(path)
+                                .map_err(|e| crate::error::Error::read(path, e))?;
+                            Ok(super::read::Mark::default().after(&bytes))
+                        })?;
+                        self.read = Some((end, pairs));
+                    } else {
+                        whole = Some((pairs, withheld));
+                    }
+                }
+            }
+        } else {
+            whole = Some(self.whole()?);
+        }
+        let (whole, withheld) = whole.unzip();
+        let pairs: &[PairRow] = match (&whole, &self.read) {
+            (Some(pairs), _) | (None, Some((_, pairs))) => pairs,
+            (None, None) => &[],
+        };
+        // A resumed collection may hold calls past this look (made after the last look its
+        // record kept): they wait for the look whose targets they are among.
+        let held: HashSet<&str> = order.iter().map(String::as_str).collect();
+        let waiting = |p: &PairRow| !held.contains(p.pair.unit.as_str());
+        let now: Vec<PairRow>;
+        let pairs = if pairs.iter().any(waiting) {
+            now = pairs.iter().filter(|p| !waiting(p)).cloned().collect();
+            &now[..]
+        } else {
+            pairs
+        };
+        let order = RecordedOrder {
             ids: order,
-            path: dir
+            path: self
+                .dir
                 .join(crate::corpus::collection::FILE)
                 .display()
                 .to_string(),
-        }),
-        exp.seed,
-        exp.sequential_method,
-        &file,
-        withheld(&qualified, &analysis.metrics),
-    )?)
+        };
+        let how = How {
+            seed: self.exp.seed,
+            method: self.exp.sequential_method,
+            file: &self.path.display().to_string(),
+            withheld: withheld.unwrap_or_default(),
+        };
+        let (q, kept) = (&self.qualified, &mut self.kept);
+        Ok(decide_with(q, pairs, Some(order), how, kept)?)
+    }
+
+    /// The pairs of the units appended since the window's marks, and the marks after them;
+    /// `None` when those units alone withhold a metric (the whole run decides whether it is).
+    #[allow(clippy::type_complexity)]
+    fn batch(&self, window: Window) -> Result<Option<(Window, Vec<PairRow>)>, crate::error::Error> {
+        let mut loaded = super::load::load_window(&self.dir, (&self.path, &self.exp), window)?;
+        loaded.refusals.refuse()?;
+        let window = loaded.window.take().unwrap_or_default();
+        let analysis = self.analyse(&mut loaded.corpus)?;
+        if !withheld(&self.qualified, &analysis.metrics).is_empty() {
+            return Ok(None);
+        }
+        let q = &self.qualified;
+        let pairs = analysis.pairs.into_iter();
+        let kept = pairs.filter(|p| {
+            q.iter()
+                .any(|q| q.table == p.table && q.wanted.metric == p.metric)
+        });
+        Ok(Some((window, kept.collect())))
+    }
+
+    /// How many looks read the whole run rather than their batch.
+    pub fn whole_reads(&self) -> usize {
+        self.whole_reads
+    }
+
+    /// The pairs of every unit the run holds, and the metrics it withholds.
+    fn whole(&mut self) -> Result<(Vec<PairRow>, Vec<String>), crate::error::Error> {
+        self.whole_reads += 1;
+        let loaded = super::load::load(&self.dir, Some((&self.path, &self.exp)), true)?;
+        loaded.refusals.refuse()?;
+        let mut corpus = loaded.corpus;
+        let analysis = self.analyse(&mut corpus)?;
+        let withheld = withheld(&self.qualified, &analysis.metrics);
+        Ok((analysis.pairs, withheld))
+    }
+
+    /// A window over the stage files, each from the mark `at` gives (a file not written yet
+    /// from its start).
+    fn window(
+        &self,
+        at: impl Fn(&std::path::Path) -> Result<super::read::Mark, crate::error::Error>,
+    ) -> Result<Window, crate::error::Error> {
+        let mut marks = std::collections::BTreeMap::new();
+        for path in &self.files {
+            let mark = if path.is_file() {
+                at(path)?
+            } else {
+                Default::default()
+            };
+            marks.insert(path.clone(), mark);
+        }
+        Ok(Window {
+            marks,
+            collecting: self.arms.clone(),
+        })
+    }
+
+    fn analyse(
+        &self,
+        corpus: &mut crate::corpus::Corpus,
+    ) -> Result<crate::model::Analysis, crate::error::Error> {
+        Ok(crate::analysis::analyse(
+            &self.exp,
+            corpus,
+            "sequential-look",
+            crate::analysis::Settings {
+                strict: false,
+                threads: super::threads(None),
+            },
+        )?)
+    }
 }

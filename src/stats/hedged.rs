@@ -27,20 +27,46 @@ pub const BREAKS: usize = 1000;
 /// truncation): λₜ = √(2·ln(1/a) / (t·ln(1 + t)·σ̂²ₜ₋₁)), σ̂² regularised by one fake
 /// observation at mean ½ and variance ¼.
 fn bets(x: &[f64], a: f64) -> Vec<f64> {
-    let log_a = (1.0 / a).ln();
-    let (mut sum_x, mut sum_sq) = (0.0, 0.0);
-    let mut sigma2_prev = 0.25;
-    let mut out = Vec::with_capacity(x.len());
-    for (i, &xi) in x.iter().enumerate() {
-        let t = (i + 1) as f64;
-        let lambda = (2.0 * log_a / (t * (1.0 + t).ln() * sigma2_prev)).sqrt();
-        out.push(if lambda.is_nan() { 0.0 } else { lambda });
-        sum_x += xi;
-        let mu = ((0.5 + sum_x) / (t + 1.0)).min(1.0);
-        sum_sq += (xi - mu).powi(2);
-        sigma2_prev = (0.25 + sum_sq) / (t + 1.0);
+    let mut b = Bets::new(a);
+    x.iter().map(|&xi| b.next(xi)).collect()
+}
+
+/// [`bets`] one value at a time: the estimates the next bet reads.
+#[derive(Clone, Debug)]
+struct Bets {
+    log_a: f64,
+    t: f64,
+    sum_x: f64,
+    sum_sq: f64,
+    sigma2_prev: f64,
+}
+
+impl Bets {
+    fn new(a: f64) -> Bets {
+        Bets {
+            log_a: (1.0 / a).ln(),
+            t: 0.0,
+            sum_x: 0.0,
+            sum_sq: 0.0,
+            sigma2_prev: 0.25,
+        }
     }
-    out
+
+    /// The bet on `xi`, chosen before it is seen; then `xi` joins the estimates.
+    fn next(&mut self, xi: f64) -> f64 {
+        self.t += 1.0;
+        let t = self.t;
+        let lambda = (2.0 * self.log_a / (t * (1.0 + t).ln() * self.sigma2_prev)).sqrt();
+        self.sum_x += xi;
+        let mu = ((0.5 + self.sum_x) / (t + 1.0)).min(1.0);
+        self.sum_sq += (xi - mu).powi(2);
+        self.sigma2_prev = (0.25 + self.sum_sq) / (t + 1.0);
+        if lambda.is_nan() {
+            0.0
+        } else {
+            lambda
+        }
+    }
 }
 
 /// The two-sided level-`alpha` sequence of calibench's sequential decision for the mean of
@@ -51,117 +77,232 @@ pub fn two_sided(x: &[f64], alpha: f64) -> (Vec<f64>, Vec<f64>) {
 
 /// The two-sided level-`alpha` hedged-capital sequence for the mean of `x` ∈ [0, 1], on a grid
 /// of `breaks` steps, each side's capital the average of one bettor per truncation in
-/// `truncs`: (lower, upper) after each value, with the running intersection. The grid is
-/// shared among the available cores (each point's capitals depend on that point alone); the
-/// result does not depend on how many.
+/// `truncs`: (lower, upper) after each value, with the running intersection.
 pub fn two_sided_with(
     x: &[f64],
     alpha: f64,
     breaks: usize,
     truncs: &[f64],
 ) -> (Vec<f64>, Vec<f64>) {
-    let n = x.len();
-    let lambdas = bets(x, alpha / 2.0);
-    let threshold = 1.0 / alpha;
-    let step = 1.0 / breaks as f64;
-    let w = 1.0 / truncs.len() as f64;
-    let points = breaks + 1;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .clamp(1, points);
-    let chunk = points.div_ceil(threads);
-    // Per chunk of grid points: for each value, the first and the last point inside the
-    // sequence (u32::MAX / 0 when none).
-    let chunks: Vec<(Vec<u32>, Vec<u32>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..points)
-            .step_by(chunk)
-            .map(|start| {
-                let (lambdas, end) = (&lambdas, (start + chunk).min(points));
-                scope.spawn(move || {
-                    let (mut first, mut last) = (vec![u32::MAX; n], vec![0u32; n]);
-                    // BLOCK grid points at once: their capitals are independent, so each
-                    // value updates them side by side rather than one long chain of products.
-                    let mut i0 = start;
-                    while i0 < end {
-                        let width = BLOCK.min(end - i0);
-                        // Lanes past the chunk's end bet at ½ and are never read.
-                        let ms: [f64; BLOCK] = std::array::from_fn(|j| {
-                            if j < width {
-                                (i0 + j) as f64 * step
-                            } else {
-                                0.5
-                            }
-                        });
-                        // Bets truncated at c/m (up) and c/(1 − m) (down), c ≤ 1, so that no
-                        // capital goes negative; λ is finite and ≥ 0, so the lower truncations
-                        // never bind and confseq's 0·∞ convention never applies.
-                        let caps: Vec<([f64; BLOCK], [f64; BLOCK])> = truncs
-                            .iter()
-                            .map(|&c| {
-                                (
-                                    std::array::from_fn(|j| c / ms[j]),
-                                    std::array::from_fn(|j| c / (1.0 - ms[j])),
-                                )
-                            })
-                            .collect();
-                        let mut ups = vec![[1.0f64; BLOCK]; truncs.len()];
-                        let mut downs = ups.clone();
-                        for t in 0..n {
-                            let (l, xt) = (lambdas[t], x[t]);
-                            let (mut up_sum, mut down_sum) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
-                            for ((up, down), (up_cap, down_cap)) in
-                                ups.iter_mut().zip(downs.iter_mut()).zip(&caps)
-                            {
-                                for j in 0..BLOCK {
-                                    let d = xt - ms[j];
-                                    // λ is never NaN: a plain comparison is `min` here, and
-                                    // one the compiler can do for all lanes at once.
-                                    let lu = if l < up_cap[j] { l } else { up_cap[j] };
-                                    let ld = if l < down_cap[j] { l } else { down_cap[j] };
-                                    up[j] *= 1.0 + lu * d;
-                                    down[j] *= 1.0 + ld * -d;
-                                    up_sum[j] += w * nan_zero(up[j]);
-                                    down_sum[j] += w * nan_zero(down[j]);
-                                }
-                            }
-                            for j in 0..width {
-                                if (0.5 * up_sum[j]).max(0.5 * down_sum[j]) <= threshold {
-                                    let i = (i0 + j) as u32;
-                                    first[t] = first[t].min(i);
-                                    last[t] = last[t].max(i);
-                                }
-                            }
-                        }
-                        i0 += width;
-                    }
-                    (first, last)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    let (mut lower, mut upper) = (Vec::with_capacity(n), Vec::with_capacity(n));
-    let (mut lo_run, mut hi_run) = (f64::NEG_INFINITY, f64::INFINITY);
-    for t in 0..n {
-        let first = chunks.iter().map(|c| c.0[t]).min().unwrap_or(u32::MAX);
-        let last = chunks.iter().map(|c| c.1[t]).max().unwrap_or(0);
-        let (lo, hi) = if first == u32::MAX {
-            (0.0, 1.0)
-        } else {
-            (
-                (f64::from(first) * step - step).max(0.0),
-                (f64::from(last) * step + step).min(1.0),
-            )
-        };
-        lo_run = lo_run.max(lo);
-        hi_run = hi_run.min(hi);
-        lower.push(lo_run);
-        upper.push(hi_run);
+    let mut r = Running::new(alpha, breaks, truncs);
+    r.extend(x);
+    (r.lower, r.upper)
+}
+
+/// [`two_sided_with`] that values join a few at a time, each costing what it adds (a
+/// sequential collection's look after each batch): every bettor's capital at every grid point
+/// is kept, with the bets' estimates and the running intersection. The bounds after each value
+/// are those of the whole sequence, to the bit, however the values were split.
+#[derive(Clone, Debug)]
+pub struct Running {
+    alpha: f64,
+    breaks: usize,
+    truncs: Vec<f64>,
+    bets: Bets,
+    /// Bettor k's capitals at grid point i, at k·(breaks + 1) + i.
+    ups: Vec<f64>,
+    downs: Vec<f64>,
+    /// The bounds after each value so far.
+    pub lower: Vec<f64>,
+    pub upper: Vec<f64>,
+}
+
+impl Running {
+    pub fn new(alpha: f64, breaks: usize, truncs: &[f64]) -> Running {
+        let capitals = (breaks + 1) * truncs.len();
+        Running {
+            alpha,
+            breaks,
+            truncs: truncs.to_vec(),
+            // θ = ½: each bettor's level is α/2.
+            bets: Bets::new(alpha / 2.0),
+            ups: vec![1.0; capitals],
+            downs: vec![1.0; capitals],
+            lower: Vec::new(),
+            upper: Vec::new(),
+        }
     }
-    (lower, upper)
+
+    /// The values `x` join the sequence, in order. The grid is shared among the available
+    /// cores when the values are many (each point's capitals depend on that point alone); the
+    /// result does not depend on how many.
+    pub fn extend(&mut self, x: &[f64]) {
+        let n = x.len();
+        if n == 0 {
+            return;
+        }
+        let lambdas: Vec<f64> = x.iter().map(|&xi| self.bets.next(xi)).collect();
+        let points = self.breaks + 1;
+        // A few values over the grid take less than starting a thread does.
+        let threads = if n * points < 1 << 16 {
+            1
+        } else {
+            std::thread::available_parallelism()
+                .map_or(1, |t| t.get())
+                .clamp(1, points)
+        };
+        let chunk = points.div_ceil(threads);
+        let k = self.truncs.len();
+        // Each chunk of grid points owns its capitals: bettor j's of the chunk are
+        // ups[j·points + start .. j·points + end].
+        let mut ups: Vec<Vec<&mut [f64]>> =
+            (0..points.div_ceil(chunk)).map(|_| Vec::new()).collect();
+        let mut downs: Vec<Vec<&mut [f64]>> =
+            (0..points.div_ceil(chunk)).map(|_| Vec::new()).collect();
+        for (side, out) in [(&mut self.ups, &mut ups), (&mut self.downs, &mut downs)] {
+            for bettor in side.chunks_mut(points) {
+                for (c, part) in bettor.chunks_mut(chunk).enumerate() {
+                    out[c].push(part);
+                }
+            }
+        }
+        let (alpha, step, truncs) = (self.alpha, 1.0 / self.breaks as f64, &self.truncs);
+        // Per chunk of grid points: for each value, the first and the last point inside the
+        // sequence (u32::MAX / 0 when none).
+        let chunks: Vec<(Vec<u32>, Vec<u32>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ups
+                .into_iter()
+                .zip(downs)
+                .enumerate()
+                .map(|(c, (ups, downs))| {
+                    let lambdas = &lambdas;
+                    let grid = Grid {
+                        start: c * chunk,
+                        step,
+                        threshold: 1.0 / alpha,
+                        w: 1.0 / k as f64,
+                        truncs,
+                    };
+                    let run = move || grid.run(x, lambdas, ups, downs);
+                    if threads == 1 {
+                        Err(run())
+                    } else {
+                        Ok(scope.spawn(run))
+                    }
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| match h {
+                    Err(done) => done,
+                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                })
+                .collect()
+        });
+        let mut lo_run = self.lower.last().copied().unwrap_or(f64::NEG_INFINITY);
+        let mut hi_run = self.upper.last().copied().unwrap_or(f64::INFINITY);
+        for t in 0..n {
+            let first = chunks.iter().map(|c| c.0[t]).min().unwrap_or(u32::MAX);
+            let last = chunks.iter().map(|c| c.1[t]).max().unwrap_or(0);
+            let (lo, hi) = if first == u32::MAX {
+                (0.0, 1.0)
+            } else {
+                (
+                    (f64::from(first) * step - step).max(0.0),
+                    (f64::from(last) * step + step).min(1.0),
+                )
+            };
+            lo_run = lo_run.max(lo);
+            hi_run = hi_run.min(hi);
+            self.lower.push(lo_run);
+            self.upper.push(hi_run);
+        }
+    }
+}
+
+/// A chunk of the grid, from point `start` on, as one thread updates it.
+struct Grid<'a> {
+    start: usize,
+    step: f64,
+    threshold: f64,
+    /// Each bettor's weight in its side's capital.
+    w: f64,
+    truncs: &'a [f64],
+}
+
+impl Grid<'_> {
+    /// Each value of `x` (bet `lambdas`) updates the chunk's capitals (`ups[k]`, `downs[k]`:
+    /// bettor k's), and the first and last of its points still inside the sequence after
+    /// each value are kept.
+    fn run<'c>(
+        &self,
+        x: &[f64],
+        lambdas: &[f64],
+        mut ups: Vec<&'c mut [f64]>,
+        mut downs: Vec<&'c mut [f64]>,
+    ) -> (Vec<u32>, Vec<u32>) {
+        let n = x.len();
+        let end = self.start + ups.first().map_or(0, |u| u.len());
+        let (mut first, mut last) = (vec![u32::MAX; n], vec![0u32; n]);
+        let w = self.w;
+        // BLOCK grid points at once: their capitals are independent, so each value updates
+        // them side by side rather than one long chain of products.
+        let mut i0 = self.start;
+        while i0 < end {
+            let width = BLOCK.min(end - i0);
+            let at = i0 - self.start;
+            // Lanes past the chunk's end bet at ½ and are never read.
+            let ms: [f64; BLOCK] = std::array::from_fn(|j| {
+                if j < width {
+                    (i0 + j) as f64 * self.step
+                } else {
+                    0.5
+                }
+            });
+            // Bets truncated at c/m (up) and c/(1 − m) (down), c ≤ 1, so that no capital goes
+            // negative; λ is finite and ≥ 0, so the lower truncations never bind and
+            // confseq's 0·∞ convention never applies.
+            let caps: Vec<([f64; BLOCK], [f64; BLOCK])> = self
+                .truncs
+                .iter()
+                .map(|&c| {
+                    (
+                        std::array::from_fn(|j| c / ms[j]),
+                        std::array::from_fn(|j| c / (1.0 - ms[j])),
+                    )
+                })
+                .collect();
+            let load = |side: &[&mut [f64]]| -> Vec<[f64; BLOCK]> {
+                side.iter()
+                    .map(|b| std::array::from_fn(|j| if j < width { b[at + j] } else { 1.0 }))
+                    .collect()
+            };
+            let (mut up, mut down) = (load(&ups), load(&downs));
+            for t in 0..n {
+                let (l, xt) = (lambdas[t], x[t]);
+                let (mut up_sum, mut down_sum) = ([0.0f64; BLOCK], [0.0f64; BLOCK]);
+                for ((up, down), (up_cap, down_cap)) in
+                    up.iter_mut().zip(down.iter_mut()).zip(&caps)
+                {
+                    for j in 0..BLOCK {
+                        let d = xt - ms[j];
+                        // λ is never NaN: a plain comparison is `min` here, and one the
+                        // compiler can do for all lanes at once.
+                        let lu = if l < up_cap[j] { l } else { up_cap[j] };
+                        let ld = if l < down_cap[j] { l } else { down_cap[j] };
+                        up[j] *= 1.0 + lu * d;
+                        down[j] *= 1.0 + ld * -d;
+                        up_sum[j] += w * nan_zero(up[j]);
+                        down_sum[j] += w * nan_zero(down[j]);
+                    }
+                }
+                for j in 0..width {
+                    if (0.5 * up_sum[j]).max(0.5 * down_sum[j]) <= self.threshold {
+                        let i = (i0 + j) as u32;
+                        first[t] = first[t].min(i);
+                        last[t] = last[t].max(i);
+                    }
+                }
+            }
+            for (side, kept) in [(&mut ups, &up), (&mut downs, &down)] {
+                for (b, k) in side.iter_mut().zip(kept) {
+                    b[at..at + width].copy_from_slice(&k[..width]);
+                }
+            }
+            i0 += width;
+        }
+        (first, last)
+    }
 }
 
 /// Grid points updated side by side in [`two_sided_with`].
@@ -283,6 +424,23 @@ mod tests {
         }
         assert!(lo[599] < 0.6 && hi[599] > 0.6);
         assert!(hi[599] - lo[599] < 0.02, "{} {}", lo[599], hi[599]);
+    }
+
+    // Values joining a few at a time give the bounds of the whole sequence, to the bit.
+    #[test]
+    fn a_sequence_extended_batch_by_batch_is_the_whole_sequence() {
+        let mut rng = Rng::for_replicate(9, 2);
+        let x: Vec<f64> = (0..5000).map(|_| rng.unit_f64().powi(2)).collect();
+        let whole = two_sided(&x, 0.05);
+        let mut r = Running::new(0.05, BREAKS, &TRUNCATIONS);
+        let mut at = 0;
+        for size in [1, 10, 7, 300, 4000, 0, 682] {
+            r.extend(&x[at..at + size]);
+            at += size;
+            assert_eq!(r.lower[..], whole.0[..at]);
+            assert_eq!(r.upper[..], whole.1[..at]);
+        }
+        assert_eq!(at, x.len());
     }
 
     // The two ways of computing it (the grid shared among threads, and value by value with a

@@ -12,6 +12,9 @@ pub(super) struct StageContext<'a> {
     pub(super) run_id: &'a str,
     pub(super) progress: bool,
     pub(super) watch: &'a std::cell::RefCell<super::harness::Watch>,
+    /// Whether a stage whose every call is recorded has its file rewritten in plan order (a
+    /// sequential collection's reviewer stage is, once, when it stops).
+    pub(super) sort: bool,
 }
 
 /// One stage, planned: its calls in plan order with their keys, and how they are run.
@@ -301,7 +304,9 @@ impl StageContext<'_> {
         report.not_started = ended.not_started;
         let done = report.already_recorded + report.ok + report.failed == planned.jobs.len();
         report.status = if done {
-            in_plan_order(file, &planned)?;
+            if self.sort || planned.stage != Stage::Reviewers {
+                in_plan_order(file, &planned)?;
+            }
             StageStatus::Complete
         } else {
             StageStatus::Interrupted

@@ -244,9 +244,7 @@ fn run_with(
     run_prepared(args, progress, only, log, prepare(args)?, None)
 }
 
-/// [`run_with`] of a collection already prepared: a sequential collection prepares once (reads
-/// the experiment, hashes every target) and collects each batch from a copy, watching its
-/// harness with one `watch` across the batches.
+/// [`run_with`] of a collection already prepared.
 fn run_prepared(
     args: &CollectArgs,
     progress: bool,
@@ -256,65 +254,7 @@ fn run_prepared(
     watch: Option<&std::cell::RefCell<harness::Watch>>,
 ) -> Result<CollectReport, Error> {
     let started = Instant::now();
-    // Set before `place`, so that a resume is checked to be the same shard.
-    if let Some(shard) = args.shard {
-        p.manifest.shard = Some(ShardEntry {
-            k: shard.k,
-            n: shard.n,
-            plan: plan_hash(&p.manifest, &p.collect),
-        });
-    }
-    let Place {
-        run_id,
-        recorded,
-        lock,
-        earlier,
-    } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
-    p.manifest.run_id = run_id.clone();
-    p.manifest.sequential = log;
-    p.narrow_to(only, args.shard);
-    let run_dir = args.runs_dir.join(&run_id);
-    check_stage_plans(&run_dir, &earlier, &p.collect)?;
-    let mut report = CollectReport {
-        run_id: run_id.clone(),
-        run_dir: run_dir.clone(),
-        experiment: p.exp_path.clone(),
-        stages: Vec::new(),
-        interrupted: false,
-        complete: false,
-        seconds: 0.0,
-        dry_run: args.dry_run,
-        sequential: None,
-        aa: args.aa,
-        shard: args.shard.map(|sh| {
-            args.shard_from
-                .clone()
-                .unwrap_or_else(|| format!("shard {} of {}", sh.k, sh.n))
-        }),
-        all_failed: Vec::new(),
-        resume_command: p.manifest.resume_command(&args.runs_dir),
-        replay_command: p.manifest.replay_command(&run_dir),
-    };
-    let declared = p.collect.stages();
-    let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
-    let mut lock = lock;
-    if !args.dry_run {
-        std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
-        // Held until the collection ends (every path that writes has taken it in `place`).
-        if lock.is_none() {
-            lock = Some(rundir::DirLock::take(&run_dir)?);
-        }
-        copy_controls(&p.exp, &run_dir)?;
-        write_manifest(&run_dir, &p.manifest)?;
-    }
-    let run_dir_abs = if args.dry_run {
-        rundir::resolved(&run_dir)
-    } else {
-        run_dir
-            .canonicalize()
-            .map_err(|e| Error::write(&run_dir, e))?
-    };
-    let mut ready = true;
+    let mut open = Open::new(args, log, &mut p, only)?;
     let own;
     let watch = match watch {
         Some(w) => w,
@@ -323,91 +263,240 @@ fn run_prepared(
             &own
         }
     };
-    for stage in declared {
-        let file = run_dir.join(stage_file(stage, p.collect.kind));
-        let mut stage_report = StageReport::new(stage, file);
-        if !wanted(stage) {
-            stage_report.status = earlier
-                .iter()
-                .find(|e| e.stage == stage)
-                .map_or(StageStatus::Waiting, |e| e.status);
-            if stage_report.status != StageStatus::Complete {
-                stage_report.status = StageStatus::Skipped;
-            }
-        } else if !ready {
-            stage_report.status = StageStatus::Waiting;
-        } else {
-            let ctx = StageContext {
-                args,
-                p: &p,
-                run_dir: &run_dir,
-                run_dir_abs: &run_dir_abs,
-                run_id: &run_id,
-                progress,
-                watch,
-            };
-            // The stage's calls recorded before: what a change found now came after.
-            let before = earlier
-                .iter()
-                .find(|e| e.stage == stage)
-                .map_or(0, |e| e.recorded);
-            watch.borrow_mut().stage_start(before);
-            stage_report = match stage {
-                Stage::Reviewers => ctx.reviewers(&recorded)?,
-                Stage::Validators | Stage::Judges => ctx.later(stage)?,
-            };
-            stage_report.changed = watch
-                .borrow_mut()
-                .stage_end(stage_report.ok + stage_report.failed);
-        }
-        // Later stages work over the reviewer returns: they wait for all of them, and for
-        // nothing else but an interruption.
-        if stage == Stage::Reviewers && stage_report.status != StageStatus::Complete {
-            ready = false;
-        }
-        if stage_report.status == StageStatus::Interrupted {
-            report.interrupted = true;
-            ready = false;
-        }
-        if !args.dry_run {
-            let e = stage_entry(&stage_report, &p.collect, &earlier);
-            match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
-                Some(slot) => *slot = e,
-                None => p.manifest.stages.push(e),
-            }
-        }
-        report.stages.push(stage_report);
-    }
-    report.complete = report
-        .stages
-        .iter()
-        .all(|s| s.status == StageStatus::Complete);
-    if !args.dry_run {
-        p.manifest.status = if report.complete {
-            Status::Complete
-        } else if report.interrupted {
-            Status::Interrupted
-        } else {
-            Status::Partial
-        };
-        p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
-        write_manifest(&run_dir, &p.manifest)?;
-    }
-    drop(lock);
+    let mut report = open.collect(args, progress, &mut p, watch, true)?;
+    open.close(args, &mut p, &report)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
 
-/// A stage's line in collect.json after this collection: its calls and time added to what
-/// earlier collections of the run recorded.
-fn stage_entry(s: &StageReport, collect: &Collect, earlier: &[StageEntry]) -> StageEntry {
+/// A collection's run directory while it is written: claimed or resumed, locked, and what it
+/// records known. A sequential collection keeps it open across its batches, so that a batch
+/// reads nothing its predecessors wrote and rewrites nothing but collect.json.
+struct Open {
+    run_id: String,
+    run_dir: PathBuf,
+    run_dir_abs: PathBuf,
+    /// Held until the collection ends (every path that writes has taken it in `place`).
+    _lock: Option<rundir::DirLock>,
+    /// The reviewer calls recorded.
+    recorded: HashSet<Key>,
+    /// The stages as collect.json recorded them before this plan's calls.
+    earlier: Vec<StageEntry>,
+    /// Whether the plan now collected adds to the one `earlier` counts (a sequential batch
+    /// after the first) rather than holding it.
+    adds: bool,
+}
+
+impl Open {
+    /// Claims or resumes the run of `args` for the plan `p`, narrowed to `only` (or the shard)
+    /// once what the run holds is read against the whole plan, and records its start.
+    fn new(
+        args: &CollectArgs,
+        log: Option<Sequential>,
+        p: &mut Prepared,
+        only: Option<&[String]>,
+    ) -> Result<Open, Error> {
+        // Set before `place`, so that a resume is checked to be the same shard.
+        if let Some(shard) = args.shard {
+            p.manifest.shard = Some(ShardEntry {
+                k: shard.k,
+                n: shard.n,
+                plan: plan_hash(&p.manifest, &p.collect),
+            });
+        }
+        let Place {
+            run_id,
+            recorded,
+            lock,
+            earlier,
+        } = place(args, &p.exp.name, &mut p.manifest, p.collect.kind, &p.index)?;
+        p.manifest.run_id = run_id.clone();
+        p.manifest.sequential = log;
+        p.narrow_to(only, args.shard);
+        let run_dir = args.runs_dir.join(&run_id);
+        check_stage_plans(&run_dir, &earlier, &p.collect)?;
+        let mut lock = lock;
+        if !args.dry_run {
+            std::fs::create_dir_all(&run_dir).map_err(|e| Error::write(&run_dir, e))?;
+            if lock.is_none() {
+                lock = Some(rundir::DirLock::take(&run_dir)?);
+            }
+            copy_controls(&p.exp, &run_dir)?;
+            write_manifest(&run_dir, &p.manifest)?;
+        }
+        let run_dir_abs = if args.dry_run {
+            rundir::resolved(&run_dir)
+        } else {
+            run_dir
+                .canonicalize()
+                .map_err(|e| Error::write(&run_dir, e))?
+        };
+        Ok(Open {
+            run_id,
+            run_dir,
+            run_dir_abs,
+            _lock: lock,
+            recorded,
+            earlier,
+            adds: false,
+        })
+    }
+
+    /// Runs each stage the experiment declares over the plan `p`, recording each in `p`'s
+    /// manifest (not written here). With `sort`, a stage whose every call is recorded has its
+    /// file rewritten in plan order.
+    fn collect(
+        &mut self,
+        args: &CollectArgs,
+        progress: bool,
+        p: &mut Prepared,
+        watch: &std::cell::RefCell<harness::Watch>,
+        sort: bool,
+    ) -> Result<CollectReport, Error> {
+        let run_dir = &self.run_dir;
+        let mut report = CollectReport {
+            run_id: self.run_id.clone(),
+            run_dir: run_dir.clone(),
+            experiment: p.exp_path.clone(),
+            stages: Vec::new(),
+            interrupted: false,
+            complete: false,
+            seconds: 0.0,
+            dry_run: args.dry_run,
+            sequential: None,
+            aa: args.aa,
+            shard: args.shard.map(|sh| {
+                args.shard_from
+                    .clone()
+                    .unwrap_or_else(|| format!("shard {} of {}", sh.k, sh.n))
+            }),
+            all_failed: Vec::new(),
+            resume_command: p.manifest.resume_command(&args.runs_dir),
+            replay_command: p.manifest.replay_command(run_dir),
+        };
+        let wanted = |s: Stage| args.stage.is_none_or(|w| w == s);
+        let mut ready = true;
+        let earlier = &self.earlier;
+        for stage in p.collect.stages() {
+            let file = run_dir.join(stage_file(stage, p.collect.kind));
+            let mut stage_report = StageReport::new(stage, file);
+            if !wanted(stage) {
+                stage_report.status = earlier
+                    .iter()
+                    .find(|e| e.stage == stage)
+                    .map_or(StageStatus::Waiting, |e| e.status);
+                if stage_report.status != StageStatus::Complete {
+                    stage_report.status = StageStatus::Skipped;
+                }
+            } else if !ready {
+                stage_report.status = StageStatus::Waiting;
+            } else {
+                let ctx = StageContext {
+                    args,
+                    p,
+                    run_dir,
+                    run_dir_abs: &self.run_dir_abs,
+                    run_id: &self.run_id,
+                    progress,
+                    watch,
+                    sort,
+                };
+                // The stage's calls recorded before: what a change found now came after.
+                let before = earlier
+                    .iter()
+                    .find(|e| e.stage == stage)
+                    .map_or(0, |e| e.recorded);
+                watch.borrow_mut().stage_start(before);
+                stage_report = match stage {
+                    Stage::Reviewers => ctx.reviewers(&self.recorded)?,
+                    Stage::Validators | Stage::Judges => ctx.later(stage)?,
+                };
+                stage_report.changed = watch
+                    .borrow_mut()
+                    .stage_end(stage_report.ok + stage_report.failed);
+            }
+            // Later stages work over the reviewer returns: they wait for all of them, and for
+            // nothing else but an interruption.
+            if stage == Stage::Reviewers && stage_report.status != StageStatus::Complete {
+                ready = false;
+            }
+            if stage_report.status == StageStatus::Interrupted {
+                report.interrupted = true;
+                ready = false;
+            }
+            if !args.dry_run {
+                // A batch's reviewer calls add to those of the batches before it; a later
+                // stage plans from every return the run holds.
+                let adds = self.adds && stage == Stage::Reviewers;
+                let e = stage_entry(&stage_report, &p.collect, earlier, adds);
+                match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
+                    Some(slot) => *slot = e,
+                    None => p.manifest.stages.push(e),
+                }
+            }
+            report.stages.push(stage_report);
+        }
+        report.complete = report
+            .stages
+            .iter()
+            .all(|s| s.status == StageStatus::Complete);
+        Ok(report)
+    }
+
+    /// Records in collect.json how the collection of `report` ended.
+    fn close(
+        &mut self,
+        args: &CollectArgs,
+        p: &mut Prepared,
+        report: &CollectReport,
+    ) -> Result<(), Error> {
+        if !args.dry_run {
+            p.manifest.status = if report.complete {
+                Status::Complete
+            } else if report.interrupted {
+                Status::Interrupted
+            } else {
+                Status::Partial
+            };
+            p.manifest.finished_at = Some(rundir::timestamp(SystemTime::now()));
+            write_manifest(&self.run_dir, &p.manifest)?;
+        }
+        Ok(())
+    }
+
+    /// After a whole batch of `p`'s plan: its calls are recorded, and the next batch's plan
+    /// adds to the stages as they stand.
+    fn next_batch(&mut self, p: &Prepared, adds: bool) {
+        let kind = p.collect.kind;
+        self.recorded.extend(p.calls.iter().map(|c| c.call(kind)));
+        self.earlier = p.manifest.stages.clone();
+        self.adds = adds;
+    }
+}
+
+/// The stage's record in collect.json after `s`: its calls and their failures and time added
+/// to those `earlier` records; with `adds`, its plan is more calls of the same stage (a
+/// sequential batch), counted with those before it.
+fn stage_entry(
+    s: &StageReport,
+    collect: &Collect,
+    earlier: &[StageEntry],
+    adds: bool,
+) -> StageEntry {
     let before = earlier.iter().find(|e| e.stage == s.stage);
+    let (calls, recorded) = match before.filter(|_| adds) {
+        Some(e) => (
+            Some(e.calls.unwrap_or(0) + s.planned.unwrap_or(0)),
+            e.recorded + s.already_recorded + s.ok + s.failed,
+        ),
+        None => (s.planned, s.already_recorded + s.ok + s.failed),
+    };
     StageEntry {
         stage: s.stage,
         status: s.status,
         plan: stage_plan_value(collect, s.stage),
-        calls: s.planned,
-        recorded: s.already_recorded + s.ok + s.failed,
+        calls,
+        recorded,
         failed: s.failed + before.map_or(0, |e| e.failed),
         seconds: s.seconds + before.map_or(0.0, |e| e.seconds),
         changed: before

@@ -96,6 +96,22 @@ impl Prepared {
         let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
         self.calls
             .retain(|c| wanted.contains(c.target.name.as_str()));
+        self.index_calls();
+    }
+
+    /// The plan made the calls of `all` (a whole plan's) on the targets `only` names: a
+    /// sequential collection's next batch.
+    pub(super) fn select(&mut self, all: &[Call], only: &[String]) {
+        let wanted: HashSet<&str> = only.iter().map(String::as_str).collect();
+        self.calls = all
+            .iter()
+            .filter(|c| wanted.contains(c.target.name.as_str()))
+            .cloned()
+            .collect();
+        self.index_calls();
+    }
+
+    fn index_calls(&mut self) {
         let kind = self.collect.kind;
         self.index = self
             .calls

@@ -254,15 +254,27 @@ pub(super) fn read_keys(planned: &Planned) -> Result<HashSet<Key>, Error> {
 /// Rewrites a stage's complete file in plan order, through a temporary file and a rename: each
 /// line placed by its call, as the file's reader reads it.
 pub(super) fn in_plan_order(file: &Path, planned: &Planned) -> Result<(), Error> {
-    let index: HashMap<&Key, usize> = planned
-        .keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (k, i))
-        .collect();
+    in_order_of(file, planned.stage.file(planned.kind).def(), &planned.keys)
+}
+
+/// The reviewers' file of a collection of `kind` in `run_dir` put in the order of the plan
+/// `calls` (a sequential collection's, once it stops).
+pub(super) fn sort_reviewers<'a>(
+    kind: Kind,
+    calls: impl Iterator<Item = &'a Call>,
+    run_dir: &Path,
+) -> Result<(), Error> {
+    let keys: Vec<Key> = calls.map(|c| c.call(kind)).collect();
+    let file = run_dir.join(kind.file().name());
+    in_order_of(&file, kind.file().def(), &keys)
+}
+
+/// The lines of `file` (read by `def`'s reader) in the order of `keys`.
+fn in_order_of(file: &Path, def: &'static files::Def, keys: &[Key]) -> Result<(), Error> {
+    let index: HashMap<&Key, usize> = keys.iter().enumerate().map(|(i, k)| (k, i)).collect();
     let bytes = read_file(file)?;
     let name = file.display().to_string();
-    let (calls, problems) = planned.stage.file(planned.kind).def().calls(&name, &bytes);
+    let (calls, problems) = def.calls(&name, &bytes);
     problems.refuse()?;
     let position: HashMap<u64, usize> = calls
         .iter()

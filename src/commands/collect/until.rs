@@ -17,13 +17,144 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
     let names: std::collections::BTreeSet<String> =
         p.targets.iter().map(|t| t.name.clone()).collect();
     let order = seq::permutation(&names, p.exp.seed);
+    let mut log = log_of(args, &p, order.clone())?;
+    // A stop between batches or during a look is kept, and ends the collection at the next
+    // call boundary.
+    crate::collect::runner::watch_for_stops();
+    if log.stopped.is_some() {
+        // Resumed after it had stopped: nothing left to run.
+        let mut report = run_with(
+            args,
+            progress,
+            Some(&order[..log.collected()]),
+            Some(log.clone()),
+        )?;
+        report.sequential = Some(log);
+        return Ok(report);
+    }
+    let started = Instant::now();
+    // One watch of the harness for every batch: a file changed between two batches is
+    // recorded once, with the calls of the whole collection before and after it.
+    let watch = std::cell::RefCell::new(super::harness::Watch::new(&p.watched));
+    let (batch, budget) = (log.batch, log.max_targets);
+    // The first batch holds every target collected before a resume; it reads what the run
+    // records against the whole plan, as any resume does.
+    let first = (log.collected() + batch).min(budget);
+    let all = p.calls.clone();
+    let (kind, stages) = (p.collect.kind, p.collect.stages());
+    let arms = p.manifest.arms.clone();
+    let mut plan = p;
+    let mut open = Open::new(args, Some(log.clone()), &mut plan, Some(&order[..first]))?;
+    // Each later batch collects its own targets only: the run stays open, nothing it holds is
+    // read again, and the reviewers' file is put in plan order once, when it stops. A later
+    // stage plans from every return the run holds, so with one each batch's plan holds every
+    // target so far, and the file is put in order each time, as a whole collection's is.
+    let later = stages.len() > 1;
+    let files: Vec<PathBuf> = stages
+        .iter()
+        .map(|s| open.run_dir.join(stage_file(*s, kind)))
+        .collect();
+    let judged = stages.contains(&Stage::Judges);
+    let mut looks = seq::Looks::new(&args.experiment, &open.run_dir, &files, arms, judged)?;
+    let mut total: Option<CollectReport> = None;
+    let mut n = first;
+    let mut written = Instant::now();
+    let mut report = loop {
+        let adds = open.adds;
+        let report = open.collect(args, progress, &mut plan, &watch, later)?;
+        let (interrupted, complete) = (report.interrupted, report.complete);
+        let sum = match total.take() {
+            None => report,
+            Some(t) => add(t, report, adds),
+        };
+        if interrupted || !complete {
+            open.close(args, &mut plan, &sum)?;
+            break sum;
+        }
+        let decided = match looks.look(order[..n].to_vec()) {
+            Ok(d) => d,
+            // The calls are paid for and recorded: the collection says it did not finish, and
+            // why, so that `run` never replays it as whole.
+            Err(e) => {
+                let manifest = &mut plan.manifest;
+                manifest.status = Status::Incomplete;
+                manifest.reason = Some(format!(
+                    "sequential: look {} (after {n} targets) failed: {e}",
+                    log.looks.len() + 1
+                ));
+                manifest.sequential = Some(log.clone());
+                write_manifest(&open.run_dir, manifest)?;
+                return Err(e);
+            }
+        };
+        // Every call the run's stages have recorded, ok or failed.
+        let calls = plan.manifest.stages.iter().map(|s| s.recorded).sum();
+        log.looks.push(Look {
+            targets: n,
+            calls,
+            verdict: decided.verdict.name().to_string(),
+        });
+        // Only a decision stops it: an undecided look, or one whose judged figures are withheld
+        // (the judges may agree once more items are in), goes on.
+        if matches!(
+            decided.verdict,
+            crate::sequential::Verdict::Better | crate::sequential::Verdict::Worse
+        ) {
+            log.stopped = Some(decided.verdict.name().to_string());
+        } else if n >= budget {
+            log.stopped = Some("budget".into());
+        }
+        plan.manifest.sequential = Some(log.clone());
+        if log.stopped.is_some() {
+            // The reviewers' file in the order of every target collected, as a collection of
+            // them all at once leaves it.
+            if !later {
+                let held: std::collections::HashSet<&str> =
+                    order[..n].iter().map(String::as_str).collect();
+                let calls = all.iter().filter(|c| held.contains(c.target.name.as_str()));
+                sort_reviewers(kind, calls, &open.run_dir)?;
+            }
+            open.close(args, &mut plan, &sum)?;
+            break sum;
+        }
+        // collect.json is rewritten whole (every target of the plan): after a look at most
+        // once a second, and always when the collection stops. A collection killed between
+        // two writes resumes from the last look written, and its calls since are recorded
+        // and skipped, so it makes the same looks again, without a call.
+        if written.elapsed() >= std::time::Duration::from_secs(1) {
+            write_manifest(&open.run_dir, &plan.manifest)?;
+            written = Instant::now();
+        }
+        total = Some(sum);
+        // The next batch: its own targets, or (with a later stage) every target so far.
+        open.next_batch(&plan, !later);
+        let next = (n + batch).min(budget);
+        plan.select(
+            &all,
+            if later {
+                &order[..next]
+            } else {
+                &order[n..next]
+            },
+        );
+        n = next;
+    };
+    drop(open);
+    report.seconds = started.elapsed().as_secs_f64();
+    report.sequential = Some(log);
+    Ok(report)
+}
+
+/// The sequential record the collection of `args` goes on with: a resumed one's (its budget
+/// and batch kept unless given again), checked to be of the same `order`; else a new one.
+fn log_of(args: &CollectArgs, p: &Prepared, order: Vec<String>) -> Result<Sequential, Error> {
     let all = order.len();
     // A resume keeps the budget and batch it was collected with, unless given again.
     let given_budget = args.max_targets.map(|m| (m as usize).min(all));
     let given_batch = args.batch.map(|b| (b as usize).max(1));
     let budget = given_budget.unwrap_or(all);
     let batch = given_batch.unwrap_or(p.collect.limits.concurrency.max(1));
-    let mut log = match &args.resume {
+    Ok(match &args.resume {
         Some(id) => {
             let was = read_manifest(&args.runs_dir.join(id))?;
             let manifest = args.runs_dir.join(id).join(FILE).display().to_string();
@@ -64,100 +195,19 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
             }
         }
         None => Sequential {
-            order: order.clone(),
+            order,
             batch,
             max_targets: budget,
             looks: Vec::new(),
             stopped: None,
         },
-    };
-    // A stop between batches or during a look is kept, and ends the collection at the next
-    // call boundary.
-    crate::collect::runner::watch_for_stops();
-    // One watch of the harness for every batch: a file changed between two batches is
-    // recorded once, with the calls of the whole collection before and after it.
-    let watch = std::cell::RefCell::new(super::harness::Watch::new(&p.watched));
-    let mut total: Option<CollectReport> = None;
-    let mut args = args.clone();
-    let (batch, budget) = (log.batch, log.max_targets);
-    while log.stopped.is_none() {
-        let n = (log.collected() + batch).min(budget);
-        // Prepared once: each batch collects from a copy of the plan, not from the experiment
-        // and every target read and hashed again (that made each look cost as much as the
-        // whole plan).
-        let report = run_prepared(
-            &args,
-            progress,
-            Some(&order[..n]),
-            Some(log.clone()),
-            p.clone(),
-            Some(&watch),
-        )?;
-        args.resume = Some(report.run_id.clone());
-        args.run_id = None;
-        let run_dir = report.run_dir.clone();
-        let (interrupted, complete) = (report.interrupted, report.complete);
-        total = Some(match total {
-            None => report,
-            Some(t) => add(t, report),
-        });
-        if interrupted || !complete {
-            break;
-        }
-        let decided = match seq::replay(&args.experiment, &run_dir, order[..n].to_vec()) {
-            Ok(d) => d,
-            // The calls are paid for and recorded: the collection says it did not finish, and
-            // why, so that `run` never replays it as whole.
-            Err(e) => {
-                let mut manifest = read_manifest(&run_dir)?;
-                manifest.status = Status::Incomplete;
-                manifest.reason = Some(format!(
-                    "sequential: look {} (after {n} targets) failed: {e}",
-                    log.looks.len() + 1
-                ));
-                manifest.sequential = Some(log.clone());
-                write_manifest(&run_dir, &manifest)?;
-                return Err(e);
-            }
-        };
-        // Every call the run's stages have recorded, ok or failed.
-        let mut manifest = read_manifest(&run_dir)?;
-        let calls = manifest.stages.iter().map(|s| s.recorded).sum();
-        log.looks.push(Look {
-            targets: n,
-            calls,
-            verdict: decided.verdict.name().to_string(),
-        });
-        // Only a decision stops it: an undecided look, or one whose judged figures are withheld
-        // (the judges may agree once more items are in), goes on.
-        if matches!(
-            decided.verdict,
-            crate::sequential::Verdict::Better | crate::sequential::Verdict::Worse
-        ) {
-            log.stopped = Some(decided.verdict.name().to_string());
-        } else if n >= budget {
-            log.stopped = Some("budget".into());
-        }
-        manifest.sequential = Some(log.clone());
-        write_manifest(&run_dir, &manifest)?;
-    }
-    let mut report = match total {
-        Some(t) => t,
-        // Resumed after it had stopped: nothing left to run.
-        None => run_with(
-            &args,
-            progress,
-            Some(&order[..log.collected()]),
-            Some(log.clone()),
-        )?,
-    };
-    report.sequential = Some(log);
-    Ok(report)
+    })
 }
 
 /// Two collections of one run, one after the other, as one report: counts added, the later
-/// one's state.
-fn add(mut a: CollectReport, b: CollectReport) -> CollectReport {
+/// one's state. With `adds`, the later one's plan was more calls of the same stages, and the
+/// planned calls add up too.
+fn add(mut a: CollectReport, b: CollectReport, adds: bool) -> CollectReport {
     for (x, y) in a.stages.iter_mut().zip(&b.stages) {
         x.ok += y.ok;
         x.failed += y.failed;
@@ -171,7 +221,10 @@ fn add(mut a: CollectReport, b: CollectReport) -> CollectReport {
         }
         x.seconds += y.seconds;
         x.status = y.status;
-        x.planned = y.planned;
+        x.planned = match (adds && x.stage == Stage::Reviewers, x.planned, y.planned) {
+            (true, Some(a), Some(b)) => Some(a + b),
+            _ => y.planned,
+        };
         x.abandoned = y.abandoned;
         x.not_started = y.not_started;
     }
