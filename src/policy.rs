@@ -249,6 +249,17 @@ impl ReviewPolicy {
         }
     }
 
+    /// What of the policy the steps before the gate read (the scale, the promotion and, for
+    /// anchored, same-persona collapse): two policies equal in it merge a corpus alike and
+    /// differ only in where the gate sends each merged finding.
+    pub fn merging(&self) -> (Scale, Promotion, bool) {
+        let collapse = match self {
+            ReviewPolicy::Anchored(a) => a.collapse,
+            ReviewPolicy::FloatGates(_) => false,
+        };
+        (self.scale(), self.promotion(), collapse)
+    }
+
     pub fn demote_reviewers(&self) -> &[String] {
         match self {
             ReviewPolicy::Anchored(a) => &a.demote_reviewers,

@@ -1088,3 +1088,109 @@ fn cost_is_a_figure_of_every_point_and_the_frontier_marks_the_trade_off() {
         assert!(err.contains(says), "{err}");
     }
 }
+
+/// A review sweep merges each arm's returns once and routes them at every point whose policy
+/// merges alike (docs/guides/threshold-sweep.md, "What a point costs"): every such point's
+/// units are those of replaying the arm whole at its setting — points that move a gate, and
+/// points that move what merges (promotion, collapse), in doc and in code mode (demoted
+/// reviewers, lint suppression, skipped changes, pre-existing findings).
+#[test]
+fn a_review_point_routed_from_a_shared_merge_is_the_arm_replayed_whole() {
+    use calibench::analysis::sweep::Replayer;
+    use calibench::input::toml::Override;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Each point: the keys it sets on the arm.
+    type Point<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(&str, &str, &[Point]); 3] = [
+        (
+            "corpora/doc-review-ab",
+            "treatment",
+            &[
+                &[],
+                &[("review.actionable_from", "50")],
+                &[
+                    ("review.actionable_from", "100"),
+                    ("review.surface_from", "25"),
+                ],
+                &[("review.p0_escape", "25"), ("review.actionable_from", "75")],
+                &[("review.collapse", "false")],
+                &[
+                    ("review.promotion", "false"),
+                    ("review.actionable_from", "50"),
+                ],
+            ],
+        ),
+        (
+            "corpora/doc-review-ab",
+            "baseline",
+            &[
+                &[],
+                &[("review.gates", "[0.5, 0.6, 0.7, 0.8]")],
+                &[
+                    ("review.fyi_floor", "0.2"),
+                    ("review.gates", "[0.9, 0.9, 0.9, 0.9]"),
+                ],
+                &[("review.boost", "0.3")],
+            ],
+        ),
+        (
+            "corpora/code-review-ab",
+            "treatment",
+            &[
+                &[("review.validation", "\"never\"")],
+                &[
+                    ("review.validation", "\"never\""),
+                    ("review.actionable_from", "50"),
+                ],
+                &[
+                    ("review.validation", "\"never\""),
+                    (
+                        "review.demote_reviewers",
+                        "[\"maintainability\", \"testing\"]",
+                    ),
+                ],
+                &[
+                    ("review.validation", "\"never\""),
+                    ("review.review_mode", "\"interactive\""),
+                ],
+                // With the validation pass, each point replays whole.
+                &[("review.actionable_from", "50")],
+            ],
+        ),
+    ];
+    for (example, arm_name, points) in cases {
+        let file = root.join(example).join("experiment.toml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let (exp, _) = calibench::pipeline::load::experiment(&file, &[]).unwrap();
+        let loaded =
+            calibench::pipeline::load::load(&exp.corpus, Some((&file, &exp)), false).unwrap();
+        let corpus = loaded.corpus;
+        let replayer = Replayer::new(&exp, &corpus, 0.5);
+        let mut merged_once = 0;
+        for point in points {
+            let set: Vec<Override> = point
+                .iter()
+                .map(|(k, v)| Override {
+                    key: format!("arms.{arm_name}.{k}"),
+                    value: v.to_string(),
+                    flag: "--set",
+                })
+                .collect();
+            let at = calibench::config::parse_with(&file, &text, &set)
+                .unwrap_or_else(|e| panic!("{example} {point:?}: {e}"));
+            let arm = if arm_name == "baseline" {
+                &at.baseline
+            } else {
+                &at.treatment
+            };
+            let (routed, whole) = (
+                replayer.units(arm).unwrap(),
+                replayer.review_units_whole(arm),
+            );
+            assert_eq!(routed, whole, "{example} {arm_name} {point:?}");
+            assert!(routed.vectors.iter().any(|v| v.iter().any(|x| *x != 0.0)));
+            merged_once += 1;
+        }
+        assert_eq!(merged_once, points.len());
+    }
+}

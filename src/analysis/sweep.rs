@@ -12,7 +12,7 @@ use crate::corpus::Corpus;
 use crate::error::InputError;
 use crate::policy::{Arm, ConfidencePolicy};
 use crate::replay::query::{self, Scored};
-use crate::replay::{self, query_metrics, review::Check, review::Tier, review_metrics};
+use crate::replay::{self, query_metrics, review, review::Check, review::Tier, review_metrics};
 use crate::stats::calibration::bin_index;
 use crate::sweep::{self, Side};
 
@@ -48,6 +48,18 @@ pub struct Replayer<'a> {
     costed: bool,
     /// Query traces scored once per arm (points that vary only gates share the scoring).
     scored: Mutex<Vec<Arc<ScoredQueries<'a>>>>,
+    /// Reviewer returns merged once per arm (points that vary only gates share the merge).
+    merged: Mutex<Vec<Arc<MergedArm>>>,
+}
+
+/// An arm's (target, run)s merged before the gate: what every grid point whose policy merges
+/// alike ([`crate::policy::ReviewPolicy::merging`]) routes again.
+struct MergedArm {
+    arm: String,
+    source: String,
+    merging: (crate::policy::Scale, crate::policy::Promotion, bool),
+    controls: crate::policy::Controls,
+    runs: Vec<replay::arm::RunReplay>,
 }
 
 /// An arm's queries as its policy scores them before any gate: what every grid point that
@@ -91,6 +103,7 @@ impl<'a> Replayer<'a> {
             confirm_at,
             costed: records_cost(corpus),
             scored: Mutex::new(Vec::new()),
+            merged: Mutex::new(Vec::new()),
         }
     }
 
@@ -106,28 +119,89 @@ impl<'a> Replayer<'a> {
         }
     }
 
-    /// Per target: each figure of `sweep::review`, a mean over the target's runs.
-    fn review_units(&self, arm: &Arm) -> Units {
-        let (exp, confirm_at) = (self.exp, self.confirm_at);
+    /// `arm`'s returns merged before the gate, from the cache when an earlier point merged
+    /// them alike. The cache keeps one merge per arm.
+    fn merged_arm(&self, arm: &Arm) -> Arc<MergedArm> {
+        let merging = arm.review.merging();
+        let same_arm = |m: &MergedArm| m.arm == arm.name && m.source == arm.source;
+        let keep = {
+            let cache = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+            let alike = |m: &MergedArm| m.merging == merging && m.controls == arm.controls;
+            if let Some(m) = cache.iter().find(|m| same_arm(m) && alike(m)) {
+                return Arc::clone(m);
+            }
+            !cache.iter().any(|m| same_arm(m))
+        };
         let selections = self.corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
-        let composite = arm_composite(&self.composites, arm);
         let returns = returns_of(selections, arm);
-        let replayed =
-            replay::arm::replay_arm(&arm.review, exp.mode, &self.controls.of_arm(arm), returns);
+        let controls = self.controls.of_arm(arm);
+        let runs = replay::arm::merge_arm(&arm.review, self.exp.mode, &controls, returns);
+        let m = Arc::new(MergedArm {
+            arm: arm.name.clone(),
+            source: arm.source.clone(),
+            merging,
+            controls: arm.controls.clone(),
+            runs,
+        });
+        if keep {
+            let mut cache = self.merged.lock().unwrap_or_else(|e| e.into_inner());
+            if !cache.iter().any(|c| same_arm(c)) {
+                cache.push(Arc::clone(&m));
+            }
+        }
+        m
+    }
+
+    /// Per target: each figure of `sweep::review`, a mean over the target's runs. The returns
+    /// are merged once and routed at each point, unless a validation pass follows the gate (it
+    /// reads the routed findings in its budget order): then each point replays them whole.
+    fn review_units(&self, arm: &Arm) -> Units {
+        let mode = self.exp.mode;
+        if review::validates(&arm.review, mode, &arm.controls) {
+            return self.review_units_whole(arm);
+        }
+        let merged = self.merged_arm(arm);
+        let tier = |m: &review::Merged| review::routing(m, &arm.review, mode, &arm.controls).tier;
+        self.review_vectors(arm, &merged.runs, |m| (tier(m), None))
+    }
+
+    /// Per target, as [`Self::units`] gives them, with `arm`'s returns replayed whole (merged
+    /// and routed) rather than routed again from a merge an earlier point made: what a point
+    /// whose validation pass follows the gate replays, and what the merge's reuse is checked
+    /// against (tests/sweep.rs).
+    pub fn review_units_whole(&self, arm: &Arm) -> Units {
+        let selections = self.corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
+        let returns = returns_of(selections, arm);
+        let controls = self.controls.of_arm(arm);
+        let replayed = replay::arm::replay_arm(&arm.review, self.exp.mode, &controls, returns);
+        self.review_vectors(arm, &replayed.runs, |m| (m.tier, m.validation.as_ref()))
+    }
+
+    /// [`Self::review_units`] of the replayed `runs`, each merged finding's tier and
+    /// validation read by `routed`.
+    fn review_vectors<'r>(
+        &self,
+        arm: &Arm,
+        runs: &'r [replay::arm::RunReplay],
+        routed: impl Fn(&'r review::Merged) -> (Tier, Option<&'r Check>),
+    ) -> Units {
+        let confirm_at = self.confirm_at;
+        let composite = arm_composite(&self.composites, arm);
         let mut by_target: BTreeMap<&str, (Vec<f64>, f64)> = BTreeMap::new();
-        for run in &replayed.runs {
+        for run in runs {
             let mut v = vec![0.0; sweep::review::LEN];
             for m in &run.merged {
+                let (tier, validation) = routed(m);
                 let c = review_metrics::finding_composite(m, &composite);
-                let actionable = m.tier == Tier::Actionable;
+                let actionable = tier == Tier::Actionable;
                 let mut add = |at: usize, x: f64| v[at] += x;
-                match m.tier {
+                match tier {
                     Tier::Actionable => add(sweep::review::ACTIONABLE, 1.0),
                     Tier::Fyi => add(sweep::review::FYI, 1.0),
                     Tier::Dropped => add(sweep::review::DROPPED, 1.0),
                     _ => {}
                 }
-                if matches!(m.tier, Tier::Actionable | Tier::Fyi) {
+                if matches!(tier, Tier::Actionable | Tier::Fyi) {
                     add(sweep::review::SURFACED, 1.0);
                 }
                 if let (true, Some(c)) = (actionable, c) {
@@ -140,7 +214,7 @@ impl<'a> Replayer<'a> {
                         add(sweep::review::CONFIRMED_ACTIONABLE, 1.0);
                     }
                 }
-                if matches!(m.validation, Some(Check::Rejected(_))) {
+                if matches!(validation, Some(Check::Rejected(_))) {
                     add(sweep::review::REJECTED, 1.0);
                 }
             }

@@ -213,6 +213,34 @@ pub fn replay_arm_each<R: Borrow<Return>>(
     mode: Mode,
     arm: &ArmControls<'_>,
     returns: impl IntoIterator<Item = R>,
+    each: impl FnMut(RunReplay),
+) -> ArmReplay {
+    replay_arm_with(policy, mode, arm, returns, true, each)
+}
+
+/// Every (target, run) of `returns` merged under `policy` but not routed: each run's `merged`
+/// stands before the gate ([`review::merge_remembering`]), and a target a skip rule fires on
+/// holds nothing. What every point of a sweep that varies only `policy`'s gates routes again
+/// ([`review::routing`]), when no validation pass runs after the gate ([`review::validates`]).
+pub fn merge_arm<R: Borrow<Return>>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    arm: &ArmControls<'_>,
+    returns: impl IntoIterator<Item = R>,
+) -> Vec<RunReplay> {
+    let mut runs = Vec::new();
+    replay_arm_with(policy, mode, arm, returns, false, |run| runs.push(run));
+    runs
+}
+
+/// [`replay_arm_each`], routing each merged finding when `routed`; unrouted (for
+/// [`merge_arm`]), only the runs are made.
+fn replay_arm_with<R: Borrow<Return>>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    arm: &ArmControls<'_>,
+    returns: impl IntoIterator<Item = R>,
+    routed: bool,
     mut each: impl FnMut(RunReplay),
 ) -> ArmReplay {
     let mut out = ArmReplay::default();
@@ -244,7 +272,16 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                 sources: arm.sources,
                 calls: calls.get(&(target, run)).map_or(&[], Vec::as_slice),
             };
-            review::replay_remembering(policy, mode, &precision, &refs, fingerprints)
+            if routed {
+                review::replay_remembering(policy, mode, &precision, &refs, fingerprints)
+            } else {
+                // In listing order (which routing does not change), so that whatever a point
+                // sums over them it sums in the order a whole replay does.
+                let mut merged =
+                    review::merge_remembering(policy, mode, &precision, &refs, fingerprints);
+                review::sort_for_listing(&mut merged, mode);
+                merged
+            }
         });
         let pr = prs.get(target).copied().flatten();
         if let Some(rule) = skip_rule(&arm.controls.skip, pr) {
@@ -252,7 +289,11 @@ pub fn replay_arm_each<R: Borrow<Return>>(
             let n = runs.len() as f64;
             out.skipped.targets += 1;
             for (k, (run, group)) in runs.iter().enumerate() {
-                let merged = replay_run(k, &mut fingerprints);
+                let merged = if routed {
+                    replay_run(k, &mut fingerprints)
+                } else {
+                    Vec::new()
+                };
                 let lost = merged.iter().filter(|m| m.externalized());
                 let (all, high) = lost.fold((0, 0), |(a, h), m| {
                     (a + 1, h + usize::from(m.claim.severity <= Severity::P1))
@@ -285,8 +326,10 @@ pub fn replay_arm_each<R: Borrow<Return>>(
                     *out.rejection_reasons.entry(reason.clone()).or_default() += 1;
                 }
             }
-            out.reviewer_units.extend(reviewer_units(&merged));
-            if runs.len() >= 2 {
+            if routed {
+                out.reviewer_units.extend(reviewer_units(&merged));
+            }
+            if runs.len() >= 2 && routed {
                 for r in &ok {
                     for f in &r.findings {
                         let slot = across_runs

@@ -392,6 +392,22 @@ pub fn replay_remembering<'a>(
     returns: &[ReturnRef<'a>],
     fingerprints: &mut Fingerprints<'a>,
 ) -> Vec<Merged> {
+    let mut merged = merge_remembering(policy, mode, precision, returns, fingerprints);
+    route_merged(&mut merged, policy, mode, precision);
+    merged
+}
+
+/// The steps of [`replay_remembering`] before the gate: collapse, dedup, corroboration and
+/// promotion, and where each merged finding sits. Only the policy's scale, promotion and
+/// collapse ([`ReviewPolicy::merging`]) reach them, so a sweep that varies gates merges once
+/// and routes at every point ([`route_merged`], [`routing`]).
+pub fn merge_remembering<'a>(
+    policy: &ReviewPolicy,
+    mode: Mode,
+    precision: &Precision<'_>,
+    returns: &[ReturnRef<'a>],
+    fingerprints: &mut Fingerprints<'a>,
+) -> Vec<Merged> {
     let mut working = Vec::with_capacity(returns.iter().map(|r| r.findings.len()).sum());
     for ret in returns {
         let start = working.len();
@@ -415,16 +431,32 @@ pub fn replay_remembering<'a>(
     let mut merged = dedup(&working, mode, fingerprints);
     for m in &mut merged {
         corroborate(m, policy.promotion(), policy.scale());
-    }
-    for m in &mut merged {
         m.on_suppressed_line = on_suppressed_line(m, precision);
+    }
+    merged
+}
+
+/// The steps of [`replay_remembering`] from the gate on, over findings [`merge_remembering`]
+/// made: each routed, the validation pass, the listing order.
+pub fn route_merged(
+    merged: &mut [Merged],
+    policy: &ReviewPolicy,
+    mode: Mode,
+    precision: &Precision<'_>,
+) {
+    for m in merged.iter_mut() {
         route(m, policy, mode, precision.controls);
     }
-    if mode == Mode::Code && precision.controls.validates(policy.review_mode()) {
-        validation_pass(&mut merged, policy, precision);
+    if validates(policy, mode, precision.controls) {
+        validation_pass(merged, policy, precision);
     }
-    sort_for_listing(&mut merged, mode);
-    merged
+    sort_for_listing(merged, mode);
+}
+
+/// Whether the validation pass runs after the gate (code mode, with validation on for the
+/// policy's review mode).
+pub fn validates(policy: &ReviewPolicy, mode: Mode, controls: &Controls) -> bool {
+    mode == Mode::Code && controls.validates(policy.review_mode())
 }
 
 /// Whether any contributor, by its own file and line, sits on a line that carries a lint
@@ -759,41 +791,60 @@ fn corroborate(m: &mut Merged, promotion: Promotion, scale: Scale) {
 
 /// Steps 6–9 for one merged finding, with lint-ignore between steps 7 and 8.
 fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls) {
+    let r = routing(m, policy, mode, controls);
+    m.tier = r.tier;
+    m.route = r.route;
+    m.queue = r.queue;
+    m.validation = None;
+}
+
+/// Where the gate and the steps before it send a merged finding (steps 6–9), as [`route`]
+/// records it; the validation pass may move it after.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Routing {
+    pub tier: Tier,
+    pub route: Option<Route>,
+    pub queue: Option<Queue>,
+}
+
+/// [`Routing`] of `m` under `policy`, read without changing it: a sweep's point reads it off
+/// findings merged once for every point.
+pub fn routing(m: &Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls) -> Routing {
+    let only = |tier| Routing {
+        tier,
+        route: None,
+        queue: None,
+    };
     if let MergedLocation::Code(CodeSite {
         pre_existing: true, ..
     }) = m.location
     {
-        m.tier = Tier::PreExisting;
-        return;
+        return only(Tier::PreExisting);
     }
     if mode == Mode::Code && is_demoted(m, policy.demote_reviewers()) {
-        m.tier = match policy.review_mode() {
+        return only(match policy.review_mode() {
             ReviewMode::Interactive | ReviewMode::ReportOnly => Tier::Soft,
             ReviewMode::Headless | ReviewMode::Autofix => Tier::Suppressed,
-        };
-        return;
+        });
     }
     if controls.lint_ignore == LintIgnore::Suppress
         && m.on_suppressed_line == Some(true)
         && !m.reviewers.iter().any(|r| &**r == PROJECT_STANDARDS)
     {
-        m.tier = Tier::LintSuppressed;
-        return;
+        return only(Tier::LintSuppressed);
     }
-    m.tier = gate(m, policy, mode);
-    if m.tier != Tier::Actionable {
-        return;
+    let tier = gate(m, policy, mode);
+    if tier != Tier::Actionable {
+        return only(tier);
     }
     let top = round9(m.confidence) >= round9(policy.auto_apply_from());
-    m.route = Some(
-        if m.claim.autofix == Autofix::SafeAuto && m.claim.has_fix && top {
-            Route::AutoApply
-        } else {
-            Route::Decision
-        },
-    );
-    if let MergedLocation::Code(CodeSite { owner, .. }) = m.location {
-        m.queue = Some(
+    let route = if m.claim.autofix == Autofix::SafeAuto && m.claim.has_fix && top {
+        Route::AutoApply
+    } else {
+        Route::Decision
+    };
+    let queue = match m.location {
+        MergedLocation::Code(CodeSite { owner, .. }) => Some(
             if m.claim.autofix == Autofix::Advisory
                 || matches!(owner, Owner::Human | Owner::Release)
             {
@@ -803,7 +854,13 @@ fn route(m: &mut Merged, policy: &ReviewPolicy, mode: Mode, controls: &Controls)
             } else {
                 Queue::Residual
             },
-        );
+        ),
+        _ => None,
+    };
+    Routing {
+        tier,
+        route: Some(route),
+        queue,
     }
 }
 
@@ -855,7 +912,7 @@ fn gate(m: &Merged, policy: &ReviewPolicy, mode: Mode) -> Tier {
 
 /// Step 10: severity P0..P3; (doc) error before omission; confidence descending; (doc) document
 /// order, (code) file then line.
-fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
+pub fn sort_for_listing(merged: &mut [Merged], mode: Mode) {
     merged.sort_by(|a, b| {
         let by_type = |m: &Merged| match &m.location {
             MergedLocation::Doc { finding_type, .. } => *finding_type,
