@@ -52,6 +52,9 @@ pub struct Context {
     pub limits: Limits,
     /// What a call's output must be, and what its line is.
     pub protocol: Arc<dyn Protocol>,
+    /// Whether what the calls left running is looked for and ended once they have all ended
+    /// (a sequential collection does it once, when it stops, not after each batch).
+    pub sweep: bool,
 }
 
 /// One call: its argv (`argv[0]` is the context's program), its stdin, and where it may write
@@ -157,10 +160,13 @@ pub fn run(ctx: Context, calls: Vec<(usize, Job)>, sink: &mut dyn Sink) -> std::
         .enable_all()
         .build()?;
     descendants::become_subreaper();
+    let sweep = ctx.sweep;
     let ended = runtime.block_on(drive(Arc::new(ctx), calls, sink));
     // Whatever a call left behind (a daemon whose parent exited early), it dies with the
     // collection.
-    descendants::kill_tagged(&descendants::prefix(), None);
+    if sweep {
+        descendants::kill_tagged(&descendants::prefix(), None);
+    }
     ended
 }
 

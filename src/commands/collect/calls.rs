@@ -12,9 +12,10 @@ pub(super) struct StageContext<'a> {
     pub(super) run_id: &'a str,
     pub(super) progress: bool,
     pub(super) watch: &'a std::cell::RefCell<super::harness::Watch>,
-    /// Whether a stage whose every call is recorded has its file rewritten in plan order (a
-    /// sequential collection's reviewer stage is, once, when it stops).
-    pub(super) sort: bool,
+    /// A batch of a sequential collection whose later batches add to its reviewer stage: its
+    /// reviewers' file is put in plan order, and what its calls left running is looked for and
+    /// ended, once, when the collection stops, not after each batch.
+    pub(super) batch: bool,
 }
 
 /// One stage, planned: its calls in plan order with their keys, and how they are run.
@@ -277,6 +278,7 @@ impl StageContext<'_> {
             stage: planned.stage.name(),
             limits: planned.limits,
             protocol: planned.protocol.clone(),
+            sweep: !self.batch,
         };
         let file = &planned.file;
         let out = OpenOptions::new()
@@ -304,7 +306,7 @@ impl StageContext<'_> {
         report.not_started = ended.not_started;
         let done = report.already_recorded + report.ok + report.failed == planned.jobs.len();
         report.status = if done {
-            if self.sort || planned.stage != Stage::Reviewers {
+            if !self.batch || planned.stage != Stage::Reviewers {
                 in_plan_order(file, &planned)?;
             }
             StageStatus::Complete

@@ -263,7 +263,7 @@ fn run_prepared(
             &own
         }
     };
-    let mut report = open.collect(args, progress, &mut p, watch, true)?;
+    let mut report = open.collect(args, progress, &mut p, watch, false)?;
     open.close(args, &mut p, &report)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -343,15 +343,16 @@ impl Open {
     }
 
     /// Runs each stage the experiment declares over the plan `p`, recording each in `p`'s
-    /// manifest (not written here). With `sort`, a stage whose every call is recorded has its
-    /// file rewritten in plan order.
+    /// manifest (not written here). A stage whose every call is recorded has its file
+    /// rewritten in plan order, unless the plan is a sequential `batch` that later ones add to
+    /// ([`StageContext::batch`]).
     fn collect(
         &mut self,
         args: &CollectArgs,
         progress: bool,
         p: &mut Prepared,
         watch: &std::cell::RefCell<harness::Watch>,
-        sort: bool,
+        batch: bool,
     ) -> Result<CollectReport, Error> {
         let run_dir = &self.run_dir;
         let mut report = CollectReport {
@@ -399,7 +400,7 @@ impl Open {
                     run_id: &self.run_id,
                     progress,
                     watch,
-                    sort,
+                    batch,
                 };
                 // The stage's calls recorded before: what a change found now came after.
                 let before = earlier

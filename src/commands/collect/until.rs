@@ -56,12 +56,15 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         .collect();
     let judged = stages.contains(&Stage::Judges);
     let mut looks = seq::Looks::new(&args.experiment, &open.run_dir, &files, arms, judged)?;
+    // What the batches' calls left running (a daemon whose parent exited early) dies with
+    // the collection, however it ends.
+    let _sweep = (!later).then_some(SweepAtEnd);
     let mut total: Option<CollectReport> = None;
     let mut n = first;
     let mut written = Instant::now();
     let mut report = loop {
         let adds = open.adds;
-        let report = open.collect(args, progress, &mut plan, &watch, later)?;
+        let report = open.collect(args, progress, &mut plan, &watch, !later)?;
         let (interrupted, complete) = (report.interrupted, report.complete);
         let sum = match total.take() {
             None => report,
@@ -202,6 +205,16 @@ fn log_of(args: &CollectArgs, p: &Prepared, order: Vec<String>) -> Result<Sequen
             stopped: None,
         },
     })
+}
+
+/// Ends, when dropped, every process the collection's calls left running.
+struct SweepAtEnd;
+
+impl Drop for SweepAtEnd {
+    fn drop(&mut self) {
+        use crate::collect::runner::descendants;
+        descendants::kill_tagged(&descendants::prefix(), None);
+    }
 }
 
 /// Two collections of one run, one after the other, as one report: counts added, the later
