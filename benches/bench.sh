@@ -78,7 +78,7 @@ if ! "$DATA/venv/bin/python" -c "import orjson" 2>/dev/null; then
   [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv"
   "$DATA/venv/bin/pip" install --quiet orjson
 fi
-ratio() { echo "scale=2; $1 / $2" | bc; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 FINDINGS=1000000
 [ -n "$QUICK" ] && FINDINGS=100000
 LI="$DATA/large-reviews-interleaved-$FINDINGS"

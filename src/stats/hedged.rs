@@ -234,7 +234,7 @@ impl Grid<'_> {
         let n = x.len();
         let end = self.start + ups.first().map_or(0, |u| u.len());
         let (mut first, mut last) = (vec![u32::MAX; n], vec![0u32; n]);
-        let w = self.w;
+        let (w, step, threshold) = (self.w, self.step, self.threshold);
         // BLOCK grid points at once: their capitals are independent, so each value updates
         // them side by side rather than one long chain of products.
         let mut i0 = self.start;
@@ -244,7 +244,7 @@ impl Grid<'_> {
             // Lanes past the chunk's end bet at ½ and are never read.
             let ms: [f64; BLOCK] = std::array::from_fn(|j| {
                 if j < width {
-                    (i0 + j) as f64 * self.step
+                    (i0 + j) as f64 * step
                 } else {
                     0.5
                 }
@@ -287,7 +287,7 @@ impl Grid<'_> {
                     }
                 }
                 for j in 0..width {
-                    if (0.5 * up_sum[j]).max(0.5 * down_sum[j]) <= self.threshold {
+                    if (0.5 * up_sum[j]).max(0.5 * down_sum[j]) <= threshold {
                         let i = (i0 + j) as u32;
                         first[t] = first[t].min(i);
                         last[t] = last[t].max(i);
