@@ -488,3 +488,113 @@ fn stage_tables_are_checked_before_anything_runs() {
         assert!(!s.root().join("runs").exists(), "{needle}");
     }
 }
+
+/// A sequential collection with a validator stage (docs/guides/stop-when-you-know.md, "What a
+/// look costs"): each batch plans the validators from every return so far and puts the stage
+/// files in plan order, so each look reads the whole run; the collection ends as a collection
+/// of those targets all at once leaves it, and `run --sequential` reaches the decision it
+/// stopped on.
+#[test]
+fn a_sequential_collection_with_validators_looks_at_the_whole_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path().join("c");
+    common::copy_dir(&root().join("corpora/code-review-live"), &r);
+    for f in [
+        "reviews.jsonl",
+        "validations.jsonl",
+        "verdicts.jsonl",
+        "collect.json",
+    ] {
+        let _ = std::fs::remove_file(r.join(f));
+    }
+    let exp = std::fs::read_to_string(r.join("experiment.toml")).unwrap();
+    let cut = exp.find("[collect.judges]").unwrap();
+    let end = exp.find("[trust]").unwrap();
+    let exp = format!("{}{}", &exp[..cut], &exp[end..])
+        .replace(
+            "precision = \"increase\"\ndistinct_values = \"decrease\"\n",
+            "distinct_values = \"decrease\"\n[sequential]\nrange = { distinct_values = [0, 30] }\n",
+        )
+        .replace("require_trustworthy = true", "require_trustworthy = false");
+    std::fs::write(r.join("experiment.toml"), exp).unwrap();
+    let collect = |extra: &[&str]| {
+        calibench()
+            .current_dir(&r)
+            .args([
+                "collect",
+                ".",
+                "--until-decided",
+                "--batch",
+                "1",
+                "--runs-dir",
+                "runs",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = collect(&["--run-id", "seq"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("sequential: stopped after 4 of 4 targets"),
+        "{stdout}"
+    );
+    let record: Value =
+        serde_json::from_slice(&std::fs::read(r.join("runs/seq/collect.json")).unwrap()).unwrap();
+    assert_eq!(record["sequential"]["looks"].as_array().unwrap().len(), 4);
+    // The same targets collected at once, with the order the sequential one took them in.
+    let whole = calibench()
+        .current_dir(&r)
+        .args(["collect", ".", "--run-id", "all", "--runs-dir", "runs"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        whole.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&whole.stderr)
+    );
+    for f in ["reviews.jsonl", "validations.jsonl"] {
+        assert_eq!(
+            std::fs::read(r.join("runs/seq").join(f)).unwrap(),
+            std::fs::read(r.join("runs/all").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    let replay = calibench()
+        .current_dir(&r)
+        .args([
+            "run",
+            ".",
+            "--corpus",
+            "runs/seq",
+            "--runs-dir",
+            "out",
+            "--reports-dir",
+            "rep",
+        ])
+        .args(["--no-plots", "--json", "--bootstrap", "100", "--sequential"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        replay.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let m: Value = serde_json::from_slice(&replay.stdout).unwrap();
+    let last = record["sequential"]["looks"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(m["sequential"]["verdict"], last["verdict"]);
+    assert_eq!(m["sequential"]["order_from"], "collect.json");
+}

@@ -299,10 +299,11 @@ pub fn recorded_order(dir: &std::path::Path) -> Result<Option<RecordedOrder>, cr
 ///
 /// Each look reads only what its batch appended to the stage files and analyses those units
 /// alone, keeping every earlier unit's pairs: a unit's per-unit values are its own, so a look
-/// costs what its batch adds, not what the run holds. Two things make a look read the whole run
-/// instead: a judge stage (whether the judges are trusted is a figure of every item, and a
-/// judged metric is withheld or not on it), and a look over the batch that fails (the whole
-/// run is what decides, and what a failure must be reported of).
+/// costs what its batch adds, not what the run holds. A look reads the whole run instead when
+/// the collection says so (`whole`: a validator or judge stage, whose batches rewrite the stage
+/// files in plan order, and whose judges' trust is a figure of every item), when its batch
+/// alone withholds a metric, and when a look over the batch fails (the whole run is what
+/// decides, and what a failure must be reported of).
 pub struct Looks {
     path: std::path::PathBuf,
     dir: std::path::PathBuf,

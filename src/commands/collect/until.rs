@@ -54,8 +54,10 @@ pub(super) fn run(args: &CollectArgs, progress: bool) -> Result<CollectReport, E
         .iter()
         .map(|s| open.run_dir.join(stage_file(*s, kind)))
         .collect();
-    let judged = stages.contains(&Stage::Judges);
-    let mut looks = seq::Looks::new(&args.experiment, &open.run_dir, &files, arms, judged)?;
+    // With a later stage each batch rewrites the stage files in plan order, so a look cannot
+    // read on from where the last one stopped: it reads the whole run (as it must with
+    // judges, whose trust is a figure of every item).
+    let mut looks = seq::Looks::new(&args.experiment, &open.run_dir, &files, arms, later)?;
     // What the batches' calls left running (a daemon whose parent exited early) dies with
     // the collection, however it ends.
     let _sweep = (!later).then_some(SweepAtEnd);
