@@ -189,6 +189,15 @@ pub enum Promotion {
     None,
 }
 
+/// What of a review policy the steps before the gate read ([`ReviewPolicy::merging`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Merging {
+    pub scale: Scale,
+    pub promotion: Promotion,
+    /// Same-persona collapse (anchored, doc mode).
+    pub collapse: bool,
+}
+
 /// The synthesis policy of one arm, with every parameter resolved.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "policy", rename_all = "kebab-case")]
@@ -252,12 +261,16 @@ impl ReviewPolicy {
     /// What of the policy the steps before the gate read (the scale, the promotion and, for
     /// anchored, same-persona collapse): two policies equal in it merge a corpus alike and
     /// differ only in where the gate sends each merged finding.
-    pub fn merging(&self) -> (Scale, Promotion, bool) {
+    pub fn merging(&self) -> Merging {
         let collapse = match self {
             ReviewPolicy::Anchored(a) => a.collapse,
             ReviewPolicy::FloatGates(_) => false,
         };
-        (self.scale(), self.promotion(), collapse)
+        Merging {
+            scale: self.scale(),
+            promotion: self.promotion(),
+            collapse,
+        }
     }
 
     pub fn demote_reviewers(&self) -> &[String] {

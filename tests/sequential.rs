@@ -308,20 +308,20 @@ fn grow_and_look(root: &Path, file: &str, unit: &str, order: &[String], batch: u
     let stages = [path.clone()];
     let mut part = Looks::new(root, root, &stages, arms.clone(), false).unwrap();
     let mut whole = Looks::new(root, root, &stages, arms, true).unwrap();
-    let mut looks = 0;
-    for n in (batch..order.len() + batch).step_by(batch) {
-        let n = n.min(order.len());
+    let (mut looks, mut from) = (0, 0);
+    while from < order.len() {
+        let n = (from + batch).min(order.len());
         let mut out = std::fs::OpenOptions::new()
             .append(true)
             .open(&path)
             .unwrap();
-        for id in &order[n.saturating_sub(batch).max(looks * batch)..n] {
+        for id in &order[from..n] {
             for (_, line) in lines.iter().filter(|(u, _)| u == id) {
                 writeln!(out, "{line}").unwrap();
             }
         }
         drop(out);
-        looks += 1;
+        (looks, from) = (looks + 1, n);
         let (a, b) = (
             part.look(order[..n].to_vec()),
             whole.look(order[..n].to_vec()),

@@ -1166,7 +1166,6 @@ fn a_review_point_routed_from_a_shared_merge_is_the_arm_replayed_whole() {
             calibench::pipeline::load::load(&exp.corpus, Some((&file, &exp)), false).unwrap();
         let corpus = loaded.corpus;
         let replayer = Replayer::new(&exp, &corpus, 0.5);
-        let mut merged_once = 0;
         for point in points {
             let set: Vec<Override> = point
                 .iter()
@@ -1189,8 +1188,6 @@ fn a_review_point_routed_from_a_shared_merge_is_the_arm_replayed_whole() {
             );
             assert_eq!(routed, whole, "{example} {arm_name} {point:?}");
             assert!(routed.vectors.iter().any(|v| v.iter().any(|x| *x != 0.0)));
-            merged_once += 1;
         }
-        assert_eq!(merged_once, points.len());
     }
 }

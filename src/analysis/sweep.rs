@@ -47,17 +47,54 @@ pub struct Replayer<'a> {
     /// than being unknown.
     costed: bool,
     /// Query traces scored once per arm (points that vary only gates share the scoring).
-    scored: Mutex<Vec<Arc<ScoredQueries<'a>>>>,
+    scored: PerArm<ScoredQueries<'a>>,
     /// Reviewer returns merged once per arm (points that vary only gates share the merge).
-    merged: Mutex<Vec<Arc<MergedArm>>>,
+    merged: PerArm<MergedArm>,
+}
+
+/// What a sweep makes of an arm once and keeps for every point that can reuse it: the first
+/// made of each arm (by its name and source) is kept.
+struct PerArm<T>(Mutex<Vec<(String, String, Arc<T>)>>);
+
+impl<T> PerArm<T> {
+    fn new() -> Self {
+        PerArm(Mutex::new(Vec::new()))
+    }
+
+    /// The kept one of `arm` that `fits`, else what `make(keep)` makes, kept when the arm has
+    /// none yet (`keep` says whether it will be).
+    fn get<E>(
+        &self,
+        arm: &Arm,
+        fits: impl Fn(&T) -> bool,
+        make: impl FnOnce(bool) -> Result<T, E>,
+    ) -> Result<Arc<T>, E> {
+        let same = |(name, source, _): &(String, String, Arc<T>)| {
+            *name == arm.name && *source == arm.source
+        };
+        let keep = {
+            let cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, _, t)) = cache.iter().find(|c| same(c) && fits(&c.2)) {
+                return Ok(Arc::clone(t));
+            }
+            !cache.iter().any(same)
+        };
+        let made = Arc::new(make(keep)?);
+        if keep {
+            let mut cache = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            if !cache.iter().any(same) {
+                let key = (arm.name.clone(), arm.source.clone());
+                cache.push((key.0, key.1, Arc::clone(&made)));
+            }
+        }
+        Ok(made)
+    }
 }
 
 /// An arm's (target, run)s merged before the gate: what every grid point whose policy merges
 /// alike ([`crate::policy::ReviewPolicy::merging`]) routes again.
 struct MergedArm {
-    arm: String,
-    source: String,
-    merging: (crate::policy::Scale, crate::policy::Promotion, bool),
+    merging: crate::policy::Merging,
     controls: crate::policy::Controls,
     runs: Vec<replay::arm::RunReplay>,
 }
@@ -65,8 +102,6 @@ struct MergedArm {
 /// An arm's queries as its policy scores them before any gate: what every grid point that
 /// varies only the arm's thresholds or bands replays from.
 struct ScoredQueries<'a> {
-    arm: String,
-    source: String,
     scoring: ConfidencePolicy,
     queries: Vec<&'a Query>,
     scored: Vec<Scored>,
@@ -102,8 +137,8 @@ impl<'a> Replayer<'a> {
             controls: CorpusControls::of(exp, corpus, &[None, None]),
             confirm_at,
             costed: records_cost(corpus),
-            scored: Mutex::new(Vec::new()),
-            merged: Mutex::new(Vec::new()),
+            scored: PerArm::new(),
+            merged: PerArm::new(),
         }
     }
 
@@ -123,33 +158,20 @@ impl<'a> Replayer<'a> {
     /// them alike. The cache keeps one merge per arm.
     fn merged_arm(&self, arm: &Arm) -> Arc<MergedArm> {
         let merging = arm.review.merging();
-        let same_arm = |m: &MergedArm| m.arm == arm.name && m.source == arm.source;
-        let keep = {
-            let cache = self.merged.lock().unwrap_or_else(|e| e.into_inner());
-            let alike = |m: &MergedArm| m.merging == merging && m.controls == arm.controls;
-            if let Some(m) = cache.iter().find(|m| same_arm(m) && alike(m)) {
-                return Arc::clone(m);
-            }
-            !cache.iter().any(|m| same_arm(m))
-        };
-        let selections = self.corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
-        let returns = returns_of(selections, arm);
-        let controls = self.controls.of_arm(arm);
-        let runs = replay::arm::merge_arm(&arm.review, self.exp.mode, &controls, returns);
-        let m = Arc::new(MergedArm {
-            arm: arm.name.clone(),
-            source: arm.source.clone(),
-            merging,
-            controls: arm.controls.clone(),
-            runs,
+        let fits = |m: &MergedArm| m.merging == merging && m.controls == arm.controls;
+        let merged = self.merged.get(arm, fits, |_| {
+            let selections = self.corpus.reviews.as_ref().map_or(&[][..], |(_, s)| s);
+            let returns = returns_of(selections, arm);
+            let controls = self.controls.of_arm(arm);
+            let runs = replay::arm::merge_arm(&arm.review, self.exp.mode, &controls, returns);
+            Ok::<_, std::convert::Infallible>(MergedArm {
+                merging,
+                controls: arm.controls.clone(),
+                runs,
+            })
         });
-        if keep {
-            let mut cache = self.merged.lock().unwrap_or_else(|e| e.into_inner());
-            if !cache.iter().any(|c| same_arm(c)) {
-                cache.push(Arc::clone(&m));
-            }
-        }
-        m
+        let Ok(merged) = merged;
+        merged
     }
 
     /// Per target: each figure of `sweep::review`, a mean over the target's runs. The returns
@@ -251,54 +273,43 @@ impl<'a> Replayer<'a> {
     /// only (recovery is scored where a gate fires), and keeps nothing.
     fn scored_queries(&self, arm: &Arm) -> Result<Arc<ScoredQueries<'a>>, InputError> {
         let scoring = arm.confidence.scoring();
-        let same_arm = |s: &ScoredQueries| s.arm == arm.name && s.source == arm.source;
-        let keep = {
-            let cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(s) = cache.iter().find(|s| same_arm(s) && s.scoring == scoring) {
-                return Ok(Arc::clone(s));
-            }
-            !cache.iter().any(|s| same_arm(s))
-        };
         let corpus: &'a Corpus = self.corpus;
-        let (name, all) = corpus
-            .queries
-            .as_ref()
-            .map_or(("", &[][..]), |(n, q)| (n, q));
-        let queries = queries::select(name, all, &arm.name, &arm.source)?;
-        let scored = queries
-            .iter()
-            .map(|q| {
-                if keep {
-                    Scored::with_recovery(&arm.confidence, q)
-                } else {
-                    Scored::primary(&arm.confidence, q)
-                }
-            })
-            .collect();
-        let mut ids: Vec<&str> = queries.iter().map(|q| q.query_id.as_str()).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        let unit_of = queries
-            .iter()
-            .map(|q| ids.binary_search(&q.query_id.as_str()).unwrap_or(0))
-            .collect();
-        let ids = ids.into_iter().map(str::to_string).collect();
-        let s = Arc::new(ScoredQueries {
-            arm: arm.name.clone(),
-            source: arm.source.clone(),
-            scoring,
-            queries,
-            scored,
-            unit_of,
-            ids,
-        });
-        if keep {
-            let mut cache = self.scored.lock().unwrap_or_else(|e| e.into_inner());
-            if !cache.iter().any(|c| same_arm(c)) {
-                cache.push(Arc::clone(&s));
-            }
-        }
-        Ok(s)
+        self.scored.get(
+            arm,
+            |s| s.scoring == scoring,
+            |keep| {
+                let (name, all) = corpus
+                    .queries
+                    .as_ref()
+                    .map_or(("", &[][..]), |(n, q)| (n, q));
+                let queries = queries::select(name, all, &arm.name, &arm.source)?;
+                let scored = queries
+                    .iter()
+                    .map(|q| {
+                        if keep {
+                            Scored::with_recovery(&arm.confidence, q)
+                        } else {
+                            Scored::primary(&arm.confidence, q)
+                        }
+                    })
+                    .collect();
+                let mut ids: Vec<&str> = queries.iter().map(|q| q.query_id.as_str()).collect();
+                ids.sort_unstable();
+                ids.dedup();
+                let unit_of = queries
+                    .iter()
+                    .map(|q| ids.binary_search(&q.query_id.as_str()).unwrap_or(0))
+                    .collect();
+                let ids = ids.into_iter().map(str::to_string).collect();
+                Ok(ScoredQueries {
+                    scoring: scoring.clone(),
+                    queries,
+                    scored,
+                    unit_of,
+                    ids,
+                })
+            },
+        )
     }
 
     /// Per query: each figure of `sweep::queries`, summed over the query's runs in the order

@@ -426,9 +426,7 @@ impl Open {
                 ready = false;
             }
             if !args.dry_run {
-                // A batch's reviewer calls add to those of the batches before it; a later
-                // stage plans from every return the run holds.
-                let adds = self.adds && stage == Stage::Reviewers;
+                let adds = batch_adds(self.adds, stage);
                 let e = stage_entry(&stage_report, &p.collect, earlier, adds);
                 match p.manifest.stages.iter_mut().find(|x| x.stage == stage) {
                     Some(slot) => *slot = e,
@@ -473,6 +471,12 @@ impl Open {
         self.earlier = p.manifest.stages.clone();
         self.adds = adds;
     }
+}
+
+/// Whether `stage`'s calls in a plan that `adds` to earlier batches' add to theirs: a
+/// sequential batch's reviewer calls do; a later stage plans from every return the run holds.
+fn batch_adds(adds: bool, stage: Stage) -> bool {
+    adds && stage == Stage::Reviewers
 }
 
 /// The stage's record in collect.json after `s`: its calls and their failures and time added

@@ -236,7 +236,7 @@ fn add(mut a: CollectReport, b: CollectReport, adds: bool) -> CollectReport {
         }
         x.seconds += y.seconds;
         x.status = y.status;
-        x.planned = match (adds && x.stage == Stage::Reviewers, x.planned, y.planned) {
+        x.planned = match (batch_adds(adds, x.stage), x.planned, y.planned) {
             (true, Some(a), Some(b)) => Some(a + b),
             _ => y.planned,
         };
