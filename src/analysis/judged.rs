@@ -118,13 +118,13 @@ impl Facts {
             };
             for label in exp.item_labels(arm) {
                 for r in &sel.returns {
-                    let target_named = named.contains(&(label, r.target.as_str()));
+                    let target_named = named.contains(&(label, &*r.target));
                     for f in &r.findings {
                         let chars = f64::from(f.text_chars);
                         if target_named {
                             *facts
                                 .targets
-                                .entry((label.to_string(), r.target.clone()))
+                                .entry((label.to_string(), r.target.to_string()))
                                 .or_default() += chars;
                         }
                         let Some(id) = f.id.as_deref().filter(|id| named.contains(&(label, id)))
@@ -134,7 +134,7 @@ impl Facts {
                         facts.findings.insert(
                             (label.to_string(), id.to_string()),
                             Known {
-                                target: r.target.clone(),
+                                target: r.target.to_string(),
                                 chars,
                                 fingerprint: prints.of_finding(f),
                                 model: r.model.as_deref().map(str::to_string),

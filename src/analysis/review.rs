@@ -364,11 +364,7 @@ pub(super) fn losses(
     returns: &[Return],
     skipped: &std::collections::HashSet<&str>,
 ) -> (BTreeMap<String, usize>, Vec<FailedCall>) {
-    let reviewed = || {
-        returns
-            .iter()
-            .filter(|r| !skipped.contains(r.target.as_str()))
-    };
+    let reviewed = || returns.iter().filter(|r| !skipped.contains(&*r.target));
     let mut malformed_reasons: BTreeMap<String, usize> = BTreeMap::new();
     for (kind, n, _) in reviewed().flat_map(|r| r.malformed.kinds()) {
         *malformed_reasons.entry(kind.to_string()).or_default() += n;
@@ -376,7 +372,7 @@ pub(super) fn losses(
     let failed_calls = reviewed()
         .filter(|r| r.failed)
         .map(|r| FailedCall {
-            target: r.target.clone(),
+            target: r.target.to_string(),
             run: r.run,
             reviewer: r.reviewer.to_string(),
             reason: r.reason.clone(),

@@ -104,7 +104,8 @@ pub struct Claim {
     pub autofix: Autofix,
     /// A non-empty `suggested_fix` is present (in any member, for a merged finding).
     pub has_fix: bool,
-    pub evidence: Vec<Arc<str>>,
+    /// Boxed, not a `Vec`: a million findings, most without evidence, each hold two words.
+    pub evidence: Box<[Arc<str>]>,
 }
 
 /// A finding's field that breaks its rule, and why.
@@ -181,7 +182,7 @@ pub(crate) fn check_object<W: Written>(
             severity,
             autofix,
             has_fix,
-            evidence,
+            evidence: evidence.into_boxed_slice(),
         },
         confidence,
         location,

@@ -772,8 +772,14 @@ impl Malformed {
 /// A return's malformed findings: each counted by its kind (with the first of the kind), and the
 /// first [`MalformedList::KEPT`] kept whole for `validate` to list. A return of ten thousand
 /// `{}` holds one kind and a few details, not ten thousand reasons.
+///
+/// Held out of line: almost every return has none, and a return holds one word for it, not the
+/// eighty bytes of four empty lists (a million-finding corpus holds 400,000 returns).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct MalformedList {
+pub struct MalformedList(Option<Box<Dropped>>);
+
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Dropped {
     count: usize,
     first: Vec<Malformed>,
     /// Each kind ([`Malformed::kind`]), how many, and the first finding of it.
@@ -786,40 +792,45 @@ impl MalformedList {
     /// How many findings of one return are kept whole.
     pub const KEPT: usize = 16;
 
-    fn push(&mut self, m: Malformed) {
-        self.count += 1;
+    /// Adds `m`, with its finding's `id` when it has one.
+    fn push(&mut self, m: Malformed, id: Option<Arc<str>>) {
+        let d = self.0.get_or_insert_with(Default::default);
+        d.count += 1;
+        d.ids.extend(id);
         let kind = m.kind();
-        match self.kinds.iter_mut().find(|(k, _, _)| *k == kind) {
+        match d.kinds.iter_mut().find(|(k, _, _)| *k == kind) {
             Some((_, n, _)) => *n += 1,
-            None => self.kinds.push((kind, 1, m.clone())),
+            None => d.kinds.push((kind, 1, m.clone())),
         }
-        if self.first.len() < Self::KEPT {
-            self.first.push(m);
+        if d.first.len() < Self::KEPT {
+            d.first.push(m);
         }
     }
 
     /// Every malformed finding of the return.
     pub fn len(&self) -> usize {
-        self.count
+        self.0.as_ref().map_or(0, |d| d.count)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.len() == 0
     }
 
     /// The first ones, kept whole, in the order of the return.
     pub fn iter(&self) -> std::slice::Iter<'_, Malformed> {
-        self.first.iter()
+        self.0.as_ref().map_or(&[][..], |d| &d.first).iter()
     }
 
     /// The ids the malformed findings carry.
     pub fn ids(&self) -> impl Iterator<Item = &str> {
-        self.ids.iter().map(|s| &**s)
+        self.0.iter().flat_map(|d| d.ids.iter().map(|s| &**s))
     }
 
     /// Each kind, with how many findings are of it and the first of them, in the order first seen.
     pub fn kinds(&self) -> impl Iterator<Item = (&str, usize, &Malformed)> {
-        self.kinds.iter().map(|(k, n, m)| (k.as_str(), *n, m))
+        self.0
+            .iter()
+            .flat_map(|d| d.kinds.iter().map(|(k, n, m)| (k.as_str(), *n, m)))
     }
 }
 
@@ -827,7 +838,7 @@ impl MalformedList {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Return {
     pub line: u64,
-    pub target: String,
+    pub target: Arc<str>,
     pub run: u32,
     pub reviewer: Arc<str>,
     pub failed: bool,
@@ -998,6 +1009,14 @@ impl Interner {
         }
     }
 
+    /// The copy of `text` held, or a new one held from now on: the reviewer and model names
+    /// every return repeats.
+    fn text(&mut self, text: &str) -> Arc<str> {
+        use std::hash::BuildHasher;
+        let hash = self.state.hash_one(text);
+        self.held_or(text, hash, || Arc::from(text))
+    }
+
     /// Its title and place shared, by the hashes the finding was read with when it has them.
     fn finding(&mut self, f: &mut Finding, hashes: Option<[u64; 2]>) {
         let [title, place] = hashes.map_or([None; 2], |h| h.map(Some));
@@ -1031,31 +1050,29 @@ fn to_return<F: Unchecked>(
                 interner.finding(&mut f, raw.text_hashes());
                 findings.push(f);
             }
-            Err((field, reason)) => {
-                if let Some(id) = raw.shared("id") {
-                    malformed.ids.push(id);
-                }
-                malformed.push(Malformed {
+            Err((field, reason)) => malformed.push(
+                Malformed {
                     line: r.line,
                     index,
                     field,
                     reason,
-                })
-            }
+                },
+                raw.shared("id"),
+            ),
         }
     }
     // Room was made for every finding; a return of malformed ones gives back what it did not use.
     findings.shrink_to_fit();
     Return {
         line: r.line,
-        target: r.target.clone(),
+        target: interner.text(&r.target),
         run: r.run,
-        reviewer: r.reviewer.as_str().into(),
+        reviewer: interner.text(&r.reviewer),
         failed: r.status == Status::Failed,
         reason: r.reason.clone(),
         findings,
         malformed,
-        model: r.model.as_deref().map(Arc::from),
+        model: r.model.as_deref().map(|m| interner.text(m)),
         spent: r.spent.map(Box::new),
     }
 }

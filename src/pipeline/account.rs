@@ -166,7 +166,7 @@ fn targets<'a>(
     let reviewed: BTreeSet<&str> = match (reader.exp, &corpus.reviews) {
         (Some(_), Some((_, selections))) => selections
             .iter()
-            .flat_map(|s| s.returns.iter().map(|r| r.target.as_str()))
+            .flat_map(|s| s.returns.iter().map(|r| &*r.target))
             .collect(),
         _ => index.targets.iter().map(String::as_str).collect(),
     };

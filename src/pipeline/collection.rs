@@ -158,7 +158,7 @@ fn held_targets<'a>(loaded: &'a Loaded, label: &str) -> std::collections::HashSe
     let mut held = std::collections::HashSet::new();
     if let Some((_, selections)) = &c.reviews {
         for s in selections.iter().filter(|s| s.source == label) {
-            held.extend(s.returns.iter().map(|r| r.target.as_str()));
+            held.extend(s.returns.iter().map(|r| &*r.target));
         }
     }
     if let Some((_, queries)) = &c.queries {

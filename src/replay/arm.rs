@@ -156,15 +156,15 @@ impl<R: Borrow<Return>> RunGroup<R> {
 /// The targets of `returns` in order of first appearance, each with its runs.
 pub fn group<R: Borrow<Return>>(returns: impl IntoIterator<Item = R>) -> Vec<TargetGroup<R>> {
     let mut targets: Vec<TargetGroup<R>> = Vec::new();
-    let mut index: HashMap<String, usize, foldhash::fast::RandomState> = HashMap::default();
+    let mut index: HashMap<Arc<str>, usize, foldhash::fast::RandomState> = HashMap::default();
     for r in returns {
         let ret = r.borrow();
-        let t = match index.get(ret.target.as_str()) {
+        let t = match index.get(&*ret.target) {
             Some(&t) => t,
             None => {
                 index.insert(ret.target.clone(), targets.len());
                 targets.push(TargetGroup {
-                    target: Arc::from(ret.target.as_str()),
+                    target: ret.target.clone(),
                     runs: Vec::new(),
                 });
                 targets.len() - 1

@@ -736,7 +736,7 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 .max()
                 .unwrap_or(first.finding.claim.autofix),
             has_fix: members.iter().any(|w| w.finding.claim.has_fix),
-            evidence,
+            evidence: evidence.into(),
         },
         confidence_before: confidence,
         confidence,

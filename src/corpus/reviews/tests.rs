@@ -488,3 +488,24 @@ fn damaged_lines_read_straight_are_read_as_the_fast_route_reads_them() {
         "{read} of {tried}"
     );
 }
+
+// A corpus holds hundreds of thousands of returns, almost all without a malformed finding:
+// each holds one word for the list, and shares its target's and reviewer's names.
+#[test]
+fn a_return_holds_one_word_for_no_malformed_findings_and_shares_its_names() {
+    assert_eq!(
+        std::mem::size_of::<MalformedList>(),
+        std::mem::size_of::<usize>()
+    );
+    let lines = [
+        r#"{"target":"t1","arm":"baseline","reviewer":"r","findings":[]}"#,
+        r#"{"target":"t1","arm":"baseline","reviewer":"r","run":1,"findings":[]}"#,
+    ]
+    .join("\n");
+    let (records, problems) = parse("reviews.jsonl", lines.as_bytes());
+    assert!(problems.is_empty());
+    let returns = select(&records, "baseline", Mode::Doc, Scale::Float);
+    assert!(returns.iter().all(|r| r.malformed.is_empty()));
+    assert!(Arc::ptr_eq(&returns[0].target, &returns[1].target));
+    assert!(Arc::ptr_eq(&returns[0].reviewer, &returns[1].reviewer));
+}

@@ -41,7 +41,7 @@ fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
             severity: sev,
             autofix: Autofix::Manual,
             has_fix: false,
-            evidence: vec![],
+            evidence: Box::new([]),
         },
         confidence: conf,
         location: Location::Doc {
@@ -68,7 +68,7 @@ fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding
             severity: sev,
             autofix: Autofix::GatedAuto,
             has_fix: false,
-            evidence: vec![],
+            evidence: Box::new([]),
         },
         confidence: conf,
         location: Location::Code(CodeSite {
@@ -260,10 +260,10 @@ fn collapse_needs_three_and_is_anchored_doc_only() {
 #[test]
 fn doc_dedup_merges_on_section_and_title_and_takes_the_merge_rules() {
     let mut a = doc("Rollback is missing", "Deploy", Severity::P2, 0.6);
-    a.claim.evidence = vec!["step 4".into()];
+    a.claim.evidence = vec!["step 4".into()].into();
     a.id = Some("a1".into());
     let mut b = doc("rollback is MISSING!", " deploy ", Severity::P1, 0.55);
-    b.claim.evidence = vec!["step 4".into(), "no runbook".into()];
+    b.claim.evidence = vec!["step 4".into(), "no runbook".into()].into();
     b.claim.autofix = Autofix::SafeAuto;
     b.claim.has_fix = true;
     if let Location::Doc { finding_type, .. } = &mut b.location {
@@ -282,7 +282,7 @@ fn doc_dedup_merges_on_section_and_title_and_takes_the_merge_rules() {
     assert_eq!(m.confidence_before, 0.6); // highest
     assert_eq!(m.claim.autofix, Autofix::Manual); // most conservative of safe_auto, manual
     assert_eq!(
-        m.claim.evidence,
+        *m.claim.evidence,
         [Arc::from("step 4"), Arc::from("no runbook")]
     ); // union, order kept
     assert!(m.claim.has_fix);
