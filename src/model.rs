@@ -246,7 +246,8 @@ pub struct FindingRow {
     pub location: Arc<str>,
     /// Code mode: the smallest line of the merged cluster.
     pub line: Option<u32>,
-    pub reviewers: Box<[Arc<str>]>,
+    /// Shared by every row of the arm naming the same reviewers ([`ReviewerLists`]).
+    pub reviewers: Arc<[Arc<str>]>,
     pub contributions: u32,
     /// The contributors' ids, in document order (a contributor without one has none here).
     pub ids: Box<[Arc<str>]>,
@@ -263,8 +264,31 @@ pub struct FindingRow {
     pub on_suppressed_line: Option<bool>,
 }
 
+/// The lists of reviewers an arm's rows name, each held once: a million merged findings name a
+/// few dozen distinct lists, so a row holds a pointer to its list rather than a list of its own.
+#[derive(Debug, Default)]
+pub struct ReviewerLists(std::collections::HashSet<Arc<[Arc<str>]>, foldhash::fast::RandomState>);
+
+impl ReviewerLists {
+    /// The list held equal to `list`, or `list` held from now on.
+    fn share(&mut self, list: Vec<Arc<str>>) -> Arc<[Arc<str>]> {
+        if let Some(held) = self.0.get(&*list) {
+            return held.clone();
+        }
+        let held: Arc<[Arc<str>]> = list.into();
+        self.0.insert(held.clone());
+        held
+    }
+}
+
 impl FindingRow {
-    pub(crate) fn new(arm: &Arc<str>, target: &Arc<str>, run: u32, m: Merged) -> Self {
+    pub(crate) fn new(
+        arm: &Arc<str>,
+        target: &Arc<str>,
+        run: u32,
+        m: Merged,
+        lists: &mut ReviewerLists,
+    ) -> Self {
         let (location, line) = match m.location {
             MergedLocation::Doc { section, .. } => (section, None),
             MergedLocation::Code(CodeSite { file, line, .. }) => (file, Some(line)),
@@ -277,7 +301,7 @@ impl FindingRow {
             severity: m.claim.severity,
             location,
             line,
-            reviewers: m.reviewers.into_boxed_slice(),
+            reviewers: lists.share(m.reviewers),
             contributions: m.contributions.len() as u32,
             ids: {
                 // Sized to the contributions, which usually all have ids: the box is then this
@@ -470,4 +494,21 @@ pub struct Closest {
     pub values: BTreeMap<String, serde_json::Value>,
     /// The requirements it misses.
     pub misses: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_naming_the_same_reviewers_in_the_same_order_share_one_list() {
+        let names = |n: &[&str]| n.iter().map(|&s| Arc::from(s)).collect::<Vec<Arc<str>>>();
+        let mut lists = ReviewerLists::default();
+        let a = lists.share(names(&["coherence", "feasibility"]));
+        let b = lists.share(names(&["coherence", "feasibility"]));
+        let c = lists.share(names(&["feasibility", "coherence"]));
+        assert!(Arc::ptr_eq(&a, &b));
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_eq!(*c, *names(&["feasibility", "coherence"]));
+    }
 }

@@ -292,6 +292,7 @@ pub(super) fn arm_review(
     };
     let mut per_target = Vec::new();
     let arm_name: Arc<str> = Arc::from(arm.name.as_str());
+    let mut lists = ReviewerLists::default();
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
     // Each (target, run) becomes its metrics and rows as soon as it is replayed.
@@ -322,7 +323,7 @@ pub(super) fn arm_review(
         rows.extend(
             run.merged
                 .into_iter()
-                .map(|m| FindingRow::new(&arm_name, &target, run.run, m)),
+                .map(|m| FindingRow::new(&arm_name, &target, run.run, m, &mut lists)),
         );
     };
     // Returns this arm alone reads go as their targets are replayed.

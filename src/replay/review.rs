@@ -653,8 +653,7 @@ fn by_fingerprint<'a>(
 fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
     let members: Vec<&Working> = group.iter().map(|&i| &working[i]).collect();
     let first = members[0];
-    // Room for every member: the usual distinct reviewers fill it, and the row's boxed list
-    // (`FindingRow::new`) is then this allocation, not a smaller copy of it.
+    // Room for every member: the usual distinct reviewers fill it.
     let mut reviewers: Vec<Arc<str>> = Vec::with_capacity(members.len());
     let mut evidence: Vec<Arc<str>> = Vec::new();
     for w in &members {
