@@ -236,8 +236,8 @@ pub struct Agreement {
 /// its text is shared with the corpus.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FindingRow {
-    /// Shared by every row of the arm, and of the (target, run).
-    pub arm: Arc<str>,
+    /// Shared by every row of the (target, run). Its arm is the list it is in
+    /// ([`Analysis::findings`]).
     pub target: Arc<str>,
     pub run: u32,
     pub title: Arc<str>,
@@ -282,19 +282,12 @@ impl ReviewerLists {
 }
 
 impl FindingRow {
-    pub(crate) fn new(
-        arm: &Arc<str>,
-        target: &Arc<str>,
-        run: u32,
-        m: Merged,
-        lists: &mut ReviewerLists,
-    ) -> Self {
+    pub(crate) fn new(target: &Arc<str>, run: u32, m: Merged, lists: &mut ReviewerLists) -> Self {
         let (location, line) = match m.location {
             MergedLocation::Doc { section, .. } => (section, None),
             MergedLocation::Code(CodeSite { file, line, .. }) => (file, Some(line)),
         };
         FindingRow {
-            arm: arm.clone(),
             target: target.clone(),
             run,
             title: m.claim.title,

@@ -3,7 +3,6 @@
 //! deltas of the catalogue's metrics.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
 use crate::config::Experiment;
 use crate::corpus::reviews::{Return, Selection};
@@ -291,7 +290,6 @@ pub(super) fn arm_review(
         names.len()
     };
     let mut per_target = Vec::new();
-    let arm_name: Arc<str> = Arc::from(arm.name.as_str());
     let mut lists = ReviewerLists::default();
     // Judge composites of the findings the validation pass rejected and validated.
     let (mut rejected, mut validated) = (Vec::new(), Vec::new());
@@ -323,7 +321,7 @@ pub(super) fn arm_review(
         rows.extend(
             run.merged
                 .into_iter()
-                .map(|m| FindingRow::new(&arm_name, &target, run.run, m, &mut lists)),
+                .map(|m| FindingRow::new(&target, run.run, m, &mut lists)),
         );
     };
     // Returns this arm alone reads go as their targets are replayed.

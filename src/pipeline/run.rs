@@ -492,7 +492,8 @@ fn write_tables(
             "findings",
             &mut findings
                 .into_iter()
-                .flat_map(|rows| {
+                .zip(crate::gate::schema::ARMS.iter().copied())
+                .flat_map(|(rows, arm)| {
                     let mut rows = rows.into_iter();
                     let reusable = &reusable;
                     std::iter::from_fn(move || {
@@ -500,11 +501,11 @@ fn write_tables(
                             .try_recv()
                             .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
                         frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
-                        (!frame.is_empty()).then_some(frame)
+                        (!frame.is_empty()).then_some((arm, frame))
                     })
                 })
-                .map(|rows| {
-                    let table = tables::findings(&rows, controls);
+                .map(|(arm, rows)| {
+                    let table = tables::findings(&rows, arm, controls);
                     let _ = to_free.send(rows);
                     table
                 }),

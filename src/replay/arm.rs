@@ -323,7 +323,7 @@ fn replay_arm_with<R: Borrow<Return>>(
             let merged = replay_run(k, &mut fingerprints);
             for m in &merged {
                 if let Some(Check::Rejected(reason)) = &m.validation {
-                    *out.rejection_reasons.entry(reason.clone()).or_default() += 1;
+                    *out.rejection_reasons.entry(reason.to_string()).or_default() += 1;
                 }
             }
             if routed {

@@ -68,7 +68,7 @@ pub enum Tier {
 pub enum Check {
     Validated,
     /// With the reason of the first rejecting call in file order.
-    Rejected(String),
+    Rejected(Box<str>),
     Failed,
     /// The corpus holds no call for any of its contributors.
     Missing,
@@ -536,7 +536,7 @@ fn lookup(m: &Merged, calls: &[&Validation]) -> Check {
         return Check::Failed;
     }
     match mine.iter().find(|c| c.verdict == Verdict::Rejected) {
-        Some(c) => Check::Rejected(c.reason.clone().unwrap_or_else(|| "(no reason)".into())),
+        Some(c) => Check::Rejected(c.reason.as_deref().unwrap_or("(no reason)").into()),
         None => Check::Validated,
     }
 }

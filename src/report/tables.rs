@@ -140,7 +140,7 @@ impl<T: serde::Serialize + PartialEq + Copy> Names<T> {
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
 /// its tier and route; with the precision controls, what the validation pass made of it.
-pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
+pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -150,7 +150,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
     let route = Names::of(rows.iter().filter_map(|r| r.route));
     let queue = Names::of(rows.iter().filter_map(|r| r.queue));
     let mut c = Columns::new(rows.len());
-    c.of("arm", rows, |r| &*r.arm)
+    c.of("arm", rows, |_| arm)
         .of("target", rows, |r| &*r.target)
         .of("run", rows, |r| r.run)
         .of("title", rows, |r| &*r.title)
@@ -174,7 +174,7 @@ pub fn findings(rows: &[FindingRow], controls: bool) -> Table {
             r.validation.as_ref().map_or("not_run", Check::name)
         })
         .of("validation_reason", rows, |r| match &r.validation {
-            Some(Check::Rejected(why)) => Some(why.as_str()),
+            Some(Check::Rejected(why)) => Some(&**why),
             _ => None,
         })
         .of("on_suppressed_line", rows, |r| r.on_suppressed_line);
