@@ -49,9 +49,11 @@ pub enum Figure {
     Count(usize),
     Real(f64),
     Optional(Option<f64>),
-    ByValue(BTreeMap<String, usize>),
+    /// Boxed, as is a label's text, so that a figure is three words, not four: a run holds
+    /// one per metric for every (target, run) of both arms.
+    ByValue(Box<BTreeMap<String, usize>>),
     OptionalCount(Option<usize>),
-    Label(Option<String>),
+    Label(Option<Box<str>>),
     /// A precision-control figure of an experiment that does not replay the controls: not
     /// written anywhere, so such experiments' outputs are what they were before the controls.
     Absent,
@@ -406,7 +408,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
             *by.entry(value_label(f.confidence, x.scale, 0.05))
                 .or_default() += 1;
         }
-        Figure::ByValue(by)
+        Figure::ByValue(Box::new(by))
     }),
     // Mean judge composite of the actionable findings that were judged; absent when none were.
     figure("precision", Kind::Optional, |x| {
@@ -475,7 +477,7 @@ pub const REVIEW_METRICS: [ReviewMetric; 38] = [
         .label("findings dropped for a lint suppression per target"),
     // The skip rule that kept the arm from reviewing the target, or null.
     figure("skipped", Kind::Label, |x| {
-        Figure::Label(x.input.skipped.map(|r| r.name().to_string()))
+        Figure::Label(x.input.skipped.map(|r| r.name().into()))
     })
     .precision(),
     // What the (target, run)'s reviewer calls spent (docs/reference.md, "Cost and latency"),
@@ -1063,7 +1065,7 @@ pub fn arm_metrics(
     for t in &per_target {
         let n = runs[t.target.as_str()] as f64;
         if let Figure::ByValue(by) = &t.figures[by_value_i] {
-            for (k, &c) in by {
+            for (k, &c) in by.iter() {
                 *dropped_by_value.entry(k.clone()).or_default() += c as f64 / n;
             }
         }

@@ -101,7 +101,7 @@ pub fn targets(metrics: &Metrics) -> Table {
             Kind::Optional => c.of(m.name, &rows, read),
             Kind::OptionalCount => c.of(m.name, &rows, |r| read(r).map(|x| x as u64)),
             Kind::Label => c.of(m.name, &rows, |(_, t)| match &t.figures[i] {
-                Figure::Label(l) => l.clone(),
+                Figure::Label(l) => l.as_deref(),
                 _ => None,
             }),
             // Counts by value live in metrics.json; a table column holds one number.

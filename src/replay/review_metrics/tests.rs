@@ -33,7 +33,7 @@ fn target(name: &str, run: u32, merged: usize, corroborated: usize, raw: &[f64])
             Kind::Count => Figure::Count(0),
             Kind::Real => Figure::Real(0.0),
             Kind::Optional => Figure::Optional(None),
-            Kind::ByValue => Figure::ByValue(BTreeMap::new()),
+            Kind::ByValue => Figure::ByValue(Box::default()),
             Kind::OptionalCount | Kind::Label => Figure::Absent,
         })
         .collect();
@@ -187,4 +187,13 @@ fn arm_pools_raw_values_and_rates_over_targets_and_runs() {
     let empty = arm_metrics("anchored", Scale::Anchor, Vec::new(), BTreeMap::new());
     assert_eq!(empty.corroboration_rate, 0.0);
     assert_eq!(empty.rate_ci.corroboration_rate, None);
+}
+
+// A run holds one figure per metric for every (target, run) of both arms: three words each.
+#[test]
+fn a_figure_is_three_words() {
+    assert_eq!(
+        std::mem::size_of::<Figure>(),
+        3 * std::mem::size_of::<usize>()
+    );
 }

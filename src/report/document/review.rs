@@ -257,7 +257,7 @@ fn skipped_targets(b: &ArmMetrics, t: &ArmMetrics) -> Vec<String> {
                     row.figure(SKIPPED)
                 {
                     if !seen.iter().any(|(t, _)| *t == row.target) {
-                        seen.push((row.target.clone(), rule.clone()));
+                        seen.push((row.target.clone(), rule.to_string()));
                     }
                 }
             }
