@@ -40,6 +40,7 @@ pub struct Parquet<W: Write> {
     fields: Vec<ParquetType>,
     choices: Vec<Option<Choice>>,
     options: WriteOptions,
+    tables: Tables,
 }
 
 impl<W: Write> Parquet<W> {
@@ -61,6 +62,7 @@ impl<W: Write> Parquet<W> {
             writer: FileWriter::new_with_parquet_schema(out, arrow, parquet_schema, options),
             fields,
             options,
+            tables: Tables::default(),
         })
     }
 
@@ -82,7 +84,7 @@ impl<W: Write> Parquet<W> {
                 let (choice, built) = match *choice {
                     Some(chosen) => (chosen, None),
                     None => {
-                        let (chosen, built) = choose(array.as_ref())?;
+                        let (chosen, built) = choose(array.as_ref(), &mut self.tables)?;
                         (*choice.insert(chosen), built)
                     }
                 };
@@ -91,7 +93,7 @@ impl<W: Write> Parquet<W> {
                     (Choice::Dictionary, Some(text)) => array_to_columns(
                         match built {
                             Some(built) => built,
-                            None => dictionary(text)?,
+                            None => dictionary(text, &mut self.tables)?,
                         }
                         .boxed(),
                         field.clone(),
@@ -145,10 +147,13 @@ fn worth_a_dictionary(distinct: usize, len: usize) -> bool {
 /// floats, a dictionary built here for a text column of few (given with the choice, so that
 /// the frame's is not built twice); polars' own choice for the rest (whole numbers and flags,
 /// which it decides without an estimate).
-fn choose(array: &dyn Array) -> PolarsResult<(Choice, Option<DictionaryArray<u32>>)> {
+fn choose(
+    array: &dyn Array,
+    tables: &mut Tables,
+) -> PolarsResult<(Choice, Option<DictionaryArray<u32>>)> {
     let len = array.len();
     if let Some(text) = array.as_any().downcast_ref::<Utf8ViewArray>() {
-        let built = dictionary(text)?;
+        let built = dictionary(text, tables)?;
         return Ok(if worth_a_dictionary(built.values().len(), len) {
             (Choice::Dictionary, Some(built))
         } else {
@@ -187,41 +192,80 @@ fn choose(array: &dyn Array) -> PolarsResult<(Choice, Option<DictionaryArray<u32
     Ok((choice, None))
 }
 
+/// The tables [`dictionary`] finds a frame's values in, kept from frame to frame and emptied
+/// for each column: made afresh for every text column of every 4,096-row frame, their room was
+/// given back to the system and taken again (its pages zeroed once more) a few hundred times
+/// a table. Each holds keys, a key standing for the row its value first appears in.
+#[derive(Default)]
+struct Tables {
+    /// Values of up to twelve bytes, by their view (which holds them whole).
+    short: hashbrown::HashTable<u32>,
+    /// Longer values, by their text.
+    long: hashbrown::HashTable<u32>,
+}
+
 /// `text` as a dictionary: each distinct value once, in order of first appearance, and each
 /// row's key (a missing value stays missing). A value equal to the row before's view, or of up
 /// to twelve bytes (held whole in its view), is matched by its view alone.
-fn dictionary(text: &Utf8ViewArray) -> PolarsResult<DictionaryArray<u32>> {
+fn dictionary(text: &Utf8ViewArray, tables: &mut Tables) -> PolarsResult<DictionaryArray<u32>> {
+    use std::hash::BuildHasher;
+    let hasher = foldhash::fast::FixedState::default();
     let mut keys: Vec<u32> = Vec::with_capacity(text.len());
-    let mut values: Vec<&str> = Vec::new();
-    type Table<K> = std::collections::HashMap<K, u32, foldhash::fast::RandomState>;
-    let (mut short, mut long): (Table<u128>, Table<&str>) = Default::default();
+    // Each distinct value's key is its place here: the row it first appears in.
+    let mut firsts: Vec<u32> = Vec::new();
+    tables.short.clear();
+    tables.long.clear();
     let mut last: Option<(u128, u32)> = None;
     let views = text.views();
+    let view = |row: u32| views[row as usize].as_u128();
     for i in 0..text.len() {
         if !text.is_valid(i) {
             keys.push(0);
             continue;
         }
-        let view = views[i].as_u128();
+        let here = views[i].as_u128();
         if let Some((v, key)) = last {
-            if v == view {
+            if v == here {
                 keys.push(key);
                 continue;
             }
         }
         let value = text.value(i);
-        let next = values.len() as u32;
-        let key = if value.len() <= 12 {
-            *short.entry(view).or_insert(next)
+        let short = value.len() <= 12;
+        let (table, hash) = if short {
+            (&mut tables.short, hasher.hash_one(here))
         } else {
-            *long.entry(value).or_insert(next)
+            (&mut tables.long, hasher.hash_one(value))
         };
-        if key == next {
-            values.push(value);
-        }
-        last = Some((view, key));
+        let same = |&k: &u32| {
+            let first = firsts[k as usize];
+            if short {
+                view(first) == here
+            } else {
+                text.value(first as usize) == value
+            }
+        };
+        let rehash = |&k: &u32| {
+            let first = firsts[k as usize];
+            if short {
+                hasher.hash_one(view(first))
+            } else {
+                hasher.hash_one(text.value(first as usize))
+            }
+        };
+        let key = match table.find(hash, same) {
+            Some(&key) => key,
+            None => {
+                let key = firsts.len() as u32;
+                table.insert_unique(hash, key, rehash);
+                firsts.push(i as u32);
+                key
+            }
+        };
+        last = Some((here, key));
         keys.push(key);
     }
+    let values: Vec<&str> = firsts.iter().map(|&i| text.value(i as usize)).collect();
     let keys = PrimitiveArray::new(ArrowDataType::UInt32, keys.into(), text.validity().cloned());
     let values = Utf8ViewArray::from_slice_values(values);
     DictionaryArray::try_new(
@@ -247,16 +291,19 @@ mod tests {
     fn a_dictionary_holds_each_text_once_in_order_of_first_appearance() {
         let long = "a text longer than twelve bytes";
         let copy = long.to_string();
-        let d = dictionary(&texts(&[
-            Some("b"),
-            Some("a"),
-            Some("b"),
-            None,
-            Some(long),
-            Some("a"),
-            Some(&copy),
-            Some(""),
-        ]))
+        let d = dictionary(
+            &texts(&[
+                Some("b"),
+                Some("a"),
+                Some("b"),
+                None,
+                Some(long),
+                Some("a"),
+                Some(&copy),
+                Some(""),
+            ]),
+            &mut Tables::default(),
+        )
         .unwrap();
         let values = d.values().as_any().downcast_ref::<Utf8ViewArray>().unwrap();
         let values: Vec<&str> = values.values_iter().collect();
@@ -277,28 +324,71 @@ mod tests {
         );
     }
 
+    // The tables are kept from frame to frame: a frame's dictionary is the one fresh tables
+    // make, whatever frame they held before.
+    #[test]
+    fn a_frame_after_another_makes_the_dictionary_fresh_tables_make() {
+        let long = |i: usize| format!("a text longer than twelve bytes, number {i}");
+        let first: Vec<String> = (0..300).map(|i| long(i % 40)).collect();
+        let second: Vec<String> = (0..300).map(|i| long(i % 7 + 35)).collect();
+        let frame = |v: &[String]| {
+            let mut values: Vec<Option<&str>> = v.iter().map(|s| Some(s.as_str())).collect();
+            values.extend([Some("x"), Some("y"), Some("x")]);
+            texts(&values)
+        };
+        let mut kept = Tables::default();
+        dictionary(&frame(&first), &mut kept).unwrap();
+        let reused = dictionary(&frame(&second), &mut kept).unwrap();
+        let fresh = dictionary(&frame(&second), &mut Tables::default()).unwrap();
+        assert_eq!(reused, fresh);
+        assert_eq!(reused.values().len(), 9);
+    }
+
     #[test]
     fn the_first_frame_chooses_by_polars_rule() {
         let many: Vec<String> = (0..200).map(|i| format!("finding {i}")).collect();
         let many: Vec<Option<&str>> = many.iter().map(|s| Some(s.as_str())).collect();
-        assert_eq!(choose(&texts(&many)).unwrap().0, Choice::Plain);
+        assert_eq!(
+            choose(&texts(&many), &mut Tables::default()).unwrap().0,
+            Choice::Plain
+        );
         // Three quarters distinct (149 texts and one repeated: 150 of 200) is still worth a
         // dictionary; one more is not.
         let mut some = many.clone();
         for v in some.iter_mut().skip(149) {
             *v = Some("repeated");
         }
-        assert_eq!(choose(&texts(&some)).unwrap().0, Choice::Dictionary);
+        assert_eq!(
+            choose(&texts(&some), &mut Tables::default()).unwrap().0,
+            Choice::Dictionary
+        );
         some[149] = Some("one more");
-        assert_eq!(choose(&texts(&some)).unwrap().0, Choice::Plain);
+        assert_eq!(
+            choose(&texts(&some), &mut Tables::default()).unwrap().0,
+            Choice::Plain
+        );
         // 128 values or fewer: a dictionary, however many are distinct.
-        assert_eq!(choose(&texts(&many[..128])).unwrap().0, Choice::Dictionary);
+        assert_eq!(
+            choose(&texts(&many[..128]), &mut Tables::default())
+                .unwrap()
+                .0,
+            Choice::Dictionary
+        );
         let floats = PrimitiveArray::<f64>::from_vec((0..200).map(|i| i as f64 / 7.0).collect());
-        assert_eq!(choose(&floats).unwrap().0, Choice::Plain);
+        assert_eq!(
+            choose(&floats, &mut Tables::default()).unwrap().0,
+            Choice::Plain
+        );
         let anchors = PrimitiveArray::<f64>::from_vec((0..200).map(|i| (i % 5) as f64).collect());
-        assert_eq!(choose(&anchors).unwrap().0, Choice::Polars);
+        assert_eq!(
+            choose(&anchors, &mut Tables::default()).unwrap().0,
+            Choice::Polars
+        );
         let whole = PrimitiveArray::<i64>::from_vec((0..200).collect());
-        assert_eq!(choose(&whole).unwrap().0, Choice::Polars);
+        assert_eq!(
+            choose(&whole, &mut Tables::default()).unwrap().0,
+            Choice::Polars
+        );
     }
 
     /// Frames of every kind of column (a text column never given, texts to quote, empty and
@@ -365,7 +455,7 @@ mod tests {
         batch
             .columns()
             .iter()
-            .map(|a| choose(a.as_ref()).unwrap().0)
+            .map(|a| choose(a.as_ref(), &mut Tables::default()).unwrap().0)
             .collect()
     }
 }
