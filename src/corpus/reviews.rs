@@ -959,7 +959,8 @@ pub fn check_for<F: Unchecked>(
 }
 
 /// One copy of each text findings repeat: the sections and files they point at, and the titles
-/// several reviewers (or arms) give one issue. A large corpus holds each once.
+/// several reviewers (or arms) give one issue; and of the target, reviewer and model names every
+/// return repeats. A large corpus holds each once.
 #[derive(Default)]
 pub(crate) struct Interner {
     /// Each text with its hash, so that the table grows without hashing any text again.
@@ -1009,8 +1010,8 @@ impl Interner {
         }
     }
 
-    /// The copy of `text` held, or a new one held from now on: the reviewer and model names
-    /// every return repeats.
+    /// The copy of `text` held, or a new one held from now on: the target, reviewer and model
+    /// names every return repeats.
     fn text(&mut self, text: &str) -> Arc<str> {
         use std::hash::BuildHasher;
         let hash = self.state.hash_one(text);
