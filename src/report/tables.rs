@@ -159,7 +159,7 @@ pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
         .of("line", rows, |r| r.line)
         .joined("reviewers", rows, |r| &r.reviewers)
         .of("contributions", rows, |r| r.contributions)
-        .joined("ids", rows, |r| &r.ids)
+        .of("ids", rows, |r| &*r.ids)
         .of("autofix_class", rows, |r| autofix.name(r.autofix))
         .of("confidence_before", rows, |r| r.confidence_before)
         .of("confidence", rows, |r| r.confidence)
