@@ -960,7 +960,7 @@ impl TargetGroups {
 pub fn arm_metrics(
     policy: &str,
     scale: Scale,
-    per_target: Vec<TargetMetrics>,
+    mut per_target: Vec<TargetMetrics>,
     malformed_reasons: BTreeMap<String, usize>,
 ) -> ArmMetrics {
     let present = |of: fn(&ReviewMetric) -> bool| {
@@ -1070,12 +1070,20 @@ pub fn arm_metrics(
             }
         }
     }
+    let (targets, most_runs) = (runs.len(), runs.values().copied().max().unwrap_or(0));
+    drop(runs);
+    // Pooled, each (target, run)'s sums and values go, as a run read back from `metrics.json`
+    // has none (about ten megabytes at a million findings, held through the tables otherwise).
+    for t in &mut per_target {
+        t.calibration_sums = BTreeMap::new();
+        t.values = Vec::new();
+    }
 
     ArmMetrics {
         policy: policy.to_string(),
         scale,
-        targets: runs.len(),
-        runs: runs.values().copied().max().unwrap_or(0),
+        targets,
+        runs: most_runs,
         figures,
         promotion_rate: rate(promoted, merged),
         corroboration_rate: rate(corroborated, merged),

@@ -183,6 +183,11 @@ fn arm_pools_raw_values_and_rates_over_targets_and_runs() {
         arm.rate_ci.promotion_rate,
         Some([0.0, wilson(0.0, 10.0).unwrap()[1]])
     );
+    // Pooled, each (target, run) holds what one read back from metrics.json holds.
+    assert!(arm
+        .per_target
+        .iter()
+        .all(|t| t.values.is_empty() && t.calibration_sums.is_empty()));
     // Nothing merged: rates are 0 and have no interval.
     let empty = arm_metrics("anchored", Scale::Anchor, Vec::new(), BTreeMap::new());
     assert_eq!(empty.corroboration_rate, 0.0);
