@@ -263,7 +263,8 @@ pub struct FindingRow {
     pub tier: Tier,
     pub route: Option<Route>,
     pub queue: Option<Queue>,
-    pub validation: Option<Check>,
+    /// Boxed: most rows have none, and then hold one word for it, not three.
+    pub validation: Option<Box<Check>>,
     pub on_suppressed_line: Option<bool>,
 }
 
@@ -309,7 +310,7 @@ impl FindingRow {
             tier: m.tier,
             route: m.route,
             queue: m.queue,
-            validation: m.validation,
+            validation: m.validation.map(Box::new),
             on_suppressed_line: m.on_suppressed_line,
         }
     }
@@ -515,6 +516,16 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(*c, *names(&["feasibility", "coherence"]));
+    }
+
+    // A run holds a row for every merged finding of both arms until its table is written: one
+    // word for a validation that most rows have not (three when it was held in line).
+    #[test]
+    fn a_row_is_seventeen_words() {
+        assert_eq!(
+            std::mem::size_of::<FindingRow>(),
+            17 * std::mem::size_of::<usize>()
+        );
     }
 
     #[test]

@@ -171,11 +171,13 @@ pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
         .of("queue", rows, |r| r.queue.map(|x| queue.name(x)));
     if controls {
         c.of("validation", rows, |r| {
-            r.validation.as_ref().map_or("not_run", Check::name)
+            r.validation.as_deref().map_or("not_run", Check::name)
         })
-        .of("validation_reason", rows, |r| match &r.validation {
-            Some(Check::Rejected(why)) => Some(&**why),
-            _ => None,
+        .of("validation_reason", rows, |r| {
+            match r.validation.as_deref() {
+                Some(Check::Rejected(why)) => Some(&**why),
+                _ => None,
+            }
         })
         .of("on_suppressed_line", rows, |r| r.on_suppressed_line);
     }
