@@ -54,7 +54,7 @@ fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
 
 fn with_premise(mut f: Finding, p: &str) -> Finding {
     if let Location::Doc { premise, .. } = &mut f.location {
-        *premise = Some(p.into());
+        *premise = Some(Box::new(p.into()));
     }
     f
 }
