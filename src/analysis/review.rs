@@ -374,7 +374,7 @@ pub(super) fn losses(
             target: r.target.to_string(),
             run: r.run,
             reviewer: r.reviewer.to_string(),
-            reason: r.reason.clone(),
+            reason: r.reason.as_deref().map(String::from),
         })
         .collect();
     (malformed_reasons, failed_calls)

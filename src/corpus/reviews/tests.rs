@@ -508,4 +508,9 @@ fn a_return_holds_one_word_for_no_malformed_findings_and_shares_its_names() {
     assert!(returns.iter().all(|r| r.malformed.is_empty()));
     assert!(Arc::ptr_eq(&returns[0].target, &returns[1].target));
     assert!(Arc::ptr_eq(&returns[0].reviewer, &returns[1].reviewer));
+    // Its findings and a failure's reason are boxed: fourteen words, not sixteen.
+    assert_eq!(
+        std::mem::size_of::<Return>(),
+        14 * std::mem::size_of::<usize>()
+    );
 }
