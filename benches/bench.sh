@@ -68,6 +68,8 @@ measure3() { # outfile cmd...
   cp "$out.1.stdout" "$out.stdout"; cat "$out".[123].stderr > "$out.stderr"
 }
 min_of() { sort -g | head -1; }
+# Peak resident memory in MiB: /usr/bin/time counts KiB. (Every "peak MiB" below; figures
+# quoted before 2026-12-05 wrote these MiB as "MB".)
 rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf "%.0f", m/1024}' "$1.stderr"; }
 wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
 phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
@@ -84,6 +86,9 @@ FINDINGS=1000000
 LI="$DATA/large-reviews-interleaved-$FINDINGS"
 [ -f "$LI/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$FINDINGS" "$LI" long interleaved
 SIZE=$(( $(stat -c %s "$LI/reviews.jsonl") / 1000000 ))
+# The file's size in the unit the peaks are in: the memory ratio compares MiB with MiB (until
+# 2026-12-05 it set MiB against MB, and read 4.9% low).
+SIZE_MIB=$(awk -v b="$(stat -c %s "$LI/reviews.jsonl")" 'BEGIN { printf "%.1f", b / 1048576 }')
 RETURNS=$(wc -l < "$LI/reviews.jsonl")
 # Alternating, so that a slow moment of the machine falls on both sides.
 ri="$DATA/out-ratio-run"; pi="$DATA/out-ratio-parse"
@@ -97,12 +102,12 @@ printf '
 turn-5 ratios (2 cores; fastest of three, the two sides alternating in this run)
 '
 printf '%-78s %9s %8s %s
-' "" "seconds" "peak MB" "ratio (goal)"
+' "" "seconds" "peak MiB" "ratio (goal)"
 printf '%-78s %9s %8s
 ' "orjson parsing every line of reviews.jsonl ($SIZE MB, $RETURNS returns)" "$(wall_s "$pi")" "$(rss_mb "$pi")"
 printf '%-78s %9s %8s %s
 ' "calibench run --no-plots, $FINDINGS findings, interleaved in windows of 200" "$(wall_s "$ri")" "$(rss_mb "$ri")" \
-  "$(ratio "$(wall_s "$ri")" "$(wall_s "$pi")")x the parse (<= 1.0); memory $(ratio "$(rss_mb "$ri")" "$SIZE")x the file (<= 1.0)"
+  "$(ratio "$(wall_s "$ri")" "$(wall_s "$pi")")x the parse (<= 1.0); memory $(ratio "$(rss_mb "$ri")" "$SIZE_MIB")x the file's $SIZE_MIB MiB (<= 1.0)"
 printf '  its phases: read and parse %ss, replay and metrics %ss, tables %ss\n' "$(phase "$ri" "read and parse")" "$(phase "$ri" "replay and metrics")" "$(phase "$ri" tables)"
 
 sw="$DATA/out-ratio-sweep"
@@ -176,7 +181,7 @@ fi
 mg="$DATA/out-ratio-merge"
 measure3 "$mg" sh -c 'rm -rf "$1" && exec "$2" merge "$1" "$3"/runs/s*' sh "$DATA/merged-$NS" "$BIN" "$SH"
 printf '%-78s %9s %8s %s
-' "calibench merge of $NS shards ($NT lines)" "$(wall_s "$mg")" "$(rss_mb "$mg")" "(<= 2 s, <= 100 MB)"
+' "calibench merge of $NS shards ($NT lines)" "$(wall_s "$mg")" "$(rss_mb "$mg")" "(<= 2 s, <= 100 MB = 95 MiB)"
 fi
 
 if want alpha || want long; then
@@ -199,7 +204,7 @@ if want long; then
 # One layout against Python at both levels: $1 the layout's name, $2 its file, $3 the Python
 # script, $4 how the Python side is measured (measure3, or measure for a single run).
 alpha_vs_python() {
-  printf '\n%-34s %10s %10s %10s %14s\n' "$1 CSV ($RATERS x $UNITS, $(( $(stat -c %s "$2") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MB"
+  printf '\n%-34s %10s %10s %10s %14s\n' "$1 CSV ($RATERS x $UNITS, $(( $(stat -c %s "$2") / 1000000 )) MB)" "calibench" "python" "ratio" "peak MiB"
   for level in interval nominal; do
     c="$DATA/out-c-$1-$level"; p="$DATA/out-p-$1-$level"
     measure3 "$c" "$BIN" alpha "$2" --level "$level" --bootstrap 0 --json
@@ -221,7 +226,7 @@ alpha_vs_python wide "$DATA/$A.csv" benches/python_wide.py measure
 # (grouped into patterns), and the 101-level ordinal and continuous data (drawn unit by unit).
 gen ordinal101 "$UNITS" "$O"
 gen continuous "$UNITS" "$C"
-printf '\n%-46s %10s %12s %10s %8s\n' "default 2,000 replicates, long CSV" "whole" "bootstrap" "x --bootstrap 0" "peak MB"
+printf '\n%-46s %10s %12s %10s %8s\n' "default 2,000 replicates, long CSV" "whole" "bootstrap" "x --bootstrap 0" "peak MiB"
 for kind in "$A:interval" "$A:nominal" "$O:ordinal" "$C:interval"; do
   data=${kind%%:*}; level=${kind##*:}
   c="$DATA/out-c-long-boot-$data-$level"; c0="$DATA/out-c-long-noboot-$data-$level"
@@ -237,7 +242,7 @@ if want alpha; then
 gen ordinal101 "$UNITS" "$O"
 gen continuous "$UNITS" "$C"
 gen anchors 100000 "$B"
-printf '\n%-34s %10s %10s %10s %10s %9s\n' "case ($RATERS x $UNITS)" "calibench" "  (alpha)" "python" "ratio" "peak MB"
+printf '\n%-34s %10s %10s %10s %10s %9s\n' "case ($RATERS x $UNITS)" "calibench" "  (alpha)" "python" "ratio" "peak MiB"
 for level in interval nominal; do
   c="$DATA/out-c-$level"; p="$DATA/out-p-$level"
   measure3 "$c" "$BIN" alpha "$DATA/$A.csv" --level "$level" --bootstrap 0 --timings --json
@@ -262,11 +267,11 @@ done
 
 b="$DATA/out-boot"
 measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level interval --bootstrap 2000 --timings --json
-printf '\n2,000 unit-bootstrap replicates, %s x 100,000 units, interval: %ss (whole command %ss, %s MB)\n' \
+printf '\n2,000 unit-bootstrap replicates, %s x 100,000 units, interval: %ss (whole command %ss, %s MiB)\n' \
   "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
 b="$DATA/out-boot-ordinal"
 measure3 "$b" "$BIN" alpha "$DATA/$B.csv" --level ordinal --bootstrap 2000 --timings --json
-printf '2,000 unit-bootstrap replicates, %s x 100,000 units, ordinal:  %ss (whole command %ss, %s MB)\n' \
+printf '2,000 unit-bootstrap replicates, %s x 100,000 units, ordinal:  %ss (whole command %ss, %s MiB)\n' \
   "$RATERS" "$(phase "$b" bootstrap)" "$(wall_s "$b")" "$(rss_mb "$b")"
 fi
 
@@ -287,7 +292,7 @@ L="$DATA/large-reviews-$FINDINGS"
 r="$DATA/out-replay"
 replay_runs "$L" "$r"
 printf '\nreplay of %s findings (%s MB of reviews.jsonl, both arms, no bootstrap):\n' "$FINDINGS" "$(( $(stat -c %s "$L/reviews.jsonl") / 1000000 ))"
-printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
+printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MiB\n' \
   "$(phase "$r" "read and parse")" "$(phase "$r" "replay and metrics")" "$(phase "$r" tables)" "$(phase "$r" report)" "$(wall_s "$r")" "$(rss_mb "$r")"
 printf '  slowest of the three runs %ss; bars: 2 s and 400 MB\n' \
   "$(awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$r.stderr" | sort -g | tail -1)"
@@ -297,7 +302,7 @@ printf '  slowest of the three runs %ss; bars: 2 s and 400 MB\n' \
 LL="$DATA/large-reviews-long-$FINDINGS"
 rl="$DATA/out-replay-long"
 replay_runs "$LL" "$rl" long
-printf '  with long titles and sections (%s MB of reviews.jsonl): read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MB\n' \
+printf '  with long titles and sections (%s MB of reviews.jsonl): read and parse %ss, replay and metrics %ss, tables %ss; whole command %ss, %s MiB\n' \
   "$(( $(stat -c %s "$LL/reviews.jsonl") / 1000000 ))" "$(phase "$rl" "read and parse")" "$(phase "$rl" "replay and metrics")" "$(phase "$rl" tables)" "$(wall_s "$rl")" "$(rss_mb "$rl")"
 
 fi
@@ -310,7 +315,7 @@ Q="$DATA/large-queries-$QUERIES"
 q="$DATA/out-queries"; rm -rf "$DATA/query-runs" "$DATA/query-reports"
 measure3 "$q" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --reports-dir "$DATA/query-reports" --quiet --timings
 printf '\nquery replay of %s queries (%s MB of queries.jsonl, both models, 2,000 bootstrap replicates):\n' "$QUERIES" "$(( $(stat -c %s "$Q/queries.jsonl") / 1000000 ))"
-printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MB\n' \
+printf '  read and parse %ss, replay and metrics %ss, tables %ss, report and plots %ss; whole command %ss, %s MiB\n' \
   "$(phase "$q" "read and parse")" "$(phase "$q" "replay and metrics")" "$(phase "$q" tables)" "$(phase "$q" report)" "$(wall_s "$q")" "$(rss_mb "$q")"
 q0="$DATA/out-queries-noboot"; rm -rf "$DATA/query-runs" "$DATA/query-reports"
 measure3 "$q0" "$BIN" run "$Q/experiment.toml" --runs-dir "$DATA/query-runs" --reports-dir "$DATA/query-reports" --quiet --timings --bootstrap 0
@@ -325,7 +330,7 @@ W="$DATA/wide-query-$TOOLS"
 w="$DATA/out-wide"; rm -rf "$DATA/wide-runs" "$DATA/wide-reports"
 measure3 "$w" "$BIN" run "$W/experiment.toml" --runs-dir "$DATA/wide-runs" --reports-dir "$DATA/wide-reports" --quiet --timings --no-plots
 printf '\none query of %s tool calls (%s MB of queries.jsonl, both models):\n' "$TOOLS" "$(( $(stat -c %s "$W/queries.jsonl") / 1000000 ))"
-printf '  read and parse %ss, replay and metrics %ss; whole command %ss, %s MB\n' \
+printf '  read and parse %ss, replay and metrics %ss; whole command %ss, %s MiB\n' \
   "$(phase "$w" "read and parse")" "$(phase "$w" "replay and metrics")" "$(wall_s "$w")" "$(rss_mb "$w")"
 fi
 
@@ -359,22 +364,22 @@ for n in $SIZES; do
   if [ "$n" -le 20000 ]; then
     p="$DATA/out-import-py-$n"
     measure "$p" "$PY" benches/python_inspect.py log "$E"
-    py="$(wall_s "$p")s, $(rss_mb "$p") MB"
+    py="$(wall_s "$p")s, $(rss_mb "$p") MiB"
   fi
   if [ "$n" -le 2000 ]; then
     q="$DATA/out-import-pys-$n"
     measure "$q" "$PY" benches/python_inspect.py samples "$E"
-    pys="$(wall_s "$q")s, $(rss_mb "$q") MB"
+    pys="$(wall_s "$q")s, $(rss_mb "$q") MiB"
   fi
   printf '%-40s %16s %22s %22s
-' "$n samples ($(( $(stat -c %s "$E") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MB" "$py" "$pys"
+' "$n samples ($(( $(stat -c %s "$E") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MiB" "$py" "$pys"
 done
 n=${SIZES##* }; E="$DATA/eval-$n.eval"; S="$DATA/eval-$n-slim.eval"
 [ -f "$S" ] || python3 benches/gen_eval.py "$n" "$S" --slim
 c="$DATA/out-import-slim"
 measure3 "$c" sh -c 'rm -rf "$1" && exec "$2" import inspect "$3" --arm a --into "$1" --quiet' sh "$DATA/import-slim" "$BIN" "$S"
 printf '%-40s %16s
-' "$n samples, slimmed ($(( $(stat -c %s "$S") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MB"
+' "$n samples, slimmed ($(( $(stat -c %s "$S") / 1000000 )) MB)" "$(wall_s "$c")s, $(rss_mb "$c") MiB"
 fi
 
 if want hostile; then
@@ -411,7 +416,7 @@ corpus one-line "import sys; open(sys.argv[1],'a').write('{\"target\":\"j\",\"ar
 corpus returns "import sys
 f=open(sys.argv[1],'a'); body=','.join(['{}']*10000)
 for i in range(1000): f.write('{\"target\":\"j%d\",\"arm\":\"baseline\",\"reviewer\":\"r\",\"findings\":[%s]}\n' % (i, body))"
-printf '\n%-64s %8s %8s %10s\n' "hostile input (issue 34)" "exit" "seconds" "peak MB"
+printf '\n%-64s %8s %8s %10s\n' "hostile input (issue 34)" "exit" "seconds" "peak MiB"
 hostile() { # label outfile cmd...
   local label=$1 out=$2; shift 2
   measure "$out" "$@"
@@ -440,7 +445,7 @@ measure3 "$I/out-install" sh -c 'rm -rf "$1" && CALIBENCH_RELEASE_BASE="file://$
 measure3 "$I/out-gate" sh -c 'rm -rf "$1" && exec "$2" gate corpora/capacity-50 --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet' sh "$I/gate" "$I/bin/calibench"
 # What a job without the archives runs: a clean build, as on a cache miss.
 measure "$I/out-build" env CARGO_TARGET_DIR="$I/target" cargo install --locked --path . --root "$I/root" --quiet
-printf '\n%-58s %10s %10s\n' "getting calibench in CI" "seconds" "peak MB"
+printf '\n%-58s %10s %10s\n' "getting calibench in CI" "seconds" "peak MiB"
 printf '%-58s %10s %10s\n' "scripts/install.sh, release archive ($(( $(stat -c %s "$ARCHIVE") / 1000000 )) MB, file://)" "$(wall_s "$I/out-install")" "$(rss_mb "$I/out-install")"
 printf '%-58s %10s %10s\n' "cargo install --locked --path . (clean target directory)" "$(wall_s "$I/out-build")" "$(rss_mb "$I/out-build")"
 printf '%-58s %10s %10s\n' "calibench gate corpora/capacity-50 (installed binary)" "$(wall_s "$I/out-gate")" "$(rss_mb "$I/out-gate")"
@@ -454,7 +459,7 @@ echo
 echo "calibench column: whole command (parse CSV + alpha); (alpha): the alpha computation alone;"
 echo "python: the krippendorff.alpha call alone on the preloaded array; ratio = python / (alpha)."
 echo "Times are the fastest of three runs on each side."
-echo "peak MB: calibench / python process maximum resident set size. Machine: $(nproc) cores."
+echo "peak MiB: calibench / python process maximum resident set size. Machine: $(nproc) cores."
 fi
 
 if want sweep; then
@@ -479,12 +484,12 @@ for g in $(seq -f %.2f 0.20 0.08 0.92); do
 done
 ten=$(echo "$(date +%s.%N) - $start" | bc)
 printf '\nsweep of 100 recovery gates over %s queries (2,000 bootstrap replicates):\n' "$QUERIES"
-printf '  calibench sweep %ss, %s MB; one calibench run %ss (sweep / run = %s; bar: 5)\n' \
+printf '  calibench sweep %ss, %s MiB; one calibench run %ss (sweep / run = %s; bar: 5)\n' \
   "$(wall_s "$s2")" "$(rss_mb "$s2")" "$(wall_s "$s1")" "$(echo "scale=1; $(wall_s "$s2") / $(wall_s "$s1")" | bc)"
 printf '  instead, calibench run --set per point: 10 points %.2fs, so about %.0fs for the 100\n' "$ten" "$(echo "$ten * 10" | bc)"
 s4="$DATA/out-sweep-reviews"
 measure3 "$s4" "$BIN" sweep "$L/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/sweep-runs" --reports-dir "$DATA/sweep-reports" --quiet --no-plots
-printf 'sweep of 100 actionable thresholds over %s findings (no bootstrap, as the corpus sets): %ss, %s MB (bars: 60 s, 1,000 MB)\n' \
+printf 'sweep of 100 actionable thresholds over %s findings (no bootstrap, as the corpus sets): %ss, %s MiB (bars: 60 s, 1,000 MB)\n' \
   "$FINDINGS" "$(wall_s "$s4")" "$(rss_mb "$s4")"
 fi
 
@@ -502,7 +507,7 @@ l1="$DATA/out-labels-run"; l2="$DATA/out-labels-validate"; l3="$DATA/out-labels-
 measure3 "$l1" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --no-plots --quiet' sh "$DATA/labels-out" "$BIN" "$LB"
 measure3 "$l2" "$BIN" validate "$LB" --quiet
 measure3 "$l3" "$BIN" alttest "$LC.csv" --llm model-x --level interval --min-items-per-human 3 --quiet
-printf '\n%-72s %8s %10s\n' "human labels at crowd scale (bars: 10 s, 500 MB)" "seconds" "peak MB"
+printf '\n%-72s %8s %10s\n' "human labels at crowd scale (bars: 10 s, 500 MB)" "seconds" "peak MiB"
 printf '%-72s %8s %10s\n' "calibench run, $(wc -l < "$LB/labels.jsonl") label lines" "$(wall_s "$l1")" "$(rss_mb "$l1")"
 printf '%-72s %8s %10s\n' "calibench validate, the same corpus" "$(wall_s "$l2")" "$(rss_mb "$l2")"
 printf '%-72s %8s %10s\n' "calibench alttest, $C annotators x 3 of 2,000 units" "$(wall_s "$l3")" "$(rss_mb "$l3")"
@@ -522,7 +527,7 @@ sed -e '/^ece = /d' -e "s|^corpus = \".\"|corpus = \"../large-queries-$QUERIES\"
 s0="$DATA/out-seq-run"; s1="$DATA/out-seq-sequential"
 measure3 "$s0" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet' sh "$DATA/seq-out" "$BIN" "$QS"
 measure3 "$s1" sh -c 'rm -rf "$1" && exec "$2" run "$3" --runs-dir "$1/runs" --reports-dir "$1/reports" --quiet --sequential' sh "$DATA/seq-out" "$BIN" "$QS"
-printf '\nrun --sequential on %s queries (2,000 bootstrap replicates): %ss, %s MB; the same run without it %ss (ratio %s; bar: 2)\n' \
+printf '\nrun --sequential on %s queries (2,000 bootstrap replicates): %ss, %s MiB; the same run without it %ss (ratio %s; bar: 2)\n' \
   "$QUERIES" "$(wall_s "$s1")" "$(rss_mb "$s1")" "$(wall_s "$s0")" "$(echo "scale=2; $(wall_s "$s1") / $(wall_s "$s0")" | bc)"
 fi
 
@@ -556,7 +561,7 @@ CALLS=400
 c="$DATA/out-collect"; l="$DATA/out-collect-loop"
 measure3 "$c" sh -c 'rm -rf "$1/runs" "$1/reviews.jsonl" "$1/collect.json" "$1/artifacts" && exec "$2" collect "$1" --runs-dir "$1/runs" --quiet' sh "$CB" "$BIN"
 measure3 "$l" sh -c 'cd "$1" && for a in float anchored; do for r in a b; do for d in documents/*.md; do ./reviewers/r.sh "$r" "$d" "$a" 0 < "$d" > /dev/null; done; done; done' sh "$CB"
-printf '\ncollect, %s calls of a reviewer that answers at once (concurrency 1): %ss, %s MB; the same calls from a shell loop %ss\n' \
+printf '\ncollect, %s calls of a reviewer that answers at once (concurrency 1): %ss, %s MiB; the same calls from a shell loop %ss\n' \
   "$CALLS" "$(wall_s "$c")" "$(rss_mb "$c")" "$(wall_s "$l")"
 printf '  calibench per call %s ms, of which its own overhead %s ms (bar: 5 ms)\n' \
   "$(echo "scale=2; 1000 * $(wall_s "$c") / $CALLS" | bc)" "$(echo "scale=2; 1000 * ($(wall_s "$c") - $(wall_s "$l")) / $CALLS" | bc)"
