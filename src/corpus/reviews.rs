@@ -625,12 +625,13 @@ fn each_record<F: Unchecked>(
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
     // Each id with the line it first appears on, in the order first seen, found through a table
-    // of (position there, low half of the id's hash): the hash is the one the id was read with,
-    // the table is placed by its low half spread over 64 bits ([`spread`]), so the table grows
-    // without touching a single id, and an id's text is read only when the halves match. At a
-    // million findings the table is 18 MB (a full hash and a `usize` per entry made it 34 MB).
+    // of positions there, placed by the hash the id was read with: a slot is four bytes, and
+    // the table's own seven bits of that hash make reading an id's text on a probe rare. At a
+    // million findings the table is 10 MB (a position and half the hash in each slot made it
+    // 19 MB, a full hash and a `usize` 34 MB). Room for the ids expected is taken before the
+    // first, so the ids are hashed again only if the file holds more than its first block said.
     let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
-    let mut ids: hashbrown::HashTable<(u32, u32)> = hashbrown::HashTable::new();
+    let mut ids: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     // A return's key is its call ([`Record::call`]) with its target, arm and reviewer named by
     // number: a few thousand distinct names, each held once, rather than three copied strings
     // for every one of a million lines.
@@ -664,10 +665,14 @@ fn each_record<F: Unchecked>(
         },
         |mut record| {
             // Room for the ids the file is expected to hold, taken before the first is kept.
+            use std::hash::BuildHasher;
+            // What the ids were read with ([`Keyed::new`]): the table's places when it grows.
+            let rehash =
+                |first: &[(Arc<str>, u64)], at: u32| state.hash_one(&*first[at as usize].0);
             if first_ids.capacity() == 0 {
                 if let Some(e) = expect() {
                     first_ids.reserve(e.ids);
-                    ids.reserve(e.ids, |&(_, h)| spread(h));
+                    ids.reserve(e.ids, |&at| rehash(&first_ids, at));
                 }
             }
             record.duplicate_id_of = record
@@ -675,15 +680,12 @@ fn each_record<F: Unchecked>(
                 .iter()
                 .map(|f| {
                     let Keyed { hash, text } = f.keyed_id(state)?;
-                    let half = hash as u32;
-                    let same =
-                        |&(at, h): &(u32, u32)| h == half && first_ids[at as usize].0 == text;
-                    match ids.find(spread(half), same) {
-                        Some(&(at, _)) => Some(first_ids[at as usize].1),
+                    match ids.find(hash, |&at| first_ids[at as usize].0 == text) {
+                        Some(&at) => Some(first_ids[at as usize].1),
                         None => {
                             let at = u32::try_from(first_ids.len())
                                 .expect("fewer than 2^32 finding ids: each one is held in memory");
-                            ids.insert_unique(spread(half), (at, half), |&(_, h)| spread(h));
+                            ids.insert_unique(hash, at, |&at| rehash(&first_ids, at));
                             first_ids.push((text, record.line));
                             None
                         }
@@ -693,12 +695,6 @@ fn each_record<F: Unchecked>(
             f(record);
         },
     )
-}
-
-/// A 32-bit hash spread over 64 bits (Fibonacci hashing), so that the table's bucket index
-/// (low bits) and tag (high bits) both depend on all of it.
-fn spread(half: u32) -> u64 {
-    u64::from(half).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The rules across a return's values: a repeat index that fits, findings when it is ok.

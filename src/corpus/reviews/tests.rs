@@ -96,6 +96,50 @@ fn select_validates_per_arm_and_flags_duplicate_ids() {
     assert!(select(&records, "other", Mode::Doc, Scale::Float).is_empty());
 }
 
+// The duplicate-id table grows past any room it took, placing its ids again by the hash they
+// were read with: a repeat after many growths is still found, with the line of the first.
+#[test]
+fn a_repeated_id_is_found_after_the_table_has_grown() {
+    let finding = |id: usize| {
+        format!(
+            r#"{{"id":"f{id}","title":"T","severity":"P1","section":"S","finding_type":"error","autofix_class":"manual","confidence":0.5}}"#
+        )
+    };
+    let line = |target: usize, ids: std::ops::Range<usize>| {
+        let fs: Vec<String> = ids.map(finding).collect();
+        format!(
+            r#"{{"target":"t{target}","arm":"b","reviewer":"r","findings":[{}]}}"#,
+            fs.join(",")
+        )
+    };
+    // 3,000 ids in lines of ten, then each line's first id again, from the end backwards.
+    let mut lines: Vec<String> = (0..300).map(|t| line(t, t * 10..t * 10 + 10)).collect();
+    lines.extend((0..300).rev().map(|t| line(1000 + t, t * 10..t * 10 + 1)));
+    let parsed = parse_for(
+        "r.jsonl",
+        lines.join("\n").as_bytes(),
+        Mode::Doc,
+        &[("b".into(), Scale::Float)],
+    );
+    assert!(parsed.problems.is_empty());
+    let returns = &parsed.selections[0].returns;
+    assert_eq!(
+        returns[..300]
+            .iter()
+            .map(|r| r.findings.len())
+            .sum::<usize>(),
+        3_000
+    );
+    for (k, r) in returns[300..].iter().enumerate() {
+        let first_line = 300 - k as u64;
+        assert!(r.findings.is_empty());
+        assert_eq!(
+            r.malformed.iter().next().unwrap().reason,
+            format!("id is already used by a finding on line {first_line}")
+        );
+    }
+}
+
 // Issue 34: a return of many malformed findings holds each kind once, with its count, and
 // the first few whole; one more finding than a return may hold refuses the line.
 #[test]
