@@ -106,8 +106,32 @@ pub struct Claim {
     pub autofix: Autofix,
     /// A non-empty `suggested_fix` is present (in any member, for a merged finding).
     pub has_fix: bool,
-    /// Boxed, not a `Vec`: a million findings, most without evidence, each hold two words.
-    pub evidence: Box<[Arc<str>]>,
+    pub evidence: Quotes,
+}
+
+/// A finding's `evidence`, read as a slice of its quotes. Most findings quote none, and every
+/// finding of a corpus is held before any is replayed: no quotes is one word and nothing
+/// allocated (a boxed list was two words, a `Vec` three).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Quotes(Option<Box<Box<[Arc<str>]>>>);
+
+impl std::ops::Deref for Quotes {
+    type Target = [Arc<str>];
+    fn deref(&self) -> &[Arc<str>] {
+        self.0.as_deref().map_or(&[], |quotes| quotes)
+    }
+}
+
+impl From<Vec<Arc<str>>> for Quotes {
+    fn from(quotes: Vec<Arc<str>>) -> Self {
+        Quotes((!quotes.is_empty()).then(|| Box::new(quotes.into_boxed_slice())))
+    }
+}
+
+impl Serialize for Quotes {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        (**self).serialize(s)
+    }
 }
 
 /// A finding's field that breaks its rule, and why.
@@ -184,7 +208,7 @@ pub(crate) fn check_object<W: Written>(
             severity,
             autofix,
             has_fix,
-            evidence: evidence.into_boxed_slice(),
+            evidence: evidence.into(),
         },
         confidence,
         location,
@@ -491,12 +515,28 @@ mod tests {
     }
 
     // A run holds every finding of the file before it replays one: a place is four words, as
-    // a code site is, and a finding thirteen (a premise held in line made both one more).
+    // a code site is, and a finding twelve (a premise held in line made both one more, a boxed
+    // list of quotes the finding one more again).
     #[test]
-    fn a_place_is_four_words_and_a_finding_thirteen() {
+    fn a_place_is_four_words_and_a_finding_twelve() {
         let word = std::mem::size_of::<usize>();
         assert_eq!(std::mem::size_of::<Location>(), 4 * word);
-        assert_eq!(std::mem::size_of::<Finding>(), 13 * word);
+        assert_eq!(std::mem::size_of::<Finding>(), 12 * word);
+        assert_eq!(std::mem::size_of::<Quotes>(), word);
+    }
+
+    #[test]
+    fn quotes_read_and_are_written_as_the_list_they_hold() {
+        let none = Quotes::from(Vec::new());
+        assert!(none.is_empty() && none.0.is_none());
+        assert_eq!(serde_json::to_value(&none).unwrap(), json!([]));
+        let two = Quotes::from(vec![Arc::from("step 4"), Arc::from("no runbook")]);
+        assert_eq!(two.len(), 2);
+        assert_eq!(&*two[1], "no runbook");
+        assert_eq!(
+            serde_json::to_value(&two).unwrap(),
+            json!(["step 4", "no runbook"])
+        );
     }
 
     #[test]

@@ -660,7 +660,7 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
         if !reviewers.iter().any(|r| r == w.reviewer) {
             reviewers.push(w.reviewer.clone());
         }
-        for e in &w.finding.claim.evidence {
+        for e in w.finding.claim.evidence.iter() {
             if !evidence.contains(e) {
                 evidence.push(e.clone());
             }

@@ -41,7 +41,7 @@ fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
             severity: sev,
             autofix: Autofix::Manual,
             has_fix: false,
-            evidence: Box::new([]),
+            evidence: Default::default(),
         },
         confidence: conf,
         location: Location::Doc {
@@ -68,7 +68,7 @@ fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding
             severity: sev,
             autofix: Autofix::GatedAuto,
             has_fix: false,
-            evidence: Box::new([]),
+            evidence: Default::default(),
         },
         confidence: conf,
         location: Location::Code(CodeSite {
