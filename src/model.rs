@@ -316,6 +316,9 @@ impl FindingRow {
     }
 }
 
+/// What joins a list in one cell of a table (a finding row's reviewers and ids).
+pub const LIST_SEPARATOR: char = ';';
+
 /// The ids of `contributions` in their order, joined by `;` (one without an id adds nothing),
 /// in a text sized exactly: the box is that one allocation, not a copy of a grown string.
 fn joined_ids(contributions: &[crate::replay::review::Contribution]) -> Box<str> {
@@ -324,7 +327,7 @@ fn joined_ids(contributions: &[crate::replay::review::Contribution]) -> Box<str>
     let mut joined = String::with_capacity(chars + n.saturating_sub(1));
     for (i, id) in ids().enumerate() {
         if i > 0 {
-            joined.push(';');
+            joined.push(LIST_SEPARATOR);
         }
         joined.push_str(id);
     }

@@ -57,7 +57,7 @@ impl Columns {
             text.clear();
             for (i, part) in get(r).iter().enumerate() {
                 if i > 0 {
-                    text.push(';');
+                    text.push(crate::model::LIST_SEPARATOR);
                 }
                 text.push_str(part);
             }
