@@ -115,6 +115,12 @@ pub trait Run {
     /// it goes back to the system (`main.rs`); `None` keeps the allocator's default, a second.
     const PURGE_DELAY_MS: Option<i64> = None;
 
+    /// Whether the command's memory may be served in transparent huge pages (`main.rs`). A
+    /// command that reads a whole corpus and lets it go at once is better served in small
+    /// pages: a huge page is faulted in, and zeroed, whole for the first byte of it written
+    /// (docs/benchmarks.md).
+    const HUGE_PAGES: bool = true;
+
     fn run(self, ctx: &Context) -> Result<Answer, Error>;
 }
 
@@ -132,6 +138,14 @@ macro_rules! commands {
             pub fn purge_delay_ms(&self) -> Option<i64> {
                 match self {
                     $(Command::$variant(_) => <$args as Run>::PURGE_DELAY_MS,)*
+                }
+            }
+
+            /// Whether the command's memory may be in transparent huge pages
+            /// ([`Run::HUGE_PAGES`]).
+            pub fn huge_pages(&self) -> bool {
+                match self {
+                    $(Command::$variant(_) => <$args as Run>::HUGE_PAGES,)*
                 }
             }
 
@@ -277,5 +291,26 @@ mod tests {
     #[test]
     fn the_command_line_is_well_formed() {
         Cli::command().debug_assert();
+    }
+
+    // The commands that read a whole corpus and let it go at once run in small pages; the
+    // rest (a sweep takes its freed pages again at its next point) keep huge ones.
+    #[test]
+    fn run_and_validate_turn_huge_pages_off_and_the_others_keep_them() {
+        let huge = |args: &[&str]| {
+            let cli = Cli::try_parse_from([&["calibench"], args].concat()).unwrap();
+            cli.command.huge_pages()
+        };
+        assert!(!huge(&["run"]));
+        assert!(!huge(&["validate", "corpus"]));
+        assert!(huge(&[
+            "sweep",
+            "e.toml",
+            "--arm",
+            "treatment",
+            "--vary",
+            "review.actionable_from=0:9:1"
+        ]));
+        assert!(huge(&["alpha", "a.csv"]));
     }
 }

@@ -252,6 +252,7 @@ impl Render for RunReport {
 
 impl super::Run for RunArgs {
     const PURGE_DELAY_MS: Option<i64> = Some(0);
+    const HUGE_PAGES: bool = false;
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         Ok(ctx.answer(

@@ -262,6 +262,7 @@ impl Render for Validation {
 
 impl super::Run for ValidateArgs {
     const PURGE_DELAY_MS: Option<i64> = Some(0);
+    const HUGE_PAGES: bool = false;
 
     fn run(self, ctx: &super::Context) -> Result<super::Answer, Error> {
         let validation = run(&self)?;
