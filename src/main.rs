@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, delay as std::ffi::c_long) };
     }
     // Transparent huge pages off for a command that reads a whole corpus (`Run::HUGE_PAGES`):
-    // the million-finding run peaked 15-24 MiB lower and no slower, `validate` 15 MiB lower
+    // the million-finding run peaked 13-25 MiB lower and no slower, `validate` 15 MiB lower
     // (docs/benchmarks.md). mimalloc makes the same call when
     // MIMALLOC_ALLOW_THP=0, which is read before `main`: an explicit setting there wins.
     #[cfg(target_os = "linux")]
