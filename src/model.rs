@@ -319,18 +319,24 @@ impl FindingRow {
 /// What joins a list in one cell of a table (a finding row's reviewers and ids).
 pub const LIST_SEPARATOR: char = ';';
 
-/// The ids of `contributions` in their order, joined by `;` (one without an id adds nothing),
-/// in a text sized exactly: the box is that one allocation, not a copy of a grown string.
+/// Appends `parts` to `out` as one table cell writes a list: joined by [`LIST_SEPARATOR`].
+pub fn push_list<'a>(out: &mut String, parts: impl IntoIterator<Item = &'a str>) {
+    for (i, part) in parts.into_iter().enumerate() {
+        if i > 0 {
+            out.push(LIST_SEPARATOR);
+        }
+        out.push_str(part);
+    }
+}
+
+/// The ids of `contributions` in their order, joined as a list cell (one without an id adds
+/// nothing), in a text sized exactly: the box is that one allocation, not a copy of a grown
+/// string.
 fn joined_ids(contributions: &[crate::replay::review::Contribution]) -> Box<str> {
     let ids = || contributions.iter().filter_map(|c| c.id.as_deref());
     let (n, chars) = ids().fold((0usize, 0), |(n, chars), id| (n + 1, chars + id.len()));
     let mut joined = String::with_capacity(chars + n.saturating_sub(1));
-    for (i, id) in ids().enumerate() {
-        if i > 0 {
-            joined.push(LIST_SEPARATOR);
-        }
-        joined.push_str(id);
-    }
+    push_list(&mut joined, ids());
     joined.into_boxed_str()
 }
 

@@ -632,6 +632,11 @@ fn each_record<F: Unchecked>(
     // first, so the ids are hashed again only if the file holds more than its first block said.
     let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
     let mut ids: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
+    // What the ids were read with ([`Keyed::new`]): the table's places when it grows.
+    let rehash = |first: &[(Arc<str>, u64)], at: u32| {
+        use std::hash::BuildHasher;
+        state.hash_one(&*first[at as usize].0)
+    };
     // A return's key is its call ([`Record::call`]) with its target, arm and reviewer named by
     // number: a few thousand distinct names, each held once, rather than three copied strings
     // for every one of a million lines.
@@ -665,10 +670,6 @@ fn each_record<F: Unchecked>(
         },
         |mut record| {
             // Room for the ids the file is expected to hold, taken before the first is kept.
-            use std::hash::BuildHasher;
-            // What the ids were read with ([`Keyed::new`]): the table's places when it grows.
-            let rehash =
-                |first: &[(Arc<str>, u64)], at: u32| state.hash_one(&*first[at as usize].0);
             if first_ids.capacity() == 0 {
                 if let Some(e) = expect() {
                     first_ids.reserve(e.ids);

@@ -55,12 +55,7 @@ impl Columns {
         let mut text = String::new();
         for r in rows {
             text.clear();
-            for (i, part) in get(r).iter().enumerate() {
-                if i > 0 {
-                    text.push(crate::model::LIST_SEPARATOR);
-                }
-                text.push_str(part);
-            }
+            crate::model::push_list(&mut text, get(r).iter().map(|part| &**part));
             column.append_value(&text);
         }
         self.columns.push(column.finish().into_column());
