@@ -374,7 +374,7 @@ pub(super) fn withhold(review: &mut ReviewSection, reasons: &[String]) {
         }
         for t in &mut arm.per_target {
             for &i in &judged {
-                t.figures[i] = Figure::Optional(None);
+                t.figures[i] = Figure::optional(None);
             }
             t.calibration_sums.clear();
         }

@@ -95,10 +95,7 @@ pub fn targets(metrics: &Metrics) -> Table {
             Kind::Real => c.of(m.name, &rows, |r| read(r).unwrap_or(f64::NAN)),
             Kind::Optional => c.of(m.name, &rows, read),
             Kind::OptionalCount => c.of(m.name, &rows, |r| read(r).map(|x| x as u64)),
-            Kind::Label => c.of(m.name, &rows, |(_, t)| match &t.figures[i] {
-                Figure::Label(l) => l.as_deref(),
-                _ => None,
-            }),
+            Kind::Label => c.of(m.name, &rows, |(_, t)| t.figures[i].text()),
             // Counts by value live in metrics.json; a table column holds one number.
             Kind::ByValue => continue,
         };

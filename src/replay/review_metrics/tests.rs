@@ -32,7 +32,7 @@ fn target(name: &str, run: u32, merged: usize, corroborated: usize, raw: &[f64])
             _ if m.precision => Figure::Absent,
             Kind::Count => Figure::Count(0),
             Kind::Real => Figure::Real(0.0),
-            Kind::Optional => Figure::Optional(None),
+            Kind::Optional => Figure::optional(None),
             Kind::ByValue => Figure::ByValue(Box::default()),
             Kind::OptionalCount | Kind::Label => Figure::Absent,
         })
@@ -71,7 +71,7 @@ fn grouped_means_are_by_targets_means() {
         .iter()
         .map(|&(name, run, merged, x)| {
             let mut t = target(name, run, merged, 0, &[]);
-            t.figures[optional] = Figure::Optional(x);
+            t.figures[optional] = Figure::optional(x);
             t
         })
         .collect();
@@ -144,8 +144,8 @@ fn precision_figures_are_written_only_when_replayed() {
     {
         with.figures[i] = match m.kind {
             Kind::Count => Figure::Count(2),
-            Kind::OptionalCount => Figure::OptionalCount(None),
-            _ => Figure::Label(Some("closed".into())),
+            Kind::OptionalCount => Figure::optional_count(None),
+            _ => Figure::label(Some("closed")),
         };
     }
     let json = serde_json::to_value(&with).unwrap();
@@ -194,11 +194,70 @@ fn arm_pools_raw_values_and_rates_over_targets_and_runs() {
     assert_eq!(empty.rate_ci.corroboration_rate, None);
 }
 
-// A run holds one figure per metric for every (target, run) of both arms: three words each.
+// A run holds one figure per metric for every (target, run) of both arms: two words each.
 #[test]
-fn a_figure_is_three_words() {
+fn a_figure_is_two_words() {
     assert_eq!(
         std::mem::size_of::<Figure>(),
-        3 * std::mem::size_of::<usize>()
+        2 * std::mem::size_of::<usize>()
+    );
+}
+
+// The optional figures hold their absence in the word their value takes, and give back
+// exactly what they were given: every value, NaN and the infinities included, and absence.
+#[test]
+fn optional_figures_give_back_what_they_were_given() {
+    for x in [
+        0.0,
+        -0.0,
+        1.5,
+        -7.25e300,
+        f64::MIN_POSITIVE,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ] {
+        let held = Figure::optional(Some(x));
+        assert_eq!(held.number().map(f64::to_bits), Some(x.to_bits()));
+    }
+    assert!(Figure::optional(Some(f64::NAN)).number().unwrap().is_nan());
+    // The one pattern kept for absence, given as a value, is a NaN still, not absence.
+    let absent_bits = f64::from_bits(0x7FF4_0000_0000_0A85);
+    assert!(Figure::optional(Some(absent_bits))
+        .number()
+        .unwrap()
+        .is_nan());
+    assert_eq!(Figure::optional(None).number(), None);
+    assert_eq!(Figure::optional(None), Figure::optional(None));
+    assert_ne!(Figure::optional(None), Figure::optional(Some(0.0)));
+    for n in [0, 1, 7, usize::MAX - 1] {
+        assert_eq!(Figure::optional_count(Some(n)).number(), Some(n as f64));
+    }
+    assert_eq!(Figure::optional_count(None).number(), None);
+    assert_ne!(
+        Figure::optional_count(None),
+        Figure::optional_count(Some(0))
+    );
+    assert_eq!(Figure::label(Some("closed")).text(), Some("closed"));
+    assert_eq!(Figure::label(None).text(), None);
+    // Written and read back as before: null for absence, the value otherwise.
+    assert_eq!(
+        serde_json::to_string(&Figure::optional(None)).unwrap(),
+        "null"
+    );
+    assert_eq!(
+        serde_json::to_string(&Figure::optional(Some(0.25))).unwrap(),
+        "0.25"
+    );
+    assert_eq!(
+        serde_json::to_string(&Figure::optional_count(Some(0))).unwrap(),
+        "0"
+    );
+    assert_eq!(
+        serde_json::to_string(&Figure::optional_count(None)).unwrap(),
+        "null"
+    );
+    assert_eq!(
+        serde_json::to_string(&Figure::label(Some("closed"))).unwrap(),
+        "\"closed\""
     );
 }

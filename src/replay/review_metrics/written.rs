@@ -13,9 +13,9 @@ impl Serialize for Figure {
         match self {
             Figure::Count(n) => s.serialize_u64(*n as u64),
             Figure::Real(x) => s.serialize_f64(*x),
-            Figure::Optional(x) => x.serialize(s),
+            Figure::Optional(x) => x.get().serialize(s),
             Figure::ByValue(by) => by.serialize(s),
-            Figure::OptionalCount(n) => n.map(|n| n as u64).serialize(s),
+            Figure::OptionalCount(n) => n.get().map(|n| n as u64).serialize(s),
             Figure::Label(l) => l.serialize(s),
             Figure::Absent => s.serialize_none(),
         }
@@ -27,10 +27,10 @@ impl Kind {
         Ok(match self {
             Kind::Count => Figure::Count(serde_json::from_value(v)?),
             Kind::Real => Figure::Real(serde_json::from_value(v)?),
-            Kind::Optional => Figure::Optional(serde_json::from_value(v)?),
+            Kind::Optional => Figure::optional(serde_json::from_value(v)?),
             Kind::ByValue => Figure::ByValue(serde_json::from_value(v)?),
-            Kind::OptionalCount => Figure::OptionalCount(serde_json::from_value(v)?),
-            Kind::Label => Figure::Label(serde_json::from_value(v)?),
+            Kind::OptionalCount => Figure::optional_count(serde_json::from_value(v)?),
+            Kind::Label => Figure::label(serde_json::from_value::<Option<String>>(v)?.as_deref()),
         })
     }
 

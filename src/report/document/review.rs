@@ -253,9 +253,7 @@ fn skipped_targets(b: &ArmMetrics, t: &ArmMetrics) -> Vec<String> {
         .flat_map(|(arm, a)| {
             let mut seen: Vec<(String, String)> = Vec::new();
             for row in &a.per_target {
-                if let crate::replay::review_metrics::Figure::Label(Some(rule)) =
-                    row.figure(SKIPPED)
-                {
+                if let Some(rule) = row.figure(SKIPPED).text() {
                     if !seen.iter().any(|(t, _)| *t == row.target) {
                         seen.push((row.target.clone(), rule.to_string()));
                     }
