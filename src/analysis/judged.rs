@@ -137,7 +137,7 @@ impl Facts {
                                 target: r.target.to_string(),
                                 chars,
                                 fingerprint: prints.of_finding(f),
-                                model: r.model.as_deref().map(str::to_string),
+                                model: r.model().map(|m| m.to_string()),
                             },
                         );
                     }

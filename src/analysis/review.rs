@@ -129,7 +129,7 @@ impl<'a> CorpusControls<'a> {
             .iter()
             .flat_map(|s| &s.returns)
             .chain(owned.iter().flatten().flatten())
-            .any(|r| r.spent.is_some());
+            .any(|r| r.spent().is_some());
         CorpusControls {
             used: exp.mode == Mode::Code && (on || recorded),
             usage,
@@ -374,7 +374,7 @@ pub(super) fn losses(
             target: r.target.to_string(),
             run: r.run,
             reviewer: r.reviewer.to_string(),
-            reason: r.reason.as_deref().map(String::from),
+            reason: r.reason().map(String::from),
         })
         .collect();
     (malformed_reasons, failed_calls)

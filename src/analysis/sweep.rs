@@ -118,7 +118,7 @@ pub fn records_cost(corpus: &Corpus) -> bool {
     corpus.reviews.as_ref().is_some_and(|(_, s)| {
         s.iter()
             .flat_map(|s| s.returns.iter())
-            .any(|r| r.spent.as_ref().is_some_and(|s| s.cost_usd.is_some()))
+            .any(|r| r.spent().is_some_and(|s| s.cost_usd.is_some()))
     })
 }
 

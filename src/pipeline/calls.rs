@@ -71,7 +71,7 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                 out.push(Seen {
                     role: REVIEWER,
                     name: &r.reviewer,
-                    failed: r.failed.then_some(r.reason.as_deref()),
+                    failed: r.failed.then_some(r.reason()),
                     run: Some(r.run),
                     file,
                     line: r.line,

@@ -48,7 +48,7 @@ pub(super) fn review_units(
             arm.name.clone(),
             crate::corpus::ledger::UsageLedger {
                 calls: returns.len() as u64,
-                reported: returns.iter().filter(|r| r.spent.is_some()).count() as u64,
+                reported: returns.iter().filter(|r| r.spent().is_some()).count() as u64,
             },
         );
         let mut f = FindingsLedger::default();
@@ -103,7 +103,7 @@ pub(super) fn review_units(
             let w = who.entry(&r.reviewer).or_insert((0, r.line));
             w.0 += 1;
             w.1 = w.1.min(r.line);
-            if let Some(model) = &r.model {
+            if let Some(model) = r.model() {
                 let e = m.entry(&r.reviewer).or_insert((Default::default(), r.line));
                 e.0.insert(model);
                 e.1 = e.1.min(r.line);

@@ -355,7 +355,7 @@ fn replay_arm_with<R: Borrow<Return>>(
                 has_sources,
                 spent: group
                     .iter()
-                    .filter_map(|r| r.spent.as_deref().copied())
+                    .filter_map(|r| r.spent().copied())
                     .reduce(crate::corpus::usage::Spent::plus),
             });
         }

@@ -552,9 +552,27 @@ fn a_return_holds_one_word_for_no_malformed_findings_and_shares_its_names() {
     assert!(returns.iter().all(|r| r.malformed.is_empty()));
     assert!(Arc::ptr_eq(&returns[0].target, &returns[1].target));
     assert!(Arc::ptr_eq(&returns[0].reviewer, &returns[1].reviewer));
-    // Its findings and a failure's reason are boxed: fourteen words, not sixteen.
+    // Its findings are boxed, and what it says beside them is held apart: ten words.
     assert_eq!(
         std::mem::size_of::<Return>(),
-        14 * std::mem::size_of::<usize>()
+        10 * std::mem::size_of::<usize>()
+    );
+    assert!(returns.iter().all(|r| r.said.is_none()));
+    // One that says something beside its findings gives it back as it was read.
+    let line = r#"{"target":"t1","arm":"baseline","reviewer":"r","status":"failed","reason":"timed out","model":"m-1","usage":{"input_tokens":12,"cost_usd":0.5},"elapsed_ms":900}"#;
+    let (records, problems) = parse("reviews.jsonl", line.as_bytes());
+    assert!(problems.is_empty(), "{problems:?}");
+    let said = &select(&records, "baseline", Mode::Doc, Scale::Float)[0];
+    assert_eq!(said.reason(), Some("timed out"));
+    assert_eq!(said.model().map(|m| &**m), Some("m-1"));
+    let spent = said.spent().expect("its usage");
+    assert_eq!(
+        (
+            spent.input_tokens,
+            spent.output_tokens,
+            spent.cost_usd,
+            spent.elapsed_ms
+        ),
+        (Some(12), None, Some(0.5), Some(900.0))
     );
 }
