@@ -120,7 +120,7 @@ impl Facts {
                 for r in &sel.returns {
                     let target_named = named.contains(&(label, &*r.target));
                     for f in &r.findings {
-                        let chars = f64::from(f.text_chars);
+                        let chars = f64::from(f.claim.text_chars);
                         if target_named {
                             *facts
                                 .targets

@@ -736,6 +736,11 @@ fn merge(working: &[Working<'_>], group: &[usize]) -> Merged {
                 .unwrap_or(first.finding.claim.autofix),
             has_fix: members.iter().any(|w| w.finding.claim.has_fix),
             evidence: evidence.into(),
+            text_chars: members
+                .iter()
+                .map(|w| w.finding.claim.text_chars)
+                .max()
+                .unwrap_or(first.finding.claim.text_chars),
         },
         confidence_before: confidence,
         confidence,

@@ -148,7 +148,7 @@ pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
         .of("title", rows, |r| &*r.title)
         .of("severity", rows, |r| severity.name(r.severity))
         .of("location", rows, |r| &*r.location)
-        .of("line", rows, |r| r.line)
+        .of("line", rows, |r| r.line.map(std::num::NonZeroU32::get))
         .joined("reviewers", rows, |r| &r.reviewers)
         .of("contributions", rows, |r| r.contributions)
         .of("ids", rows, |r| &*r.ids)

@@ -34,7 +34,6 @@ fn float_gates() -> ReviewPolicy {
 
 fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
     Finding {
-        text_chars: 0,
         id: None,
         claim: Claim {
             title: title.into(),
@@ -42,6 +41,7 @@ fn doc(title: &str, section: &str, sev: Severity, conf: f64) -> Finding {
             autofix: Autofix::Manual,
             has_fix: false,
             evidence: Default::default(),
+            text_chars: 0,
         },
         confidence: conf,
         location: Location::Doc {
@@ -61,7 +61,6 @@ fn with_premise(mut f: Finding, p: &str) -> Finding {
 
 fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding {
     Finding {
-        text_chars: 0,
         id: None,
         claim: Claim {
             title: title.into(),
@@ -69,6 +68,7 @@ fn code(title: &str, file: &str, line: u32, sev: Severity, conf: f64) -> Finding
             autofix: Autofix::GatedAuto,
             has_fix: false,
             evidence: Default::default(),
+            text_chars: 0,
         },
         confidence: conf,
         location: Location::Code(CodeSite {
