@@ -328,7 +328,7 @@ pub(crate) fn parse_unique<R: DeserializeOwned, T>(
 /// Lines already read as `R`, each checked into `T` and passed to `keep` unless its `key`
 /// repeats an earlier line's (refused with `repeat(t, line, first_line)`). `expect`, asked once
 /// the first line is read, is how many lines to take room for.
-pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
+pub(crate) fn unique<R, T, K: Eq + std::hash::Hash + Clone>(
     raws: impl Iterator<Item = Result<(u64, R), InputError>>,
     expect: impl FnOnce() -> Option<usize>,
     check: impl Fn(u64, R) -> Result<T, InputError>,
@@ -337,8 +337,11 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
     mut keep: impl FnMut(T),
 ) -> Problems {
     let mut problems = Problems::default();
-    let mut first: std::collections::HashMap<K, u64, foldhash::fast::RandomState> =
+    // Each key with its first line in four bytes ([`Line32`]): a million-finding corpus's
+    // 400,000 returns hold 2 MB less than with the line whole.
+    let mut first: std::collections::HashMap<K, Line32, foldhash::fast::RandomState> =
         std::collections::HashMap::default();
+    let mut wide: std::collections::HashMap<K, u64> = std::collections::HashMap::new();
     let mut raws = raws.peekable();
     // Room for the lines `expect` says there are, once the first has been read.
     if raws.peek().is_some() {
@@ -348,10 +351,15 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
         match raw.and_then(|(line, raw)| Ok((line, check(line, raw)?))) {
             Ok((line, t)) => match first.entry(key(&t)) {
                 std::collections::hash_map::Entry::Occupied(o) => {
-                    problems.push(repeat(&t, line, *o.get()))
+                    let first = o.get().or_else(|| wide[o.key()]);
+                    problems.push(repeat(&t, line, first))
                 }
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(line);
+                    let narrow = Line32::of(line);
+                    if narrow == Line32::WIDE {
+                        wide.insert(v.key().clone(), line);
+                    }
+                    v.insert(narrow);
                     keep(t);
                 }
             },
@@ -359,6 +367,53 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash>(
         }
     }
     problems
+}
+
+/// A line number in four bytes, as the tables that hold one for every line of a file want; a
+/// line past them (the four-billionth) is [`Line32::WIDE`], held whole beside the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Line32(u32);
+
+impl Line32 {
+    pub(crate) const WIDE: Line32 = Line32(u32::MAX);
+
+    pub(crate) fn of(line: u64) -> Line32 {
+        u32::try_from(line).map_or(Line32::WIDE, Line32)
+    }
+
+    /// The line, or `wide()` for one held whole.
+    pub(crate) fn or_else(self, wide: impl FnOnce() -> u64) -> u64 {
+        if self == Line32::WIDE {
+            wide()
+        } else {
+            u64::from(self.0)
+        }
+    }
+}
+
+/// Line numbers, one for each thing a table holds, in four bytes each ([`Line32`]).
+#[derive(Debug, Default)]
+pub(crate) struct Lines32 {
+    narrow: Vec<Line32>,
+    wide: std::collections::HashMap<usize, u64>,
+}
+
+impl Lines32 {
+    pub(crate) fn reserve(&mut self, n: usize) {
+        self.narrow.reserve(n);
+    }
+
+    pub(crate) fn push(&mut self, line: u64) {
+        let narrow = Line32::of(line);
+        if narrow == Line32::WIDE {
+            self.wide.insert(self.narrow.len(), line);
+        }
+        self.narrow.push(narrow);
+    }
+
+    pub(crate) fn get(&self, i: usize) -> u64 {
+        self.narrow[i].or_else(|| self.wide[&i])
+    }
 }
 
 /// The error for `field` of one line.
@@ -719,6 +774,43 @@ impl MalformedShare {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A line number is held in four bytes and read back whole, however large: the last ones
+    // that fit, the one kept as the mark, and those past it.
+    #[test]
+    fn lines_held_in_four_bytes_read_back_whole() {
+        let max = u64::from(u32::MAX);
+        let lines = [1, 7, max - 1, max, max + 1, u64::MAX, 12];
+        let mut held = Lines32::default();
+        for &l in &lines {
+            held.push(l);
+        }
+        for (i, &l) in lines.iter().enumerate() {
+            assert_eq!(held.get(i), l);
+        }
+        assert_eq!(held.wide.len(), 3);
+        // A repeated key names its first line whole, past four bytes too.
+        let raws = [(max + 3, "a"), (max + 9, "a"), (5, "b"), (max + 11, "b")];
+        let mut kept = Vec::new();
+        let problems = unique(
+            raws.iter().map(|&(l, k)| Ok((l, k))),
+            || None,
+            |_, k| Ok(k),
+            |&k| k,
+            |k, line, first| InputError::new("f", format!("{k} on {line} first on {first}")),
+            |k| kept.push(k),
+        );
+        assert_eq!(kept, ["a", "b"]);
+        let said: Vec<String> = problems.iter().map(|e| e.to_string()).collect();
+        assert!(
+            said[0].contains(&format!("a on {} first on {}", max + 9, max + 3)),
+            "{said:?}"
+        );
+        assert!(
+            said[1].contains(&format!("b on {} first on 5", max + 11)),
+            "{said:?}"
+        );
+    }
 
     // Lines are what splitting at every `\n` gives, numbered from `first`, blank ones left out:
     // at either end of a block, between two newlines, after a `\r`, and in a block of none.

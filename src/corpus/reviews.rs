@@ -624,18 +624,20 @@ fn each_record<F: Unchecked>(
     expect: impl Fn() -> Option<Expected>,
     mut f: impl FnMut(Record<F>),
 ) -> Problems {
-    // Each id with the line it first appears on, in the order first seen, found through a table
-    // of positions there, placed by the hash the id was read with: a slot is four bytes, and
-    // the table's own seven bits of that hash make reading an id's text on a probe rare. At a
-    // million findings the table is 10 MB (a position and half the hash in each slot made it
-    // 19 MB, a full hash and a `usize` 34 MB). Room for the ids expected is taken before the
-    // first, so the ids are hashed again only if the file holds more than its first block said.
-    let mut first_ids: Vec<(Arc<str>, u64)> = Vec::new();
+    // Each id with the line it first appears on (in four bytes, [`super::Lines32`]: 4 MB less
+    // at a million findings), in the order first seen, found through a table of positions
+    // there, placed by the hash the id was read with: a slot is four bytes, and the table's own
+    // seven bits of that hash make reading an id's text on a probe rare. At a million findings
+    // the table is 10 MB (a position and half the hash in each slot made it 19 MB, a full hash
+    // and a `usize` 34 MB). Room for the ids expected is taken before the first, so the ids are
+    // hashed again only if the file holds more than its first block said.
+    let mut first_ids: Vec<Arc<str>> = Vec::new();
+    let mut first_lines = super::Lines32::default();
     let mut ids: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     // What the ids were read with ([`Keyed::new`]): the table's places when it grows.
-    let rehash = |first: &[(Arc<str>, u64)], at: u32| {
+    let rehash = |first: &[Arc<str>], at: u32| {
         use std::hash::BuildHasher;
-        state.hash_one(&*first[at as usize].0)
+        state.hash_one(&*first[at as usize])
     };
     // A return's key is its call ([`Record::call`]) with its target, arm and reviewer named by
     // number: a few thousand distinct names, each held once, rather than three copied strings
@@ -680,6 +682,7 @@ fn each_record<F: Unchecked>(
             if first_ids.capacity() == 0 {
                 if let Some(e) = expect() {
                     first_ids.reserve(e.ids);
+                    first_lines.reserve(e.ids);
                     ids.reserve(e.ids, |&at| rehash(&first_ids, at));
                 }
             }
@@ -688,13 +691,14 @@ fn each_record<F: Unchecked>(
                 .iter()
                 .map(|f| {
                     let Keyed { hash, text } = f.keyed_id(state)?;
-                    match ids.find(hash, |&at| first_ids[at as usize].0 == text) {
-                        Some(&at) => Some(first_ids[at as usize].1),
+                    match ids.find(hash, |&at| first_ids[at as usize] == text) {
+                        Some(&at) => Some(first_lines.get(at as usize)),
                         None => {
                             let at = u32::try_from(first_ids.len())
                                 .expect("fewer than 2^32 finding ids: each one is held in memory");
                             ids.insert_unique(hash, at, |&at| rehash(&first_ids, at));
-                            first_ids.push((text, record.line));
+                            first_ids.push(text);
+                            first_lines.push(record.line);
                             None
                         }
                     }
