@@ -62,7 +62,7 @@ pub fn analyse(
             pairs.extend(r.pairs);
             (Some(r.section), Some(r.agreement), r.findings)
         }
-        None => (None, None, [Vec::new(), Vec::new()]),
+        None => (None, None, Default::default()),
     };
     let (mut queries, query_rows) = match &corpus.queries {
         Some((name, all)) => {

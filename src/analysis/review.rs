@@ -145,7 +145,7 @@ impl<'a> CorpusControls<'a> {
 pub(super) struct Reviewed {
     pub(super) section: ReviewSection,
     pub(super) agreement: AgreementSection,
-    pub(super) findings: [Vec<FindingRow>; 2],
+    pub(super) findings: [FindingRows; 2],
     pub(super) pairs: Vec<PairRow>,
 }
 
@@ -164,7 +164,7 @@ pub(super) fn review_section(
     // Each arm replays into its own rows, joined in arm order so the tables do not depend on
     // the threads.
     let replay = |arm: &Arm, owned: Option<Vec<Return>>| {
-        let mut rows = Vec::new();
+        let mut rows = FindingRows::default();
         let corpus = Replayed {
             name,
             selections,
@@ -255,7 +255,7 @@ pub(super) fn arm_review(
     corpus: &Replayed<'_>,
     owned: Option<Vec<Return>>,
     settings: Settings,
-    rows: &mut Vec<FindingRow>,
+    rows: &mut FindingRows,
 ) -> Result<ArmReplay, InputError> {
     let Replayed {
         name,
@@ -275,7 +275,8 @@ pub(super) fn arm_review(
     // Merging never makes more findings than the returns hold: room for that many rows up
     // front, so the rows are never copied into a larger block as they grow (room not written
     // is never touched, and costs no memory).
-    rows.reserve(returns.iter().map(|r| r.findings.len()).sum());
+    rows.rows
+        .reserve(returns.iter().map(|r| r.findings.len()).sum());
 
     let composite = arm_composite(composites, arm);
     let arm_controls = controls.of_arm(arm);
@@ -317,11 +318,12 @@ pub(super) fn arm_review(
             };
             pile.extend(review_metrics::finding_composite(m, &composite));
         }
-        let target = run.target;
-        rows.extend(
+        rows.push_run(
+            &run.target,
+            run.run,
             run.merged
                 .into_iter()
-                .map(|m| FindingRow::new(&target, run.run, m, &mut lists)),
+                .map(|m| FindingRow::new(m, &mut lists)),
         );
     };
     // Returns this arm alone reads go as their targets are replayed.

@@ -443,7 +443,7 @@ fn write_tables(
     claim: &rundir::Claim,
     run_id: &str,
     metrics: &Metrics,
-    findings: [Vec<crate::model::FindingRow>; 2],
+    findings: [crate::model::FindingRows; 2],
     queries: Vec<crate::replay::query_metrics::QueryRow>,
     scores: Vec<crate::replay::scores::ItemRow>,
     pairs: Vec<crate::model::PairRow>,
@@ -493,18 +493,17 @@ fn write_tables(
                 .into_iter()
                 .zip(crate::gate::schema::ARMS.iter().copied())
                 .flat_map(|(rows, arm)| {
-                    let mut rows = rows.into_iter();
                     let reusable = &reusable;
-                    std::iter::from_fn(move || {
-                        let mut frame = reusable
+                    let room = move || {
+                        reusable
                             .try_recv()
-                            .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS));
-                        frame.extend(rows.by_ref().take(tables::FRAME_ROWS));
-                        (!frame.is_empty()).then_some((arm, frame))
-                    })
+                            .unwrap_or_else(|_| Vec::with_capacity(tables::FRAME_ROWS))
+                    };
+                    rows.into_blocks(tables::FRAME_ROWS, room)
+                        .map(move |(frame, places)| (arm, frame, places))
                 })
-                .map(|(arm, rows)| {
-                    let table = tables::findings(&rows, arm, controls);
+                .map(|(arm, rows, places)| {
+                    let table = tables::findings(&rows, &places, arm, controls);
                     let _ = to_free.send(rows);
                     table
                 }),

@@ -132,7 +132,12 @@ impl<T: serde::Serialize + PartialEq + Copy> Names<T> {
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
 /// its tier and route; with the precision controls, what the validation pass made of it.
-pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
+pub fn findings(
+    rows: &[FindingRow],
+    places: &[(Arc<str>, u32)],
+    arm: &str,
+    controls: bool,
+) -> Table {
     if rows.is_empty() {
         return Ok(None);
     }
@@ -143,8 +148,8 @@ pub fn findings(rows: &[FindingRow], arm: &str, controls: bool) -> Table {
     let queue = Names::of(rows.iter().filter_map(|r| r.queue));
     let mut c = Columns::new(rows.len());
     c.of("arm", rows, |_| arm)
-        .of("target", rows, |r| &*r.target)
-        .of("run", rows, |r| r.run)
+        .of("target", places, |(target, _)| &**target)
+        .of("run", places, |&(_, run)| run)
         .of("title", rows, |r| &*r.title)
         .of("severity", rows, |r| severity.name(r.severity))
         .of("location", rows, |r| &*r.location)
