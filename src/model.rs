@@ -659,7 +659,7 @@ mod tests {
     fn a_rows_ids_are_its_contributors_ids_joined_in_order() {
         let contribution = |id: Option<&str>| crate::replay::review::Contribution {
             reviewer: "coherence".into(),
-            id: id.map(Arc::from),
+            id: id.map(crate::corpus::finding::FindingId::from),
             confidence: 75.0,
             severity: crate::corpus::reviews::Severity::P1,
             title: "t".into(),

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::raw::{field, Field, RawFinding, SharedText, Val, Written};
+pub use super::raw::{written_id, FindingId};
 use crate::policy::{Mode, Scale};
 use crate::stats::calibration::round9;
 
@@ -86,7 +87,8 @@ pub struct CodeSite {
 /// same strings rather than copying a million of them.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
-    pub id: Option<Arc<str>>,
+    #[serde(serialize_with = "written_id")]
+    pub id: Option<FindingId>,
     #[serde(flatten)]
     pub claim: Claim,
     pub confidence: f64,
@@ -173,7 +175,7 @@ pub(crate) fn check_object<W: Written>(
         );
     }
     let f = Fields(f);
-    let id = f.string(field!("id"))?.map(SharedText::shared);
+    let id = f.string(field!("id"))?.map(SharedText::id);
     let title = f.required(field!("title"))?;
     // 1 to 100 bytes are 1 to 100 characters: only a longer title is counted.
     let title_len = title.as_str().len();

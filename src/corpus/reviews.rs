@@ -15,7 +15,7 @@ use foldhash::fast::RandomState;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::finding::{check_object, Places};
+use super::finding::{check_object, FindingId, Places};
 pub use super::finding::{
     finding_schema, validate, Autofix, Claim, CodeSite, FieldError, Finding, FindingType, Location,
     Owner, Severity,
@@ -89,13 +89,13 @@ pub struct Index {
 pub trait Unchecked {
     /// Its string field `name`, if it has one.
     fn text(&self, name: &str) -> Option<&str>;
-    /// The same, as a string that can be shared.
-    fn shared(&self, name: &str) -> Option<Arc<str>>;
+    /// Its `id`, as the checked finding holds it.
+    fn id(&self) -> Option<FindingId>;
     /// It checked against its field rules, as [`validate`] checks.
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError>;
     /// Its `id` with the id's hash under `state`, for the duplicate-id check.
     fn keyed_id(&self, state: &RandomState) -> Option<Keyed> {
-        self.shared("id").map(|id| Keyed::new(state, id))
+        self.id().map(|id| Keyed::new(state, id))
     }
     /// The hashes under the reading's state of its title and place when they were worked out
     /// where the line was read, so that sharing repeated text costs no hashing here.
@@ -117,11 +117,11 @@ pub trait Unchecked {
 #[derive(Clone, Debug)]
 pub struct Keyed {
     hash: u64,
-    text: Arc<str>,
+    text: FindingId,
 }
 
 impl Keyed {
-    pub fn new(state: &RandomState, text: Arc<str>) -> Self {
+    pub fn new(state: &RandomState, text: FindingId) -> Self {
         use std::hash::BuildHasher;
         Keyed {
             hash: state.hash_one(&*text),
@@ -312,12 +312,12 @@ impl Prechecked {
             result: std::cell::Cell::new(Some(result)),
         };
         let text = |field: Field| match raw.value(field) {
-            Some(Val::Str(t)) => Some(t.shared()),
+            Some(Val::Str(t)) => Some(t),
             _ => None,
         };
         Prechecked {
-            id: text(field!("id")).map(|id| Keyed::new(&reading.state, id)),
-            file: text(field!("file")),
+            id: text(field!("id")).map(|id| Keyed::new(&reading.state, id.id())),
+            file: text(field!("file")).map(SharedText::shared),
             mode: reading.mode,
             checked: first.map(held),
             other: second.map(|c| Box::new(held(c))),
@@ -334,12 +334,8 @@ impl Unchecked for Prechecked {
             _ => None,
         }
     }
-    fn shared(&self, name: &str) -> Option<Arc<str>> {
-        match name {
-            "id" => self.id.as_ref().map(|k| k.text.clone()),
-            "file" => self.file.clone(),
-            _ => None,
-        }
+    fn id(&self) -> Option<FindingId> {
+        self.id.as_ref().map(|k| k.text.clone())
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         let checked = [self.checked.as_ref(), self.other.as_deref()]
@@ -368,8 +364,8 @@ impl Unchecked for Value {
     fn text(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
     }
-    fn shared(&self, name: &str) -> Option<Arc<str>> {
-        self.text(name).map(Arc::from)
+    fn id(&self) -> Option<FindingId> {
+        self.text("id").map(FindingId::from)
     }
     fn check(&self, mode: Mode, scale: Scale) -> Result<Finding, FieldError> {
         validate(&RawFinding::from(self), mode, scale)
@@ -380,9 +376,9 @@ impl Unchecked for RawFinding {
     fn text(&self, name: &str) -> Option<&str> {
         RawFinding::text(self, name)
     }
-    fn shared(&self, name: &str) -> Option<Arc<str>> {
-        match self.get(name)? {
-            Slot::Str(s) => Some(s.clone()),
+    fn id(&self) -> Option<FindingId> {
+        match self.get("id")? {
+            Slot::Str(s) => Some(s.id()),
             _ => None,
         }
     }
@@ -631,11 +627,11 @@ fn each_record<F: Unchecked>(
     // the table is 10 MB (a position and half the hash in each slot made it 19 MB, a full hash
     // and a `usize` 34 MB). Room for the ids expected is taken before the first, so the ids are
     // hashed again only if the file holds more than its first block said.
-    let mut first_ids: Vec<Arc<str>> = Vec::new();
+    let mut first_ids: Vec<FindingId> = Vec::new();
     let mut first_lines = super::Lines32::default();
     let mut ids: hashbrown::HashTable<u32> = hashbrown::HashTable::new();
     // What the ids were read with ([`Keyed::new`]): the table's places when it grows.
-    let rehash = |first: &[Arc<str>], at: u32| {
+    let rehash = |first: &[FindingId], at: u32| {
         use std::hash::BuildHasher;
         state.hash_one(&*first[at as usize])
     };
@@ -793,7 +789,7 @@ struct Dropped {
     /// Each kind ([`Malformed::kind`]), how many, and the first finding of it.
     kinds: Vec<(String, usize, Malformed)>,
     /// The `id`s of the malformed findings that have one: a verdict may still name one.
-    ids: Vec<Arc<str>>,
+    ids: Vec<FindingId>,
 }
 
 impl MalformedList {
@@ -801,7 +797,7 @@ impl MalformedList {
     pub const KEPT: usize = 16;
 
     /// Adds `m`, with its finding's `id` when it has one.
-    fn push(&mut self, m: Malformed, id: Option<Arc<str>>) {
+    fn push(&mut self, m: Malformed, id: Option<FindingId>) {
         let d = self.0.get_or_insert_with(Default::default);
         d.count += 1;
         d.ids.extend(id);
@@ -1095,7 +1091,7 @@ fn to_return<F: Unchecked>(
                     field,
                     reason,
                 },
-                raw.shared("id"),
+                raw.id(),
             ),
         }
     }

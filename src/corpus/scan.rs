@@ -34,6 +34,7 @@ use crate::bytes::ByteSet;
 pub struct Piece<'a> {
     text: Cow<'a, str>,
     shared: OnceCell<Arc<str>>,
+    id: OnceCell<super::raw::FindingId>,
 }
 
 impl SharedText for Piece<'_> {
@@ -42,6 +43,11 @@ impl SharedText for Piece<'_> {
     }
     fn shared(&self) -> Arc<str> {
         self.shared.get_or_init(|| Arc::from(&*self.text)).clone()
+    }
+    fn id(&self) -> super::raw::FindingId {
+        self.id
+            .get_or_init(|| super::raw::FindingId::from(&*self.text))
+            .clone()
     }
 }
 
@@ -513,12 +519,23 @@ fn piece(text: Cow<'_, str>) -> Piece<'_> {
     Piece {
         text,
         shared: OnceCell::new(),
+        id: OnceCell::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A finding's id is made once from its text, however often it is asked for: the finding
+    // and the duplicate-id check hold one block, not two.
+    #[test]
+    fn an_id_is_made_once_and_shared() {
+        let p = piece(Cow::Borrowed("baseline-143-1-product-lens-0"));
+        let (a, b) = (p.id(), p.id());
+        assert!(super::super::raw::FindingId::ptr_eq(&a, &b));
+        assert_eq!(&*a, "baseline-143-1-product-lens-0");
+    }
 
     // A string's plain run ends at the first quote, backslash or control byte, found wherever
     // it sits (how, sixteen bytes at a time or eight, `crate::bytes` tests).

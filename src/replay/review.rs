@@ -132,7 +132,8 @@ pub enum Queue {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Contribution {
     pub reviewer: Arc<str>,
-    pub id: Option<Arc<str>>,
+    #[serde(serialize_with = "crate::corpus::finding::written_id")]
+    pub id: Option<crate::corpus::finding::FindingId>,
     /// The confidence the reviewer recorded.
     pub confidence: f64,
     pub severity: Severity,
