@@ -131,7 +131,8 @@ impl<T: serde::Serialize + PartialEq + Copy> Names<T> {
 }
 
 /// One row per merged finding: where it came from, its confidence before and after promotion,
-/// its tier and route; with the precision controls, what the validation pass made of it.
+/// its tier and route; with the precision controls, what the validation pass made of it. Each
+/// row's (target, run) is the one beside it in `places` ([`crate::model::FindingRows`]).
 pub fn findings(
     rows: &[FindingRow],
     places: &[(Arc<str>, u32)],
