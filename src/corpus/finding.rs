@@ -518,8 +518,8 @@ mod tests {
     }
 
     // A run holds every finding of the file before it replays one: a place is four words, as
-    // a code site is, and a finding twelve (a premise held in line made both one more, a boxed
-    // list of quotes the finding one more again).
+    // a code site is, and a finding eleven (a premise held in line made both one more, a boxed
+    // list of quotes the finding one more again, its text length outside its claim one more).
     #[test]
     fn a_place_is_four_words_and_a_finding_eleven() {
         let word = std::mem::size_of::<usize>();

@@ -355,10 +355,9 @@ pub(crate) fn unique<R, T, K: Eq + std::hash::Hash + Clone>(
                     problems.push(repeat(&t, line, first))
                 }
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    let narrow = Line32::of(line);
-                    if narrow == Line32::WIDE {
+                    let narrow = Line32::keep(line, |line| {
                         wide.insert(v.key().clone(), line);
-                    }
+                    });
                     v.insert(narrow);
                     keep(t);
                 }
@@ -377,8 +376,15 @@ pub(crate) struct Line32(u32);
 impl Line32 {
     pub(crate) const WIDE: Line32 = Line32(u32::MAX);
 
-    pub(crate) fn of(line: u64) -> Line32 {
-        u32::try_from(line).map_or(Line32::WIDE, Line32)
+    /// `line` in four bytes, or [`Line32::WIDE`] once `hold_wide` has been given it whole.
+    pub(crate) fn keep(line: u64, hold_wide: impl FnOnce(u64)) -> Line32 {
+        match u32::try_from(line) {
+            Ok(narrow) if narrow != Line32::WIDE.0 => Line32(narrow),
+            _ => {
+                hold_wide(line);
+                Line32::WIDE
+            }
+        }
     }
 
     /// The line, or `wide()` for one held whole.
@@ -404,10 +410,10 @@ impl Lines32 {
     }
 
     pub(crate) fn push(&mut self, line: u64) {
-        let narrow = Line32::of(line);
-        if narrow == Line32::WIDE {
-            self.wide.insert(self.narrow.len(), line);
-        }
+        let at = self.narrow.len();
+        let narrow = Line32::keep(line, |line| {
+            self.wide.insert(at, line);
+        });
         self.narrow.push(narrow);
     }
 
