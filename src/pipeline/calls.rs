@@ -56,33 +56,36 @@ impl Seen<'_> {
     }
 }
 
-/// Every call each arm reads, by the role it was made in.
-fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'a>> {
+/// Every call each arm reads, by the role it was made in, in file order: streamed, not
+/// collected (at a million findings a list of them was 35 MB an arm, grown by copying).
+fn seen<'a>(
+    loaded: &'a Loaded,
+    exp: &'a Experiment,
+    arm: &'a Arm,
+) -> impl Iterator<Item = Seen<'a>> + 'a {
     let c = &loaded.corpus;
-    let mut out = Vec::new();
     let label = arm.source.as_str();
-    if let Some((file, selections)) = &c.reviews {
-        let scale = arm.review.scale();
-        if let Some(sel) = selections
+    let scale = arm.review.scale();
+    let reviews = c.reviews.iter().flat_map(move |(file, selections)| {
+        let returns = selections
             .iter()
             .find(|s| s.source == arm.source && s.scale == scale)
-        {
-            for r in &sel.returns {
-                out.push(Seen {
-                    role: REVIEWER,
-                    name: &r.reviewer,
-                    failed: r.failed.then_some(r.reason()),
-                    run: Some(r.run),
-                    file,
-                    line: r.line,
-                    about: ([label, &r.target, &r.reviewer], Some(r.run), ""),
-                });
-            }
-        }
-    }
-    if let Some((file, queries)) = &c.queries {
-        for q in queries.iter().filter(|q| q.arm == label) {
-            out.push(Seen {
+            .map_or(&[][..], |sel| &sel.returns[..]);
+        returns.iter().map(move |r| Seen {
+            role: REVIEWER,
+            name: &r.reviewer,
+            failed: r.failed.then_some(r.reason()),
+            run: Some(r.run),
+            file,
+            line: r.line,
+            about: ([label, &r.target, &r.reviewer], Some(r.run), ""),
+        })
+    });
+    let queries = c.queries.iter().flat_map(move |(file, queries)| {
+        queries
+            .iter()
+            .filter(move |q| q.arm == label)
+            .map(move |q| Seen {
                 role: AGENT,
                 name: AGENT,
                 failed: q.failed.as_ref().map(|r| r.as_deref()),
@@ -90,30 +93,35 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                 file,
                 line: q.line,
                 about: ([label, &q.query_id, ""], Some(q.run), ""),
+            })
+    });
+    let validates = arm.controls.validates(arm.review.review_mode());
+    let validations =
+        c.validations
+            .iter()
+            .filter(move |_| validates)
+            .flat_map(move |(file, calls)| {
+                calls.iter().filter(move |v| v.arm == label).map(move |v| {
+                    let failed = v.verdict == crate::corpus::validations::Verdict::Failed;
+                    Seen {
+                        role: VALIDATOR,
+                        name: v.validator.as_deref().unwrap_or(VALIDATOR),
+                        failed: failed.then_some(v.reason.as_deref()),
+                        run: None,
+                        file,
+                        line: v.line,
+                        about: ([label, &v.target, ""], Some(v.run), &v.finding),
+                    }
+                })
             });
-        }
-    }
-    if let Some((file, calls)) = &c.validations {
-        if arm.controls.validates(arm.review.review_mode()) {
-            for v in calls.iter().filter(|v| v.arm == label) {
-                let failed = v.verdict == crate::corpus::validations::Verdict::Failed;
-                out.push(Seen {
-                    role: VALIDATOR,
-                    name: v.validator.as_deref().unwrap_or(VALIDATOR),
-                    failed: failed.then_some(v.reason.as_deref()),
-                    run: None,
-                    file,
-                    line: v.line,
-                    about: ([label, &v.target, ""], Some(v.run), &v.finding),
-                });
-            }
-        }
-    }
-    if let Some((file, items)) = &c.verdicts {
-        let labels = exp.item_labels(arm);
-        for item in items.iter().filter(|i| labels.contains(&i.arm.as_str())) {
-            for v in &item.verdicts {
-                out.push(Seen {
+    let labels = exp.item_labels(arm);
+    let verdicts = c.verdicts.iter().flat_map(move |(file, items)| {
+        let labels = labels.clone();
+        items
+            .iter()
+            .filter(move |i| labels.contains(&i.arm.as_str()))
+            .flat_map(move |item| {
+                item.verdicts.iter().map(move |v| Seen {
                     role: JUDGE,
                     name: &v.model,
                     failed: v.scores.is_none().then_some(v.reason.as_deref()),
@@ -121,11 +129,10 @@ fn seen<'a>(loaded: &'a Loaded, exp: &'a Experiment, arm: &'a Arm) -> Vec<Seen<'
                     file,
                     line: item.line,
                     about: ([&item.arm, &item.item_id, &v.model], None, ""),
-                });
-            }
-        }
-    }
-    out
+                })
+            })
+    });
+    reviews.chain(queries).chain(validations).chain(verdicts)
 }
 
 /// The calls a collection planned for one name of a role under `label`: its targets (a
@@ -162,20 +169,19 @@ pub(super) fn account(
     let mut repeats: Vec<(usize, Option<(&str, u64)>)> = Vec::new();
     for arm in exp.arms() {
         let arm_calls = calls.entry(arm.name.clone()).or_default();
-        let all = seen(loaded, exp, arm);
-        let runs: std::collections::BTreeSet<u32> = all.iter().filter_map(|s| s.run).collect();
-        repeats.push((
-            runs.len(),
-            all.iter()
-                .find(|s| s.run.is_some())
-                .map(|s| (s.file, s.line)),
-        ));
-        for s in all {
-            let c: &mut Calls = arm_calls
-                .entry(s.role.to_string())
-                .or_default()
-                .entry(s.name.to_string())
-                .or_default();
+        let mut runs = std::collections::BTreeSet::new();
+        let mut first_run = None;
+        // Counted by the names as the corpus holds them, then filed under copies of them: a
+        // copy of both for each of a million calls was most of the counting.
+        type ByName<'a> =
+            std::collections::HashMap<(&'static str, &'a str), Calls, foldhash::fast::RandomState>;
+        let mut by_name = ByName::default();
+        for s in seen(loaded, exp, arm) {
+            if let Some(run) = s.run {
+                runs.insert(run);
+                first_run.get_or_insert((s.file, s.line));
+            }
+            let c: &mut Calls = by_name.entry((s.role, s.name)).or_default();
             match s.failed {
                 None => c.ok += 1,
                 Some(reason) => {
@@ -194,6 +200,13 @@ pub(super) fn account(
                         .push(s);
                 }
             }
+        }
+        repeats.push((runs.len(), first_run));
+        for ((role, name), c) in by_name {
+            arm_calls
+                .entry(role.to_string())
+                .or_default()
+                .insert(name.to_string(), c);
         }
         for (role, names) in arm_calls.iter_mut() {
             for (name, c) in names.iter_mut() {
