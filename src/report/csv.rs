@@ -76,6 +76,11 @@ impl<W: Write> Csv<W> {
                 column.write(row, &mut self.text);
             }
             self.text.push(b'\n');
+            // A table written as one frame (the pairs', the targets') goes out a megabyte at a
+            // time, not grown whole first.
+            if self.text.len() >= FLUSH_AT {
+                self.flush()?;
+            }
         }
         self.flush()
     }
@@ -86,6 +91,9 @@ impl<W: Write> Csv<W> {
         Ok(())
     }
 }
+
+/// How much CSV text is held before it is written.
+const FLUSH_AT: usize = 1 << 20;
 
 /// Whether every column of `schema` is of a type written here.
 pub fn handles(schema: &Schema) -> bool {
