@@ -419,6 +419,27 @@ mod tests {
         assert_eq!(ours(&[chunked]), whole);
     }
 
+    #[test]
+    fn a_frame_larger_than_what_is_held_is_written_whole() {
+        // Rows of about 60 bytes, three times what is held before a write: the text goes out
+        // in several writes, and reads as polars writes the frame.
+        let n = 3 * FLUSH_AT / 60;
+        let texts: Vec<String> = (0..n)
+            .map(|i| format!("row {i}, a text long enough to cross the boundary"))
+            .collect();
+        let df = DataFrame::new(
+            n,
+            vec![
+                Column::new("text".into(), &texts),
+                Column::new("n".into(), (0..n as u64).collect::<Vec<_>>()),
+            ],
+        )
+        .unwrap();
+        let whole = polars_text(&df);
+        assert!(whole.len() > 2 * FLUSH_AT, "{} bytes", whole.len());
+        assert_eq!(ours(std::slice::from_ref(&df)), whole);
+    }
+
     // Each of the four bytes is found wherever it sits, and no other (how, sixteen bytes at a
     // time or eight, `crate::bytes` tests).
     #[test]
