@@ -57,7 +57,8 @@ impl Seen<'_> {
 }
 
 /// Every call each arm reads, by the role it was made in, in file order: streamed, not
-/// collected (at a million findings a list of them was 35 MB an arm, grown by copying).
+/// collected (at a million findings a list of them was 216,000 calls of 160 bytes an arm,
+/// 35 MB, grown by copying).
 fn seen<'a>(
     loaded: &'a Loaded,
     exp: &'a Experiment,
