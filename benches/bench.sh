@@ -8,7 +8,8 @@
 # layout against Python's orjson merely parsing every line of the same file, with peak memory
 # against the file's size; a 100-threshold review sweep against one run of the same corpus; a
 # sequential collection of 3,000 queries in batches of 10 against a plain collection of them;
-# and `merge` of 1,000 shards. `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
+# and `merge` of 1,000 shards; beside the run, the floor (examples/parse_floor.rs): what any run of
+# the file must do, timed alone, so that the ratio says how much is left for the run's own work. `long` is `calibench alpha` on a long CSV against pandas + krippendorff from the
 # same file; `import` is `calibench import inspect` on large .eval logs against inspect_ai's own
 # readers (installed into the same throw-away virtualenv). `install` is what a CI job spends
 # getting calibench: the release archive installed by scripts/install.sh (from a file:// copy of
@@ -91,13 +92,19 @@ SIZE=$(( $(stat -c %s "$LI/reviews.jsonl") / 1000000 ))
 SIZE_MIB=$(awk -v b="$(stat -c %s "$LI/reviews.jsonl")" 'BEGIN { printf "%.1f", b / 1048576 }')
 RETURNS=$(wc -l < "$LI/reviews.jsonl")
 # Alternating, so that a slow moment of the machine falls on both sides.
-ri="$DATA/out-ratio-run"; pi="$DATA/out-ratio-parse"
+# The floor (examples/parse_floor.rs): the file read and hashed, every line parsed on two
+# threads into nothing, and as many bytes written as the run just wrote. Not the row's figure:
+# what is left of orjson's time for the run's own work.
+cargo build --release --quiet --example parse_floor
+ri="$DATA/out-ratio-run"; pi="$DATA/out-ratio-parse"; fl="$DATA/out-ratio-floor"
 for i in 1 2 3; do
-  rm -rf "$DATA/ratio-runs" "$DATA/ratio-reports"
+  rm -rf "$DATA/ratio-runs" "$DATA/ratio-reports" "$DATA/ratio-floor"
   measure "$ri.$i" "$BIN" run "$LI/experiment.toml" --runs-dir "$DATA/ratio-runs" --reports-dir "$DATA/ratio-reports" --quiet --timings --no-plots
   measure "$pi.$i" "$DATA/venv/bin/python" benches/python_parse.py "$LI/reviews.jsonl"
+  measure "$fl.$i" target/release/examples/parse_floor "$LI/reviews.jsonl" "$DATA/ratio-floor" "$DATA"/ratio-runs/*/
 done
-cat "$ri".[123].stderr > "$ri.stderr"; cat "$pi".[123].stderr > "$pi.stderr"
+rm -rf "$DATA/ratio-floor"
+cat "$ri".[123].stderr > "$ri.stderr"; cat "$pi".[123].stderr > "$pi.stderr"; cat "$fl".[123].stderr > "$fl.stderr"
 printf '
 turn-5 ratios (2 cores; fastest of three, the two sides alternating in this run)
 '
@@ -109,6 +116,8 @@ printf '%-78s %9s %8s %s
 ' "calibench run --no-plots, $FINDINGS findings, interleaved in windows of 200" "$(wall_s "$ri")" "$(rss_mb "$ri")" \
   "$(ratio "$(wall_s "$ri")" "$(wall_s "$pi")")x the parse (<= 1.0); memory $(ratio "$(rss_mb "$ri")" "$SIZE_MIB")x the file's $SIZE_MIB MiB (<= 1.0)"
 printf '  its phases: read and parse %ss, replay and metrics %ss, tables %ss\n' "$(phase "$ri" "read and parse")" "$(phase "$ri" "replay and metrics")" "$(phase "$ri" tables)"
+printf '%-78s %9s %8s %s\n' "  the floor: reading, SHA-256, a parse that builds nothing on 2 threads, the bytes" "$(wall_s "$fl")" "$(rss_mb "$fl")" \
+  "$(ratio "$(wall_s "$fl")" "$(wall_s "$pi")")x the parse (the rest of the parse's time is what the run's own work may take)"
 
 sw="$DATA/out-ratio-sweep"
 measure3 "$sw" "$BIN" sweep "$LI/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/ratio-runs" --reports-dir "$DATA/ratio-reports" --quiet --no-plots
