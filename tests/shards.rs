@@ -469,6 +469,9 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
             .env_remove("JOB_COMPLETION_INDEX")
             .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
             .env_remove("SLURM_ARRAY_TASK_ID");
+        for slurm in ["MIN", "MAX", "STEP", "COUNT"] {
+            sh.env_remove(format!("SLURM_ARRAY_TASK_{slurm}"));
+        }
         for (k, v) in vars {
             sh.env(k, v);
         }
@@ -539,6 +542,26 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
         "{err}"
     );
     assert!(!dir.path().join("runs/none").exists());
+    // A sparse SLURM array (`--array=0-3,10`): task 2's place is not its shard, and every task
+    // is refused before anything runs.
+    let out = job(
+        "calibench collect corpora/doc-review-live --shard auto --run-id sparse --runs-dir runs",
+        &[
+            ("SLURM_ARRAY_TASK_ID", "2".into()),
+            ("SLURM_ARRAY_TASK_MIN", "0".into()),
+            ("SLURM_ARRAY_TASK_MAX", "10".into()),
+            ("SLURM_ARRAY_TASK_STEP", "1".into()),
+            ("SLURM_ARRAY_TASK_COUNT", "5".into()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("make 11 tasks, not SLURM_ARRAY_TASK_COUNT=5: a sparse array")
+            && err.contains("--shard K/N"),
+        "{err}"
+    );
+    assert!(!dir.path().join("runs/sparse").exists());
     // The resume command a shard prints names the shard outright.
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("runs/k1/collect.json")).unwrap())

@@ -108,7 +108,24 @@ pub fn auto(
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (an array job sets both)".to_string()
         })?;
         let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-        let step = read("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1).max(1);
+        let step_set = read("SLURM_ARRAY_TASK_STEP")?;
+        let step = step_set.unwrap_or(1).max(1);
+        // A task's shard is its place among evenly spaced tasks; a sparse array (`0-3,10`, or
+        // failed tasks submitted again as `3,7`) gives each task a place that is not its shard.
+        if let Some(max) = read("SLURM_ARRAY_TASK_MAX")? {
+            let spanned =
+                (max >= min && (max - min) % step == 0).then(|| u64::from((max - min) / step) + 1);
+            if spanned != Some(u64::from(count)) {
+                let tasks = spanned.map_or("no tasks".to_string(), |t| format!("{t} tasks"));
+                let step = match step_set {
+                    Some(set) => format!(", SLURM_ARRAY_TASK_STEP={set}"),
+                    None => " (in steps of 1: SLURM_ARRAY_TASK_STEP is not set)".to_string(),
+                };
+                return Err(format!(
+                    "SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_MAX={max}{step} make {tasks}, not SLURM_ARRAY_TASK_COUNT={count}: a sparse array (such as --array=0-3,10, or failed tasks submitted again) cannot say which shard a task is; give each task its shard as --shard K/N (a failed task's run continues with --resume RUN_ID --shard K/N)"
+                ));
+            }
+        }
         if index < min || (index - min) % step != 0 {
             return Err(format!(
                 "SLURM_ARRAY_TASK_ID={index} is not one of the array's tasks (from {min} in steps of {step})"
@@ -163,14 +180,20 @@ mod tests {
         ];
         assert_eq!(auto(&env(&slurm), None).unwrap().0, Shard { k: 3, n: 8 });
         assert_eq!(auto(&env(&slurm), Some(8)).unwrap().0, Shard { k: 3, n: 8 });
-        // `--array=0-6:2` (0, 2, 4, 6): task 4 is the third.
+        // `--array=0-6:2` (0, 2, 4, 6): task 4 is the third, with the array's last task named
+        // or not.
         let stepped = [
             ("SLURM_ARRAY_TASK_ID", "4"),
             ("SLURM_ARRAY_TASK_MIN", "0"),
             ("SLURM_ARRAY_TASK_STEP", "2"),
             ("SLURM_ARRAY_TASK_COUNT", "4"),
+            ("SLURM_ARRAY_TASK_MAX", "6"),
         ];
         assert_eq!(auto(&env(&stepped), None).unwrap().0, Shard { k: 3, n: 4 });
+        assert_eq!(
+            auto(&env(&stepped[..4]), None).unwrap().0,
+            Shard { k: 3, n: 4 }
+        );
         // AWS Batch: index 9 of 10.
         let (s, _) = auto(&env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "9")]), Some(10)).unwrap();
         assert_eq!(s, Shard { k: 10, n: 10 });
@@ -181,7 +204,7 @@ mod tests {
 
     #[test]
     fn what_cannot_be_a_shard_is_refused_naming_what_was_read() {
-        let cases: [Case; 8] = [
+        let cases: [Case; 10] = [
             (&[], None, "looked for JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (a SLURM job array), AWS_BATCH_JOB_ARRAY_INDEX (an AWS Batch array job) and found none set"),
             (&[("JOB_COMPLETION_INDEX", "2")], None, "pass --shards N (the array's size, the Job's completions)"),
             (&[("AWS_BATCH_JOB_ARRAY_INDEX", "4")], Some(4), "AWS_BATCH_JOB_ARRAY_INDEX=4, --shards 4 makes shard 5 of 4"),
@@ -190,6 +213,11 @@ mod tests {
             (&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")], Some(5), "--shards 5 disagrees with SLURM_ARRAY_TASK_COUNT=4"),
             (&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_STEP", "2"), ("SLURM_ARRAY_TASK_COUNT", "4")], None, "is not one of the array's tasks"),
             (&[("JOB_COMPLETION_INDEX", "0"), ("AWS_BATCH_JOB_ARRAY_INDEX", "0")], Some(2), "more than one scheduler's index set (JOB_COMPLETION_INDEX=0, AWS_BATCH_JOB_ARRAY_INDEX=0)"),
+            // `--array=0-3,10`: five tasks from 0 to 10 are not evenly spaced, so task 2 is not
+            // shard 3 of 5 (and task 10 would be none), and every task is refused alike.
+            (&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_MAX", "10"), ("SLURM_ARRAY_TASK_STEP", "1"), ("SLURM_ARRAY_TASK_COUNT", "5")], None, "SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_MAX=10, SLURM_ARRAY_TASK_STEP=1 make 11 tasks, not SLURM_ARRAY_TASK_COUNT=5: a sparse array"),
+            // Failed tasks 3 and 7 of `--array=0-9` submitted again as `--array=3,7`.
+            (&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "3"), ("SLURM_ARRAY_TASK_MAX", "7"), ("SLURM_ARRAY_TASK_COUNT", "2")], None, "give each task its shard as --shard K/N"),
         ];
         for (vars, shards, says) in cases {
             let e = auto(&env(vars), shards).unwrap_err();
