@@ -438,8 +438,8 @@ fn merge_writes_outside_its_inputs_and_needs_two_arms() {
 /// is refused before anything runs.
 #[test]
 fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
-    const SLURM: &str = r#"calibench collect corpora/doc-review-live --shard auto --run-id "s$SLURM_ARRAY_TASK_ID" --runs-dir runs"#;
-    const KUBERNETES: &str = r#"calibench collect corpora/doc-review-live --shard auto --shards 3 --run-id "k$JOB_COMPLETION_INDEX" --runs-dir runs"#;
+    const SLURM: &str = r#"calibench collect corpora/doc-review-live --shard auto --run-id "s$SLURM_ARRAY_TASK_ID" --or-resume --runs-dir runs"#;
+    const KUBERNETES: &str = r#"calibench collect corpora/doc-review-live --shard auto --shards 3 --run-id "k$JOB_COMPLETION_INDEX" --or-resume --runs-dir runs"#;
     let guide = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/live-collection.md"),
     )
@@ -477,8 +477,8 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
         }
         sh.output().unwrap()
     };
-    for task in 1..=3 {
-        let out = job(
+    let slurm_task = |task: u32| {
+        job(
             SLURM,
             &[
                 ("SLURM_ARRAY_TASK_ID", task.to_string()),
@@ -486,7 +486,10 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
                 ("SLURM_ARRAY_TASK_MAX", "3".into()),
                 ("SLURM_ARRAY_TASK_COUNT", "3".into()),
             ],
-        );
+        )
+    };
+    for task in 1..=3 {
+        let out = slurm_task(task);
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -508,6 +511,42 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // A scheduler runs a job again after a crash (a requeued SLURM task, a Job's next pod):
+    // task 2 killed mid-write (half its lines and a torn one left) and Kubernetes index 1
+    // run twice both continue their own run, and the merges below stay exact.
+    let s2 = dir.path().join("runs/s2/reviews.jsonl");
+    let lines = std::fs::read_to_string(&s2).unwrap();
+    let kept: Vec<&str> = lines.lines().collect();
+    assert!(kept.len() >= 2, "shard 2 holds {} lines", kept.len());
+    let half = kept.len() / 2;
+    let torn = &kept[half][..kept[half].len() / 2];
+    std::fs::write(&s2, format!("{}\n{torn}", kept[..half].join("\n"))).unwrap();
+    for again in [
+        slurm_task(2),
+        job(KUBERNETES, &[("JOB_COMPLETION_INDEX", "1".into())]),
+    ] {
+        assert!(
+            again.status.success(),
+            "{}",
+            String::from_utf8_lossy(&again.stderr)
+        );
+    }
+    // Without --or-resume, the retry is refused as a run id that exists.
+    let refused = job(
+        &SLURM.replace(" --or-resume", ""),
+        &[
+            ("SLURM_ARRAY_TASK_ID", "2".into()),
+            ("SLURM_ARRAY_TASK_MIN", "1".into()),
+            ("SLURM_ARRAY_TASK_MAX", "3".into()),
+            ("SLURM_ARRAY_TASK_COUNT", "3".into()),
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--resume s2"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
     let run = |args: &[&str]| {
         common::stdout_of(calibench().current_dir(dir.path()).args(args));
     };

@@ -71,6 +71,10 @@ pub struct CollectArgs {
     /// Continue an interrupted collection in runs-dir/RUN_ID, skipping what is recorded
     #[arg(long, value_name = "RUN_ID")]
     pub resume: Option<String>,
+    /// With --run-id: continue runs-dir/RUN_ID as --resume would when it is already there (a
+    /// job a scheduler runs again after a crash or a requeue), else start it
+    #[arg(long, requires = "run_id")]
+    pub or_resume: bool,
     /// Print the calls that would run, and run none
     #[arg(long)]
     pub dry_run: bool,
@@ -701,6 +705,25 @@ fn usage_error(flag: &str, message: String) -> Error {
         .into()
 }
 
+impl CollectArgs {
+    /// `--run-id ID --or-resume` as `--resume ID` when runs-dir/ID is there: a scheduler's
+    /// retry of a job continues what its first attempt recorded instead of being refused for
+    /// a run id that exists. Two attempts at once are kept apart by the run's lock, as two
+    /// resumes are.
+    fn resume_if_there(&mut self) {
+        if !self.or_resume {
+            return;
+        }
+        if let Some(id) = self.run_id.take_if(|id| {
+            // A name that is not a run id stays --run-id's, to be refused as one.
+            crate::rundir::check_id(id, "--run-id").is_ok()
+                && self.runs_dir.join(id.as_str()).exists()
+        }) {
+            self.resume = Some(id);
+        }
+    }
+}
+
 impl super::Run for CollectArgs {
     const PURGE_DELAY_MS: Option<i64> = Some(0);
 
@@ -725,6 +748,7 @@ impl super::Run for CollectArgs {
             }
             None => {}
         }
+        self.resume_if_there();
         let report = run(&self, ctx.progress)?;
         let verdict = if report.interrupted {
             crate::exit::Verdict::Interrupted
