@@ -440,14 +440,19 @@ fn merge_writes_outside_its_inputs_and_needs_two_arms() {
 fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
     const SLURM: &str = r#"calibench collect corpora/doc-review-live --shard auto --run-id "s$SLURM_ARRAY_TASK_ID" --or-resume --runs-dir runs"#;
     const KUBERNETES: &str = r#"calibench collect corpora/doc-review-live --shard auto --shards 3 --run-id "k$JOB_COMPLETION_INDEX" --or-resume --runs-dir runs"#;
+    const BATCH: &str = r#"calibench collect corpora/doc-review-live --shard auto --run-id "b$AWS_BATCH_JOB_ARRAY_INDEX" --or-resume --runs-dir runs"#;
     let guide = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/guides/live-collection.md"),
     )
     .unwrap();
-    for command in [SLURM, KUBERNETES] {
+    for command in [SLURM, KUBERNETES, BATCH] {
         assert!(guide.contains(command), "the guide shows `{command}`");
     }
-    assert!(guide.contains("#SBATCH --array=1-3") && guide.contains("completions: 3"));
+    assert!(
+        guide.contains("#SBATCH --array=1-3")
+            && guide.contains("completions: 3")
+            && guide.contains("--array-properties size=3")
+    );
 
     let dir = tempfile::tempdir().unwrap();
     common::copy_dir(
@@ -468,6 +473,7 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
             .env("PATH", &path)
             .env_remove("JOB_COMPLETION_INDEX")
             .env_remove("AWS_BATCH_JOB_ARRAY_INDEX")
+            .env_remove("AWS_BATCH_JOB_ARRAY_SIZE")
             .env_remove("SLURM_ARRAY_TASK_ID");
         for slurm in ["MIN", "MAX", "STEP", "COUNT"] {
             sh.env_remove(format!("SLURM_ARRAY_TASK_{slurm}"));
@@ -509,6 +515,29 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
             out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // AWS Batch gives each child the array's size: no --shards.
+    for index in 0..3 {
+        let out = job(
+            BATCH,
+            &[
+                ("AWS_BATCH_JOB_ARRAY_INDEX", index.to_string()),
+                ("AWS_BATCH_JOB_ARRAY_SIZE", "3".into()),
+            ],
+        );
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains(&format!(
+                "(shard {} of 3, from AWS_BATCH_JOB_ARRAY_INDEX={index}, AWS_BATCH_JOB_ARRAY_SIZE=3",
+                index + 1
+            )),
+            "{said}"
         );
     }
     // A scheduler runs a job again after a crash (a requeued SLURM task, a Job's next pod):
@@ -560,7 +589,8 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
     ]);
     run(&["merge", "slurm", "runs/s1", "runs/s2", "runs/s3"]);
     run(&["merge", "kubernetes", "runs/k0", "runs/k1", "runs/k2"]);
-    for merged in ["slurm", "kubernetes"] {
+    run(&["merge", "batch", "runs/b0", "runs/b1", "runs/b2"]);
+    for merged in ["slurm", "kubernetes", "batch"] {
         for file in ["reviews.jsonl", "judges.jsonl", "verdicts.jsonl"] {
             assert_eq!(
                 std::fs::read(dir.path().join(merged).join(file)).unwrap(),

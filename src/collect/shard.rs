@@ -65,7 +65,9 @@ const SCHEDULERS: [(&str, &str); 3] = [
 /// - SLURM job array: `SLURM_ARRAY_TASK_ID`, counted from `SLURM_ARRAY_TASK_MIN` in steps of
 ///   `SLURM_ARRAY_TASK_STEP` (1 when unset), the count `SLURM_ARRAY_TASK_COUNT` (`--shards`, if
 ///   given, must agree);
-/// - AWS Batch array job: `AWS_BATCH_JOB_ARRAY_INDEX` (from 0), the count from `--shards`.
+/// - AWS Batch array job: `AWS_BATCH_JOB_ARRAY_INDEX` (from 0), the count
+///   `AWS_BATCH_JOB_ARRAY_SIZE` (`--shards`, if given, must agree), or `--shards` where it is
+///   not set.
 pub fn auto(
     env: &dyn Fn(&str) -> Option<String>,
     shards: Option<u32>,
@@ -141,13 +143,31 @@ pub fn auto(
         );
         ((index - min) / step + 1, count, from)
     } else {
-        let n = shards.ok_or_else(|| {
-            format!(
-                "{var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
-                if var == "JOB_COMPLETION_INDEX" { ", the Job's completions" } else { "" }
-            )
-        })?;
-        (index + 1, n, format!("{var}={index}, --shards {n}"))
+        // AWS Batch gives its children the array's size; a Kubernetes Job does not.
+        let size_var = (var == "AWS_BATCH_JOB_ARRAY_INDEX").then_some("AWS_BATCH_JOB_ARRAY_SIZE");
+        let size = match size_var {
+            Some(name) => env(name).map(|v| number(name, &v)).transpose()?,
+            None => None,
+        };
+        match (size, shards) {
+            (Some(size), Some(s)) if s != size => {
+                return Err(format!(
+                    "--shards {s} disagrees with AWS_BATCH_JOB_ARRAY_SIZE={size}"
+                ))
+            }
+            (Some(size), _) => (
+                index + 1,
+                size,
+                format!("{var}={index}, AWS_BATCH_JOB_ARRAY_SIZE={size}"),
+            ),
+            (None, Some(n)) => (index + 1, n, format!("{var}={index}, --shards {n}")),
+            (None, None) => {
+                return Err(format!(
+                    "{var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
+                    if var == "JOB_COMPLETION_INDEX" { ", the Job's completions" } else { "; AWS_BATCH_JOB_ARRAY_SIZE, which AWS Batch sets in an array's child jobs, is not set" }
+                ))
+            }
+        }
     };
     let shard =
         Shard::new(k, n).map_err(|why| format!("{from} makes shard {k} of {n}, and {why}"))?;
@@ -194,9 +214,19 @@ mod tests {
             auto(&env(&stepped[..4]), None).unwrap().0,
             Shard { k: 3, n: 4 }
         );
-        // AWS Batch: index 9 of 10.
+        // AWS Batch: index 9 of 10, the size from --shards, or from the array's own
+        // AWS_BATCH_JOB_ARRAY_SIZE (which --shards, if given, must agree with).
         let (s, _) = auto(&env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "9")]), Some(10)).unwrap();
         assert_eq!(s, Shard { k: 10, n: 10 });
+        let batch = [
+            ("AWS_BATCH_JOB_ARRAY_INDEX", "9"),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "10"),
+        ];
+        for shards in [None, Some(10)] {
+            let (s, said) = auto(&env(&batch), shards).unwrap();
+            assert_eq!(s, Shard { k: 10, n: 10 });
+            assert!(said.contains("AWS_BATCH_JOB_ARRAY_SIZE=10"), "{said}");
+        }
     }
 
     /// Variables set, `--shards`, and what the refusal must say.
@@ -204,7 +234,7 @@ mod tests {
 
     #[test]
     fn what_cannot_be_a_shard_is_refused_naming_what_was_read() {
-        let cases: [Case; 10] = [
+        let cases: [Case; 12] = [
             (&[], None, "looked for JOB_COMPLETION_INDEX (a Kubernetes Indexed Job), SLURM_ARRAY_TASK_ID (a SLURM job array), AWS_BATCH_JOB_ARRAY_INDEX (an AWS Batch array job) and found none set"),
             (&[("JOB_COMPLETION_INDEX", "2")], None, "pass --shards N (the array's size, the Job's completions)"),
             (&[("AWS_BATCH_JOB_ARRAY_INDEX", "4")], Some(4), "AWS_BATCH_JOB_ARRAY_INDEX=4, --shards 4 makes shard 5 of 4"),
@@ -216,6 +246,8 @@ mod tests {
             // `--array=0-3,10`: five tasks from 0 to 10 are not evenly spaced, so task 2 is not
             // shard 3 of 5 (and task 10 would be none), and every task is refused alike.
             (&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_MIN", "0"), ("SLURM_ARRAY_TASK_MAX", "10"), ("SLURM_ARRAY_TASK_STEP", "1"), ("SLURM_ARRAY_TASK_COUNT", "5")], None, "SLURM_ARRAY_TASK_MIN=0, SLURM_ARRAY_TASK_MAX=10, SLURM_ARRAY_TASK_STEP=1 make 11 tasks, not SLURM_ARRAY_TASK_COUNT=5: a sparse array"),
+            (&[("AWS_BATCH_JOB_ARRAY_INDEX", "1"), ("AWS_BATCH_JOB_ARRAY_SIZE", "8")], Some(10), "--shards 10 disagrees with AWS_BATCH_JOB_ARRAY_SIZE=8"),
+            (&[("AWS_BATCH_JOB_ARRAY_INDEX", "1"), ("AWS_BATCH_JOB_ARRAY_SIZE", "eight")], None, "AWS_BATCH_JOB_ARRAY_SIZE=eight is not a whole number"),
             // Failed tasks 3 and 7 of `--array=0-9` submitted again as `--array=3,7`.
             (&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_MIN", "3"), ("SLURM_ARRAY_TASK_MAX", "7"), ("SLURM_ARRAY_TASK_COUNT", "2")], None, "give each task its shard as --shard K/N"),
         ];

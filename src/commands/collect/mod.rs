@@ -103,8 +103,8 @@ pub struct CollectArgs {
         conflicts_with = "until_decided"
     )]
     pub shard_spec: Option<crate::collect::shard::ShardSpec>,
-    /// With --shard auto: how many jobs the array has (Kubernetes and AWS Batch do not say;
-    /// SLURM does, and this must agree)
+    /// With --shard auto: how many jobs the array has (a Kubernetes Job does not say; SLURM
+    /// and AWS Batch do, and this must agree)
     #[arg(long, value_name = "N", requires = "shard_spec", value_parser = clap::value_parser!(u32).range(2..))]
     pub shards: Option<u32>,
     /// The shard `--shard` names, once `auto` is read from the environment.
