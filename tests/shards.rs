@@ -494,50 +494,43 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
             ],
         )
     };
-    for task in 1..=3 {
-        let out = slurm_task(task);
+    // A job that collected its shard, and said which and why.
+    let took = |out: Output, says: String| {
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
             "{said}{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(
-            said.contains(&format!(
-                "(shard {task} of 3, from SLURM_ARRAY_TASK_ID={task}"
-            )),
-            "{said}"
+        assert!(said.contains(&says), "{said}");
+    };
+    for task in 1..=3 {
+        took(
+            slurm_task(task),
+            format!("(shard {task} of 3, from SLURM_ARRAY_TASK_ID={task}"),
         );
     }
     for index in 0..3 {
-        let out = job(KUBERNETES, &[("JOB_COMPLETION_INDEX", index.to_string())]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        took(
+            job(KUBERNETES, &[("JOB_COMPLETION_INDEX", index.to_string())]),
+            format!(
+                "(shard {} of 3, from JOB_COMPLETION_INDEX={index}, --shards 3",
+                index + 1
+            ),
         );
     }
     // AWS Batch gives each child the array's size: no --shards.
     for index in 0..3 {
-        let out = job(
-            BATCH,
-            &[
-                ("AWS_BATCH_JOB_ARRAY_INDEX", index.to_string()),
-                ("AWS_BATCH_JOB_ARRAY_SIZE", "3".into()),
-            ],
-        );
-        let said = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{said}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            said.contains(&format!(
+        let vars = [
+            ("AWS_BATCH_JOB_ARRAY_INDEX", index.to_string()),
+            ("AWS_BATCH_JOB_ARRAY_SIZE", "3".into()),
+        ];
+        took(
+            job(BATCH, &vars),
+            format!(
                 "(shard {} of 3, from AWS_BATCH_JOB_ARRAY_INDEX={index}, AWS_BATCH_JOB_ARRAY_SIZE=3",
                 index + 1
-            )),
-            "{said}"
+            ),
         );
     }
     // A scheduler runs a job again after a crash (a requeued SLURM task, a Job's next pod):
@@ -550,16 +543,11 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
     let half = kept.len() / 2;
     let torn = &kept[half][..kept[half].len() / 2];
     std::fs::write(&s2, format!("{}\n{torn}", kept[..half].join("\n"))).unwrap();
-    for again in [
-        slurm_task(2),
+    took(slurm_task(2), "(shard 2 of 3".into());
+    took(
         job(KUBERNETES, &[("JOB_COMPLETION_INDEX", "1".into())]),
-    ] {
-        assert!(
-            again.status.success(),
-            "{}",
-            String::from_utf8_lossy(&again.stderr)
-        );
-    }
+        "(shard 2 of 3".into(),
+    );
     // Without --or-resume, the retry is refused as a run id that exists.
     let refused = job(
         &SLURM.replace(" --or-resume", ""),
