@@ -548,6 +548,21 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
         job(KUBERNETES, &[("JOB_COMPLETION_INDEX", "1".into())]),
         "(shard 2 of 3".into(),
     );
+    // --or-resume says what to do with a --run-id; alone, or beside --resume, it is refused.
+    for args in [
+        &["--or-resume"][..],
+        &["--or-resume", "--resume", "s2", "--shard", "2/3"],
+    ] {
+        let out = calibench()
+            .current_dir(dir.path())
+            .args(["collect", "corpora/doc-review-live", "--runs-dir", "runs"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--run-id <RUN_ID>"), "{err}");
+    }
     // Without --or-resume, the retry is refused as a run id that exists.
     let refused = job(
         &SLURM.replace(" --or-resume", ""),

@@ -73,7 +73,7 @@ pub struct CollectArgs {
     pub resume: Option<String>,
     /// With --run-id: continue runs-dir/RUN_ID as --resume would when it is already there (a
     /// job a scheduler runs again after a crash or a requeue), else start it
-    #[arg(long, requires = "run_id")]
+    #[arg(long, requires = "run_id", conflicts_with = "resume")]
     pub or_resume: bool,
     /// Print the calls that would run, and run none
     #[arg(long)]
