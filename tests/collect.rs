@@ -755,6 +755,37 @@ fn bad_input_exits_2_before_anything_is_created() {
         .stderr(predicate::str::contains("--resume one"));
 }
 
+// A flag that needs another (`--max-targets` and `--batch` need `--until-decided`, `--shards`
+// needs `--shard`, `--or-resume` needs `--run-id`) is refused beside a flag that the one it
+// needs cannot be used with, as it is alone: clap checks no requirement on a flag that conflicts
+// with one given, and `--max-targets 5 --dry-run` made a dry run that ignored the budget.
+#[test]
+fn a_flag_that_needs_another_is_never_ignored() {
+    let s = Setup::new(&["coherence"], "");
+    for args in [
+        &["--max-targets", "5"][..],
+        &["--max-targets", "5", "--dry-run"],
+        &["--max-targets", "5", "--aa"],
+        &["--max-targets", "5", "--stage", "reviewers"],
+        &["--batch", "5", "--dry-run"],
+        &["--batch", "5", "--shard", "1/2"],
+        &["--shards", "3"],
+        &["--shards", "3", "--until-decided"],
+        &["--or-resume"],
+        &["--or-resume", "--resume", "one"],
+    ] {
+        calibench()
+            .current_dir(s.root())
+            .args(["collect", "experiment.toml", "--runs-dir", "runs"])
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains("error: the"));
+        assert!(!s.root().join("runs").exists(), "{args:?} created runs/");
+    }
+}
+
 /// Collects a live example again into a temporary runs folder; its printed summary.
 fn collect_example(name: &str, runs: &Path) -> String {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));

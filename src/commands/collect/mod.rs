@@ -84,14 +84,14 @@ pub struct CollectArgs {
     pub stage: Option<Stage>,
     /// Collect targets in a seeded random order, a batch at a time, and stop launching once
     /// the sequential decision is better or worse (docs/guides/stop-when-you-know.md)
-    #[arg(long, conflicts_with_all = ["stage", "dry_run"])]
+    #[arg(long, conflicts_with_all = NOT_UNTIL_DECIDED)]
     pub until_decided: bool,
     /// Collect the baseline configuration twice (arms `<label>` and `<label>-again`): the
     /// harness's own run-to-run noise, which `run --aa` measures and `noise_floor` shows
     #[arg(long, conflicts_with = "until_decided")]
     pub aa: bool,
     /// With --until-decided: collect at most N targets (default: every target)
-    #[arg(long, requires = "until_decided", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, requires = "until_decided", conflicts_with_all = NOT_UNTIL_DECIDED, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_targets: Option<u32>,
     /// Collect shard K of N: the targets whose SHA-256 of the name, mod N, is K − 1, so that N
     /// machines collect disjoint parts of one plan (`calibench merge` joins them). `auto`
@@ -105,7 +105,7 @@ pub struct CollectArgs {
     pub shard_spec: Option<crate::collect::shard::ShardSpec>,
     /// With --shard auto: how many jobs the array has (a Kubernetes Job does not say; SLURM
     /// and AWS Batch do, and this must agree)
-    #[arg(long, value_name = "N", requires = "shard_spec", value_parser = clap::value_parser!(u32).range(2..))]
+    #[arg(long, value_name = "N", requires = "shard_spec", conflicts_with = "until_decided", value_parser = clap::value_parser!(u32).range(2..))]
     pub shards: Option<u32>,
     /// The shard `--shard` names, once `auto` is read from the environment.
     #[arg(skip)]
@@ -114,9 +114,14 @@ pub struct CollectArgs {
     #[arg(skip)]
     pub shard_from: Option<String>,
     /// With --until-decided: targets collected between looks (default: [collect] concurrency)
-    #[arg(long, requires = "until_decided", value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, requires = "until_decided", conflicts_with_all = NOT_UNTIL_DECIDED, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     pub batch: Option<u32>,
 }
+
+/// What `--until-decided` cannot be used with. A flag that requires it conflicts with them too:
+/// clap does not check a requirement on a flag that conflicts with one given, so without this
+/// `--max-targets 5 --dry-run` ran a dry run and ignored the budget.
+const NOT_UNTIL_DECIDED: [&str; 4] = ["stage", "dry_run", "aa", "shard_spec"];
 
 /// What `collect` did.
 #[derive(Clone, Debug, Serialize)]
