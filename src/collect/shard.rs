@@ -48,12 +48,43 @@ impl Shard {
     }
 }
 
-/// Where a scheduler puts a job's place in its array: each scheduler's index variable, what it
-/// is called, and whether the count comes from `--shards`.
-const SCHEDULERS: [(&str, &str); 3] = [
-    ("JOB_COMPLETION_INDEX", "a Kubernetes Indexed Job"),
-    ("SLURM_ARRAY_TASK_ID", "a SLURM job array"),
-    ("AWS_BATCH_JOB_ARRAY_INDEX", "an AWS Batch array job"),
+/// A scheduler that runs job arrays: where it puts a job's place in its array, and the array's
+/// size when it says it.
+struct Scheduler {
+    /// The variable that holds the job's index.
+    index: &'static str,
+    /// What the scheduler's array is called.
+    who: &'static str,
+    /// The variable that holds the array's size, if the scheduler sets one; `--shards`, if
+    /// given, must agree with it.
+    count: Option<&'static str>,
+    /// Where the user finds the array's size for `--shards`, said when nothing gives it (not
+    /// for SLURM, whose count must be set).
+    size_is: &'static str,
+}
+
+const SLURM: Scheduler = Scheduler {
+    index: "SLURM_ARRAY_TASK_ID",
+    who: "a SLURM job array",
+    count: Some("SLURM_ARRAY_TASK_COUNT"),
+    size_is: "",
+};
+
+const SCHEDULERS: [Scheduler; 3] = [
+    Scheduler {
+        index: "JOB_COMPLETION_INDEX",
+        who: "a Kubernetes Indexed Job",
+        count: None,
+        size_is: ", the Job's completions",
+    },
+    SLURM,
+    Scheduler {
+        index: "AWS_BATCH_JOB_ARRAY_INDEX",
+        who: "an AWS Batch array job",
+        count: Some("AWS_BATCH_JOB_ARRAY_SIZE"),
+        size_is:
+            "; AWS_BATCH_JOB_ARRAY_SIZE, which AWS Batch sets in an array's child jobs, is not set",
+    },
 ];
 
 /// The shard `--shard auto` names, and the sentence that says where it came from
@@ -63,36 +94,37 @@ const SCHEDULERS: [(&str, &str); 3] = [
 /// - Kubernetes Indexed Job: `JOB_COMPLETION_INDEX` (from 0), the count from `--shards` (the
 ///   Job's `completions`);
 /// - SLURM job array: `SLURM_ARRAY_TASK_ID`, counted from `SLURM_ARRAY_TASK_MIN` in steps of
-///   `SLURM_ARRAY_TASK_STEP` (1 when unset), the count `SLURM_ARRAY_TASK_COUNT` (`--shards`, if
-///   given, must agree);
+///   `SLURM_ARRAY_TASK_STEP` (1 when unset), the count `SLURM_ARRAY_TASK_COUNT`, which must be
+///   set;
 /// - AWS Batch array job: `AWS_BATCH_JOB_ARRAY_INDEX` (from 0), the count
-///   `AWS_BATCH_JOB_ARRAY_SIZE` (`--shards`, if given, must agree), or `--shards` where it is
-///   not set.
+///   `AWS_BATCH_JOB_ARRAY_SIZE`, or `--shards` where it is not set.
+///
+/// `--shards`, if given, must agree with the count a scheduler sets.
 pub fn auto(
     env: &dyn Fn(&str) -> Option<String>,
     shards: Option<u32>,
 ) -> Result<(Shard, String), String> {
-    let set: Vec<(&str, &str, String)> = SCHEDULERS
+    let set: Vec<(&Scheduler, String)> = SCHEDULERS
         .iter()
-        .filter_map(|&(var, who)| Some((var, who, env(var)?)))
+        .filter_map(|s| Some((s, env(s.index)?)))
         .collect();
-    let (var, who, value) = match set.as_slice() {
+    let (scheduler, value) = match set.as_slice() {
         [] => {
             return Err(format!(
                 "looked for {} and found none set: run it as a job of an array, or give the shard as --shard K/N",
                 SCHEDULERS
                     .iter()
-                    .map(|(var, who)| format!("{var} ({who})"))
+                    .map(|s| format!("{} ({})", s.index, s.who))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))
         }
-        [one] => one.clone(),
+        [(scheduler, value)] => (*scheduler, value),
         many => {
             return Err(format!(
                 "found more than one scheduler's index set ({}): give the shard as --shard K/N",
                 many.iter()
-                    .map(|(var, _, v)| format!("{var}={v}"))
+                    .map(|(s, v)| format!("{}={v}", s.index))
                     .collect::<Vec<_>>()
                     .join(", ")
             ))
@@ -103,10 +135,24 @@ pub fn auto(
             .parse::<u32>()
             .map_err(|_| format!("{name}={text} is not a whole number"))
     };
-    let index = number(var, &value)?;
-    let (k, n, from) = if var == "SLURM_ARRAY_TASK_ID" {
-        let read = |name: &str| env(name).map(|v| number(name, &v)).transpose();
-        let count = read("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+    let read = |name: &str| env(name).map(|v| number(name, &v)).transpose();
+    let (var, who) = (scheduler.index, scheduler.who);
+    let index = number(var, value)?;
+    let count = match scheduler.count {
+        Some(name) => read(name)?.map(|count| (name, count)),
+        None => None,
+    };
+    // The array's size: the scheduler's own count, which --shards must agree with, or --shards.
+    let size = match (count, shards) {
+        (Some((name, count)), Some(s)) if s != count => {
+            return Err(format!("--shards {s} disagrees with {name}={count}"))
+        }
+        (Some((_, count)), _) => Some(count),
+        (None, shards) => shards,
+    };
+    // The job's place in the array (from 1), the array's size, and what they were read from.
+    let (k, n, from) = if var == SLURM.index {
+        let count = count.map(|(_, count)| count).ok_or_else(|| {
             "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not (an array job sets both)".to_string()
         })?;
         let min = read("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
@@ -133,41 +179,22 @@ pub fn auto(
                 "SLURM_ARRAY_TASK_ID={index} is not one of the array's tasks (from {min} in steps of {step})"
             ));
         }
-        if let Some(s) = shards.filter(|&s| s != count) {
-            return Err(format!(
-                "--shards {s} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
-            ));
-        }
         let from = format!(
             "SLURM_ARRAY_TASK_ID={index}, SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_COUNT={count}"
         );
         ((index - min) / step + 1, count, from)
     } else {
-        // AWS Batch gives its children the array's size; a Kubernetes Job does not.
-        let size_var = (var == "AWS_BATCH_JOB_ARRAY_INDEX").then_some("AWS_BATCH_JOB_ARRAY_SIZE");
-        let size = match size_var {
-            Some(name) => env(name).map(|v| number(name, &v)).transpose()?,
-            None => None,
+        let n = size.ok_or_else(|| {
+            format!(
+                "{var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
+                scheduler.size_is
+            )
+        })?;
+        let said = match count {
+            Some((name, _)) => format!("{name}={n}"),
+            None => format!("--shards {n}"),
         };
-        match (size, shards) {
-            (Some(size), Some(s)) if s != size => {
-                return Err(format!(
-                    "--shards {s} disagrees with AWS_BATCH_JOB_ARRAY_SIZE={size}"
-                ))
-            }
-            (Some(size), _) => (
-                index + 1,
-                size,
-                format!("{var}={index}, AWS_BATCH_JOB_ARRAY_SIZE={size}"),
-            ),
-            (None, Some(n)) => (index + 1, n, format!("{var}={index}, --shards {n}")),
-            (None, None) => {
-                return Err(format!(
-                    "{var}={index} gives this job's index in {who}, but not how many jobs there are: pass --shards N (the array's size{})",
-                    if var == "JOB_COMPLETION_INDEX" { ", the Job's completions" } else { "; AWS_BATCH_JOB_ARRAY_SIZE, which AWS Batch sets in an array's child jobs, is not set" }
-                ))
-            }
-        }
+        (index + 1, n, format!("{var}={index}, {said}"))
     };
     let shard =
         Shard::new(k, n).map_err(|why| format!("{from} makes shard {k} of {n}, and {why}"))?;
