@@ -2,7 +2,7 @@
 # calibench benchmark: Krippendorff's alpha at scale, side by side with the Python
 # `krippendorff` package on the same matrices, review replay of a million findings and query
 # replay of 100,000 queries (docs/benchmarks.md), and one query of 100,000 tool calls.
-# Usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]
+# Usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions] [threads]
 # (no section named: all). `ratios` is the turn-5 targets, each measured side by side in one run
 # so that it holds on any machine: `run --no-plots` on a million findings in the interleaved
 # layout against Python's orjson merely parsing every line of the same file, with peak memory
@@ -24,7 +24,8 @@
 # on 100,000 queries beside the same `run` without it. `collect` is what `calibench collect`
 # adds to each reviewer call: 400 calls of a reviewer that answers at once, against the same
 # calls made by a shell loop. `instructions` counts what `run` executes on 100,000 findings
-# under valgrind's callgrind, a figure the machine's load does not move.
+# under valgrind's callgrind, a figure the machine's load does not move. `threads` is where the
+# million-finding run's processor time goes, by phase and by the thread that spent it (`perf`).
 #
 # It builds calibench in release mode, makes a throw-away virtualenv under bench-data/ with
 # numpy and krippendorff (nothing of theirs is committed), generates the matrices from a fixed
@@ -38,11 +39,11 @@ QUICK=; SECTIONS=
 for a in "$@"; do
   case "$a" in
     --quick) QUICK=1 ;;
-    ratios|long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect|instructions) SECTIONS="$SECTIONS $a" ;;
-    *) echo "usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions]" >&2; exit 2 ;;
+    ratios|long|alpha|replay|queries|wide|import|hostile|install|sweep|labels|sequential|collect|instructions|threads) SECTIONS="$SECTIONS $a" ;;
+    *) echo "usage: benches/bench.sh [--quick] [ratios] [long] [alpha] [replay] [queries] [wide] [import] [hostile] [install] [sweep] [labels] [sequential] [collect] [instructions] [threads]" >&2; exit 2 ;;
   esac
 done
-[ -n "$SECTIONS" ] || SECTIONS=" ratios long alpha replay queries wide import hostile install sweep labels sequential collect instructions"
+[ -n "$SECTIONS" ] || SECTIONS=" ratios long alpha replay queries wide import hostile install sweep labels sequential collect instructions threads"
 want() { case "$SECTIONS" in *" $1"*) return 0 ;; *) return 1 ;; esac; }
 
 UNITS=1000000
@@ -72,6 +73,9 @@ min_of() { sort -g | head -1; }
 # Peak resident memory in MiB: /usr/bin/time counts KiB. (Every "peak MiB" below; figures
 # quoted before 2026-12-05 wrote these MiB as "MB".)
 rss_mb() { awk -F: '/Maximum resident set size/ {if ($2 > m) m = $2} END {printf "%.0f", m/1024}' "$1.stderr"; }
+# Processor time (user + system) in seconds, the least of the runs in $1.stderr.
+cpu_s() { awk '/User time/ {u=$NF} /System time/ {printf "%.2f\n", u + $NF}' "$1.stderr" | min_of; }
+CORES=$(nproc)
 wall_s() { awk '/Elapsed \(wall clock\)/ {n=split($NF,t,":"); s=0; for(i=1;i<=n;i++) s=s*60+t[i]; printf "%.2f\n", s}' "$1.stderr" | min_of; }
 phase() { sed -n "s/^timing $2: \([0-9.]*\) s.*/\1/p" "$1.stderr" | min_of; }
 
@@ -118,6 +122,10 @@ printf '%-78s %9s %8s %s
 printf '  its phases: read and parse %ss, replay and metrics %ss, tables %ss\n' "$(phase "$ri" "read and parse")" "$(phase "$ri" "replay and metrics")" "$(phase "$ri" tables)"
 printf '%-78s %9s %8s %s\n' "  the floor: reading, SHA-256, a parse that builds nothing on 2 threads, the bytes" "$(wall_s "$fl")" "$(rss_mb "$fl")" \
   "$(ratio "$(wall_s "$fl")" "$(wall_s "$pi")")x the parse (the rest of the parse's time is what the run's own work may take)"
+# The same goal in processor time: on $CORES cores, finishing within the parse's time allows at
+# most $CORES times that time of processing, however well the run's threads share the cores.
+printf '  processor time (user + system, least of three): the run %ss, the floor %ss; on %s cores the parse'"'"'s %ss allows %ss\n' \
+  "$(cpu_s "$ri")" "$(cpu_s "$fl")" "$CORES" "$(wall_s "$pi")" "$(awk -v w="$(wall_s "$pi")" -v c="$CORES" 'BEGIN { printf "%.2f", w * c }')"
 
 sw="$DATA/out-ratio-sweep"
 measure3 "$sw" "$BIN" sweep "$LI/experiment.toml" --arm treatment --vary "review.actionable_from=0:99:1" --runs-dir "$DATA/ratio-runs" --reports-dir "$DATA/ratio-reports" --quiet --no-plots
@@ -580,6 +588,50 @@ fi
 # the same build whatever else the machine runs, for comparing two builds where wall time on a
 # shared 2-core machine cannot tell 10% apart. The manifest's SHA-256 is counted apart: under
 # valgrind it runs without the CPU's SHA instructions, so it weighs far more than natively.
+# `threads`: where the million-finding run's processor time goes, by phase (`--timings`) and by
+# thread (each named for its part: src/threads.rs), sampled by `perf` at 999 Hz; the fastest of
+# three runs. A sample's phase is placed by its time since the first sample, the laps' clock
+# starting within milliseconds of it. What docs/benchmarks.md sets against the ratios' goal.
+if want threads; then
+command -v perf > /dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf; }
+TF=1000000
+[ -n "$QUICK" ] && TF=100000
+TL="$DATA/large-reviews-interleaved-$TF"
+[ -f "$TL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- "$TF" "$TL" long interleaved
+th="$DATA/out-threads"
+for i in 1 2 3; do
+  rm -rf "$th.runs" "$th.reports"
+  perf record -q -F 999 -o "$th.$i.perf" "$BIN" run "$TL/experiment.toml" --no-plots --quiet --timings \
+    --runs-dir "$th.runs" --reports-dir "$th.reports" 2> "$th.$i.timings" > /dev/null
+done
+rm -rf "$th.runs" "$th.reports"
+best=$(for i in 1 2 3; do echo "$(sed -n 's/^timing report: .*total \([0-9.]*\) s.*/\1/p' "$th.$i.timings") $i"; done | sort -g | head -1 | cut -d' ' -f2)
+perf script -i "$th.$best.perf" -F comm,time 2> /dev/null > "$th.samples"
+printf '\nprocessor time of run --no-plots on %s findings, by phase and thread (perf at 999 Hz, fastest of three)\n' "$TF"
+python3 - "$th.$best.timings" "$th.samples" <<'PY'
+import collections, re, sys
+laps = re.findall(r"^timing ([a-z ]+): [0-9.]+ s \(total ([0-9.]+) s", open(sys.argv[1]).read(), re.M)
+samples = []
+for line in open(sys.argv[2]):
+    # "comm  time:" with a comm that may hold spaces ("free rows").
+    m = re.match(r"\s*(.*?)\s+([0-9]+\.[0-9]+):", line)
+    if m:
+        samples.append((m.group(1), float(m.group(2))))
+start = min(t for _, t in samples)
+by = collections.defaultdict(collections.Counter)
+for name, t in samples:
+    # After the last lap: the process's exit (its memory given back).
+    phase = next((p for p, end in laps if t - start <= float(end)), "exit")
+    by[phase]["main" if name == "calibench" else name] += 1
+for phase in [p for p, _ in laps] + ["exit"]:
+    c = by[phase]
+    if sum(c.values()) < 10:
+        continue
+    parts = ", ".join(f"{n} {k / 999:.2f}" for n, k in c.most_common())
+    print(f"  {phase:20s} {sum(c.values()) / 999:5.2f} s: {parts}")
+PY
+fi
+
 if want instructions; then
 command -v valgrind > /dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
 IL="$DATA/large-reviews-100000"

@@ -68,4 +68,5 @@ pub mod sizing;
 pub mod stats;
 pub mod sweep;
 pub mod text;
+mod threads;
 pub mod trust;

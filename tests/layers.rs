@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom first; the modules of one layer may not name each other either way round
 /// unless listed in the same string in that order (lower first).
 const LAYERS: &[&[&str]] = &[
-    &["bytes", "text", "error", "exit", "stats"],
+    &["bytes", "text", "error", "exit", "threads", "stats"],
     &["output", "rundir"],
     &["policy"],
     &["corpus"],

@@ -437,7 +437,8 @@ fn replay_queries(
         (rows, metrics)
     };
     let ((b_rows, b_metrics), (t_rows, t_metrics)) = std::thread::scope(|scope| {
-        let treatment = scope.spawn(|| replay(&exp.treatment, &t_queries));
+        let treatment =
+            crate::threads::scoped(scope, "treatment", || replay(&exp.treatment, &t_queries));
         let baseline = replay(&exp.baseline, &b_queries);
         let treatment = treatment
             .join()

@@ -175,7 +175,9 @@ pub(super) fn review_section(
     };
     let [baseline_owned, treatment_owned] = owned;
     let (baseline, treatment) = std::thread::scope(|scope| {
-        let treatment = scope.spawn(|| replay(&exp.treatment, treatment_owned));
+        let treatment = crate::threads::scoped(scope, "treatment", || {
+            replay(&exp.treatment, treatment_owned)
+        });
         let baseline = replay(&exp.baseline, baseline_owned);
         let treatment = treatment
             .join()

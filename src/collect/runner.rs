@@ -123,7 +123,7 @@ pub fn watch_for_stops() {
     static STARTED: std::sync::Once = std::sync::Once::new();
     STARTED.call_once(|| {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        crate::threads::detached("stop signals", move || {
             let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()

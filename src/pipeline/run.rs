@@ -470,8 +470,9 @@ fn write_tables(
     // metrics.json is written straight into its file on a thread of its own while the tables
     // are: it is the last of the run's large outputs, and the tables leave part of a core idle.
     let (freeing, json) = std::thread::scope(|scope| -> Result<_, Error> {
-        let json =
-            scope.spawn(|| claim.write_with(["metrics.json"], |[out]| write_json(out, metrics)));
+        let json = crate::threads::scoped(scope, "metrics.json", || {
+            claim.write_with(["metrics.json"], |[out]| write_json(out, metrics))
+        });
         let controls = controls_replayed(metrics);
         // A million rows take a quarter of a second to free: that happens beside the rest, a
         // frame's rows at a time as soon as its frame is built, so that the rows still held
@@ -481,7 +482,7 @@ fn write_tables(
         type Rows = Vec<crate::model::FindingRow>;
         let (to_free, freed) = std::sync::mpsc::channel::<Rows>();
         let (to_reuse, reusable) = std::sync::mpsc::channel::<Rows>();
-        let freeing = std::thread::spawn(move || {
+        let freeing = crate::threads::detached("free rows", move || {
             for mut rows in freed {
                 rows.clear();
                 let _ = to_reuse.send(rows);

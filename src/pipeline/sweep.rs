@@ -547,7 +547,7 @@ fn replay_points(
     let slots: Mutex<Vec<Option<PointResult>>> = Mutex::new(vec![None; arms.len()]);
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            scope.spawn(|| loop {
+            crate::threads::scoped(scope, "sweep", || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(arm) = arms.get(i) else { break };
                 let result = replayer.units(arm).map(|u| estimate(&aligned(u, ids)));

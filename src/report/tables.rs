@@ -314,7 +314,7 @@ pub fn write_frames(
         let (to_csv, csv_frames) = sync_channel::<DataFrame>(1);
         let (to_parquet, parquet_frames) = sync_channel::<DataFrame>(1);
         let csv_schema = schema.clone();
-        let csv = scope.spawn(move || -> PolarsResult<()> {
+        let csv = crate::threads::scoped(scope, "csv", move || -> PolarsResult<()> {
             if super::csv::handles(&csv_schema) {
                 let mut w = super::csv::Csv::new(csv, &csv_schema)?;
                 for df in csv_frames {
@@ -330,7 +330,7 @@ pub fn write_frames(
             }
             w.finish()
         });
-        let parquet = scope.spawn(move || -> PolarsResult<()> {
+        let parquet = crate::threads::scoped(scope, "parquet", move || -> PolarsResult<()> {
             let mut w = super::parquet::Parquet::new(parquet, &schema)?;
             for df in parquet_frames {
                 w.frame(&df)?;

@@ -392,7 +392,9 @@ impl Prepared {
                     .windows(2)
                     .map(|w| {
                         let range = w[0]..w[1];
-                        scope.spawn(move || CodedStats::build(units, range, level))
+                        crate::threads::scoped(scope, "alpha", move || {
+                            CodedStats::build(units, range, level)
+                        })
                     })
                     .collect();
                 handles

@@ -498,7 +498,7 @@ fn parallel_side_by_side<S, T: Send + Default + Clone>(
     std::thread::scope(|scope| {
         for (c, slots) in out.chunks_mut(chunk).enumerate() {
             let (init, group) = (&init, &group);
-            scope.spawn(move || {
+            crate::threads::scoped(scope, "bootstrap", move || {
                 let mut state = init();
                 let mut first = c * chunk;
                 for slots in slots.chunks_mut(side.max(1)) {

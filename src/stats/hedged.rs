@@ -177,7 +177,7 @@ impl Running {
                     if threads == 1 {
                         Err(run())
                     } else {
-                        Ok(scope.spawn(run))
+                        Ok(crate::threads::scoped(scope, "sequence", run))
                     }
                 })
                 .collect();

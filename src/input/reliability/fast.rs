@@ -69,7 +69,11 @@ fn read_in(bytes: &[u8], columns: Columns, level: Level, parts: usize) -> Option
         let handles: Vec<_> = bounds
             .windows(2)
             .skip(1)
-            .map(|w| scope.spawn(move || chunk(&data[w[0]..w[1]], columns, level, false)))
+            .map(|w| {
+                crate::threads::scoped(scope, "read ratings", move || {
+                    chunk(&data[w[0]..w[1]], columns, level, false)
+                })
+            })
             .collect();
         let first = chunk(&data[bounds[0]..bounds[1]], columns, level, true);
         std::iter::once(first)
