@@ -89,7 +89,6 @@ fn stream_by<T: Send, R>(
     per_block: impl Fn(u64, &[u8]) -> T + Sync,
     consume: impl FnOnce(&mut dyn Iterator<Item = T>) -> R,
 ) -> Result<(R, Mark), Error> {
-    use std::io::Read;
     use std::sync::mpsc::{channel, sync_channel};
     let workers = workers.max(1);
     let per_block = &per_block;
@@ -114,78 +113,9 @@ fn stream_by<T: Send, R>(
             results.push(done);
         }
         drop(free_tx);
-        let reader = crate::threads::scoped(
-            scope,
-            "read",
-            move || -> std::io::Result<(String, usize, u64)> {
-                use std::io::Seek;
-                let mut file = std::fs::File::open(path)?;
-                file.seek(std::io::SeekFrom::Start(from.byte))?;
-                let mut hasher = Sha256::new();
-                // A byte-order mark can only open the file.
-                let (mut total, mut next_line, mut first, mut end_of_file) =
-                    (0, from.lines + 1, from.byte == 0, false);
-                let mut buf: Vec<u8> = Vec::new();
-                let (mut sent, mut newlines) = (0usize, 0u64);
-                // How full the buffer is read before a block is cut: more than a block when one
-                // line is longer than a block.
-                let mut want = block_size;
-                loop {
-                    let start = buf.len();
-                    if start < want && !end_of_file {
-                        // Read into the buffer's spare room (not zeroed first, as a resize would
-                        // zero every byte of the file once more), up to `want` or the end.
-                        buf.reserve_exact(want - start);
-                        let n = (&mut file)
-                            .take((want - start) as u64)
-                            .read_to_end(&mut buf)?;
-                        hasher.update(&buf[start..]);
-                        total += n;
-                        end_of_file = start + n < want;
-                    }
-                    // The block ends after its last newline, or its BLOCK_LINES-th; the rest waits
-                    // for the next block.
-                    let end = match nth_newline(&buf, BLOCK_LINES) {
-                        Some(i) => i + 1,
-                        None if end_of_file => buf.len(),
-                        None => match memchr::memrchr(b'\n', &buf) {
-                            Some(i) => i + 1,
-                            None => {
-                                want = buf.len() + block_size;
-                                continue;
-                            }
-                        },
-                    };
-                    want = block_size;
-                    let mut from = 0;
-                    if first {
-                        if buf.starts_with(crate::corpus::BOM) {
-                            from = crate::corpus::BOM.len().min(end);
-                        }
-                        first = false;
-                    }
-                    let last = end_of_file && end == buf.len();
-                    // The block leaves in this buffer; the rest of the last line starts the next.
-                    let mut next = free_rx.try_recv().unwrap_or_default();
-                    next.clear();
-                    next.extend_from_slice(&buf[end..]);
-                    buf.truncate(end);
-                    let block = std::mem::replace(&mut buf, next);
-                    let lines = memchr::memchr_iter(b'\n', &block[from..]).count() as u64;
-                    newlines += lines;
-                    if to_workers[sent % workers]
-                        .send((next_line, block, from))
-                        .is_err()
-                        || last
-                    {
-                        break;
-                    }
-                    sent += 1;
-                    next_line += lines;
-                }
-                Ok((format!("{:x}", hasher.finalize()), total, newlines))
-            },
-        );
+        let reader = crate::threads::scoped(scope, "read", move || {
+            read_blocks(path, from, block_size, &to_workers, &free_rx)
+        });
         let result = {
             let mut turn = 0usize;
             let results = &results;
@@ -217,6 +147,87 @@ fn stream_by<T: Send, R>(
         lines: from.lines + newlines,
     };
     Ok((result, end))
+}
+
+/// The reader of [`stream_by`]: `path` from the mark `from` on, in blocks of about `block_size`
+/// bytes ending at a line's end, block `i` sent to `to_workers[i % workers]`, its buffer taken
+/// back from `free` when one has come back; SHA-256 of every byte read. Gives the hash, the
+/// bytes read and the lines sent. Stops early, without an error, when a worker has gone (the
+/// consumer stopped taking results).
+fn read_blocks(
+    path: &Path,
+    from: Mark,
+    block_size: usize,
+    to_workers: &[std::sync::mpsc::SyncSender<(u64, Vec<u8>, usize)>],
+    free_rx: &std::sync::mpsc::Receiver<Vec<u8>>,
+) -> std::io::Result<(String, usize, u64)> {
+    use std::io::{Read, Seek};
+    let workers = to_workers.len();
+    let mut file = std::fs::File::open(path)?;
+    file.seek(std::io::SeekFrom::Start(from.byte))?;
+    let mut hasher = Sha256::new();
+    // A byte-order mark can only open the file.
+    let (mut total, mut next_line, mut first, mut end_of_file) =
+        (0, from.lines + 1, from.byte == 0, false);
+    let mut buf: Vec<u8> = Vec::new();
+    let (mut sent, mut newlines) = (0usize, 0u64);
+    // How full the buffer is read before a block is cut: more than a block when one
+    // line is longer than a block.
+    let mut want = block_size;
+    loop {
+        let start = buf.len();
+        if start < want && !end_of_file {
+            // Read into the buffer's spare room (not zeroed first, as a resize would
+            // zero every byte of the file once more), up to `want` or the end.
+            buf.reserve_exact(want - start);
+            let n = (&mut file)
+                .take((want - start) as u64)
+                .read_to_end(&mut buf)?;
+            hasher.update(&buf[start..]);
+            total += n;
+            end_of_file = start + n < want;
+        }
+        // The block ends after its last newline, or its BLOCK_LINES-th; the rest waits
+        // for the next block.
+        let end = match nth_newline(&buf, BLOCK_LINES) {
+            Some(i) => i + 1,
+            None if end_of_file => buf.len(),
+            None => match memchr::memrchr(b'\n', &buf) {
+                Some(i) => i + 1,
+                None => {
+                    want = buf.len() + block_size;
+                    continue;
+                }
+            },
+        };
+        want = block_size;
+        let mut from = 0;
+        if first {
+            if buf.starts_with(crate::corpus::BOM) {
+                from = crate::corpus::BOM.len().min(end);
+            }
+            first = false;
+        }
+        let last = end_of_file && end == buf.len();
+        // The block leaves in this buffer; the rest of the last line starts the next.
+        let mut next = free_rx.try_recv().unwrap_or_default();
+        next.clear();
+        next.extend_from_slice(&buf[end..]);
+        buf.truncate(end);
+        let block = std::mem::replace(&mut buf, next);
+        let lines = memchr::memchr_iter(b'\n', &block[from..]).count() as u64;
+        newlines += lines;
+        if to_workers[sent % workers]
+            .send((next_line, block, from))
+            .is_err()
+            || last
+        {
+            break;
+        }
+        sent += 1;
+        next_line += lines;
+    }
+    Ok((format!("{:x}", hasher.finalize()), total, newlines))
 }
 
 /// The position of the `n`-th newline of `bytes` (`n` ≥ 1), if it has that many.
