@@ -590,8 +590,8 @@ fi
 # valgrind it runs without the CPU's SHA instructions, so it weighs far more than natively.
 # `threads`: where the million-finding run's processor time goes, by phase (`--timings`) and by
 # thread (each named for its part: src/threads.rs), sampled by `perf` at 999 Hz; the fastest of
-# three runs. A sample's phase is placed by its time since the first sample, the laps' clock
-# starting within milliseconds of it. What docs/benchmarks.md sets against the ratios' goal.
+# three runs. Samples are stamped with the monotonic clock each `--timings` lap reports, so a
+# sample's phase is exact. What docs/benchmarks.md sets against the ratios' goal.
 if want threads; then
 command -v perf > /dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf; }
 TF=1000000
@@ -601,7 +601,7 @@ TL="$DATA/large-reviews-interleaved-$TF"
 th="$DATA/out-threads"
 for i in 1 2 3; do
   rm -rf "$th.runs" "$th.reports"
-  perf record -q -F 999 -o "$th.$i.perf" "$BIN" run "$TL/experiment.toml" --no-plots --quiet --timings \
+  perf record -q -F 999 -k mono -o "$th.$i.perf" "$BIN" run "$TL/experiment.toml" --no-plots --quiet --timings \
     --runs-dir "$th.runs" --reports-dir "$th.reports" 2> "$th.$i.timings" > /dev/null
 done
 rm -rf "$th.runs" "$th.reports"
@@ -610,20 +610,27 @@ perf script -i "$th.$best.perf" -F comm,time 2> /dev/null > "$th.samples"
 printf '\nprocessor time of run --no-plots on %s findings, by phase and thread (perf at 999 Hz, fastest of three)\n' "$TF"
 python3 - "$th.$best.timings" "$th.samples" <<'PY'
 import collections, re, sys
-laps = re.findall(r"^timing ([a-z ]+): [0-9.]+ s \(total ([0-9.]+) s", open(sys.argv[1]).read(), re.M)
+# Each lap: its phase, and the monotonic clock at its start (the previous lap's end; the first
+# lap's end less its length) and at its end.
+found = re.findall(r"^timing ([a-z ]+): ([0-9.]+) s \(.*, at ([0-9.]+) s monotonic\)",
+                   open(sys.argv[1]).read(), re.M)
+ends = [float(at) for _, _, at in found]
+starts = [ends[0] - float(found[0][1])] + ends[:-1]
+laps = [(p, start, end) for (p, _, _), start, end in zip(found, starts, ends)]
 samples = []
 for line in open(sys.argv[2]):
     # "comm  time:" with a comm that may hold spaces ("free rows").
     m = re.match(r"\s*(.*?)\s+([0-9]+\.[0-9]+):", line)
     if m:
         samples.append((m.group(1), float(m.group(2))))
-start = min(t for _, t in samples)
 by = collections.defaultdict(collections.Counter)
 for name, t in samples:
-    # After the last lap: the process's exit (its memory given back).
-    phase = next((p for p, end in laps if t - start <= float(end)), "exit")
+    # Before the first lap: starting up, reading the experiment; after the last: the exit (its
+    # memory given back).
+    before = "start" if t <= laps[0][1] else "exit"
+    phase = next((p for p, start, end in laps if start < t <= end), before)
     by[phase]["main" if name == "calibench" else name] += 1
-for phase in [p for p, _ in laps] + ["exit"]:
+for phase in ["start"] + [p for p, _, _ in laps] + ["exit"]:
     c = by[phase]
     if sum(c.values()) < 10:
         continue

@@ -124,8 +124,10 @@ impl Timer {
         }
     }
 
-    /// Reports the time since the previous lap (or the start) under `phase`, and the peak
-    /// resident memory so far where the system says it (Linux's `VmHWM`).
+    /// Reports the time since the previous lap (or the start) under `phase`, the peak resident
+    /// memory so far where the system says it (Linux's `VmHWM`), and the system's monotonic
+    /// clock at the lap (`CLOCK_MONOTONIC`, the clock `perf record -k mono` stamps its samples
+    /// with), so that a profile's samples can be placed in their phase exactly.
     pub fn lap(&self, phase: &str, since: &mut Instant) {
         if self.on {
             let peak = std::fs::read_to_string("/proc/self/status")
@@ -145,8 +147,15 @@ impl Timer {
                 })
             };
             let cpu = cpu.map_or_else(String::new, |c| format!(", cpu {c:.3} s"));
+            // SAFETY: clock_gettime only writes the struct it is given.
+            let at = unsafe {
+                let mut now: libc::timespec = std::mem::zeroed();
+                (libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) == 0)
+                    .then(|| now.tv_sec as f64 + now.tv_nsec as f64 / 1e9)
+            };
+            let at = at.map_or_else(String::new, |t| format!(", at {t:.6} s monotonic"));
             eprintln!(
-                "timing {phase}: {:.3} s (total {:.3} s{cpu}{peak})",
+                "timing {phase}: {:.3} s (total {:.3} s{cpu}{peak}{at})",
                 since.elapsed().as_secs_f64(),
                 self.start.elapsed().as_secs_f64()
             );
