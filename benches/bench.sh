@@ -594,6 +594,12 @@ fi
 # sample's phase is exact. What docs/benchmarks.md sets against the ratios' goal.
 if want threads; then
 command -v perf > /dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf; }
+# A container may forbid sampling (kernel.perf_event_paranoid, a seccomp profile): the section
+# says so and the others go on.
+if ! perf record -q -o "$DATA/out-threads.probe" true 2> "$DATA/out-threads.probe.err"; then
+  printf '\nthreads: skipped, perf cannot sample here (kernel.perf_event_paranoid = %s): %s\n' \
+    "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)" "$(head -1 "$DATA/out-threads.probe.err")"
+else
 TF=1000000
 [ -n "$QUICK" ] && TF=100000
 TL="$DATA/large-reviews-interleaved-$TF"
@@ -637,6 +643,7 @@ for phase in ["start"] + [p for p, _, _ in laps] + ["exit"]:
     parts = ", ".join(f"{n} {k / 999:.2f}" for n, k in c.most_common())
     print(f"  {phase:20s} {sum(c.values()) / 999:5.2f} s: {parts}")
 PY
+fi
 fi
 
 if want instructions; then
