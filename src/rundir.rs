@@ -170,7 +170,7 @@ pub fn create_live(runs_dir: &Path, id: &RunId) -> Result<String, Error> {
 }
 
 /// The lock file of a run directory written in place.
-const LOCK: &str = ".calibench.lock";
+pub const LOCK: &str = ".calibench.lock";
 
 /// An exclusive hold on a run directory that a live collection writes in place (docs/guides/live-collection.md): one
 /// process collects into a run at a time, so no call is made twice and no line written twice.

@@ -643,3 +643,87 @@ fn the_guides_scheduler_commands_collect_their_shards_and_merge_exactly() {
         (Some(2), Some(3))
     );
 }
+
+#[test]
+fn a_retry_of_a_job_killed_before_it_recorded_anything_starts_afresh() {
+    let l = Live::new();
+    l.ok(&["collect", ".", "--run-id", "whole", "--runs-dir", "runs"]);
+    // The retry a scheduler makes: the job's own command again.
+    let retry = |id: &str, shard: &str| {
+        l.cmd(&[
+            "collect",
+            ".",
+            "--shard",
+            shard,
+            "--run-id",
+            id,
+            "--or-resume",
+            "--runs-dir",
+            "runs",
+        ])
+    };
+    let refused = |out: Output| {
+        assert_eq!(out.status.code(), Some(2));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    // Killed between claiming its directory and writing collect.json: its lock, and a copy of
+    // the corpus's sources/ cut short. Another killed before it took the lock: an empty folder.
+    let s2 = l.root.join("runs/s2");
+    std::fs::create_dir_all(s2.join("sources/t")).unwrap();
+    std::fs::write(s2.join(".calibench.lock"), "4242").unwrap();
+    std::fs::write(s2.join("sources/t/half.py"), "def f(").unwrap();
+    std::fs::create_dir_all(l.root.join("runs/s3")).unwrap();
+    for k in 1..=3 {
+        let out = retry(&format!("s{k}"), &format!("{k}/3"));
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.contains(&format!("collect s{k} (shard {k} of 3)")),
+            "{said}"
+        );
+    }
+    assert!(
+        !s2.join("sources").exists(),
+        "the cut copy is gone (this corpus has no sources/)"
+    );
+    l.ok(&["merge", "merged", "runs/s1", "runs/s2", "runs/s3"]);
+    for file in ["reviews.jsonl", "judges.jsonl", "verdicts.jsonl"] {
+        assert_eq!(
+            std::fs::read(l.root.join("merged").join(file)).unwrap(),
+            std::fs::read(l.root.join("runs/whole").join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    // A retry with another shard than its run's is refused as a retry, not as a resume.
+    let err = refused(retry("s2", "3/3"));
+    assert!(
+        err.contains(
+            "was collected with --shard 2/3, but this retry (--or-resume) has --shard 3/3"
+        ),
+        "{err}"
+    );
+    // What calibench did not leave is never started in nor removed: a folder of someone
+    // else's, and a run's lock beside lines without their collect.json.
+    let theirs = l.root.join("runs/theirs");
+    std::fs::create_dir_all(theirs.join("sources")).unwrap();
+    std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+    let lines = l.root.join("runs/lines");
+    std::fs::create_dir_all(&lines).unwrap();
+    std::fs::write(lines.join(".calibench.lock"), "").unwrap();
+    std::fs::write(lines.join("reviews.jsonl"), "{}\n").unwrap();
+    for id in ["theirs", "lines"] {
+        let err = refused(retry(id, "1/3"));
+        assert!(
+            err.contains(&format!(
+                "runs/{id}: --run-id: exists and is not a collection: it holds no collect.json"
+            )),
+            "{err}"
+        );
+    }
+    assert!(theirs.join("sources").is_dir() && theirs.join("notes.txt").is_file());
+    assert_eq!(std::fs::read(lines.join("reviews.jsonl")).unwrap(), b"{}\n");
+}

@@ -9,16 +9,22 @@ use super::*;
 /// link is refused, as the corpus reader refuses one that leads outside.
 pub(super) fn copy_controls(exp: &Experiment, run_dir: &Path) -> Result<(), Error> {
     let from = &exp.corpus;
-    let name = crate::corpus::files::File::Targets.name();
+    let [name, folder] = copied();
     let (targets, copy) = (from.join(name), run_dir.join(name));
     if targets.is_file() && !copy.exists() {
         std::fs::copy(&targets, &copy).map_err(|e| Error::write(&copy, e))?;
     }
-    let sources = from.join("sources");
-    if sources.is_dir() && !run_dir.join("sources").exists() {
-        copy_tree(&sources, &run_dir.join("sources"))?;
+    let sources = from.join(folder);
+    if sources.is_dir() && !run_dir.join(folder).exists() {
+        copy_tree(&sources, &run_dir.join(folder))?;
     }
     Ok(())
+}
+
+/// What [`copy_controls`] copies from the corpus into a run directory, before the run's
+/// `collect.json` is written: the targets file and the `sources/` folder.
+pub(super) fn copied() -> [&'static str; 2] {
+    [crate::corpus::files::File::Targets.name(), "sources"]
 }
 
 pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
@@ -321,11 +327,34 @@ pub(super) fn place(
         Some(id) => {
             rundir::check_id(id, "--resume")?;
             let dir = args.runs_dir.join(id);
+            // Read before the lock is taken: taking it makes its file.
+            let before = args.or_resume.then(|| super::resume::never_started(&dir));
             if dir.is_dir() && !args.dry_run {
                 lock = Some(rundir::DirLock::take(&dir)?);
                 // What a killed collection of this run left running dies before anything
                 // is collected again.
                 crate::collect::runner::descendants::kill_orphans_of(id);
+            }
+            if let Some(Some(litter)) = before {
+                // A first attempt killed before it recorded anything: started afresh.
+                if !args.dry_run {
+                    super::resume::clear(&dir, &litter)?;
+                }
+                return Ok(Place {
+                    run_id: id.clone(),
+                    recorded: HashSet::new(),
+                    lock,
+                    earlier: Vec::new(),
+                });
+            }
+            if args.or_resume && !dir.join(FILE).is_file() {
+                return Err(InputError::new(
+                    dir.display().to_string(),
+                    "exists and is not a collection: it holds no collect.json, and more than a killed first attempt leaves",
+                )
+                .field("--run-id")
+                .hint("give another --run-id, or move the folder away if nothing in it is wanted")
+                .into());
             }
             let earlier = read_manifest(&dir)?;
             check_flags(&dir, &earlier, args)?;
