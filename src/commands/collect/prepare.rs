@@ -299,6 +299,48 @@ fn harness_record(
     (provenance, watched.into_inner())
 }
 
+/// What a first attempt at a run left in `dir` when it was killed between claiming the
+/// directory and writing its `collect.json`, which a scheduler's retry with `--or-resume`
+/// starts afresh: `Some` of the entries to remove when the directory is empty, or holds the
+/// run's lock and nothing but the copies a collection begins with (the corpus's targets file
+/// and `sources/`, perhaps cut short); `None` for anything else (a collection, or a directory
+/// calibench did not make), which is left to `--resume`'s checks.
+pub(super) fn never_started(dir: &Path) -> Option<Vec<PathBuf>> {
+    let entries: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
+        .ok()?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let copies = copied();
+    let locked = entries.iter().any(|e| e == rundir::LOCK);
+    let mut litter = Vec::new();
+    for entry in &entries {
+        if entry == rundir::LOCK {
+            continue;
+        }
+        // A copy is the run's own only beside the lock that says calibench made the folder.
+        if !locked || !copies.iter().any(|c| entry == c) {
+            return None;
+        }
+        litter.push(dir.join(entry));
+    }
+    Some(litter)
+}
+
+/// Removes what [`never_started`] found, under the run's lock, so that the copies are made
+/// again whole.
+pub(super) fn clear(dir: &Path, litter: &[PathBuf]) -> Result<(), Error> {
+    for path in litter {
+        let removed = if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(path)
+        } else {
+            std::fs::remove_file(path)
+        };
+        removed.map_err(|e| Error::write(dir, e))?;
+    }
+    Ok(())
+}
+
 /// Where a collection goes: its run id, what the run already holds, and the lock on it.
 pub(super) struct Place {
     pub(super) run_id: String,
@@ -328,7 +370,7 @@ pub(super) fn place(
             rundir::check_id(id, "--resume")?;
             let dir = args.runs_dir.join(id);
             // Read before the lock is taken: taking it makes its file.
-            let before = args.or_resume.then(|| super::resume::never_started(&dir));
+            let before = args.or_resume.then(|| never_started(&dir));
             if dir.is_dir() && !args.dry_run {
                 lock = Some(rundir::DirLock::take(&dir)?);
                 // What a killed collection of this run left running dies before anything
@@ -338,7 +380,7 @@ pub(super) fn place(
             if let Some(Some(litter)) = before {
                 // A first attempt killed before it recorded anything: started afresh.
                 if !args.dry_run {
-                    super::resume::clear(&dir, &litter)?;
+                    clear(&dir, &litter)?;
                 }
                 return Ok(Place {
                     run_id: id.clone(),

@@ -26,48 +26,6 @@ pub(super) fn read_manifest(run_dir: &Path) -> Result<Collection, Error> {
     Ok(Collection::read(&path.display().to_string(), &bytes)?)
 }
 
-/// What a first attempt at a run left in `dir` when it was killed between claiming the
-/// directory and writing its `collect.json`, which a scheduler's retry with `--or-resume`
-/// starts afresh: `Some` of the entries to remove when the directory is empty, or holds the
-/// run's lock and nothing but the copies a collection begins with (the corpus's targets file
-/// and `sources/`, perhaps cut short); `None` for anything else (a collection, or a directory
-/// calibench did not make), which is left to `--resume`'s checks.
-pub(super) fn never_started(dir: &Path) -> Option<Vec<PathBuf>> {
-    let entries: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
-        .ok()?
-        .map(|e| e.map(|e| e.file_name()))
-        .collect::<Result<_, _>>()
-        .ok()?;
-    let copies = super::prepare::copied();
-    let locked = entries.iter().any(|e| e == rundir::LOCK);
-    let mut litter = Vec::new();
-    for entry in &entries {
-        if entry == rundir::LOCK {
-            continue;
-        }
-        // A copy is the run's own only beside the lock that says calibench made the folder.
-        if !locked || !copies.iter().any(|c| entry == c) {
-            return None;
-        }
-        litter.push(dir.join(entry));
-    }
-    Some(litter)
-}
-
-/// Removes what [`never_started`] found, under the run's lock, so that the copies are made
-/// again whole.
-pub(super) fn clear(dir: &Path, litter: &[PathBuf]) -> Result<(), Error> {
-    for path in litter {
-        let removed = if path.is_dir() && !path.is_symlink() {
-            std::fs::remove_dir_all(path)
-        } else {
-            std::fs::remove_file(path)
-        };
-        removed.map_err(|e| Error::write(dir, e))?;
-    }
-    Ok(())
-}
-
 /// A resume must be made with the flags the collection was made with (`--shard K/N`, `--aa`,
 /// `--until-decided`): without them it would collect another plan, or (a sequential collection
 /// resumed plainly) collect every target and drop its record of the looks. The refusal prints
