@@ -301,18 +301,19 @@ fn harness_record(
 
 /// What a first attempt at a run left in `dir` when it was killed between claiming the
 /// directory and writing its `collect.json`, which a scheduler's retry with `--or-resume`
-/// starts afresh: `Some` of the entries to remove when the directory is empty, or holds the
-/// run's lock and nothing but the copies a collection begins with (the corpus's targets file
-/// and `sources/`, perhaps cut short); `None` for anything else (a collection, or a directory
-/// calibench did not make), which is left to `--resume`'s checks.
-pub(super) fn never_started(dir: &Path) -> Option<Vec<PathBuf>> {
+/// starts afresh: `Some` of the entries to remove when the directory is empty but for the
+/// run's lock, or holds nothing but the copies a collection begins with (the corpus's targets
+/// file and `sources/`, perhaps cut short) beside a lock the first attempt made (`locked`, seen
+/// before this process took its own); `None` for anything else (a collection, or a directory
+/// calibench did not make), which is left to `--resume`'s checks. Read under the run's lock, so
+/// that what it finds is not changing.
+pub(super) fn never_started(dir: &Path, locked: bool) -> Option<Vec<PathBuf>> {
     let entries: Vec<std::ffi::OsString> = std::fs::read_dir(dir)
         .ok()?
         .map(|e| e.map(|e| e.file_name()))
         .collect::<Result<_, _>>()
         .ok()?;
     let copies = copied();
-    let locked = entries.iter().any(|e| e == rundir::LOCK);
     let mut litter = Vec::new();
     for entry in &entries {
         if entry == rundir::LOCK {
@@ -369,15 +370,19 @@ pub(super) fn place(
         Some(id) => {
             rundir::check_id(id, "--resume")?;
             let dir = args.runs_dir.join(id);
-            // Read before the lock is taken: taking it makes its file.
-            let before = args.or_resume.then(|| never_started(&dir));
+            // Seen before the lock is taken: taking it makes its file.
+            let locked_before = dir.join(rundir::LOCK).exists();
             if dir.is_dir() && !args.dry_run {
                 lock = Some(rundir::DirLock::take(&dir)?);
                 // What a killed collection of this run left running dies before anything
                 // is collected again.
                 crate::collect::runner::descendants::kill_orphans_of(id);
             }
-            if let Some(Some(litter)) = before {
+            if let Some(litter) = args
+                .or_resume
+                .then(|| never_started(&dir, locked_before))
+                .flatten()
+            {
                 // A first attempt killed before it recorded anything: started afresh.
                 if !args.dry_run {
                     clear(&dir, &litter)?;
