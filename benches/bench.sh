@@ -588,6 +588,28 @@ fi
 # the same build whatever else the machine runs, for comparing two builds where wall time on a
 # shared 2-core machine cannot tell 10% apart. The manifest's SHA-256 is counted apart: under
 # valgrind it runs without the CPU's SHA instructions, so it weighs far more than natively.
+if want instructions; then
+command -v valgrind > /dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
+IL="$DATA/large-reviews-100000"
+[ -f "$IL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- 100000 "$IL"
+ci="$DATA/out-instructions"
+rm -rf "$ci.runs" "$ci.reports"
+valgrind --tool=callgrind --callgrind-out-file="$ci.callgrind" "$BIN" run "$IL/experiment.toml" \
+  --no-plots --runs-dir "$ci.runs" --reports-dir "$ci.reports" --quiet 2> "$ci.stderr"
+# The first count on a line matching $1 (the whole listing is read: an early exit would break
+# the pipe under pipefail).
+count() { callgrind_annotate --inclusive=yes "$ci.callgrind" 2>/dev/null | awk -v pat="$1" '!n && $0 ~ pat {gsub(",", "", $1); print $1; n=1}'; }
+total=$(count "PROGRAM TOTALS"); sha=$(count "sha2::sha256::compress256 ")
+printf '\ninstructions of run on 100,000 findings (callgrind): %s million, of which SHA-256 of the inputs %s million; the run itself %s million\n' \
+  "$((total / 1000000))" "$((${sha:-0} / 1000000))" "$(((total - ${sha:-0}) / 1000000))"
+for part in "reading and checking|corpus::reviews::read_block_for " "of which the general reader|corpus::raw::fast_line " \
+    "keeping the returns|calibench::corpus::unique " "both arms' replay|replay::arm::replay_arm_each \\[" \
+    "CSV text|report::csv::Csv<W>::frame" "Parquet|report::parquet::Parquet<W>::frame"; do
+  n=$(count "${part#*|}")
+  printf '  %-27s %s million\n' "${part%%|*}" "$(( ${n:-0} / 1000000 ))"
+done
+fi
+
 # `threads`: where the million-finding run's processor time goes, by phase (`--timings`) and by
 # thread (each named for its part: src/threads.rs), sampled by `perf` at 999 Hz; the fastest of
 # three runs. Samples are stamped with the monotonic clock each `--timings` lap reports, so a
@@ -644,26 +666,4 @@ for phase in ["start"] + [p for p, _, _ in laps] + ["exit"]:
     print(f"  {phase:20s} {sum(c.values()) / 999:5.2f} s: {parts}")
 PY
 fi
-fi
-
-if want instructions; then
-command -v valgrind > /dev/null || { apt-get update -qq && apt-get install -y -qq valgrind; }
-IL="$DATA/large-reviews-100000"
-[ -f "$IL/reviews.jsonl" ] || cargo run --release --quiet --example generate_large_reviews -- 100000 "$IL"
-ci="$DATA/out-instructions"
-rm -rf "$ci.runs" "$ci.reports"
-valgrind --tool=callgrind --callgrind-out-file="$ci.callgrind" "$BIN" run "$IL/experiment.toml" \
-  --no-plots --runs-dir "$ci.runs" --reports-dir "$ci.reports" --quiet 2> "$ci.stderr"
-# The first count on a line matching $1 (the whole listing is read: an early exit would break
-# the pipe under pipefail).
-count() { callgrind_annotate --inclusive=yes "$ci.callgrind" 2>/dev/null | awk -v pat="$1" '!n && $0 ~ pat {gsub(",", "", $1); print $1; n=1}'; }
-total=$(count "PROGRAM TOTALS"); sha=$(count "sha2::sha256::compress256 ")
-printf '\ninstructions of run on 100,000 findings (callgrind): %s million, of which SHA-256 of the inputs %s million; the run itself %s million\n' \
-  "$((total / 1000000))" "$((${sha:-0} / 1000000))" "$(((total - ${sha:-0}) / 1000000))"
-for part in "reading and checking|corpus::reviews::read_block_for " "of which the general reader|corpus::raw::fast_line " \
-    "keeping the returns|calibench::corpus::unique " "both arms' replay|replay::arm::replay_arm_each \\[" \
-    "CSV text|report::csv::Csv<W>::frame" "Parquet|report::parquet::Parquet<W>::frame"; do
-  n=$(count "${part#*|}")
-  printf '  %-27s %s million\n' "${part%%|*}" "$(( ${n:-0} / 1000000 ))"
-done
 fi
