@@ -191,6 +191,11 @@ const ARM: Option<&str> = Some("arm");
 /// The exclusions every file with an arm field has.
 const BY_LABEL: [Reason; 3] = [Reason::Refused, Reason::LabelUnread, Reason::LabelIgnored];
 
+/// The folder of a corpus (and of a collection's run directory) that holds each target's
+/// source snapshot, `sources/<target>/`: what lint-ignore reads in code mode, beside the
+/// targets file.
+pub const SOURCES: &str = "sources";
+
 /// Every file, in the order the loader reads them: a file is checked against those before it
 /// (validator calls against the returns, labels against the verdicts). The reference lists
 /// them in this order.

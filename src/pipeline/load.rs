@@ -251,7 +251,7 @@ impl Loading<'_> {
                 if present {
                     self.targets(path)?;
                 }
-                let root = self.dir.join("sources");
+                let root = self.dir.join(crate::corpus::files::SOURCES);
                 if root.is_dir() {
                     let returns = Returns {
                         path: &self.reviews,

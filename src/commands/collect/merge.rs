@@ -609,10 +609,11 @@ fn collect_tree(dir: &Path, rel: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Res
         if let Some(bytes) = regular_file(&dir.join(name))? {
             out.push((name.into(), bytes));
         }
-        match std::fs::symlink_metadata(dir.join("sources")) {
-            Ok(m) if m.is_dir() => collect_tree(dir, Path::new("sources"), out)?,
+        let sources = crate::corpus::files::SOURCES;
+        match std::fs::symlink_metadata(dir.join(sources)) {
+            Ok(m) if m.is_dir() => collect_tree(dir, Path::new(sources), out)?,
             // A link or a special file named so is refused; a plain file is no snapshot folder.
-            Ok(_) => drop(regular_file(&dir.join("sources"))?),
+            Ok(_) => drop(regular_file(&dir.join(sources))?),
             Err(_) => {}
         }
         return Ok(());

@@ -24,7 +24,10 @@ pub(super) fn copy_controls(exp: &Experiment, run_dir: &Path) -> Result<(), Erro
 /// What [`copy_controls`] copies from the corpus into a run directory, before the run's
 /// `collect.json` is written: the targets file and the `sources/` folder.
 pub(super) fn copied() -> [&'static str; 2] {
-    [crate::corpus::files::File::Targets.name(), "sources"]
+    [
+        crate::corpus::files::File::Targets.name(),
+        crate::corpus::files::SOURCES,
+    ]
 }
 
 pub(super) fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
